@@ -1,0 +1,49 @@
+extension DiscordEmulator {
+    /// A fixed-window limit: `limit` requests per `window`, as Discord's buckets behave.
+    public struct WindowLimit: Sendable, Equatable {
+        public var limit: Int
+        public var window: Duration
+
+        public init(limit: Int, window: Duration) {
+            self.limit = limit
+            self.window = window
+        }
+    }
+
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        /// 0 picks a free port.
+        public var port = 0
+        /// Posts into one channel (`POST /channels/{id}/messages`), per channel.
+        public var messagePostLimit = WindowLimit(limit: 5, window: .seconds(5))
+        /// Thread starts in one forum, per forum.
+        public var threadCreateLimit = WindowLimit(limit: 10, window: .seconds(10))
+        /// Every other route, per route and major parameter.
+        public var defaultRouteLimit = WindowLimit(limit: 50, window: .seconds(1))
+        /// All requests of one bot token.
+        public var globalLimit = WindowLimit(limit: 50, window: .seconds(1))
+        /// Largest file Discord accepts in one attachment (10 MiB without boosts).
+        public var maxFileSize = 10 * 1024 * 1024
+        /// Largest request body read at all; past it the request is refused with 40005.
+        public var maxRequestSize = 64 * 1024 * 1024
+        public var heartbeatInterval: Duration = .milliseconds(41_250)
+        /// Whether the bot's privileged MESSAGE_CONTENT intent is switched on in the developer portal.
+        public var messageContentIntentEnabled = true
+        /// Events kept per gateway session for RESUME.
+        public var resumeBufferSize = 20_000
+        public var identifyBudget = 1000
+        public var guildName = "ThreadDesk Support"
+        public var forumName = "support"
+
+        public init() {}
+
+        /// Discord's windows shrunk so that tests of rate limiting take seconds, not minutes.
+        public static func fastWindows(scale: Double = 0.1) -> Configuration {
+            var configuration = Configuration()
+            for keyPath in [\Configuration.messagePostLimit, \.threadCreateLimit, \.defaultRouteLimit, \.globalLimit] {
+                configuration[keyPath: keyPath].window = configuration[keyPath: keyPath].window * scale
+            }
+            return configuration
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Synchronization
+import Foundation
+
+/// The control surface: act as the support agent, change the world, inject faults, read counters.
+extension DiscordEmulator {
+    public struct UploadedFile: Sendable, Codable {
+        public var filename: String
+        public var contentType: String?
+        public var data: Data
+
+        public init(filename: String, contentType: String? = nil, data: Data) {
+            self.filename = filename
+            self.contentType = contentType
+            self.data = data
+        }
+    }
+
+    public struct ThreadSnapshot: Sendable, Codable, Equatable {
+        public var id: String
+        public var name: String
+        public var parentID: String?
+        public var archived: Bool
+        public var locked: Bool
+        public var appliedTags: [String]
+        public var lastMessageID: String?
+    }
+
+    public struct MessageSnapshot: Sendable, Codable, Equatable {
+        public var id: String
+        public var channelID: String
+        public var authorID: String
+        public var authorIsBot: Bool
+        public var content: String
+        public var type: Int
+        public var attachmentNames: [String]
+        public var mentionEveryone: Bool
+        public var nonce: String?
+        public var timestamp: String
+    }
+
+    /// Posts as the human support agent; `replyingTo` makes it a type-19 reply.
+    @discardableResult
+    public func replyAsAgent(
+        inThread threadID: String, content: String, attachments: [UploadedFile] = [], replyingTo: String? = nil
+    ) throws(DiscordFailure) -> MessageSnapshot {
+        let files = attachments.map {
+            EmulatedAttachment(id: world.ids.next(), filename: $0.filename, contentType: $0.contentType, description: nil, data: $0.data)
+        }
+        let reference = try replyingTo.map { (id) throws(DiscordFailure) -> Snowflake in
+            guard let snowflake = Snowflake(id) else { throw .unknownMessage }
+            return snowflake
+        }
+        guard !content.isEmpty || !files.isEmpty else { throw .emptyMessage }
+        let message = NewMessage(content: content, attachments: files, reference: reference)
+        let posted = try world.postMessage(
+            message, to: try Self.snowflake(threadID), author: world.agent.id,
+            type: reference == nil ? MessageType.default.rawValue : MessageType.reply.rawValue)
+        return try snapshot(ofMessage: posted.message)
+    }
+
+    /// An internal note: a `:ninja:` message from the agent, which the app user must never see.
+    @discardableResult
+    public func postNote(inThread threadID: String, content: String) throws(DiscordFailure) -> MessageSnapshot {
+        try replyAsAgent(inThread: threadID, content: ":ninja: " + content)
+    }
+
+    public func editMessage(_ messageID: String, inChannel channelID: String, content: String) throws(DiscordFailure) {
+        _ = try world.editMessage(try Self.snowflake(messageID), in: try Self.snowflake(channelID), content: content, editor: nil)
+    }
+
+    public func deleteMessage(_ messageID: String, inChannel channelID: String) throws(DiscordFailure) {
+        try world.deleteMessage(try Self.snowflake(messageID), in: try Self.snowflake(channelID))
+    }
+
+    public func deleteThread(_ threadID: String) throws(DiscordFailure) {
+        _ = try world.deleteChannel(try Self.snowflake(threadID))
+    }
+
+    public func archiveThread(_ threadID: String, locked: Bool = false) throws(DiscordFailure) {
+        _ = try world.modifyThread(try Self.snowflake(threadID), archived: true, locked: locked)
+    }
+
+    public func lockThread(_ threadID: String) throws(DiscordFailure) {
+        _ = try world.modifyThread(try Self.snowflake(threadID), locked: true)
+    }
+
+    public func setForumRequiresTag(_ required: Bool) { world.setForumRequiresTag(required) }
+
+    /// The forum's tag ids, to configure as ThreadDesk's default tag.
+    public var forumTagIDs: [String] {
+        world.state.withLock { $0.channels[world.forumID]?.availableTags.map(\.id.description) ?? [] }
+    }
+
+    /// The next `count` REST requests (control routes excluded) answer `status` without effect.
+    public func injectServerErrors(count: Int, status: Int = 500) {
+        world.state.withLock { $0.faults.serverErrors = count; $0.faults.serverErrorStatus = status }
+    }
+
+    public func setLatency(_ latency: Duration) {
+        world.state.withLock { $0.faults.latency = latency }
+    }
+
+    public func dropGatewayConnections() { world.dropGatewayConnections() }
+    public func sendGatewayReconnect() { world.sendGatewayReconnect() }
+    public func sendInvalidSession(resumable: Bool) { world.sendInvalidSession(resumable: resumable) }
+    public func setHeartbeatAcks(_ enabled: Bool) { world.setHeartbeatAcks(enabled) }
+    public func closeGatewayConnections(code: UInt16, reason: String = "") {
+        world.closeGatewayConnections(code: code, reason: reason)
+    }
+
+    public var counters: Counters { world.state.withLock { $0.counters } }
+    public var recordedRequests: [RecordedRequest] { world.state.withLock { $0.requestLog } }
+
+    public func threads() -> [ThreadSnapshot] {
+        world.state.withLock { state in
+            state.channels.values.filter(\.isThread).sorted { $0.id < $1.id }.map {
+                ThreadSnapshot(
+                    id: $0.id.description, name: $0.name, parentID: $0.parentID?.description,
+                    archived: $0.thread?.archived ?? false, locked: $0.thread?.locked ?? false,
+                    appliedTags: $0.appliedTags.map(\.description), lastMessageID: $0.lastMessageID?.description)
+            }
+        }
+    }
+
+    /// Oldest first, including notes and the bot's posts: what a Discord user sees in the thread.
+    public func messages(inThread threadID: String) -> [MessageSnapshot] {
+        guard let id = Snowflake(threadID) else { return [] }
+        return world.state.withLock { state in
+            (state.messages[id] ?? []).compactMap { try? snapshot(ofMessage: world.json($0, in: state)) }
+        }
+    }
+
+    private func snapshot(ofMessage json: JSON) throws(DiscordFailure) -> MessageSnapshot {
+        MessageSnapshot(
+            id: json["id"]?.stringValue ?? "", channelID: json["channel_id"]?.stringValue ?? "",
+            authorID: json["author"]?["id"]?.stringValue ?? "",
+            authorIsBot: json["author"]?["bot"]?.boolValue ?? false,
+            content: json["content"]?.stringValue ?? "", type: json["type"]?.intValue ?? 0,
+            attachmentNames: (json["attachments"]?.arrayValue ?? []).compactMap { $0["filename"]?.stringValue },
+            mentionEveryone: json["mention_everyone"]?.boolValue ?? false,
+            nonce: json["nonce"]?.stringValue ?? json["nonce"]?.intValue.map(String.init),
+            timestamp: json["timestamp"]?.stringValue ?? "")
+    }
+
+    static func snowflake(_ value: String) throws(DiscordFailure) -> Snowflake {
+        guard let id = Snowflake(value) else { throw .unknownChannel }
+        return id
+    }
+}

@@ -1,0 +1,35 @@
+extension DiscordEmulator {
+    /// What the emulator has received and refused, for tests to assert on.
+    public struct Counters: Sendable, Codable, Equatable {
+        /// Keyed by `"METHOD /route/{template}"`, e.g. `"POST /channels/{channel_id}/messages"`.
+        public var requestsByRoute: [String: Int] = [:]
+        public var rateLimited = 0
+        public var globalRateLimited = 0
+        /// 401, 403 and 429 answers: what Discord counts toward its invalid-request ban.
+        public var invalidRequests = 0
+        public var serverErrorsInjected = 0
+        public var everyonePings = 0
+        public var gatewayConnections = 0
+        public var identifies = 0
+        public var resumes = 0
+        public var resumesRejected = 0
+        public var resumesOffResumeURL = 0
+        public var heartbeats = 0
+
+        public func requests(_ method: String, _ route: String) -> Int {
+            requestsByRoute["\(method) \(route)"] ?? 0
+        }
+    }
+
+    /// One REST request as received, kept so tests can check it against Discord's schema.
+    public struct RecordedRequest: Sendable, Codable, Equatable {
+        public var method: String
+        /// Discord's route template, e.g. `/channels/{channel_id}/messages`.
+        public var route: String
+        public var contentType: String?
+        /// The JSON body, or a multipart request's `payload_json`.
+        public var body: JSON?
+        public var fileNames: [String]
+        public var status: Int
+    }
+}

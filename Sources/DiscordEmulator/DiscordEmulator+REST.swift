@@ -1,0 +1,182 @@
+import NIOFoundationCompat
+import Synchronization
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Discord REST v10 routes, with Discord's validation order and error codes.
+extension DiscordEmulator {
+    func addRESTRoutes(to router: Router<BasicRequestContext>) {
+        let world = self.world
+        let configuration = self.configuration
+
+        rest(router, .get, "/users/@me", bucket: .route) { _ in .ok(world.bot.json) }
+
+        rest(router, .get, "/gateway", bucket: .route) { _ in .ok(["url": .string(world.gatewayURL)]) }
+
+        rest(router, .get, "/gateway/bot", bucket: .route) { _ in
+            let remaining = world.state.withLock { $0.identifyRemaining }
+            return .ok([
+                "url": .string(world.gatewayURL),
+                "shards": 1,
+                "session_start_limit": [
+                    "total": JSON(configuration.identifyBudget), "remaining": JSON(remaining),
+                    "reset_after": 86_400_000, "max_concurrency": 1,
+                ],
+            ])
+        }
+
+        rest(router, .get, "/channels/{channel_id}", bucket: .route) { call throws(DiscordFailure) in
+            .ok(try world.channel(try call.snowflake("channel_id")))
+        }
+
+        rest(router, .patch, "/channels/{channel_id}", bucket: .route) { call throws(DiscordFailure) in
+            let body = call.body.object
+            var tags: [Snowflake]?
+            if let applied = body["applied_tags"]?.arrayValue {
+                tags = try applied.map { (value) throws(DiscordFailure) -> Snowflake in
+                    guard let id = try RESTPayloads.snowflake(value.stringValue ?? "", field: "applied_tags") else {
+                        throw .notFound
+                    }
+                    return id
+                }
+            }
+            if let name = body["name"]?.stringValue, !(1...100).contains(name.count) {
+                throw .invalidForm(["name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 100 in length.")
+            }
+            return .ok(
+                try world.modifyThread(
+                    try call.snowflake("channel_id"), name: body["name"]?.stringValue,
+                    archived: body["archived"]?.boolValue, locked: body["locked"]?.boolValue, appliedTags: tags))
+        }
+
+        rest(router, .delete, "/channels/{channel_id}", bucket: .route) { call throws(DiscordFailure) in
+            .ok(try world.deleteChannel(try call.snowflake("channel_id")))
+        }
+
+        rest(router, .post, "/channels/{channel_id}/threads", bucket: .threadCreate) { call throws(DiscordFailure) in
+            let body = call.body.object
+            guard let name = body["name"]?.stringValue else {
+                throw .invalidForm(["name"], code: "BASE_TYPE_REQUIRED", message: "This field is required")
+            }
+            guard (1...100).contains(name.count) else {
+                throw .invalidForm(["name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 100 in length.")
+            }
+            let duration = body["auto_archive_duration"]?.intValue ?? 4320
+            guard RESTPayloads.autoArchiveDurations.contains(duration) else {
+                throw .invalidForm(
+                    ["auto_archive_duration"], code: "BASE_TYPE_CHOICES",
+                    message: "Value must be one of {60, 1440, 4320, 10080}.")
+            }
+            let applied = body["applied_tags"]?.arrayValue ?? []
+            guard applied.count <= 5 else {
+                throw .invalidForm(["applied_tags"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 5 or fewer in length.")
+            }
+            let tags = try applied.map { (value) throws(DiscordFailure) -> Snowflake in
+                guard let id = try RESTPayloads.snowflake(value.stringValue ?? "", field: "applied_tags") else {
+                    throw .notFound
+                }
+                return id
+            }
+            guard let messageObject = body["message"]?.objectValue else {
+                throw .invalidForm(["message"], code: "BASE_TYPE_REQUIRED", message: "This field is required")
+            }
+            let message = try RESTPayloads.newMessage(
+                messageObject, files: call.body.files, path: ["message"], ids: world.ids,
+                maxFileSize: configuration.maxFileSize)
+            let thread = try world.startForumThread(
+                in: try call.snowflake("channel_id"), name: name, autoArchiveDuration: duration, appliedTags: tags,
+                message: message)
+            return RESTReply(status: .created, json: thread)
+        }
+
+        rest(router, .post, "/channels/{channel_id}/messages", bucket: .messagePost) { call throws(DiscordFailure) in
+            let message = try RESTPayloads.newMessage(
+                call.body.object, files: call.body.files, path: [], ids: world.ids,
+                maxFileSize: configuration.maxFileSize)
+            let posted = try world.postMessage(message, to: try call.snowflake("channel_id"), author: world.bot.id)
+            return .ok(posted.message)
+        }
+
+        rest(router, .get, "/channels/{channel_id}/messages", bucket: .route) { call throws(DiscordFailure) in
+            let limitText = call.query["limit"] ?? "50"
+            guard let limit = Int(limitText) else {
+                throw .invalidForm(["limit"], code: "NUMBER_TYPE_COERCE", message: "Value \"\(limitText)\" is not int.")
+            }
+            guard (1...100).contains(limit) else {
+                throw .invalidForm(
+                    ["limit"], code: limit < 1 ? "NUMBER_TYPE_MIN" : "NUMBER_TYPE_MAX",
+                    message: limit < 1 ? "int value should be greater than or equal to 1."
+                        : "int value should be less than or equal to 100.")
+            }
+            return .ok(
+                try world.messages(
+                    in: try call.snowflake("channel_id"),
+                    before: try RESTPayloads.snowflake(call.query["before"], field: "before"),
+                    after: try RESTPayloads.snowflake(call.query["after"], field: "after"),
+                    around: try RESTPayloads.snowflake(call.query["around"], field: "around"),
+                    limit: limit))
+        }
+
+        rest(router, .get, "/channels/{channel_id}/messages/{message_id}", bucket: .route) {
+            call throws(DiscordFailure) in
+            .ok(try world.message(try call.snowflake("message_id"), in: try call.snowflake("channel_id")))
+        }
+
+        rest(router, .patch, "/channels/{channel_id}/messages/{message_id}", bucket: .route) {
+            call throws(DiscordFailure) in
+            guard let content = call.body.object["content"]?.stringValue else {
+                throw .invalidForm(["content"], code: "BASE_TYPE_REQUIRED", message: "This field is required")
+            }
+            guard content.count <= 2000 else {
+                throw .invalidForm(["content"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length.")
+            }
+            return .ok(
+                try world.editMessage(
+                    try call.snowflake("message_id"), in: try call.snowflake("channel_id"), content: content,
+                    editor: world.bot.id))
+        }
+
+        rest(router, .delete, "/channels/{channel_id}/messages/{message_id}", bucket: .route) {
+            call throws(DiscordFailure) in
+            try world.deleteMessage(try call.snowflake("message_id"), in: try call.snowflake("channel_id"))
+            return .noContent
+        }
+
+        rest(router, .post, "/channels/{channel_id}/typing", bucket: .route) { call throws(DiscordFailure) in
+            _ = try world.channel(try call.snowflake("channel_id"))
+            return .noContent
+        }
+
+        rest(router, .put, "/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/@me", bucket: .route) {
+            call throws(DiscordFailure) in
+            let emoji = call.parameters["emoji_name"]?.removingPercentEncoding ?? ""
+            guard Self.isValidReactionEmoji(emoji) else { throw .unknownEmoji }
+            try world.addReaction(emoji, to: try call.snowflake("message_id"), in: try call.snowflake("channel_id"))
+            return .noContent
+        }
+
+        rest(router, .get, "/guilds/{guild_id}/threads/active", bucket: .route) { call throws(DiscordFailure) in
+            .ok(try world.activeThreads(guild: try call.snowflake("guild_id")))
+        }
+
+        // The CDN: attachment URLs point here.
+        router.get("/attachments/:channel/:attachment/:filename") { _, context -> Response in
+            guard let channel = context.parameters.get("channel").flatMap(Snowflake.init),
+                let attachmentID = context.parameters.get("attachment").flatMap(Snowflake.init),
+                let attachment = world.attachment(attachmentID, in: channel)
+            else { return Response(status: .notFound) }
+            return Response(
+                status: .ok, headers: [.contentType: attachment.contentType ?? "application/octet-stream"],
+                body: .init(byteBuffer: ByteBuffer(data: attachment.data)))
+        }
+    }
+
+    /// A unicode emoji (no ASCII letters) or a custom `name:id`.
+    static func isValidReactionEmoji(_ emoji: String) -> Bool {
+        if emoji.isEmpty { return false }
+        let parts = emoji.split(separator: ":")
+        if parts.count == 2 { return Snowflake(String(parts[1])) != nil }
+        return emoji.unicodeScalars.allSatisfy { !$0.isASCII }
+    }
+}

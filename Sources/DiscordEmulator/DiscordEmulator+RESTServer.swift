@@ -1,0 +1,213 @@
+import Synchronization
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOFoundationCompat
+
+/// The plumbing every REST route shares: faults, auth, rate limits, body parsing, recording.
+extension DiscordEmulator {
+    enum Bucket: Sendable {
+        /// `POST /channels/{id}/messages`: one bucket per channel.
+        case messagePost
+        /// `POST /channels/{forum}/threads`: one bucket per forum.
+        case threadCreate
+        /// Everything else: one bucket per route and major parameter.
+        case route
+    }
+
+    struct RESTCall: Sendable {
+        var parameters: [String: String]
+        var query: [String: String]
+        var body: RESTBody
+
+        func snowflake(_ name: String) throws(DiscordFailure) -> Snowflake {
+            guard let value = parameters[name], let id = Snowflake(value) else { throw .notFound }
+            return id
+        }
+    }
+
+    struct RESTReply: Sendable {
+        var status: HTTPResponse.Status
+        var json: JSON?
+
+        static func ok(_ json: JSON) -> RESTReply { RESTReply(status: .ok, json: json) }
+        static let noContent = RESTReply(status: .noContent, json: nil)
+    }
+
+    func rest(
+        _ router: Router<BasicRequestContext>, _ method: HTTPRequest.Method, _ template: String, bucket: Bucket,
+        _ handler: @escaping @Sendable (RESTCall) throws(DiscordFailure) -> RESTReply
+    ) {
+        let routerPath = "/api/v10" + template.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
+        let parameterNames = template.split(separator: "/").filter { $0.hasPrefix("{") }.map {
+            String($0.dropFirst().dropLast())
+        }
+        router.on(RouterPath(routerPath), method: method) { [self] request, context -> Response in
+            var parameters: [String: String] = [:]
+            for name in parameterNames { parameters[name] = context.parameters.get(name) }
+            return await self.handleREST(
+                request, method: method, template: template, bucket: bucket, parameters: parameters, handler: handler)
+        }
+    }
+
+    private func handleREST(
+        _ request: Request, method: HTTPRequest.Method, template: String, bucket: Bucket, parameters: [String: String],
+        handler: @Sendable (RESTCall) throws(DiscordFailure) -> RESTReply
+    ) async -> Response {
+        let routeKey = "\(method.rawValue) \(template)"
+        let contentType = request.headers[.contentType]
+        let faults = world.state.withLock { state in
+            state.counters.requestsByRoute[routeKey, default: 0] += 1
+            defer { if state.faults.serverErrors > 0 { state.faults.serverErrors -= 1 } }
+            return state.faults
+        }
+        if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
+        var record = RecordedRequest(
+            method: method.rawValue, route: template, contentType: contentType, body: nil, fileNames: [], status: 0)
+        defer {
+            let finished = record
+            world.state.withLock { state in
+                state.requestLog.append(finished)
+                if state.requestLog.count > 5_000 { state.requestLog.removeFirst(1_000) }
+            }
+        }
+        if faults.serverErrors > 0 {
+            world.state.withLock { $0.counters.serverErrorsInjected += 1 }
+            record.status = faults.serverErrorStatus
+            return Self.response(
+                status: .init(code: faults.serverErrorStatus),
+                json: ["message": "Internal Server Error (injected)", "code": 0], headers: [:])
+        }
+        guard request.headers[.authorization] == "Bot \(world.token)" else {
+            world.state.withLock { $0.counters.invalidRequests += 1 }
+            record.status = 401
+            return Self.response(DiscordFailure.unauthorized, headers: [:])
+        }
+        let limit = rateLimit(template: template, bucket: bucket, parameters: parameters)
+        if let refusal = limit.refusal {
+            record.status = 429
+            return refusal
+        }
+        let reply: RESTReply
+        do {
+            let data: Data
+            do {
+                data = Data(buffer: try await request.body.collect(upTo: configuration.maxRequestSize))
+            } catch {
+                throw DiscordFailure.requestTooLarge
+            }
+            let body = try RESTBody(data: data, contentType: contentType)
+            record.body = body.json
+            record.fileNames = body.files.compactMap(\.filename)
+            let query = Dictionary(
+                request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { $1 })
+            reply = try handler(RESTCall(parameters: parameters, query: query, body: body))
+        } catch let failure as DiscordFailure {
+            if failure.status == 403 { world.state.withLock { $0.counters.invalidRequests += 1 } }
+            record.status = failure.status
+            return Self.response(failure, headers: limit.headers)
+        } catch {
+            record.status = 500
+            return Self.response(status: .internalServerError, json: ["message": "500: Internal Server Error", "code": 0], headers: limit.headers)
+        }
+        record.status = Int(reply.status.code)
+        return Self.response(status: reply.status, json: reply.json, headers: limit.headers)
+    }
+
+    private struct LimitOutcome {
+        var headers: HTTPFields
+        var refusal: Response?
+    }
+
+    private func rateLimit(template: String, bucket: Bucket, parameters: [String: String]) -> LimitOutcome {
+        let major = parameters["channel_id"] ?? parameters["guild_id"] ?? ""
+        let (limit, name): (WindowLimit, String) =
+            switch bucket {
+            case .messagePost: (configuration.messagePostLimit, "message-post")
+            case .threadCreate: (configuration.threadCreateLimit, "thread-create")
+            case .route: (configuration.defaultRouteLimit, template)
+            }
+        let hash = Self.bucketHash(name)
+        let now = ContinuousClock.now
+        let (global, local) = world.state.withLock { state in
+            let global = state.rateLimits.take("global", limit: configuration.globalLimit, now: now)
+            if case .limited = global {
+                state.counters.rateLimited += 1
+                state.counters.globalRateLimited += 1
+                state.counters.invalidRequests += 1
+                return (global, RateLimitTable.Decision.allowed(remaining: 0, resetAfter: .zero))
+            }
+            let local = state.rateLimits.take(hash + ":" + major, limit: limit, now: now)
+            if case .limited = local {
+                state.counters.rateLimited += 1
+                state.counters.invalidRequests += 1
+            }
+            return (global, local)
+        }
+        func seconds(_ duration: Duration) -> String { String(format: "%.3f", max(0, duration.seconds)) }
+        if case .limited(let retryAfter) = global {
+            let headers: HTTPFields = [
+                .retryAfter: String(Int(retryAfter.seconds.rounded(.up))),
+                .rateLimitGlobal: "true", .rateLimitScope: "global",
+            ]
+            let body: JSON = [
+                "message": "You are being rate limited.", "retry_after": .number(max(0.001, retryAfter.seconds)),
+                "global": true, "code": 0,
+            ]
+            return LimitOutcome(headers: headers, refusal: Self.response(status: .tooManyRequests, json: body, headers: headers))
+        }
+        let (remaining, resetAfter, retryAfter): (Int, Duration, Duration?) =
+            switch local {
+            case .allowed(let remaining, let resetAfter): (remaining, resetAfter, nil)
+            case .limited(let retryAfter): (0, retryAfter, retryAfter)
+            }
+        var headers: HTTPFields = [
+            .rateLimitLimit: String(limit.limit),
+            .rateLimitRemaining: String(remaining),
+            .rateLimitReset: String(format: "%.3f", Date().timeIntervalSince1970 + resetAfter.seconds),
+            .rateLimitResetAfter: seconds(resetAfter),
+            .rateLimitBucket: hash,
+        ]
+        guard let retryAfter else { return LimitOutcome(headers: headers, refusal: nil) }
+        headers[.rateLimitScope] = "user"
+        headers[.retryAfter] = String(Int(retryAfter.seconds.rounded(.up)))
+        let body: JSON = [
+            "message": "You are being rate limited.", "retry_after": .number(max(0.001, retryAfter.seconds)),
+            "global": false, "code": 0,
+        ]
+        return LimitOutcome(headers: headers, refusal: Self.response(status: .tooManyRequests, json: body, headers: headers))
+    }
+
+    /// Stable opaque ids, shaped like Discord's 32-hex-digit bucket hashes.
+    static func bucketHash(_ name: String) -> String {
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in name.utf8 {
+            first = (first ^ UInt64(byte)) &* 0x100_0000_01b3
+            second = (second ^ UInt64(byte)) &* 0x100_0000_01b3 &+ 0x9e37
+        }
+        return String(format: "%016llx%016llx", first, second)
+    }
+
+    static func response(_ failure: DiscordFailure, headers: HTTPFields) -> Response {
+        response(status: .init(code: failure.status), json: failure.json, headers: headers)
+    }
+
+    static func response(status: HTTPResponse.Status, json: JSON?, headers: HTTPFields) -> Response {
+        var headers = headers
+        guard let json else { return Response(status: status, headers: headers) }
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: json.encoded())))
+    }
+}
+
+extension HTTPField.Name {
+    static let rateLimitLimit = Self("X-RateLimit-Limit")!
+    static let rateLimitRemaining = Self("X-RateLimit-Remaining")!
+    static let rateLimitReset = Self("X-RateLimit-Reset")!
+    static let rateLimitResetAfter = Self("X-RateLimit-Reset-After")!
+    static let rateLimitBucket = Self("X-RateLimit-Bucket")!
+    static let rateLimitScope = Self("X-RateLimit-Scope")!
+    static let rateLimitGlobal = Self("X-RateLimit-Global")!
+}

@@ -1,0 +1,83 @@
+import Synchronization
+import Foundation
+
+extension DiscordWorld {
+    func channel(_ id: Snowflake) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard let channel = state.channels[id] else { throw .unknownChannel }
+            return json(channel)
+        }
+    }
+
+    /// `PATCH /channels/{thread}` and the control API's archive and lock switches.
+    func modifyThread(
+        _ id: Snowflake, name: String? = nil, archived: Bool? = nil, locked: Bool? = nil, appliedTags: [Snowflake]? = nil
+    ) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard let channel = state.channels[id] else { throw .unknownChannel }
+            guard channel.isThread else { throw .wrongChannelType }
+            if let name { state.channels[id]?.name = name }
+            if let appliedTags { state.channels[id]?.appliedTags = appliedTags }
+            if archived != nil || locked != nil {
+                setArchived(id, archived: archived ?? channel.thread?.archived ?? false, locked: locked, state: &state)
+            } else {
+                state.gateway.dispatch("THREAD_UPDATE", json(state.channels[id]!), intent: .guilds, author: nil)
+            }
+            return json(state.channels[id]!)
+        }
+    }
+
+    func setArchived(_ id: Snowflake, archived: Bool, locked: Bool?, state: inout State) {
+        guard var metadata = state.channels[id]?.thread else { return }
+        metadata.archived = archived
+        if let locked { metadata.locked = locked }
+        metadata.archivedAt = Date()
+        state.channels[id]?.thread = metadata
+        state.gateway.dispatch("THREAD_UPDATE", json(state.channels[id]!), intent: .guilds, author: nil)
+    }
+
+    /// Deleting a thread removes it and its messages; later calls on its id get 10003.
+    func deleteChannel(_ id: Snowflake) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard let channel = state.channels[id] else { throw .unknownChannel }
+            guard channel.isThread else { throw .wrongChannelType }
+            state.channels[id] = nil
+            state.messages[id] = nil
+            state.gateway.dispatch(
+                "THREAD_DELETE",
+                [
+                    "id": .string(id.description), "guild_id": .string(guildID.description),
+                    "parent_id": JSON(channel.parentID?.description), "type": JSON(channel.type.rawValue),
+                ],
+                intent: .guilds, author: nil)
+            return json(channel)
+        }
+    }
+
+    /// `GET /guilds/{guild}/threads/active`: every unarchived thread of the guild.
+    func activeThreads(guild: Snowflake) throws(DiscordFailure) -> JSON {
+        guard guild == guildID else { throw .unknownGuild }
+        return state.withLock { state in
+            let threads = state.channels.values
+                .filter { $0.isThread && $0.thread?.archived == false }
+                .sorted { $0.id < $1.id }
+            return [
+                "threads": .array(threads.map(json)),
+                "members": .array(
+                    threads.map {
+                        [
+                            "id": .string($0.id.description), "user_id": .string(bot.id.description),
+                            "join_timestamp": .string(ISO8601.string($0.id.date)), "flags": 1,
+                        ]
+                    }),
+            ]
+        }
+    }
+
+    func setForumRequiresTag(_ required: Bool) {
+        state.withLock { state in
+            state.channels[forumID]?.requiresTag = required
+            state.gateway.dispatch("CHANNEL_UPDATE", json(state.channels[forumID]!), intent: .guilds, author: nil)
+        }
+    }
+}

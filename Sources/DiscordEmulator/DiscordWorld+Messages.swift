@@ -1,0 +1,198 @@
+import Synchronization
+import Foundation
+
+/// A message about to be created, already checked for shape by the REST layer.
+struct NewMessage: Sendable {
+    var content: String
+    var nonce: JSON?
+    var enforceNonce = false
+    var allowedMentions: JSON?
+    var attachments: [EmulatedAttachment] = []
+    var reference: Snowflake?
+}
+
+extension DiscordWorld {
+    /// `POST /channels/{forum}/threads`: the thread and its starter message share one id.
+    func startForumThread(
+        in forumID: Snowflake, name: String, autoArchiveDuration: Int, appliedTags: [Snowflake], message: NewMessage
+    ) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard let forum = state.channels[forumID] else { throw .unknownChannel }
+            guard forum.type == .guildForum else { throw .wrongChannelType }
+            let known = Set(forum.availableTags.map(\.id))
+            if let unknown = appliedTags.firstIndex(where: { !known.contains($0) }) {
+                throw .invalidForm(
+                    ["applied_tags", String(unknown)], code: "BASE_TYPE_CHOICES",
+                    message: "Value \"\(appliedTags[unknown])\" is not a valid tag for this forum.")
+            }
+            if forum.requiresTag && appliedTags.isEmpty { throw .tagRequired }
+            let id = ids.next()
+            let now = id.date
+            var thread = EmulatedChannel(
+                id: id, type: .publicThread, name: name, parentID: forumID, ownerID: bot.id,
+                thread: ThreadMetadata(autoArchiveDuration: autoArchiveDuration, createdAt: now)
+            )
+            thread.appliedTags = appliedTags
+            state.channels[id] = thread
+            state.channels[forumID]?.lastMessageID = id
+            state.gateway.dispatch(
+                "THREAD_CREATE", merging(json(thread), ["newly_created": true]), intent: .guilds, author: nil)
+            let starter = insertMessage(message, id: id, into: id, author: bot.id, type: 0, state: &state)
+            var response = json(state.channels[id]!).objectValue ?? [:]
+            response["message"] = json(starter, in: state)
+            return .object(response)
+        }
+    }
+
+    /// `POST /channels/{id}/messages` and the control API's agent replies share this path.
+    /// Returns the message and whether it is new (false when a nonce matched an earlier post).
+    func postMessage(
+        _ message: NewMessage, to channelID: Snowflake, author: Snowflake, type: Int = 0
+    ) throws(DiscordFailure) -> (message: JSON, created: Bool) {
+        try state.withLock { state throws(DiscordFailure) -> (message: JSON, created: Bool) in
+            guard let channel = state.channels[channelID] else { throw .unknownChannel }
+            guard channel.type != .guildForum else { throw .nonTextChannel }
+            if let metadata = channel.thread {
+                if metadata.locked && metadata.archived { throw .archivedThread }
+                if metadata.locked { throw .lockedThread }
+                if metadata.archived { setArchived(channelID, archived: false, locked: nil, state: &state) }
+            }
+            if let reference = message.reference,
+                state.messages[channelID]?.contains(where: { $0.id == reference }) != true
+            {
+                throw .invalidForm(
+                    ["message_reference"], code: "REPLIES_UNKNOWN_MESSAGE", message: "Unknown message")
+            }
+            if message.enforceNonce, let nonce = message.nonce.map(Self.nonceKey),
+                let existing = state.nonces[NonceKey(channelID: channelID, authorID: author, nonce: nonce)],
+                let earlier = state.messages[channelID]?.first(where: { $0.id == existing })
+            {
+                return (json(earlier, in: state), false)
+            }
+            let created = insertMessage(message, id: ids.next(), into: channelID, author: author, type: type, state: &state)
+            return (json(created, in: state), true)
+        }
+    }
+
+    private func insertMessage(
+        _ message: NewMessage, id: Snowflake, into channelID: Snowflake, author: Snowflake, type: Int, state: inout State
+    ) -> EmulatedMessage {
+        let mentions = Mentions(content: message.content, allowed: message.allowedMentions)
+        let stored = EmulatedMessage(
+            id: id, channelID: channelID, authorID: author, content: message.content, type: type,
+            attachments: message.attachments, nonce: message.nonce, editedAt: nil,
+            mentionEveryone: mentions.everyone,
+            mentionIDs: mentions.users.filter { state.users[$0] != nil },
+            reference: message.reference, reactions: []
+        )
+        state.messages[channelID, default: []].append(stored)
+        if let nonce = message.nonce.map(Self.nonceKey) {
+            state.nonces[NonceKey(channelID: channelID, authorID: author, nonce: nonce)] = id
+        }
+        state.channels[channelID]?.lastMessageID = id
+        state.channels[channelID]?.totalMessageSent += 1
+        if id != channelID { state.channels[channelID]?.messageCount += 1 }
+        if stored.mentionEveryone { state.counters.everyonePings += 1 }
+        state.gateway.dispatch(
+            "MESSAGE_CREATE", json(stored, in: state), intent: .guildMessages, author: author == bot.id ? .bot : .other)
+        return stored
+    }
+
+    private static func nonceKey(_ nonce: JSON) -> String {
+        nonce.stringValue ?? nonce.intValue.map(String.init) ?? ""
+    }
+
+    /// Newest first, as Discord pages them; `after` pages take the oldest messages past the cursor.
+    func messages(
+        in channelID: Snowflake, before: Snowflake?, after: Snowflake?, around: Snowflake?, limit: Int
+    ) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard state.channels[channelID] != nil else { throw .unknownChannel }
+            let all = state.messages[channelID] ?? []
+            let page: ArraySlice<EmulatedMessage>
+            if let around {
+                let older = all.filter { $0.id < around }.suffix(limit / 2)
+                let newer = all.filter { $0.id >= around }.prefix(limit - older.count)
+                page = ArraySlice(older + newer)
+            } else if let after {
+                page = all.filter { $0.id > after }.prefix(limit)
+            } else if let before {
+                page = all.filter { $0.id < before }.suffix(limit)
+            } else {
+                page = all.suffix(limit)
+            }
+            return .array(page.reversed().map { json($0, in: state) })
+        }
+    }
+
+    func message(_ messageID: Snowflake, in channelID: Snowflake) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard state.channels[channelID] != nil else { throw .unknownChannel }
+            guard let message = state.messages[channelID]?.first(where: { $0.id == messageID }) else {
+                throw .unknownMessage
+            }
+            return json(message, in: state)
+        }
+    }
+
+    /// Edits content; `editor` nil means the control API, which may edit anyone's message.
+    func editMessage(_ messageID: Snowflake, in channelID: Snowflake, content: String, editor: Snowflake?)
+        throws(DiscordFailure) -> JSON
+    {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard state.channels[channelID] != nil else { throw .unknownChannel }
+            guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
+                throw .unknownMessage
+            }
+            if let editor, state.messages[channelID]![index].authorID != editor { throw .cannotEditOthers }
+            state.messages[channelID]![index].content = content
+            state.messages[channelID]![index].editedAt = Date()
+            let edited = state.messages[channelID]![index]
+            state.gateway.dispatch(
+                "MESSAGE_UPDATE", json(edited, in: state), intent: .guildMessages,
+                author: edited.authorID == bot.id ? .bot : .other)
+            return json(edited, in: state)
+        }
+    }
+
+    func deleteMessage(_ messageID: Snowflake, in channelID: Snowflake) throws(DiscordFailure) {
+        try state.withLock { state throws(DiscordFailure) in
+            guard state.channels[channelID] != nil else { throw .unknownChannel }
+            guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
+                throw .unknownMessage
+            }
+            state.messages[channelID]!.remove(at: index)
+            state.gateway.dispatch(
+                "MESSAGE_DELETE",
+                [
+                    "id": .string(messageID.description), "channel_id": .string(channelID.description),
+                    "guild_id": .string(guildID.description),
+                ],
+                intent: .guildMessages, author: nil)
+        }
+    }
+
+    func addReaction(_ emoji: String, to messageID: Snowflake, in channelID: Snowflake) throws(DiscordFailure) {
+        try state.withLock { state throws(DiscordFailure) in
+            guard state.channels[channelID] != nil else { throw .unknownChannel }
+            guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
+                throw .unknownMessage
+            }
+            if !state.messages[channelID]![index].reactions.contains(emoji) {
+                state.messages[channelID]![index].reactions.append(emoji)
+            }
+        }
+    }
+
+    func attachment(_ attachmentID: Snowflake, in channelID: Snowflake) -> EmulatedAttachment? {
+        state.withLock { state in
+            state.messages[channelID]?.lazy.flatMap(\.attachments).first { $0.id == attachmentID }
+        }
+    }
+}
+
+func merging(_ json: JSON, _ extra: [String: JSON]) -> JSON {
+    guard var object = json.objectValue else { return json }
+    object.merge(extra) { _, new in new }
+    return .object(object)
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Synchronization
+
+/// The emulated guild: channels, messages, nonces, gateway sessions and counters, behind one lock.
+/// Every mutation that Discord would announce dispatches its gateway event under the same lock, so
+/// event order always matches the order of the changes.
+final class DiscordWorld: Sendable {
+    struct State: Sendable {
+        var users: [Snowflake: EmulatedUser] = [:]
+        var channels: [Snowflake: EmulatedChannel] = [:]
+        /// Per channel, oldest first.
+        var messages: [Snowflake: [EmulatedMessage]] = [:]
+        var nonces: [NonceKey: Snowflake] = [:]
+        var counters = DiscordEmulator.Counters()
+        var rateLimits = RateLimitTable()
+        var gateway = GatewayRegistry()
+        var requestLog: [DiscordEmulator.RecordedRequest] = []
+        var faults = Faults()
+        var identifyRemaining: Int
+    }
+
+    struct NonceKey: Hashable, Sendable {
+        var channelID: Snowflake
+        var authorID: Snowflake
+        var nonce: String
+    }
+
+    struct Faults: Sendable {
+        var serverErrors = 0
+        var serverErrorStatus = 500
+        var latency: Duration = .zero
+    }
+
+    let configuration: DiscordEmulator.Configuration
+    let ids = SnowflakeGenerator()
+    let guildID: Snowflake
+    let forumID: Snowflake
+    let applicationID: Snowflake
+    let bot: EmulatedUser
+    let agent: EmulatedUser
+    let token: String
+    let state: Mutex<State>
+    private let baseURLStorage = Mutex<String>("")
+
+    init(configuration: DiscordEmulator.Configuration) {
+        self.configuration = configuration
+        let bot = EmulatedUser(id: ids.next(), username: "ThreadDesk", globalName: nil, isBot: true)
+        let agent = EmulatedUser(id: ids.next(), username: "support-agent", globalName: "Support Agent", isBot: false)
+        self.bot = bot
+        self.agent = agent
+        self.applicationID = bot.id
+        self.guildID = ids.next()
+        self.forumID = ids.next()
+        self.token = Self.makeToken(botID: bot.id)
+        var state = State(identifyRemaining: configuration.identifyBudget)
+        state.users[bot.id] = bot
+        state.users[agent.id] = agent
+        state.channels[forumID] = EmulatedChannel(
+            id: forumID, type: .guildForum, name: configuration.forumName,
+            availableTags: [(ids.next(), "open"), (ids.next(), "ios")]
+        )
+        self.state = Mutex(state)
+    }
+
+    var baseURL: String {
+        get { baseURLStorage.withLock { $0 } }
+        set { baseURLStorage.withLock { $0 = newValue } }
+    }
+
+    /// Discord's token shape: base64 of the bot's id, a timestamp part and an HMAC-like part.
+    private static func makeToken(botID: Snowflake) -> String {
+        let idPart = Data(botID.description.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        func randomPart(_ count: Int) -> String {
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            return String((0..<count).map { _ in alphabet.randomElement()! })
+        }
+        return "\(idPart).\(randomPart(6)).\(randomPart(38))"
+    }
+
+    // MARK: JSON views
+
+    func json(_ message: EmulatedMessage, in state: State) -> JSON {
+        let author = state.users[message.authorID] ?? bot
+        var object: [String: JSON] = [
+            "id": .string(message.id.description),
+            "channel_id": .string(message.channelID.description),
+            "guild_id": .string(guildID.description),
+            "author": author.json,
+            "content": .string(message.content),
+            "timestamp": .string(ISO8601.string(message.createdAt)),
+            "edited_timestamp": JSON(message.editedAt.map(ISO8601.string)),
+            "tts": false,
+            "mention_everyone": .bool(message.mentionEveryone),
+            "mentions": .array(message.mentionIDs.compactMap { state.users[$0]?.json }),
+            "mention_roles": [],
+            "attachments": .array(message.attachments.map { $0.json(baseURL: baseURL, channelID: message.channelID) }),
+            "embeds": [],
+            "components": [],
+            "pinned": false,
+            "type": JSON(message.type),
+            "flags": 0,
+        ]
+        if let nonce = message.nonce { object["nonce"] = nonce }
+        if let reference = message.reference {
+            object["message_reference"] = [
+                "type": 0,
+                "message_id": .string(reference.description),
+                "channel_id": .string(message.channelID.description),
+                "guild_id": .string(guildID.description),
+            ]
+            let referenced = state.messages[message.channelID]?.first { $0.id == reference }
+            object["referenced_message"] = referenced.map { json($0, in: state) } ?? .null
+        }
+        if !message.reactions.isEmpty {
+            object["reactions"] = .array(
+                message.reactions.map { emoji in
+                    [
+                        "count": 1, "me": true, "me_burst": false, "burst_count": 0, "burst_colors": [],
+                        "count_details": ["burst": 0, "normal": 1],
+                        "emoji": ["id": nil, "name": .string(emoji)],
+                    ]
+                }
+            )
+        }
+        return .object(object)
+    }
+
+    func json(_ channel: EmulatedChannel) -> JSON {
+        channel.json(guildID: guildID)
+    }
+
+    // MARK: Lookups shared by the REST routes
+
+    static func liveThread(_ id: Snowflake, in state: State) throws(DiscordFailure) -> EmulatedChannel {
+        guard let channel = state.channels[id] else { throw .unknownChannel }
+        return channel
+    }
+}

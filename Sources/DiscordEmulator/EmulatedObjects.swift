@@ -1,0 +1,171 @@
+import Foundation
+
+/// A Discord user as the emulator stores it: the bot, support agents, anyone else in the guild.
+struct EmulatedUser: Sendable {
+    var id: Snowflake
+    var username: String
+    var globalName: String?
+    var isBot: Bool
+
+    var json: JSON {
+        var object: [String: JSON] = [
+            "id": .string(id.description),
+            "username": .string(username),
+            "discriminator": "0",
+            "global_name": JSON(globalName),
+            "avatar": nil,
+            "public_flags": 0,
+            "flags": 0,
+            "primary_guild": nil,
+            "avatar_decoration_data": nil,
+            "collectibles": nil,
+            "banner": nil,
+            "accent_color": nil,
+        ]
+        if isBot { object["bot"] = true }
+        return .object(object)
+    }
+}
+
+struct EmulatedAttachment: Sendable {
+    var id: Snowflake
+    var filename: String
+    var contentType: String?
+    var description: String?
+    var data: Data
+
+    func json(baseURL: String, channelID: Snowflake) -> JSON {
+        let escaped = filename.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? filename
+        let url = "\(baseURL)/attachments/\(channelID)/\(id)/\(escaped)"
+        var object: [String: JSON] = [
+            "id": .string(id.description),
+            "filename": .string(filename),
+            "size": JSON(data.count),
+            "url": .string(url),
+            "proxy_url": .string(url),
+        ]
+        if let contentType { object["content_type"] = .string(contentType) }
+        if let description { object["description"] = .string(description) }
+        return .object(object)
+    }
+}
+
+/// Discord message types the emulator produces.
+public enum MessageType: Int, Sendable {
+    case `default` = 0
+    case channelNameChange = 4
+    case threadCreated = 18
+    case reply = 19
+    case chatInputCommand = 20
+    case threadStarterMessage = 21
+}
+
+struct EmulatedMessage: Sendable {
+    var id: Snowflake
+    var channelID: Snowflake
+    var authorID: Snowflake
+    var content: String
+    var type: Int
+    var attachments: [EmulatedAttachment]
+    var nonce: JSON?
+    var editedAt: Date?
+    var mentionEveryone: Bool
+    var mentionIDs: [Snowflake]
+    var reference: Snowflake?
+    var reactions: [String]
+    var createdAt: Date { id.date }
+}
+
+struct ThreadMetadata: Sendable {
+    var archived = false
+    var locked = false
+    var autoArchiveDuration = 4320
+    var archivedAt: Date?
+    var createdAt: Date
+}
+
+enum ChannelType: Int, Sendable {
+    case guildText = 0
+    case publicThread = 11
+    case guildForum = 15
+}
+
+struct EmulatedChannel: Sendable {
+    var id: Snowflake
+    var type: ChannelType
+    var name: String
+    var parentID: Snowflake?
+    var ownerID: Snowflake?
+    var lastMessageID: Snowflake?
+    var messageCount = 0
+    var totalMessageSent = 0
+    var thread: ThreadMetadata?
+    var appliedTags: [Snowflake] = []
+    /// Forums only: tags that may be applied, and whether posts must carry one.
+    var availableTags: [(id: Snowflake, name: String)] = []
+    var requiresTag = false
+
+    var isThread: Bool { type == .publicThread }
+
+    func json(guildID: Snowflake) -> JSON {
+        var object: [String: JSON] = [
+            "id": .string(id.description),
+            "type": JSON(type.rawValue),
+            "guild_id": .string(guildID.description),
+            "name": .string(name),
+            "last_message_id": JSON(lastMessageID?.description),
+            "rate_limit_per_user": 0,
+            "parent_id": JSON(parentID?.description),
+        ]
+        switch type {
+        case .publicThread:
+            let metadata = thread ?? ThreadMetadata(createdAt: id.date)
+            object["flags"] = 0
+            object["owner_id"] = JSON(ownerID?.description)
+            object["message_count"] = JSON(messageCount)
+            object["member_count"] = 1
+            object["total_message_sent"] = JSON(totalMessageSent)
+            object["applied_tags"] = .array(appliedTags.map { .string($0.description) })
+            object["thread_metadata"] = [
+                "archived": .bool(metadata.archived),
+                "locked": .bool(metadata.locked),
+                "auto_archive_duration": JSON(metadata.autoArchiveDuration),
+                "archive_timestamp": .string(ISO8601.string(metadata.archivedAt ?? metadata.createdAt)),
+                "create_timestamp": .string(ISO8601.string(metadata.createdAt)),
+                "invitable": false,
+            ]
+        case .guildForum:
+            object["flags"] = requiresTag ? 16 : 0
+            object["position"] = 1
+            object["permission_overwrites"] = []
+            object["nsfw"] = false
+            object["topic"] = nil
+            object["available_tags"] = .array(
+                availableTags.map {
+                    [
+                        "id": .string($0.id.description), "name": .string($0.name), "moderated": false,
+                        "emoji_id": nil, "emoji_name": nil,
+                    ]
+                }
+            )
+            object["default_reaction_emoji"] = nil
+            object["default_thread_rate_limit_per_user"] = 0
+            object["default_sort_order"] = nil
+            object["default_forum_layout"] = 0
+            object["template"] = ""
+        case .guildText:
+            object["flags"] = 0
+            object["position"] = 0
+            object["permission_overwrites"] = []
+            object["nsfw"] = false
+            object["topic"] = nil
+        }
+        return .object(object)
+    }
+}
+
+enum ISO8601 {
+    static func string(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .colon))
+    }
+}
