@@ -1,0 +1,118 @@
+import Foundation
+import NIOHTTP1
+
+/// The routes ThreadDesk uses, typed.
+extension DiscordClient {
+    public func currentUser() async throws(DiscordError) -> DiscordUser {
+        try await send(Request(method: .GET, template: "/users/@me", path: "/users/@me", major: "", retriesServerErrors: true), as: DiscordUser.self)
+    }
+
+    public func gatewayBot() async throws(DiscordError) -> DiscordGatewayBot {
+        try await send(
+            Request(method: .GET, template: "/gateway/bot", path: "/gateway/bot", major: "", retriesServerErrors: true),
+            as: DiscordGatewayBot.self)
+    }
+
+    public func channel(_ id: String) async throws(DiscordError) -> DiscordChannel {
+        try await send(
+            Request(method: .GET, template: "/channels/{channel_id}", path: "/channels/\(try Self.id(id))", major: id, retriesServerErrors: true),
+            as: DiscordChannel.self)
+    }
+
+    /// Starts a forum post: one call creates the thread with `thread.message` as its starter message.
+    /// Server errors are not retried: the thread may exist already, and only the caller can tell.
+    public func startForumThread(in forumID: String, _ thread: DiscordForumThreadCreate) async throws(DiscordError)
+        -> DiscordForumThread
+    {
+        try await send(
+            Request(
+                method: .POST, template: "/channels/{channel_id}/threads", path: "/channels/\(try Self.id(forumID))/threads",
+                major: forumID, body: try Self.body(thread, files: thread.message.files), retriesServerErrors: false),
+            as: DiscordForumThread.self)
+    }
+
+    /// Posts into a channel or thread. With a nonce and `enforceNonce` the post is retried on
+    /// server errors, since Discord returns the earlier message for a repeated nonce.
+    public func createMessage(in channelID: String, _ message: DiscordMessageCreate) async throws(DiscordError)
+        -> DiscordMessage
+    {
+        try await send(
+            Request(
+                method: .POST, template: "/channels/{channel_id}/messages",
+                path: "/channels/\(try Self.id(channelID))/messages", major: channelID,
+                body: try Self.body(message, files: message.files), retriesServerErrors: message.enforceNonce),
+            as: DiscordMessage.self)
+    }
+
+    /// One page of a channel's messages, newest first, as Discord returns them.
+    public func messages(in channelID: String, before: String? = nil, after: String? = nil, limit: Int = 50)
+        async throws(DiscordError) -> [DiscordMessage]
+    {
+        var query = [("limit", String(limit))]
+        if let before { query.append(("before", try Self.id(before))) }
+        if let after { query.append(("after", try Self.id(after))) }
+        return try await send(
+            Request(
+                method: .GET, template: "/channels/{channel_id}/messages",
+                path: "/channels/\(try Self.id(channelID))/messages", major: channelID, query: query,
+                retriesServerErrors: true),
+            as: [DiscordMessage].self)
+    }
+
+    public func activeThreads(guildID: String) async throws(DiscordError) -> DiscordActiveThreads {
+        try await send(
+            Request(
+                method: .GET, template: "/guilds/{guild_id}/threads/active",
+                path: "/guilds/\(try Self.id(guildID))/threads/active", major: guildID, retriesServerErrors: true),
+            as: DiscordActiveThreads.self)
+    }
+
+    public func triggerTyping(in channelID: String) async throws(DiscordError) {
+        try await send(
+            Request(
+                method: .POST, template: "/channels/{channel_id}/typing", path: "/channels/\(try Self.id(channelID))/typing",
+                major: channelID, retriesServerErrors: true))
+    }
+
+    /// Adds the bot's reaction; `emoji` is a unicode emoji or `name:id`.
+    public func addReaction(_ emoji: String, to messageID: String, in channelID: String) async throws(DiscordError) {
+        let encoded = emoji.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ":"))) ?? emoji
+        try await send(
+            Request(
+                method: .PUT, template: "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me",
+                path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))/reactions/\(encoded)/@me",
+                major: channelID, retriesServerErrors: true))
+    }
+
+    /// Archives or locks a thread (`PATCH /channels/{id}`).
+    public func modifyThread(_ threadID: String, archived: Bool? = nil, locked: Bool? = nil) async throws(DiscordError)
+        -> DiscordChannel
+    {
+        var fields: [String: Bool] = [:]
+        fields["archived"] = archived
+        fields["locked"] = locked
+        return try await send(
+            Request(
+                method: .PATCH, template: "/channels/{channel_id}", path: "/channels/\(try Self.id(threadID))",
+                major: threadID, body: try Self.body(fields, files: []), retriesServerErrors: true),
+            as: DiscordChannel.self)
+    }
+
+    /// Refuses anything but a snowflake before it can reach a URL path.
+    static func id(_ value: String) throws(DiscordError) -> String {
+        guard !value.isEmpty, value.count <= 20, value.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw .api(DiscordAPIError(status: 400, code: .invalidFormBody, message: "Not a snowflake: \(value)", errors: nil))
+        }
+        return value
+    }
+
+    static func body<T: Encodable>(_ value: T, files: [DiscordFile]) throws(DiscordError) -> Request.Body {
+        let data: Data
+        do {
+            data = try encoder.encode(value)
+        } catch {
+            throw .invalidResponse("cannot encode request: \(error)")
+        }
+        return files.isEmpty ? .json(data) : .multipart(payload: data, files: files)
+    }
+}

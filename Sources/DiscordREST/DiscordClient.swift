@@ -1,0 +1,205 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// Discord REST v10 over AsyncHTTPClient, inside Discord's rate limits, retrying what is safe
+/// to retry until the call's time budget runs out.
+public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duration {
+    public struct Configuration: Sendable {
+        public var baseURL: String
+        public var token: String
+        public var userAgent = "DiscordBot (https://github.com/threaddesk/threaddesk, 0.1.0)"
+        /// How long one call may take in all, waits and retries included.
+        public var budget: Duration = .seconds(15)
+        /// Timeout of a single HTTP attempt.
+        public var attemptTimeout: Duration = .seconds(10)
+        public var backoffBase: Duration = .milliseconds(250)
+        public var backoffCap: Duration = .seconds(4)
+        public var rateLimits = DiscordRateLimiter<C>.Configuration()
+
+        public init(baseURL: String = "https://discord.com/api/v10", token: String) {
+            self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+            self.token = token
+        }
+    }
+
+    public let configuration: Configuration
+    public let rateLimiter: DiscordRateLimiter<C>
+    let httpClient: HTTPClient
+    let clock: C
+    let logger: Logger
+
+    public init(configuration: Configuration, clock: C, httpClient: HTTPClient = .shared, logger: Logger) {
+        self.configuration = configuration
+        self.clock = clock
+        self.httpClient = httpClient
+        self.logger = logger
+        self.rateLimiter = DiscordRateLimiter(clock: clock, configuration: configuration.rateLimits)
+    }
+
+    /// One REST call: its route template (for buckets and logs), concrete path and body.
+    struct Request: Sendable {
+        enum Body: Sendable {
+            case none
+            case json(Data)
+            case multipart(payload: Data, files: [DiscordFile])
+        }
+
+        var method: HTTPMethod
+        var template: String
+        var path: String
+        var major: String
+        var query: [(String, String)] = []
+        var body: Body = .none
+        /// Whether a server error or dropped connection may be retried without risk of a duplicate.
+        var retriesServerErrors: Bool
+
+        var route: String { "\(method.rawValue) \(template)" }
+    }
+
+    func send<T: Decodable>(_ request: Request, as type: T.Type) async throws(DiscordError) -> T {
+        let data = try await send(request)
+        do {
+            return try Self.decoder.decode(T.self, from: data)
+        } catch {
+            throw .invalidResponse("\(request.route): \(error)")
+        }
+    }
+
+    @discardableResult
+    func send(_ request: Request) async throws(DiscordError) -> Data {
+        let deadline = clock.now + configuration.budget
+        var attempt = 0
+        var lastProblem = "no attempt"
+        while true {
+            attempt += 1
+            let ticket: DiscordRateLimiter<C>.Ticket
+            do {
+                ticket = try await rateLimiter.acquire(route: request.route, major: request.major, deadline: deadline)
+            } catch let error as DiscordError {
+                throw error
+            } catch {
+                throw .unavailable(attempts: attempt - 1, lastProblem: "cancelled")
+            }
+            let response: HTTPClientResponse
+            let body: ByteBuffer
+            do {
+                response = try await httpClient.execute(
+                    try makeHTTPRequest(request), timeout: .nanoseconds(Int64(configuration.attemptTimeout.nanoseconds)))
+                body = try await response.body.collect(upTo: 16 * 1024 * 1024)
+            } catch {
+                await rateLimiter.complete(ticket, headers: nil)
+                lastProblem = "\(error)"
+                logger.warning("Discord request failed", metadata: ["route": "\(request.route)", "error": "\(error)"])
+                try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem, allowed: request.retriesServerErrors)
+                continue
+            }
+            let headers = Self.rateLimitHeaders(response.headers)
+            let status = Int(response.status.code)
+            switch status {
+            case 200..<300:
+                await rateLimiter.complete(ticket, headers: headers)
+                return Data(buffer: body)
+            case 429:
+                let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any]
+                let retryAfter = (json?["retry_after"] as? Double) ?? response.headers.first(name: "retry-after").flatMap(Double.init) ?? 1
+                let global = (json?["global"] as? Bool) ?? (response.headers.first(name: "x-ratelimit-global") == "true")
+                logger.warning(
+                    "Discord rate limited a request",
+                    metadata: ["route": "\(request.route)", "retryAfter": "\(retryAfter)", "global": "\(global)"])
+                await rateLimiter.rateLimited(
+                    ticket, retryAfter: .milliseconds(Int64(retryAfter * 1000)), global: global, headers: headers)
+                lastProblem = "429"
+            case 500..<600:
+                await rateLimiter.complete(ticket, headers: headers)
+                lastProblem = "HTTP \(status)"
+                try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem, allowed: request.retriesServerErrors)
+            default:
+                await rateLimiter.complete(ticket, headers: headers)
+                throw .api(Self.apiError(status: status, body: Data(buffer: body)))
+            }
+        }
+    }
+
+    /// Sleeps a jittered exponential backoff, or gives up when it would overrun the budget.
+    private func backOff(attempt: Int, deadline: C.Instant, lastProblem: String, allowed: Bool) async throws(DiscordError) {
+        guard allowed else { throw .unavailable(attempts: attempt, lastProblem: lastProblem) }
+        let ceiling = min(configuration.backoffCap, configuration.backoffBase * (1 << min(attempt - 1, 16)))
+        let delay = ceiling * Double.random(in: 0.5...1.0)
+        guard clock.now + delay < deadline else { throw .unavailable(attempts: attempt, lastProblem: lastProblem) }
+        do {
+            try await clock.sleep(for: delay)
+        } catch {
+            throw .unavailable(attempts: attempt, lastProblem: "cancelled")
+        }
+    }
+
+    private func makeHTTPRequest(_ request: Request) throws -> HTTPClientRequest {
+        var components = URLComponents(string: configuration.baseURL + request.path)
+        if !request.query.isEmpty { components?.queryItems = request.query.map { URLQueryItem(name: $0.0, value: $0.1) } }
+        var http = HTTPClientRequest(url: components?.string ?? configuration.baseURL + request.path)
+        http.method = request.method
+        http.headers.add(name: "Authorization", value: "Bot \(configuration.token)")
+        http.headers.add(name: "User-Agent", value: configuration.userAgent)
+        switch request.body {
+        case .none:
+            break
+        case .json(let data):
+            http.headers.add(name: "Content-Type", value: "application/json")
+            http.body = .bytes(ByteBuffer(data: data))
+        case .multipart(let payload, let files):
+            let form = MultipartEncoder(payloadJSON: payload, files: files)
+            http.headers.add(name: "Content-Type", value: form.contentType)
+            http.body = .bytes(ByteBuffer(data: form.body))
+        }
+        return http
+    }
+
+    static func rateLimitHeaders(_ headers: HTTPHeaders) -> DiscordRateLimiter<C>.Headers? {
+        guard let bucket = headers.first(name: "x-ratelimit-bucket") else { return nil }
+        return .init(
+            bucket: bucket,
+            limit: headers.first(name: "x-ratelimit-limit").flatMap(Int.init),
+            remaining: headers.first(name: "x-ratelimit-remaining").flatMap(Int.init),
+            resetAfter: headers.first(name: "x-ratelimit-reset-after").flatMap(Double.init).map {
+                .milliseconds(Int64(($0 * 1000).rounded(.up)))
+            })
+    }
+
+    static func apiError(status: Int, body: Data) -> DiscordAPIError {
+        let json = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+        let errors = (json?["errors"]).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
+        return DiscordAPIError(
+            status: status, code: DiscordErrorCode(rawValue: json?["code"] as? Int ?? 0),
+            message: json?["message"] as? String ?? "HTTP \(status)",
+            errors: errors.map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}
+
+extension DiscordClient where C == ContinuousClock {
+    public convenience init(configuration: Configuration, httpClient: HTTPClient = .shared, logger: Logger) {
+        self.init(configuration: configuration, clock: ContinuousClock(), httpClient: httpClient, logger: logger)
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+
+public struct DiscordUser: Sendable, Codable, Hashable {
+    public var id: String
+    public var username: String
+    public var globalName: String?
+    public var bot: Bool?
+
+    public var isBot: Bool { bot ?? false }
+}
+
+public struct DiscordAttachment: Sendable, Codable, Hashable {
+    public var id: String
+    public var filename: String
+    public var size: Int
+    public var url: String
+    public var proxyUrl: String
+    public var contentType: String?
+}
+
+public struct DiscordMessageReference: Sendable, Codable, Hashable {
+    public var messageId: String?
+    public var channelId: String?
+
+    public init(messageId: String?, channelId: String? = nil) {
+        self.messageId = messageId
+        self.channelId = channelId
+    }
+}
+
+/// Discord accepts and echoes nonces as strings or integers.
+public enum DiscordNonce: Sendable, Codable, Hashable {
+    case string(String)
+    case integer(Int64)
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        }
+    }
+}
+
+public struct DiscordMessage: Sendable, Codable, Hashable {
+    public var id: String
+    public var channelId: String
+    public var author: DiscordUser
+    public var content: String
+    public var timestamp: String
+    public var editedTimestamp: String?
+    public var type: Int
+    public var attachments: [DiscordAttachment]
+    public var mentionEveryone: Bool
+    public var mentions: [DiscordUser]
+    public var nonce: DiscordNonce?
+    public var messageReference: DiscordMessageReference?
+}
+
+public struct DiscordThreadMetadata: Sendable, Codable, Hashable {
+    public var archived: Bool
+    public var locked: Bool
+    public var autoArchiveDuration: Int
+    public var archiveTimestamp: String?
+}
+
+public struct DiscordForumTag: Sendable, Codable, Hashable {
+    public var id: String
+    public var name: String
+}
+
+public struct DiscordChannel: Sendable, Codable, Hashable {
+    public var id: String
+    public var type: Int
+    public var guildId: String?
+    public var parentId: String?
+    public var name: String?
+    public var ownerId: String?
+    public var lastMessageId: String?
+    public var flags: Int?
+    public var threadMetadata: DiscordThreadMetadata?
+    public var appliedTags: [String]?
+    public var availableTags: [DiscordForumTag]?
+    public var messageCount: Int?
+
+    /// Forum flag 1 << 4: posts must carry a tag.
+    public var requiresTag: Bool { (flags ?? 0) & 16 != 0 }
+}
+
+/// A forum post just created: the thread and its starter message (whose id is the thread's).
+public struct DiscordForumThread: Sendable, Hashable {
+    public var channel: DiscordChannel
+    public var message: DiscordMessage
+}
+
+extension DiscordForumThread: Decodable {
+    private enum CodingKeys: String, CodingKey { case message }
+
+    public init(from decoder: any Decoder) throws {
+        channel = try DiscordChannel(from: decoder)
+        message = try decoder.container(keyedBy: CodingKeys.self).decode(DiscordMessage.self, forKey: .message)
+    }
+}
+
+public struct DiscordGatewayBot: Sendable, Codable, Hashable {
+    public struct SessionStartLimit: Sendable, Codable, Hashable {
+        public var total: Int
+        public var remaining: Int
+        public var resetAfter: Int
+        public var maxConcurrency: Int
+    }
+
+    public var url: String
+    public var shards: Int
+    public var sessionStartLimit: SessionStartLimit
+}
+
+public struct DiscordActiveThreads: Sendable, Codable, Hashable {
+    public var threads: [DiscordChannel]
+}
+
+/// Who a message may ping. ThreadDesk posts user text with `.none`.
+public struct DiscordAllowedMentions: Sendable, Codable, Hashable {
+    public var parse: [String]
+    public var users: [String]?
+
+    public init(parse: [String], users: [String]? = nil) {
+        self.parse = parse
+        self.users = users
+    }
+
+    public static let none = DiscordAllowedMentions(parse: [])
+}
+
+/// A file to upload with a message.
+public struct DiscordFile: Sendable, Hashable {
+    public var filename: String
+    public var contentType: String
+    public var data: Data
+
+    public init(filename: String, contentType: String = "application/octet-stream", data: Data) {
+        self.filename = filename
+        self.contentType = contentType
+        self.data = data
+    }
+}
+
+/// The body of a new message: for posts into a thread and for a forum thread's starter post.
+public struct DiscordMessageCreate: Sendable, Hashable {
+    public var content: String
+    /// With `enforceNonce`, Discord answers a repeated nonce with the earlier message instead of posting again.
+    public var nonce: String?
+    public var enforceNonce: Bool
+    public var allowedMentions: DiscordAllowedMentions
+    public var reference: DiscordMessageReference?
+    public var files: [DiscordFile]
+
+    public init(
+        content: String, nonce: String? = nil, enforceNonce: Bool = true, allowedMentions: DiscordAllowedMentions = .none,
+        reference: DiscordMessageReference? = nil, files: [DiscordFile] = []
+    ) {
+        self.content = content
+        self.nonce = nonce
+        self.enforceNonce = enforceNonce && nonce != nil
+        self.allowedMentions = allowedMentions
+        self.reference = reference
+        self.files = files
+    }
+}
+
+extension DiscordMessageCreate: Encodable {
+    private struct AttachmentSlot: Encodable {
+        var id: Int
+        var filename: String
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case content, nonce, enforceNonce = "enforce_nonce", allowedMentions = "allowed_mentions"
+        case reference = "message_reference", attachments
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if !content.isEmpty { try container.encode(content, forKey: .content) }
+        try container.encodeIfPresent(nonce, forKey: .nonce)
+        if enforceNonce { try container.encode(true, forKey: .enforceNonce) }
+        try container.encode(allowedMentions, forKey: .allowedMentions)
+        if let reference {
+            var nested = container.nestedContainer(keyedBy: ReferenceKeys.self, forKey: .reference)
+            try nested.encodeIfPresent(reference.messageId, forKey: .messageId)
+        }
+        if !files.isEmpty {
+            let slots = files.enumerated().map { AttachmentSlot(id: $0.offset, filename: $0.element.filename) }
+            try container.encode(slots, forKey: .attachments)
+        }
+    }
+
+    private enum ReferenceKeys: String, CodingKey { case messageId = "message_id" }
+}
+
+/// `POST /channels/{forum}/threads`.
+public struct DiscordForumThreadCreate: Sendable, Hashable, Encodable {
+    public var name: String
+    public var autoArchiveDuration: Int
+    public var appliedTags: [String]
+    public var message: DiscordMessageCreate
+
+    public init(name: String, autoArchiveDuration: Int = 10080, appliedTags: [String] = [], message: DiscordMessageCreate) {
+        self.name = name
+        self.autoArchiveDuration = autoArchiveDuration
+        self.appliedTags = appliedTags
+        self.message = message
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, autoArchiveDuration = "auto_archive_duration", appliedTags = "applied_tags", message
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(autoArchiveDuration, forKey: .autoArchiveDuration)
+        if !appliedTags.isEmpty { try container.encode(appliedTags, forKey: .appliedTags) }
+        try container.encode(message, forKey: .message)
+    }
+}

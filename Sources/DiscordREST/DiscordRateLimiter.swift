@@ -1,0 +1,187 @@
+/// Keeps requests inside Discord's limits so that none is sent that Discord would refuse.
+///
+/// Buckets are learned from `X-RateLimit-Bucket` and kept per bucket and major parameter, so a
+/// busy thread waits on its own bucket only. Until a route's bucket is known, one request goes
+/// first and the rest wait for what it teaches. A sliding log enforces the global limit.
+public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
+    public struct Configuration: Sendable {
+        /// Discord's global limit per bot: 50 requests per second.
+        public var globalLimit = 50
+        public var globalWindow: Duration = .seconds(1)
+        /// Added to every reset the client computes, for clock skew and network latency.
+        public var safetyMargin: Duration = .milliseconds(50)
+
+        public init() {}
+    }
+
+    /// What `acquire` hands out and `complete` takes back.
+    public struct Ticket: Sendable {
+        let key: String
+        let route: String
+        let major: String
+        let generation: Int
+        let discovering: Bool
+    }
+
+    /// The rate-limit headers of one response.
+    public struct Headers: Sendable, Equatable {
+        public var bucket: String?
+        public var limit: Int?
+        public var remaining: Int?
+        public var resetAfter: Duration?
+
+        public init(bucket: String?, limit: Int?, remaining: Int?, resetAfter: Duration?) {
+            self.bucket = bucket
+            self.limit = limit
+            self.remaining = remaining
+            self.resetAfter = resetAfter
+        }
+    }
+
+    private struct Bucket {
+        var limit: Int?
+        var remaining = 0
+        var resetAt: C.Instant?
+        /// Whether `resetAt` came from a response of the current window, not our own estimate.
+        var resetConfirmed = false
+        var window: Duration = .seconds(1)
+        var generation = 0
+        var discovering = false
+    }
+
+    private let clock: C
+    private let configuration: Configuration
+    private var routeBuckets: [String: String] = [:]
+    private var buckets: [String: Bucket] = [:]
+    private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    private var globalLog: [C.Instant] = []
+    private var globalBlockedUntil: C.Instant?
+
+    public init(clock: C, configuration: Configuration = .init()) {
+        self.clock = clock
+        self.configuration = configuration
+    }
+
+    private func key(route: String, major: String) -> String {
+        (routeBuckets[route] ?? "route:" + route) + ":" + major
+    }
+
+    /// Waits until a request on `route` (method and template) for `major` may go; throws
+    /// `DiscordError.rateLimited` when that would be after `deadline`.
+    public func acquire(route: String, major: String, deadline: C.Instant) async throws -> Ticket {
+        while true {
+            try Task.checkCancellation()
+            let now = clock.now
+            let key = key(route: route, major: major)
+            var bucket = buckets[key] ?? Bucket()
+            if bucket.limit == nil {
+                if bucket.discovering {
+                    await waitForChange(of: key)
+                    continue
+                }
+            } else {
+                if let resetAt = bucket.resetAt, now >= resetAt {
+                    bucket.remaining = bucket.limit!
+                    bucket.resetAt = nil
+                    bucket.resetConfirmed = false
+                    bucket.generation += 1
+                }
+                if bucket.remaining <= 0, let resetAt = bucket.resetAt {
+                    buckets[key] = bucket
+                    try await sleep(until: resetAt, deadline: deadline)
+                    continue
+                }
+            }
+            if let wait = globalWait(now: now) {
+                buckets[key] = bucket
+                try await sleep(until: wait, deadline: deadline)
+                continue
+            }
+            let discovering = bucket.limit == nil
+            if discovering {
+                bucket.discovering = true
+            } else {
+                bucket.remaining -= 1
+                if bucket.resetAt == nil { bucket.resetAt = now + bucket.window + configuration.safetyMargin }
+            }
+            buckets[key] = bucket
+            globalLog.append(now)
+            if globalLog.count > configuration.globalLimit { globalLog.removeFirst(globalLog.count - configuration.globalLimit) }
+            return Ticket(key: key, route: route, major: major, generation: bucket.generation, discovering: discovering)
+        }
+    }
+
+    /// Records what a response said about its bucket. Call exactly once per ticket.
+    public func complete(_ ticket: Ticket, headers: Headers?) {
+        let now = clock.now
+        defer { releaseDiscovery(ticket) }
+        guard let headers, let hash = headers.bucket, let limit = headers.limit else { return }
+        routeBuckets[ticket.route] = hash
+        let key = hash + ":" + ticket.major
+        var bucket = buckets[key] ?? Bucket()
+        let reported = headers.resetAfter.map { now + $0 + configuration.safetyMargin }
+        if bucket.limit == nil {
+            bucket.limit = limit
+            bucket.remaining = headers.remaining ?? 0
+            bucket.resetAt = reported
+            bucket.resetConfirmed = reported != nil
+        } else if ticket.generation == bucket.generation || ticket.discovering {
+            bucket.limit = limit
+            bucket.remaining = min(bucket.remaining, headers.remaining ?? bucket.remaining)
+            if let reported {
+                bucket.resetAt = bucket.resetConfirmed ? max(bucket.resetAt ?? reported, reported) : reported
+                bucket.resetConfirmed = true
+            }
+        }
+        if let resetAfter = headers.resetAfter, headers.remaining == limit - 1 { bucket.window = resetAfter }
+        buckets[key] = bucket
+    }
+
+    /// A 429: blocks the bucket, or everything when `global`, for `retryAfter`.
+    public func rateLimited(_ ticket: Ticket, retryAfter: Duration, global: Bool, headers: Headers?) {
+        let until = clock.now + retryAfter + configuration.safetyMargin
+        if global {
+            globalBlockedUntil = max(globalBlockedUntil ?? until, until)
+            complete(ticket, headers: nil)
+            return
+        }
+        if let hash = headers?.bucket { routeBuckets[ticket.route] = hash }
+        let key = key(route: ticket.route, major: ticket.major)
+        var bucket = buckets[key] ?? Bucket()
+        bucket.limit = bucket.limit ?? headers?.limit ?? 1
+        bucket.remaining = 0
+        bucket.resetAt = max(bucket.resetAt ?? until, until)
+        bucket.resetConfirmed = true
+        buckets[key] = bucket
+        releaseDiscovery(ticket)
+    }
+
+    private func releaseDiscovery(_ ticket: Ticket) {
+        guard ticket.discovering else { return }
+        buckets[ticket.key]?.discovering = false
+        if buckets[ticket.key]?.limit == nil { buckets[ticket.key] = nil }
+        for waiter in waiters.removeValue(forKey: ticket.key) ?? [] { waiter.resume() }
+    }
+
+    private func waitForChange(of key: String) async {
+        await withCheckedContinuation { waiters[key, default: []].append($0) }
+    }
+
+    private func globalWait(now: C.Instant) -> C.Instant? {
+        if let blocked = globalBlockedUntil, now < blocked { return blocked }
+        guard globalLog.count >= configuration.globalLimit, let oldest = globalLog.first else { return nil }
+        let opens = oldest + configuration.globalWindow + configuration.safetyMargin
+        return now < opens ? opens : nil
+    }
+
+    private func sleep(until instant: C.Instant, deadline: C.Instant) async throws {
+        guard instant <= deadline else {
+            throw DiscordError.rateLimited(retryAfter: clock.now.duration(to: instant))
+        }
+        try await clock.sleep(until: instant, tolerance: nil)
+    }
+}
+
+extension InstantProtocol where Duration == Swift.Duration {
+    static func + (lhs: Self, rhs: Swift.Duration) -> Self { lhs.advanced(by: rhs) }
+}
