@@ -73,6 +73,9 @@ let package = Package(
             dependencies: [
                 "DiscordREST",
                 "DiscordEmulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -114,7 +114,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                     ticket, retryAfter: .milliseconds(Int64(retryAfter * 1000)), global: global, headers: headers)
                 lastProblem = "429"
             case 500..<600:
-                await rateLimiter.complete(ticket, headers: headers)
+                await rateLimiter.complete(ticket, headers: headers, refund: headers == nil)
                 lastProblem = "HTTP \(status)"
                 try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem, allowed: request.retriesServerErrors)
             default:

@@ -111,10 +111,14 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// Records what a response said about its bucket. Call exactly once per ticket.
-    public func complete(_ ticket: Ticket, headers: Headers?) {
+    /// Records what a response said about its bucket. Call exactly once per ticket. `refund`
+    /// gives the slot back, for answers that never reached Discord's limiter (a proxy's 502).
+    public func complete(_ ticket: Ticket, headers: Headers?, refund: Bool = false) {
         let now = clock.now
         defer { releaseDiscovery(ticket) }
+        if refund, !ticket.discovering, buckets[ticket.key]?.generation == ticket.generation {
+            buckets[ticket.key]!.remaining = min(buckets[ticket.key]!.remaining + 1, buckets[ticket.key]!.limit ?? 1)
+        }
         guard let headers, let hash = headers.bucket, let limit = headers.limit else { return }
         routeBuckets[ticket.route] = hash
         let key = hash + ":" + ticket.major

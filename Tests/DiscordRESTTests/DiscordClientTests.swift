@@ -1,0 +1,175 @@
+import DiscordEmulator
+import DiscordREST
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import Testing
+
+@Suite("Discord REST client against the emulator")
+struct DiscordClientTests {
+    @Test func learnsTheBotUserAndGateway() async throws {
+        try await withDiscord { _, client, endpoints in
+            let me = try await client.currentUser()
+            #expect(me.id == endpoints.botUserID)
+            #expect(me.isBot)
+            let gateway = try await client.gatewayBot()
+            #expect(gateway.url == endpoints.gatewayURL)
+            #expect(gateway.sessionStartLimit.remaining > 0)
+        }
+    }
+
+    @Test func startsAForumThreadWithTheStarterPostInOneCall() async throws {
+        try await withDiscord { emulator, client, endpoints in
+            let thread = try await client.startForumThread(
+                in: endpoints.forumChannelID, .named("User 123 · 1.4.0", "My app crashes"))
+            #expect(thread.channel.parentId == endpoints.forumChannelID)
+            #expect(thread.channel.type == 11)
+            #expect(thread.message.id == thread.channel.id)
+            #expect(thread.message.content == "My app crashes")
+            #expect(emulator.counters.requests("POST", "/channels/{channel_id}/threads") == 1)
+            #expect(emulator.counters.requests("POST", "/channels/{channel_id}/messages") == 0)
+            let fetched = try await client.channel(thread.channel.id)
+            #expect(fetched.name == "User 123 · 1.4.0")
+        }
+    }
+
+    @Test func postsJSONAndMultipartAndPagesNewestFirst() async throws {
+        try await withDiscord { emulator, client, endpoints in
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("paging", "first"))
+            var posted: [String] = [thread.message.id]
+            for index in 1...6 {
+                posted.append(try await client.createMessage(in: thread.channel.id, .init(content: "message \(index)")).id)
+            }
+            let diagnostics = Data(#"{"app":{"version":"1.4.0"}}"#.utf8)
+            let upload = try await client.createMessage(
+                in: thread.channel.id,
+                .init(content: "", files: [DiscordFile(filename: "diagnostics.json", contentType: "application/json", data: diagnostics)]))
+            posted.append(upload.id)
+            #expect(upload.attachments.map(\.filename) == ["diagnostics.json"])
+            #expect(upload.attachments.first?.size == diagnostics.count)
+            let download = try await HTTPClient.shared.execute(HTTPClientRequest(url: upload.attachments[0].url), timeout: .seconds(5))
+            #expect(Data(buffer: try await download.body.collect(upTo: 1 << 20)) == diagnostics)
+
+            let newest = try await client.messages(in: thread.channel.id, limit: 3)
+            #expect(newest.map(\.id) == Array(posted.suffix(3).reversed()))
+            let older = try await client.messages(in: thread.channel.id, before: newest.last!.id, limit: 3)
+            #expect(older.map(\.id) == Array(posted.dropLast(3).suffix(3).reversed()))
+            let afterFirst = try await client.messages(in: thread.channel.id, after: posted[0], limit: 2)
+            #expect(afterFirst.map(\.id) == [posted[2], posted[1]])
+            #expect(emulator.recordedRequests.contains { $0.fileNames == ["diagnostics.json"] })
+        }
+    }
+
+    @Test func repeatedNoncePostsOnce() async throws {
+        try await withDiscord { emulator, client, endpoints in
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("nonce", "hi"))
+            let message = DiscordMessageCreate(content: "only once", nonce: "retry-key-1")
+            let first = try await client.createMessage(in: thread.channel.id, message)
+            let second = try await client.createMessage(in: thread.channel.id, message)
+            #expect(first.id == second.id)
+            #expect(emulator.messages(inThread: thread.channel.id).filter { $0.content == "only once" }.count == 1)
+        }
+    }
+
+    @Test func userTextPingsNobody() async throws {
+        try await withDiscord { emulator, client, endpoints in
+            let thread = try await client.startForumThread(
+                in: endpoints.forumChannelID, .named("mentions", "@everyone look <@\(endpoints.agentUserID)>"))
+            let reply = try await client.createMessage(in: thread.channel.id, .init(content: "@here again"))
+            #expect(!thread.message.mentionEveryone)
+            #expect(thread.message.mentions.isEmpty)
+            #expect(!reply.mentionEveryone)
+            #expect(emulator.counters.everyonePings == 0)
+        }
+    }
+
+    @Test func mapsDiscordErrorsToTypedErrors() async throws {
+        try await withDiscord { emulator, client, endpoints in
+            func code(_ call: () async throws -> Void) async -> DiscordErrorCode? {
+                do {
+                    try await call()
+                    return nil
+                } catch {
+                    return (error as? DiscordError)?.apiError?.code
+                }
+            }
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("errors", "hi"))
+            let id = thread.channel.id
+
+            #expect(await code { _ = try await client.createMessage(in: id, .init(content: String(repeating: "x", count: 2001))) } == .invalidFormBody)
+            #expect(await code { _ = try await client.createMessage(in: id, .init(content: "")) } == .emptyMessage)
+            #expect(await code { _ = try await client.messages(in: id, limit: 101) } == .invalidFormBody)
+            #expect(await code { _ = try await client.addReaction("not-an-emoji", to: id, in: id) } == .unknownEmoji)
+            #expect(await code { _ = try await client.createMessage(in: endpoints.forumChannelID, .init(content: "x")) } == .nonTextChannel)
+            let big = DiscordFile(filename: "big.bin", data: Data(count: 10 * 1024 * 1024 + 1))
+            #expect(await code { _ = try await client.createMessage(in: id, .init(content: "", files: [big])) } == .requestTooLarge)
+
+            emulator.setForumRequiresTag(true)
+            #expect(await code { _ = try await client.startForumThread(in: endpoints.forumChannelID, .named("t", "x")) } == .tagRequired)
+            var tagged = DiscordForumThreadCreate.named("tagged", "x")
+            tagged.appliedTags = [emulator.forumTagIDs[0]]
+            #expect(try await client.startForumThread(in: endpoints.forumChannelID, tagged).channel.appliedTags == [emulator.forumTagIDs[0]])
+
+            try emulator.lockThread(id)
+            #expect(await code { _ = try await client.createMessage(in: id, .init(content: "x")) } == .threadLocked)
+            try emulator.archiveThread(id, locked: true)
+            #expect(await code { _ = try await client.createMessage(in: id, .init(content: "x")) } == .threadArchived)
+            try emulator.deleteThread(id)
+            #expect(await code { _ = try await client.createMessage(in: id, .init(content: "x")) } == .unknownChannel)
+            #expect(await code { _ = try await client.channel("not-a-snowflake") } == .invalidFormBody)
+        }
+    }
+
+    @Test func badTokenIsUnauthorized() async throws {
+        try await withDiscord(client: { $0.token = "wrong" }) { _, client, _ in
+            await #expect {
+                _ = try await client.currentUser()
+            } throws: { error in
+                (error as? DiscordError)?.apiError?.status == 401
+            }
+        }
+    }
+
+    @Test func postingToAnArchivedThreadUnarchivesIt() async throws {
+        try await withDiscord { emulator, client, endpoints in
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("archived", "hi"))
+            try emulator.archiveThread(thread.channel.id)
+            _ = try await client.createMessage(in: thread.channel.id, .init(content: "back"))
+            let channel = try await client.channel(thread.channel.id)
+            #expect(channel.threadMetadata?.archived == false)
+        }
+    }
+
+    @Test func retriesServerErrorsThenGivesUpInsideTheBudget() async throws {
+        try await withDiscord(client: { $0.budget = .seconds(2); $0.backoffBase = .milliseconds(20) }) { emulator, client, endpoints in
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("faults", "hi"))
+            emulator.injectServerErrors(count: 2, status: 502)
+            let message = try await client.createMessage(in: thread.channel.id, .init(content: "after faults", nonce: "n-1"))
+            #expect(message.content == "after faults")
+            #expect(emulator.counters.serverErrorsInjected == 2)
+
+            emulator.injectServerErrors(count: 10_000, status: 503)
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await client.createMessage(in: thread.channel.id, .init(content: "never", nonce: "n-2"))
+            } throws: { error in
+                if case .unavailable = error as? DiscordError { return true }
+                return false
+            }
+            #expect(ContinuousClock.now - started < .seconds(3))
+            emulator.injectServerErrors(count: 0)
+            #expect(emulator.messages(inThread: thread.channel.id).contains { $0.content == "never" } == false)
+        }
+    }
+
+    @Test func listsActiveThreads() async throws {
+        try await withDiscord { emulator, client, endpoints in
+            let open = try await client.startForumThread(in: endpoints.forumChannelID, .named("open", "hi"))
+            let closed = try await client.startForumThread(in: endpoints.forumChannelID, .named("closed", "hi"))
+            _ = try await client.modifyThread(closed.channel.id, archived: true)
+            let active = try await client.activeThreads(guildID: endpoints.guildID)
+            #expect(active.threads.map(\.id) == [open.channel.id])
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Synchronization
+
+/// A clock that moves only when a test says so, so rate-limit waits are checked without sleeping.
+final class ManualClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [(deadline: Instant, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Mutex(State())
+    var minimumResolution: Duration { .zero }
+    var now: Instant { state.withLock { $0.now } }
+    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        await withCheckedContinuation { continuation in
+            let due = state.withLock { state -> Bool in
+                if deadline <= state.now { return true }
+                state.sleepers.append((deadline, continuation))
+                return false
+            }
+            if due { continuation.resume() }
+        }
+    }
+
+    func advance(by duration: Duration) {
+        let due = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.now = state.now.advanced(by: duration)
+            let now = state.now
+            let due = state.sleepers.filter { $0.deadline <= now }.map(\.continuation)
+            state.sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        due.forEach { $0.resume() }
+    }
+
+    /// Lets other tasks run until `count` of them sleep on this clock.
+    func waitForSleepers(_ count: Int) async {
+        for _ in 0..<10_000 where sleeperCount < count { await Task.yield() }
+    }
+}
