@@ -34,7 +34,11 @@ extension DiscordEmulator {
             }
             group.addTask {
                 for try await message in inbound.messages(maxSize: 1 << 20) {
-                    if case .text(let text) = message { world.receiveGatewayPayload(text, on: id) }
+                    // Discord reads JSON payloads from text and binary frames alike (hikari sends binary).
+                    switch message {
+                    case .text(let text): world.receiveGatewayPayload(text, on: id)
+                    case .binary(let buffer): world.receiveGatewayPayload(String(buffer: buffer), on: id)
+                    }
                 }
                 return false
             }

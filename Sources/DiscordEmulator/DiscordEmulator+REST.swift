@@ -10,7 +10,7 @@ extension DiscordEmulator {
         let world = self.world
         let configuration = self.configuration
 
-        rest(router, .get, "/users/@me", bucket: .route) { _ in .ok(world.bot.json) }
+        rest(router, .get, "/users/@me", bucket: .route) { _ in .ok(world.bot.selfJSON) }
 
         rest(router, .get, "/gateway", bucket: .route) { _ in .ok(["url": .string(world.gatewayURL)]) }
 

@@ -62,6 +62,7 @@ extension DiscordWorld {
                 .filter { $0.isThread && $0.thread?.archived == false }
                 .sorted { $0.id < $1.id }
             return [
+                "has_more": false,
                 "threads": .array(threads.map(json)),
                 "members": .array(
                     threads.map {

@@ -74,7 +74,7 @@ extension DiscordWorld {
         state.gateway.connections[connectionID]?.sessionID = sessionID
         let ready: JSON = [
             "v": 10,
-            "user": bot.json,
+            "user": bot.selfJSON,
             "guilds": [["id": .string(guildID.description), "unavailable": true]],
             "session_id": .string(sessionID),
             "session_type": "normal",

@@ -25,6 +25,16 @@ struct EmulatedUser: Sendable {
         if isBot { object["bot"] = true }
         return .object(object)
     }
+
+    /// The user as `GET /users/@me` shows it to the user itself: with the account's private fields.
+    var selfJSON: JSON {
+        guard case .object(var object) = json else { return json }
+        object["mfa_enabled"] = true
+        object["locale"] = "en-US"
+        object["verified"] = true
+        object["email"] = .null
+        return .object(object)
+    }
 }
 
 struct EmulatedAttachment: Sendable {
@@ -139,7 +149,7 @@ struct EmulatedChannel: Sendable {
             object["position"] = 1
             object["permission_overwrites"] = []
             object["nsfw"] = false
-            object["topic"] = nil
+            object["topic"] = .null
             object["available_tags"] = .array(
                 availableTags.map {
                     [
@@ -148,9 +158,9 @@ struct EmulatedChannel: Sendable {
                     ]
                 }
             )
-            object["default_reaction_emoji"] = nil
+            object["default_reaction_emoji"] = .null
             object["default_thread_rate_limit_per_user"] = 0
-            object["default_sort_order"] = nil
+            object["default_sort_order"] = .null
             object["default_forum_layout"] = 0
             object["template"] = ""
         case .guildText:
@@ -158,7 +168,7 @@ struct EmulatedChannel: Sendable {
             object["position"] = 0
             object["permission_overwrites"] = []
             object["nsfw"] = false
-            object["topic"] = nil
+            object["topic"] = .null
         }
         return .object(object)
     }

@@ -178,8 +178,9 @@ public struct DiscordMessageCreate: Sendable, Hashable {
 }
 
 extension DiscordMessageCreate: Encodable {
+    /// Points at the multipart part `files[id]`; Discord's schema types the id as a snowflake string.
     private struct AttachmentSlot: Encodable {
-        var id: Int
+        var id: String
         var filename: String
     }
 
@@ -199,7 +200,7 @@ extension DiscordMessageCreate: Encodable {
             try nested.encodeIfPresent(reference.messageId, forKey: .messageId)
         }
         if !files.isEmpty {
-            let slots = files.enumerated().map { AttachmentSlot(id: $0.offset, filename: $0.element.filename) }
+            let slots = files.enumerated().map { AttachmentSlot(id: String($0.offset), filename: $0.element.filename) }
             try container.encode(slots, forKey: .attachments)
         }
     }
