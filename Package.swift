@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DiscordREST", targets: ["DiscordREST"]),
         .library(name: "DiscordEmulator", targets: ["DiscordEmulator"]),
         .executable(name: "discord-emulator", targets: ["discord-emulator"]),
+        .executable(name: "threaddesk", targets: ["threaddesk"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -22,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .target(
@@ -38,6 +43,7 @@ let package = Package(
         .target(
             name: "DiscordEmulator",
             dependencies: [
+                "DiscordREST",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -45,6 +51,53 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ThreadDeskCore",
+            dependencies: [
+                "DiscordREST",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ThreadDeskStore",
+            dependencies: [
+                "ThreadDeskCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ThreadDeskServer",
+            dependencies: [
+                "ThreadDeskCore",
+                "ThreadDeskStore",
+                "DiscordREST",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "threaddesk",
+            dependencies: [
+                "ThreadDeskServer",
+                "DiscordEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -77,6 +130,34 @@ let package = Package(
                 "DiscordREST",
                 "DiscordEmulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ThreadDeskCoreTests",
+            dependencies: ["ThreadDeskCore", "DiscordREST"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ThreadDeskStoreTests",
+            dependencies: ["ThreadDeskStore", "ThreadDeskCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ThreadDeskServerTests",
+            dependencies: [
+                "ThreadDeskServer",
+                "ThreadDeskStore",
+                "ThreadDeskCore",
+                "DiscordEmulator",
+                "DiscordREST",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],

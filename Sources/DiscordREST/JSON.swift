@@ -1,7 +1,7 @@
 import Foundation
 
-/// A JSON value: Discord payloads are open-ended, so the emulator reads and writes them as trees
-/// rather than fixed structs, and can emit the explicit `null`s Discord's schema requires.
+/// A JSON value for open-ended payloads (Discord's, an app's diagnostics): read and written as a
+/// tree rather than fixed structs, with the explicit `null`s Discord's schema requires.
 public enum JSON: Sendable, Hashable {
     case null
     case bool(Bool)

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Rules for the text a user sends: trimmed, 1–4000 characters, cut into Discord-sized posts.
+public enum MessageText {
+    public static let maxCharacters = 4000
+    /// Discord's limit per message. Counted in UTF-16 code units, which is never less than
+    /// Discord's own count, so a chunk that fits here fits there.
+    public static let discordLimit = 2000
+
+    public enum Problem: Error, Equatable {
+        case empty
+        case tooLong(Int)
+    }
+
+    /// The text as it will be posted, or why it cannot be.
+    public static func validate(_ raw: String) -> Result<String, Problem> {
+        let text = raw.trimmingWhitespace()
+        if text.isEmpty { return .failure(.empty) }
+        if text.count > maxCharacters { return .failure(.tooLong(text.count)) }
+        return .success(text)
+    }
+
+    /// Splits `text` into posts of at most `limit` UTF-16 units, preferring a paragraph break,
+    /// then a line break, then a space, and never cutting a character (emoji, flags) in two.
+    public static func split(_ text: String, limit: Int = discordLimit) -> [String] {
+        var chunks: [String] = []
+        var rest = Substring(text)
+        while rest.utf16.count > limit {
+            var end = rest.startIndex
+            var units = 0
+            for index in rest.indices {
+                let width = rest[index].utf16.count
+                if units + width > limit { break }
+                units += width
+                end = rest.index(after: index)
+            }
+            let window = rest[..<end]
+            let cut = [window.range(of: "\n\n", options: .backwards), window.range(of: "\n", options: .backwards),
+                       window.range(of: " ", options: .backwards)]
+                .compactMap { $0 }
+                .first { window.distance(from: window.startIndex, to: $0.lowerBound) > window.count / 2 }
+            let chunkEnd = cut?.lowerBound ?? end
+            chunks.append(String(rest[..<chunkEnd]).trimmingWhitespace())
+            rest = rest[(cut?.upperBound ?? end)...]
+            rest = rest.drop { $0.isNewline }
+        }
+        let last = String(rest).trimmingWhitespace()
+        if !last.isEmpty || chunks.isEmpty { chunks.append(last) }
+        return chunks.filter { !$0.isEmpty }
+    }
+}
+
+extension MessageText {
+    /// The longest prefix of whole characters that fits in `limit` UTF-16 units, marked with `…` when cut.
+    public static func clip(_ text: String, limit: Int = discordLimit) -> String {
+        guard text.utf16.count > limit else { return text }
+        var result = ""
+        var units = 1
+        for character in text {
+            units += character.utf16.count
+            if units > limit { break }
+            result.append(character)
+        }
+        return result + "…"
+    }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+}

@@ -1,0 +1,49 @@
+import DiscordREST
+
+/// Who wrote a message, from the app user's point of view.
+public enum MessageAuthor: String, Sendable, Codable, Hashable {
+    /// The app user: the bot posts on their behalf.
+    case user
+    /// Anyone else in the thread: the developer or their support team.
+    case support
+}
+
+/// What the app user may see of a Discord message in their thread (the rules of DESIGN.md).
+public enum MessageVisibility: Sendable, Hashable {
+    case visible(MessageAuthor)
+    case hidden(HiddenReason)
+
+    public enum HiddenReason: Sendable, Hashable {
+        /// Starts with `:ninja:` or `!HiddenMessage`: an internal note.
+        case internalNote
+        /// A system message (pins, thread renames, joins…), not conversation.
+        case systemType(Int)
+        /// Neither text nor files.
+        case empty
+    }
+
+    /// Discord message types that are conversation: DEFAULT, REPLY, CHAT_INPUT_COMMAND, THREAD_STARTER_MESSAGE.
+    public static let conversationTypes: Set<Int> = [0, 19, 20, 21]
+    public static let notePrefixes = [":ninja:", "!HiddenMessage"]
+
+    public init(of message: DiscordMessage, botUserID: String) {
+        let text = message.content.drop { $0.isWhitespace }
+        if Self.notePrefixes.contains(where: { text.hasPrefix($0) }) {
+            self = .hidden(.internalNote)
+        } else if !Self.conversationTypes.contains(message.type) {
+            self = .hidden(.systemType(message.type))
+        } else if message.content.isEmpty && message.attachments.isEmpty {
+            self = .hidden(.empty)
+        } else {
+            self = .visible(message.author.id == botUserID ? .user : .support)
+        }
+    }
+
+    public var isVisible: Bool {
+        if case .visible = self { return true }
+        return false
+    }
+
+    /// Only a visible message from support is worth a push notification.
+    public var isSupportReply: Bool { self == .visible(.support) }
+}

@@ -1,0 +1,66 @@
+import Crypto
+import Foundation
+
+/// Bearer tokens handed to widgets. Only their SHA-256 is stored, so a leaked database
+/// does not let anyone speak as a user.
+public enum UserToken {
+    /// 256 random bits, base64url without padding.
+    public static func generate() -> String {
+        Data(SymmetricKey(size: .bits256).rawBytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).hexString
+    }
+}
+
+/// Identity verification for apps with their own backend: the app's server computes
+/// `hex(HMAC-SHA256(secret, userId))` and the widget presents it with the user id.
+public struct IdentityVerifier: Sendable {
+    private let secret: Data
+
+    public init(secret: String) {
+        self.secret = Data(secret.utf8)
+    }
+
+    private var key: SymmetricKey { SymmetricKey(data: secret) }
+
+    public func userHash(for id: UserID) -> String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(id.rawValue.utf8), using: key)).hexString
+    }
+
+    /// Constant-time comparison of a presented hash, in either hex case.
+    public func verify(_ presented: String, for id: UserID) -> Bool {
+        guard let bytes = Data(hex: presented) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Data(id.rawValue.utf8), using: key)
+    }
+}
+
+/// Compares secrets (app keys, gateway secret) without leaking their content through timing.
+public func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let left = SHA256.hash(data: Data(a.utf8))
+    let right = SHA256.hash(data: Data(b.utf8))
+    return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+}
+
+extension Sequence where Element == UInt8 {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}
+
+extension Data {
+    init?(hex: String) {
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        self.init(bytes)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+import ThreadDeskCore
+
+/// The store in memory: for unit tests, and the reference the contract tests hold others to.
+public final class MemoryStore: UserStore {
+    private struct State {
+        var users: [UserID: UserRecord] = [:]
+        var responses: [String: StoredResponse] = [:]
+        var globals: [String: String] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let lock = KeyedFIFOLock<UserID>()
+
+    public init() {}
+
+    public func withUser<T: Sendable>(
+        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+    ) async throws -> T {
+        try await lock.withLock(id) {
+            let responseKey = idempotencyKey.map { "\(id.rawValue)\u{0}\($0)" }
+            var context = state.withLock { state in
+                UserContext(id: id, record: state.users[id], storedResponse: responseKey.flatMap { state.responses[$0] })
+            }
+            defer {
+                state.withLock { state in
+                    if let record = context.record { state.users[id] = record }
+                    if let responseKey, let response = context.response { state.responses[responseKey] = response }
+                }
+            }
+            return try await body(&context)
+        }
+    }
+
+    public func user(_ id: UserID) async throws -> UserRecord? {
+        state.withLock { $0.users[id] }
+    }
+
+    public func userID(forTokenHash hash: String) async throws -> UserID? {
+        state.withLock { $0.users.values.first { $0.tokenHash == hash }?.id }
+    }
+
+    public func userID(forThread threadID: String) async throws -> UserID? {
+        state.withLock { $0.users.values.first { $0.threadID == threadID }?.id }
+    }
+
+    public func globalValue(_ key: String) async throws -> String? {
+        state.withLock { $0.globals[key] }
+    }
+
+    public func setGlobalValue(_ key: String, to value: String?) async throws {
+        state.withLock { $0.globals[key] = value }
+    }
+
+    public func checkReachable() async throws {}
+}

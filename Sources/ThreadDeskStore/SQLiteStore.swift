@@ -1,0 +1,204 @@
+import Foundation
+import GRDB
+import Logging
+import ThreadDeskCore
+
+/// The embedded default: one SQLite file in WAL mode, with the per-user FIFO lock in process.
+/// Only one process may serve from a file; several replicas need PostgreSQL.
+public final class SQLiteStore: UserStore {
+    private let pool: DatabasePool
+    private let lock = KeyedFIFOLock<UserID>()
+
+    /// Opens (creating folders and file as needed) and migrates the database at `path`.
+    public init(path: String, logger: Logger = Logger(label: "threaddesk.store")) throws {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+        logger.debug("SQLite store ready", metadata: ["path": "\(path)"])
+    }
+
+    public func withUser<T: Sendable>(
+        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+    ) async throws -> T {
+        try await lock.withLock(id) {
+            let (record, stored) = try await pool.read { db in
+                (try UserRow.fetchOne(db, key: id.rawValue)?.record,
+                 try idempotencyKey.flatMap { try ResponseRow.fetchOne(db, key: ["user_id": id.rawValue, "key": $0])?.response })
+            }
+            var context = UserContext(id: id, record: record, storedResponse: stored)
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await body(&context))
+            } catch {
+                result = .failure(error)
+            }
+            try await save(context, previous: record, idempotencyKey: idempotencyKey)
+            return try result.get()
+        }
+    }
+
+    private func save(_ context: UserContext, previous: UserRecord?, idempotencyKey: String?) async throws {
+        let changed = context.record != nil && context.record != previous
+        let response = idempotencyKey.flatMap { key in context.response.map { (key, $0) } }
+        guard changed || response != nil else { return }
+        try await pool.write { db in
+            if changed, let record = context.record { try UserRow(record).save(db) }
+            if let (key, response) = response {
+                try ResponseRow(userID: context.id.rawValue, key: key, response: response, createdAt: Date()).save(db)
+            }
+        }
+    }
+
+    public func user(_ id: UserID) async throws -> UserRecord? {
+        try await pool.read { try UserRow.fetchOne($0, key: id.rawValue)?.record }
+    }
+
+    public func userID(forTokenHash hash: String) async throws -> UserID? {
+        try await pool.read { try UserRow.filter(Column("token_hash") == hash).fetchOne($0)?.record.id }
+    }
+
+    public func userID(forThread threadID: String) async throws -> UserID? {
+        try await pool.read { try UserRow.filter(Column("thread_id") == threadID).fetchOne($0)?.record.id }
+    }
+
+    public func globalValue(_ key: String) async throws -> String? {
+        try await pool.read { try String.fetchOne($0, sql: "SELECT value FROM global_values WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setGlobalValue(_ key: String, to value: String?) async throws {
+        try await pool.write { db in
+            if let value {
+                try db.execute(
+                    sql: "INSERT INTO global_values (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    arguments: [key, value])
+            } else {
+                try db.execute(sql: "DELETE FROM global_values WHERE key = ?", arguments: [key])
+            }
+        }
+    }
+
+    public func checkReachable() async throws {
+        _ = try await pool.read { try Int.fetchOne($0, sql: "SELECT 1") }
+    }
+
+    /// Idempotency records older than `age` are of no use to a retrying client.
+    public func pruneResponses(olderThan age: TimeInterval) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [Date().addingTimeInterval(-age)])
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: users, idempotency, global values") { db in
+            try db.create(table: "users") { t in
+                t.primaryKey("id", .text)
+                t.column("token_hash", .text).unique()
+                t.column("thread_id", .text).indexed()
+                t.column("push_token", .text)
+                t.column("push_environment", .text)
+                t.column("installation", .text)
+                t.column("last_notified_message_id", .text)
+                t.column("last_read_message_id", .text)
+                t.column("created_at", .datetime).notNull()
+                t.column("updated_at", .datetime).notNull()
+            }
+            try db.create(table: "idempotency") { t in
+                t.column("user_id", .text).notNull()
+                t.column("key", .text).notNull()
+                t.column("fingerprint", .text).notNull()
+                t.column("status", .integer).notNull()
+                t.column("body", .blob).notNull()
+                t.column("created_at", .datetime).notNull().indexed()
+                t.primaryKey(["user_id", "key"])
+            }
+            try db.create(table: "global_values") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+        }
+        return migrator
+    }
+}
+
+private struct UserRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "users"
+    var id: String
+    var token_hash: String?
+    var thread_id: String?
+    var push_token: String?
+    var push_environment: String?
+    var installation: String?
+    var last_notified_message_id: String?
+    var last_read_message_id: String?
+    var created_at: Date
+    var updated_at: Date
+
+    init(_ record: UserRecord) {
+        id = record.id.rawValue
+        token_hash = record.tokenHash
+        thread_id = record.threadID
+        push_token = record.pushToken
+        push_environment = record.pushEnvironment?.rawValue
+        installation = record.installation.flatMap { try? String(decoding: JSONEncoder.sorted.encode($0), as: UTF8.self) }
+        last_notified_message_id = record.lastNotifiedMessageID
+        last_read_message_id = record.lastReadMessageID
+        created_at = record.createdAt
+        updated_at = record.updatedAt
+    }
+
+    var record: UserRecord {
+        get throws {
+            guard let userID = UserID(id) else { throw DatabaseError(message: "invalid user id in the users table") }
+            return decoded(userID)
+        }
+    }
+
+    private func decoded(_ userID: UserID) -> UserRecord {
+        var record = UserRecord(id: userID, now: created_at)
+        record.tokenHash = token_hash
+        record.threadID = thread_id
+        record.pushToken = push_token
+        record.pushEnvironment = push_environment.flatMap(PushEnvironment.init(rawValue:))
+        record.installation = installation.flatMap { try? JSONDecoder().decode(InstallationInfo.self, from: Data($0.utf8)) }
+        record.lastNotifiedMessageID = last_notified_message_id
+        record.lastReadMessageID = last_read_message_id
+        record.updatedAt = updated_at
+        return record
+    }
+}
+
+private struct ResponseRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "idempotency"
+    var user_id: String
+    var key: String
+    var fingerprint: String
+    var status: Int
+    var body: Data
+    var created_at: Date
+
+    init(userID: String, key: String, response: StoredResponse, createdAt: Date) {
+        user_id = userID
+        self.key = key
+        fingerprint = response.fingerprint
+        status = response.status
+        body = response.body
+        created_at = createdAt
+    }
+
+    var response: StoredResponse { StoredResponse(status: status, body: body, fingerprint: fingerprint) }
+}
+
+extension JSONEncoder {
+    static let sorted: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+}

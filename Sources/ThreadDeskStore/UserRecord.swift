@@ -1,0 +1,62 @@
+import Foundation
+import ThreadDeskCore
+
+/// Everything ThreadDesk keeps about one app user.
+public struct UserRecord: Sendable, Hashable, Codable {
+    public var id: UserID
+    /// SHA-256 of the current bearer token; nil for users only the legacy routes know.
+    public var tokenHash: String?
+    public var threadID: String?
+    public var pushToken: String?
+    public var pushEnvironment: PushEnvironment?
+    /// The device info last posted to the thread as a note.
+    public var installation: InstallationInfo?
+    public var lastNotifiedMessageID: String?
+    public var lastReadMessageID: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: UserID, now: Date = Date()) {
+        self.id = id
+        self.createdAt = now
+        self.updatedAt = now
+    }
+}
+
+public enum PushEnvironment: String, Sendable, Hashable, Codable, CaseIterable {
+    case production
+    case development
+}
+
+/// A response kept under an `Idempotency-Key` so a retried request gets the same answer.
+public struct StoredResponse: Sendable, Hashable, Codable {
+    public var status: Int
+    public var body: Data
+    /// Hash of the request that produced it: the same key with another request is a client bug.
+    public var fingerprint: String
+
+    public init(status: Int, body: Data, fingerprint: String) {
+        self.status = status
+        self.body = body
+        self.fingerprint = fingerprint
+    }
+}
+
+/// One user's state while `withUser` holds it. Changes to `record` and `response` are written
+/// when the body ends, also when it throws: Discord side effects that already happened (a thread
+/// created) must be remembered, or a retry would repeat them.
+public struct UserContext: Sendable {
+    public let id: UserID
+    /// nil until the user exists; set it to create the user.
+    public var record: UserRecord?
+    /// What was stored earlier under the idempotency key given to `withUser`.
+    public let storedResponse: StoredResponse?
+    /// Set to keep this request's response under the idempotency key.
+    public var response: StoredResponse?
+
+    public init(id: UserID, record: UserRecord?, storedResponse: StoredResponse?) {
+        self.id = id
+        self.record = record
+        self.storedResponse = storedResponse
+    }
+}

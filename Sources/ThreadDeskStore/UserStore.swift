@@ -1,0 +1,38 @@
+import ThreadDeskCore
+
+/// The per-user serialized store: the role a Durable Object played in the system we replace.
+///
+/// `withUser` runs its body one at a time per user, in arrival order; different users run in
+/// parallel. Every implementation passes the same contract tests.
+public protocol UserStore: Sendable {
+    func withUser<T: Sendable>(
+        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+    ) async throws -> T
+
+    /// Read-only lookups, outside the per-user lock.
+    func user(_ id: UserID) async throws -> UserRecord?
+    func userID(forTokenHash hash: String) async throws -> UserID?
+    func userID(forThread threadID: String) async throws -> UserID?
+
+    /// Small process-wide values, such as the gateway's high-water mark.
+    func globalValue(_ key: String) async throws -> String?
+    func setGlobalValue(_ key: String, to value: String?) async throws
+
+    /// Throws when the store cannot be reached (readiness).
+    func checkReachable() async throws
+}
+
+extension UserStore {
+    public func withUser<T: Sendable>(_ id: UserID, _ body: (inout UserContext) async throws -> T) async throws -> T {
+        try await withUser(id, idempotencyKey: nil, body)
+    }
+}
+
+/// Idempotency keys are the client's; they are short opaque tokens.
+public enum IdempotencyKey {
+    public static let maxLength = 255
+
+    public static func isValid(_ key: String) -> Bool {
+        (1...maxLength).contains(key.utf8.count) && key.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
+    }
+}

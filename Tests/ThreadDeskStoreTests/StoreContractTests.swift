@@ -1,0 +1,169 @@
+import Foundation
+
+import Testing
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The behaviour every `UserStore` must have. New implementations join `StoreKind`.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case memory
+    case sqlite
+
+    var testDescription: String { rawValue }
+
+    func make() throws -> any UserStore {
+        switch self {
+        case .memory: return MemoryStore()
+        case .sqlite: return try SQLiteStore(path: temporaryDatabasePath())
+        }
+    }
+}
+
+func temporaryDatabasePath() -> String {
+    FileManager.default.temporaryDirectory
+        .appendingPathComponent("threaddesk-tests-\(UUID().uuidString)/threaddesk.sqlite").path
+}
+
+private struct Boom: Error {}
+
+@Suite("UserStore contract")
+struct StoreContractTests {
+    let alice = UserID("alice")!
+    let bob = UserID("bob")!
+
+    @Test(arguments: StoreKind.allCases)
+    func createsReadsAndUpdatesAUser(kind: StoreKind) async throws {
+        let store = try kind.make()
+        #expect(try await store.user(alice) == nil)
+        try await store.withUser(alice) { context in
+            #expect(context.record == nil)
+            var record = UserRecord(id: alice)
+            record.tokenHash = UserToken.hash("secret")
+            record.threadID = "123"
+            record.pushToken = "abcd"
+            record.pushEnvironment = .development
+            record.installation = InstallationInfo(appVersion: "1.4.0", other: ["theme": "dark"])
+            context.record = record
+        }
+        let stored = try #require(try await store.user(alice))
+        #expect(stored.threadID == "123")
+        #expect(stored.pushEnvironment == .development)
+        #expect(stored.installation?.other == ["theme": "dark"])
+        #expect(try await store.userID(forTokenHash: UserToken.hash("secret")) == alice)
+        #expect(try await store.userID(forTokenHash: UserToken.hash("other")) == nil)
+        #expect(try await store.userID(forThread: "123") == alice)
+
+        try await store.withUser(alice) { context in
+            #expect(context.record?.threadID == "123")
+            context.record?.threadID = "456"
+        }
+        #expect(try await store.userID(forThread: "123") == nil)
+        #expect(try await store.userID(forThread: "456") == alice)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func oneUserAtATimeEveryUpdateKept(kind: StoreKind) async throws {
+        let store = try kind.make()
+        let inside = Locked((now: 0, most: 0))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    try await store.withUser(alice) { context in
+                        inside.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                        var record = context.record ?? UserRecord(id: alice)
+                        let count = Int(record.lastReadMessageID ?? "0")!
+                        await Task.yield()
+                        record.lastReadMessageID = String(count + 1)
+                        context.record = record
+                        inside.withLock { $0.now -= 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(inside.withLock { $0.most } == 1)
+        #expect(try await store.user(alice)?.lastReadMessageID == "50")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func differentUsersDoNotWaitForEachOther(kind: StoreKind) async throws {
+        let store = try kind.make()
+        let (bobRan, signal) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Alice holds her lock until Bob has been served: a global lock would deadlock here.
+                try await store.withUser(alice) { _ in
+                    for await _ in bobRan { break }
+                }
+            }
+            group.addTask {
+                try await store.withUser(bob) { context in context.record = UserRecord(id: bob) }
+                signal.yield()
+                signal.finish()
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await store.user(bob) != nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func keepsChangesMadeBeforeTheBodyThrew(kind: StoreKind) async throws {
+        let store = try kind.make()
+        await #expect(throws: Boom.self) {
+            try await store.withUser(alice) { context in
+                var record = UserRecord(id: alice)
+                record.threadID = "created-before-failure"
+                context.record = record
+                throw Boom()
+            }
+        }
+        #expect(try await store.user(alice)?.threadID == "created-before-failure")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func storesResponsesPerUserAndKey(kind: StoreKind) async throws {
+        let store = try kind.make()
+        let response = StoredResponse(status: 201, body: Data(#"{"id":"1"}"#.utf8), fingerprint: "f1")
+        try await store.withUser(alice, idempotencyKey: "k1") { context in
+            #expect(context.storedResponse == nil)
+            context.record = UserRecord(id: alice)
+            context.response = response
+        }
+        try await store.withUser(alice, idempotencyKey: "k1") { context in
+            #expect(context.storedResponse == response)
+        }
+        try await store.withUser(alice, idempotencyKey: "k2") { context in
+            #expect(context.storedResponse == nil)
+        }
+        try await store.withUser(bob, idempotencyKey: "k1") { context in
+            #expect(context.storedResponse == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func globalValues(kind: StoreKind) async throws {
+        let store = try kind.make()
+        #expect(try await store.globalValue("gateway.seq") == nil)
+        try await store.setGlobalValue("gateway.seq", to: "41")
+        try await store.setGlobalValue("gateway.seq", to: "42")
+        #expect(try await store.globalValue("gateway.seq") == "42")
+        try await store.setGlobalValue("gateway.seq", to: nil)
+        #expect(try await store.globalValue("gateway.seq") == nil)
+        try await store.checkReachable()
+    }
+}
+
+@Suite("SQLite store")
+struct SQLiteStoreTests {
+    @Test func survivesReopeningTheFileInWALMode() async throws {
+        let path = temporaryDatabasePath()
+        let id = UserID("carol")!
+        do {
+            let store = try SQLiteStore(path: path)
+            try await store.withUser(id) { $0.record = UserRecord(id: id) }
+        }
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await reopened.user(id)?.id == id)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+}
