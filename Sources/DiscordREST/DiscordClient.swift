@@ -19,6 +19,8 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         public var backoffBase: Duration = .milliseconds(250)
         public var backoffCap: Duration = .seconds(4)
         public var rateLimits = DiscordRateLimiter<C>.Configuration()
+        /// Told of every HTTP attempt: its route template and status (nil when no answer came), for metrics.
+        public var observer: (@Sendable (_ route: String, _ status: Int?) -> Void)?
 
         public init(baseURL: String = "https://discord.com/api/v10", token: String) {
             self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -92,6 +94,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 body = try await response.body.collect(upTo: 16 * 1024 * 1024)
             } catch {
                 await rateLimiter.complete(ticket, headers: nil)
+                configuration.observer?(request.route, nil)
                 lastProblem = "\(error)"
                 logger.warning("Discord request failed", metadata: ["route": "\(request.route)", "error": "\(error)"])
                 try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem, allowed: request.retriesServerErrors)
@@ -99,6 +102,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             }
             let headers = Self.rateLimitHeaders(response.headers)
             let status = Int(response.status.code)
+            configuration.observer?(request.route, status)
             switch status {
             case 200..<300:
                 await rateLimiter.complete(ticket, headers: headers)

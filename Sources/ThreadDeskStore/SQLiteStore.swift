@@ -104,6 +104,8 @@ public final class SQLiteStore: UserStore {
                 t.column("push_token", .text)
                 t.column("push_environment", .text)
                 t.column("installation", .text)
+                t.column("pending_installation", .text)
+                t.column("pending_post", .text)
                 t.column("last_notified_message_id", .text)
                 t.column("last_read_message_id", .text)
                 t.column("created_at", .datetime).notNull()
@@ -135,6 +137,8 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
     var push_token: String?
     var push_environment: String?
     var installation: String?
+    var pending_installation: String?
+    var pending_post: String?
     var last_notified_message_id: String?
     var last_read_message_id: String?
     var created_at: Date
@@ -146,7 +150,9 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         thread_id = record.threadID
         push_token = record.pushToken
         push_environment = record.pushEnvironment?.rawValue
-        installation = record.installation.flatMap { try? String(decoding: JSONEncoder.sorted.encode($0), as: UTF8.self) }
+        installation = Self.encode(record.installation)
+        pending_installation = Self.encode(record.pendingInstallation)
+        pending_post = Self.encode(record.pendingPost)
         last_notified_message_id = record.lastNotifiedMessageID
         last_read_message_id = record.lastReadMessageID
         created_at = record.createdAt
@@ -166,11 +172,24 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         record.threadID = thread_id
         record.pushToken = push_token
         record.pushEnvironment = push_environment.flatMap(PushEnvironment.init(rawValue:))
-        record.installation = installation.flatMap { try? JSONDecoder().decode(InstallationInfo.self, from: Data($0.utf8)) }
+        record.installation = Self.decode(installation)
+        record.pendingInstallation = Self.decode(pending_installation)
+        record.pendingPost = Self.decode(pending_post)
         record.lastNotifiedMessageID = last_notified_message_id
         record.lastReadMessageID = last_read_message_id
         record.updatedAt = updated_at
         return record
+    }
+}
+
+extension UserRow {
+    /// Small nested values live in JSON text columns.
+    static func encode<T: Encodable>(_ value: T?) -> String? {
+        value.flatMap { try? String(decoding: JSONEncoder.sorted.encode($0), as: UTF8.self) }
+    }
+
+    static func decode<T: Decodable>(_ text: String?) -> T? {
+        text.flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) }
     }
 }
 

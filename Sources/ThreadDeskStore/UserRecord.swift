@@ -11,6 +11,11 @@ public struct UserRecord: Sendable, Hashable, Codable {
     public var pushEnvironment: PushEnvironment?
     /// The device info last posted to the thread as a note.
     public var installation: InstallationInfo?
+    /// Device info reported before the user had a thread, posted when the thread is created.
+    public var pendingInstallation: InstallationInfo?
+    /// A send split into several Discord posts that failed part-way: the posts already made, so
+    /// the client's retry with the same idempotency key posts only the rest.
+    public var pendingPost: PendingPost?
     public var lastNotifiedMessageID: String?
     public var lastReadMessageID: String?
     public var createdAt: Date
@@ -20,6 +25,16 @@ public struct UserRecord: Sendable, Hashable, Codable {
         self.id = id
         self.createdAt = now
         self.updatedAt = now
+    }
+}
+
+public struct PendingPost: Sendable, Hashable, Codable {
+    public var idempotencyKey: String
+    public var postedMessageIDs: [String]
+
+    public init(idempotencyKey: String, postedMessageIDs: [String]) {
+        self.idempotencyKey = idempotencyKey
+        self.postedMessageIDs = postedMessageIDs
     }
 }
 

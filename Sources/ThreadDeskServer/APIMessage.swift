@@ -1,0 +1,43 @@
+import DiscordREST
+import ThreadDeskCore
+
+/// A message as the widget sees it.
+public struct APIMessage: Sendable, Codable, Hashable {
+    public struct Attachment: Sendable, Codable, Hashable {
+        public var id: String
+        public var filename: String
+        public var size: Int
+        public var contentType: String?
+        public var url: String
+    }
+
+    public var id: String
+    public var author: MessageAuthor
+    /// The support agent's display name; absent for the user's own messages.
+    public var authorName: String?
+    public var content: String
+    public var attachments: [Attachment]
+    public var createdAt: String
+    public var editedAt: String?
+    /// Only in the answer to a send whose text Discord needed in several posts: their ids, in order.
+    public var partIds: [String]?
+
+    init(_ message: DiscordMessage, author: MessageAuthor) {
+        id = message.id
+        self.author = author
+        authorName = author == .support ? (message.author.globalName ?? message.author.username) : nil
+        content = message.content
+        attachments = message.attachments.map {
+            Attachment(id: $0.id, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: $0.url)
+        }
+        createdAt = message.timestamp
+        editedAt = message.editedTimestamp
+    }
+}
+
+/// `GET /v1/messages`.
+public struct APIMessagePage: Sendable, Codable, Hashable {
+    public var messages: [APIMessage]
+    public var hasMore: Bool
+}
+

@@ -1,0 +1,43 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Turns every failure into the API's JSON error shape and counts every answer by route.
+/// Errors we did not anticipate are logged and answered 500 without their details.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let route = context.endpointPath ?? "unmatched"
+        do {
+            let response = try await next(request, context)
+            metrics.request(route: route, method: request.method.rawValue, status: Int(response.status.code))
+            return response
+        } catch {
+            let apiError = Self.apiError(for: error)
+            if apiError.status.code >= 500 && apiError.status != .serviceUnavailable {
+                context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            metrics.request(route: route, method: request.method.rawValue, status: Int(apiError.status.code))
+            return try apiError.response(from: request, context: context)
+        }
+    }
+
+    static func apiError(for error: any Error) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound: return .notFound
+            case .methodNotAllowed: return APIError(.methodNotAllowed, "method_not_allowed", "This route does not take that method.")
+            case .contentTooLarge: return APIError(.contentTooLarge, "body_too_large", "The request body is too large.")
+            default:
+                return APIError(error.status, "http_\(error.status.code)", error.body ?? error.status.reasonPhrase)
+            }
+        default:
+            return APIError(.internalServerError, "internal_error", "Something went wrong on our side.")
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ThreadDeskStore
+
+/// Liveness, readiness and metrics, for load balancers and Prometheus.
+struct HealthRoutes: Sendable {
+    let store: any UserStore
+    let metrics: ServerMetrics
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("health") { _, _ in try jsonResponse(["status": "ok"]) }
+        router.get("ready") { _, context in
+            do {
+                try await store.checkReachable()
+                return try jsonResponse(["status": "ready"])
+            } catch {
+                context.logger.warning("Store unreachable", metadata: ["error": "\(error)"])
+                throw APIError(.serviceUnavailable, "store_unreachable", "The store cannot be reached.", retryAfterSeconds: 5)
+            }
+        }
+        router.get("metrics") { _, _ in
+            var buffer: [UInt8] = []
+            metrics.registry.emit(into: &buffer)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import DiscordREST
+import Foundation
+import Hummingbird
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The reference system's routes, wire-compatible with its iOS client. Mounted only when
+/// `LEGACY_API_KEY` is set. The client identifies users by id alone, so the shared key is
+/// the only protection: new apps should use `/v1`.
+struct LegacyRoutes: Sendable {
+    let service: SupportService
+    let apiKey: String
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("new-message", use: newMessage)
+        router.get("messages/:userId", use: messages)
+        router.post("upload-diagnostics/:key", use: uploadDiagnostics)
+    }
+
+    private struct NewMessage: Decodable {
+        struct Installation: Decodable {
+            var userId: String?
+            var buildVersion: String?
+            var osPlatform: String?
+            var osVersion: String?
+        }
+
+        var content: String
+        var title: String?
+        var apnsToken: String?
+        var userId: String
+        var installationInfo: Installation?
+    }
+
+    @Sendable func newMessage(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        try checkKey(request)
+        let body = try await request.decode(NewMessage.self, limit: V1Routes.smallBodyLimit)
+        let user = try Self.userID(body.userId)
+        let text: String
+        switch MessageText.validate(body.content) {
+        case .success(let valid): text = valid
+        case .failure(.empty): throw APIError.badRequest("empty_message", "content must not be empty.")
+        case .failure(.tooLong(let count)):
+            throw APIError.badRequest("message_too_long", "content has \(count) characters; the limit is \(MessageText.maxCharacters).")
+        }
+        if let token = body.apnsToken, !V1Routes.isDeviceToken(token) {
+            throw APIError.badRequest("invalid_push_token", "apnsToken must be the APNs device token in hex.")
+        }
+        let installation = body.installationInfo.map {
+            InstallationInfo(buildVersion: $0.buildVersion, osPlatform: $0.osPlatform, osVersion: $0.osVersion)
+        }
+        try await service.legacyEnsureUser(user)
+        if let installation { _ = try await service.updateInstallation(installation, for: user) }
+        if let token = body.apnsToken { try await service.setPushToken(token.lowercased(), environment: .production, for: user) }
+        // The legacy client sends no idempotency key; a fresh one per request still gives every
+        // part its own nonce.
+        let stored = try await service.postMessage(text, idempotencyKey: "legacy-\(UUID().uuidString)", for: user)
+        let message = try JSONDecoder().decode(APIMessage.self, from: stored.body)
+        return try jsonResponse(["success": "true", "messageId": message.id])
+    }
+
+    @Sendable func messages(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        try checkKey(request)
+        let user = try Self.userID(context.parameters.get("userId") ?? "")
+        let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        if let after, !after.isSnowflake { throw APIError.badRequest("invalid_after", "after must be a message id.") }
+        return try jsonResponse(try await service.legacyMessages(for: user, after: after))
+    }
+
+    @Sendable func uploadDiagnostics(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        try checkKey(request)
+        let key = context.parameters.get("key") ?? ""
+        let user = try Self.userID(String(key.prefix(11)))
+        let (bytes, document) = try await request.jsonValue(limit: V1Routes.diagnosticsLimit)
+        guard document.objectValue != nil else { throw APIError.badRequest("not_an_object", "Diagnostics must be a JSON object.") }
+        try await service.legacyEnsureUser(user)
+        let idempotency = IdempotencyKey.isValid(key) ? "legacy-upload-\(key)" : nil
+        let result = try await service.uploadDiagnostics(bytes, document: document, idempotencyKey: idempotency, for: user)
+        return try jsonResponse(["success": "true", "filename": result.filename])
+    }
+
+    private func checkKey(_ request: Request) throws {
+        guard let key = request.headers[.apiKey], constantTimeEquals(key, apiKey) else { throw APIError.badAPIKey }
+    }
+
+    /// Legacy ids are the reference app's `xxx-xxx-xxx`.
+    static func userID(_ raw: String) throws -> UserID {
+        guard let id = UserID(raw), id.isLegacyShaped else {
+            throw APIError.badRequest("invalid_user_id", "userId must have the form xxx-xxx-xxx.")
+        }
+        return id
+    }
+}
+
+/// A message shaped as the reference system returned it: Discord's own fields, with the app
+/// user's messages showing the bot as author.
+struct LegacyMessage: Codable, Sendable, Hashable {
+    struct Author: Codable, Sendable, Hashable {
+        var id: String
+        var username: String
+    }
+
+    struct Attachment: Codable, Sendable, Hashable {
+        var id: String
+        var filename: String
+        var size: Int
+        var url: String
+        var proxy_url: String
+        var content_type: String?
+    }
+
+    var id: String
+    var content: String
+    var author: Author
+    var type: Int
+    var timestamp: String
+    var edited_timestamp: String?
+    var attachments: [Attachment]
+}
+
+extension SupportService {
+    /// Legacy users exist from their first call on; they have no token.
+    func legacyEnsureUser(_ id: UserID) async throws {
+        try await withUser(id) { context in
+            if context.record == nil { context.record = UserRecord(id: id) }
+        }
+    }
+
+    /// Visible messages after `after`, newest first as Discord lists them.
+    func legacyMessages(for id: UserID, after: String?) async throws -> [LegacyMessage] {
+        guard let thread = try await store.user(id)?.threadID else { return [] }
+        let bot = try await discordCall { try await botUserID() }
+        let page: [DiscordMessage]
+        do {
+            page = try await discord.messages(in: thread, after: after, limit: 100)
+        } catch .api(let error) where error.threadIsGone {
+            return []
+        } catch {
+            throw APIError.from(error)
+        }
+        return page.filter { MessageVisibility(of: $0, botUserID: bot).isVisible }.map { message in
+            LegacyMessage(
+                id: message.id, content: message.content,
+                author: .init(id: message.author.id, username: message.author.username), type: message.type,
+                timestamp: message.timestamp, edited_timestamp: message.editedTimestamp,
+                attachments: message.attachments.map {
+                    .init(id: $0.id, filename: $0.filename, size: $0.size, url: $0.url, proxy_url: $0.proxyUrl, content_type: $0.contentType)
+                })
+        }
+    }
+}

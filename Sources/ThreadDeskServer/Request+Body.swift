@@ -1,0 +1,90 @@
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOFoundationCompat
+
+extension Request {
+    /// The body as bytes, refusing anything over `limit` (early, from Content-Length, when it can)
+    /// and anything that is not JSON.
+    func jsonBytes(limit: Int) async throws -> Data {
+        let type = headers[.contentType]?.lowercased() ?? ""
+        guard type.hasPrefix("application/json") || type.hasPrefix("application/") && type.contains("+json") else {
+            throw APIError(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
+        }
+        if let length = headers[.contentLength].flatMap(Int.init), length > limit { throw APIError.tooLarge(limit: limit) }
+        do {
+            return Data(buffer: try await body.collect(upTo: limit))
+        } catch is NIOTooManyBytesError {
+            throw APIError.tooLarge(limit: limit)
+        }
+    }
+
+    /// The body as a JSON tree; malformed JSON and invalid UTF-8 are the client's error.
+    func jsonValue(limit: Int) async throws -> (bytes: Data, value: JSON) {
+        let bytes = try await jsonBytes(limit: limit)
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw APIError.badRequest("invalid_encoding", "The body must be UTF-8.")
+        }
+        do {
+            return (bytes, try JSON.parse(bytes))
+        } catch {
+            throw APIError.badRequest("invalid_json", "The body is not valid JSON.")
+        }
+    }
+
+    /// The body decoded as `T`, with the failing field named in the error.
+    func decode<T: Decodable>(_ type: T.Type, limit: Int) async throws -> T {
+        let (bytes, _) = try await jsonValue(limit: limit)
+        do {
+            return try JSONDecoder().decode(T.self, from: bytes)
+        } catch let error as DecodingError {
+            throw APIError.badRequest("invalid_body", error.fieldDescription)
+        }
+    }
+
+    /// `Authorization: Bearer <token>`.
+    var bearerToken: String? {
+        guard let value = headers[.authorization] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension DecodingError {
+    /// Which field was wrong and how, without echoing the client's data back.
+    var fieldDescription: String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.isEmpty ? "the body" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch self {
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is required."
+        case .typeMismatch(let type, let context): return "\(path(context.codingPath)) must be \(Self.describe(type))."
+        case .valueNotFound(let type, let context): return "\(path(context.codingPath)) must be \(Self.describe(type)), not null."
+        case .dataCorrupted(let context): return "\(path(context.codingPath)) is invalid: \(context.debugDescription)"
+        @unknown default: return "The body does not have the expected shape."
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        default: "an object"
+        }
+    }
+}
+
+/// A JSON answer.
+func jsonResponse<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+    Response(
+        status: status, headers: [.contentType: "application/json; charset=utf-8"],
+        body: .init(byteBuffer: ByteBuffer(data: try JSONEncoder.api.encode(value))))
+}
+
+func jsonResponse(raw: Data, status: HTTPResponse.Status) -> Response {
+    Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(data: raw)))
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+
+/// Everything `threaddesk serve` needs, read from the environment (and a `.env` file beneath it).
+public struct ServerConfiguration: Sendable {
+    public var discordToken: String
+    public var discordAPIURL = "https://discord.com/api/v10"
+    public var guildID: String
+    public var forumChannelID: String
+    /// Applied when the forum requires a tag; the forum's first tag when not set.
+    public var defaultTagID: String?
+    public var appKey: String
+    public var identitySecret: String?
+    public var legacyAPIKey: String?
+    public var gatewaySecret: String?
+    public var storeURL = "sqlite://./data/threaddesk.sqlite"
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var logLevel: Logger.Level = .info
+    /// How long Discord calls may take, retries included, before the API answers 503.
+    public var discordBudget: Duration = .seconds(15)
+
+    public init(
+        discordToken: String, discordAPIURL: String = "https://discord.com/api/v10", guildID: String,
+        forumChannelID: String, appKey: String
+    ) {
+        self.discordToken = discordToken
+        self.discordAPIURL = discordAPIURL
+        self.guildID = guildID
+        self.forumChannelID = forumChannelID
+        self.appKey = appKey
+    }
+
+    public struct Problem: Error, CustomStringConvertible, Equatable {
+        public var missing: [String]
+        public var invalid: [String]
+
+        public var description: String {
+            var parts: [String] = []
+            if !missing.isEmpty { parts.append("missing: \(missing.joined(separator: ", "))") }
+            if !invalid.isEmpty { parts.append("invalid: \(invalid.joined(separator: ", "))") }
+            return "ThreadDesk cannot start; configuration \(parts.joined(separator: "; ")). See .env.example."
+        }
+    }
+
+    /// Reads every variable at once, so one message names everything that is missing or wrong.
+    public init(environment: [String: String]) throws(Problem) {
+        func value(_ name: String) -> String? {
+            environment[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        }
+        var problem = Problem(missing: [], invalid: [])
+        func required(_ name: String) -> String {
+            guard let found = value(name) else {
+                problem.missing.append(name)
+                return ""
+            }
+            return found
+        }
+        func snowflake(_ name: String) -> String {
+            let found = required(name)
+            if !found.isEmpty && !(found.allSatisfy { $0.isASCII && $0.isNumber } && UInt64(found) != nil) {
+                problem.invalid.append("\(name) (a Discord id, digits only)")
+            }
+            return found
+        }
+        self.init(
+            discordToken: required("DISCORD_TOKEN"), guildID: snowflake("DISCORD_GUILD_ID"),
+            forumChannelID: snowflake("DISCORD_FORUM_CHANNEL_ID"), appKey: required("APP_KEY"))
+        if let url = value("DISCORD_API_URL") { discordAPIURL = url }
+        defaultTagID = value("DISCORD_DEFAULT_TAG_ID")
+        identitySecret = value("IDENTITY_SECRET")
+        legacyAPIKey = value("LEGACY_API_KEY")
+        gatewaySecret = value("GATEWAY_SECRET")
+        if let store = value("STORE_URL") { storeURL = store }
+        if let host = value("HOST") { self.host = host }
+        if let port = value("PORT") {
+            if let number = Int(port), (0...65535).contains(number) { self.port = number } else { problem.invalid.append("PORT") }
+        }
+        if let level = value("LOG_LEVEL") {
+            if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
+        }
+        if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
+    }
+}
+
+/// `.env` support: `KEY=value` lines, `#` comments, optional quotes. The process environment wins.
+public enum DotEnv {
+    public static func parse(_ text: String) -> [String: String] {
+        var values: [String: String] = [:]
+        for rawLine in text.split(whereSeparator: \.isNewline) {
+            var line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#") || line.isEmpty { continue }
+            if line.hasPrefix("export ") { line.removeFirst(7) }
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
+                value = String(value.dropFirst().dropLast())
+                if first == "\"" { value = value.replacingOccurrences(of: "\\n", with: "\n") }
+            }
+            values[key] = value
+        }
+        return values
+    }
+
+    /// The environment as the process sees it: `.env` at `path` if present, overridden by real variables.
+    public static func environment(path: String = ".env", process: [String: String] = ProcessInfo.processInfo.environment)
+        -> [String: String]
+    {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return process }
+        return parse(text).merging(process) { _, real in real }
+    }
+}

@@ -1,0 +1,38 @@
+import HTTPTypes
+import Prometheus
+
+/// The server's Prometheus metrics, served at `GET /metrics`. Each application gets its own
+/// registry, so tests (and the sandbox) can run several side by side.
+public struct ServerMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    let storeLatency: DurationHistogram
+    let messagesPosted: Counter
+    let diagnosticsUploaded: Counter
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        storeLatency = registry.makeDurationHistogram(
+            name: "threaddesk_store_duration_seconds",
+            buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)],
+            help: "Time inside withUser, Discord calls included")
+        messagesPosted = registry.makeCounter(name: "threaddesk_messages_posted_total", help: "User messages posted to Discord")
+        diagnosticsUploaded = registry.makeCounter(name: "threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
+    }
+
+    func request(route: String, method: String, status: Int) {
+        registry.makeCounter(
+            name: "threaddesk_http_requests_total",
+            labels: [("route", route), ("method", method), ("status", String(status))],
+            help: "HTTP requests answered").increment()
+    }
+
+    /// Every HTTP attempt the Discord client makes; `status` 0 when no answer came.
+    func discord(route: String, status: Int?) {
+        registry.makeCounter(
+            name: "threaddesk_discord_requests_total", labels: [("route", route), ("status", String(status ?? 0))],
+            help: "Requests sent to Discord").increment()
+        if status == 429 {
+            registry.makeCounter(name: "threaddesk_discord_rate_limited_total", help: "429 answers from Discord").increment()
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Prometheus
+import ThreadDeskCore
+import ThreadDeskStore
+
+extension SupportService {
+    public struct DiagnosticsResult: Sendable, Codable, Hashable {
+        public var filename: String
+        public var size: Int
+        public var messageId: String
+    }
+
+    /// Posts the document as a file, then a `:ninja:` note summarising it. Both are notes to
+    /// Discord's eyes, so the user never sees their own diagnostics in the chat.
+    func uploadDiagnostics(_ bytes: Data, document: JSON, idempotencyKey: String?, for id: UserID, now: Date = Date())
+        async throws -> DiagnosticsResult
+    {
+        let filename = DiagnosticsSummary.filename(at: now)
+        let summary = DiagnosticsSummary(filename: filename, byteCount: bytes.count, document: document)
+        let key = idempotencyKey ?? UUID().uuidString
+        return try await withUser(id, idempotencyKey: idempotencyKey) { context in
+            if let stored = context.storedResponse, let result = try? JSONDecoder().decode(DiagnosticsResult.self, from: stored.body) {
+                return result
+            }
+            let file = DiscordFile(filename: filename, contentType: "application/json", data: bytes)
+            let upload = try await post(
+                .init(content: ":ninja: 📎 \(filename)", nonce: Self.nonce("diagnostics", id: id, key), files: [file]), in: &context)
+            if let thread = context.record?.threadID {
+                try await discordCall {
+                    _ = try await discord.createMessage(in: thread, .init(content: summary.note, nonce: Self.nonce("summary", id: id, key)))
+                }
+            }
+            let result = DiagnosticsResult(filename: filename, size: bytes.count, messageId: upload.id)
+            context.response = StoredResponse(status: 201, body: try JSONEncoder.api.encode(result), fingerprint: "")
+            metrics.diagnosticsUploaded.increment()
+            return result
+        }
+    }
+}

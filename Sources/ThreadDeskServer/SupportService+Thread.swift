@@ -1,0 +1,88 @@
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Logging
+import ThreadDeskCore
+import ThreadDeskStore
+
+extension SupportService {
+    /// Posts `message` into the user's thread, creating the thread with it as the starter post
+    /// when there is none, and a new thread when Discord says the old one is deleted or locked.
+    /// The record in `context` is updated as soon as a thread exists, so a later failure in the
+    /// same request cannot make a retry create a second one.
+    func post(_ message: DiscordMessageCreate, in context: inout UserContext) async throws -> DiscordMessage {
+        guard var record = context.record else { throw APIError.unauthorized }
+        var lockedThread: String?
+        if let thread = record.threadID {
+            do {
+                return try await discord.createMessage(in: thread, message)
+            } catch .api(let error) where error.threadIsGone {
+                logger.notice("Thread was deleted; starting a new one", metadata: ["user": "\(context.id)", "thread": "\(thread)"])
+            } catch .api(let error) where error.threadIsLocked {
+                logger.notice("Thread is locked; starting a new one", metadata: ["user": "\(context.id)", "thread": "\(thread)"])
+                lockedThread = thread
+            } catch {
+                throw APIError.from(error)
+            }
+            record.threadID = nil
+        }
+        let created = try await startThread(with: message, for: record)
+        record.threadID = created.channel.id
+        record.updatedAt = Date()
+        context.record = record
+        try await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
+        return created.message
+    }
+
+    private func startThread(with message: DiscordMessageCreate, for record: UserRecord) async throws -> DiscordForumThread {
+        let installation = record.pendingInstallation ?? record.installation
+        var thread = DiscordForumThreadCreate(name: Self.threadName(for: record.id, installation: installation), message: message)
+        do {
+            return try await discord.startForumThread(in: configuration.forumChannelID, thread)
+        } catch .api(let error) where error.code == .tagRequired {
+            thread.appliedTags = [try await defaultTag()]
+            do {
+                return try await discord.startForumThread(in: configuration.forumChannelID, thread)
+            } catch {
+                throw APIError.from(error)
+            }
+        } catch {
+            throw APIError.from(error)
+        }
+    }
+
+    /// The configured default tag, or the forum's first.
+    private func defaultTag() async throws -> String {
+        if let tag = configuration.defaultTagID { return tag }
+        let forum = try await discordCall { try await discord.channel(configuration.forumChannelID) }
+        guard let tag = forum.availableTags?.first?.id else {
+            throw APIError(.serviceUnavailable, "forum_needs_tag", "The support forum requires a tag but has none.", retryAfterSeconds: 60)
+        }
+        return tag
+    }
+
+    /// Notes support should see at the top of a new thread: where a locked conversation went on
+    /// from, and the device info that was waiting for a thread.
+    private func afterThreadCreated(_ thread: String, continuing locked: String?, in context: inout UserContext) async throws {
+        do {
+            if let locked {
+                let note = ":ninja: Continued from <#\(locked)>, which is locked."
+                _ = try await discord.createMessage(in: thread, .init(content: note, nonce: Self.nonce("continued", id: context.id, thread)))
+            }
+            if let pending = context.record?.pendingInstallation ?? context.record?.installation {
+                _ = try await discord.createMessage(in: thread, .init(content: pending.note, nonce: Self.nonce("device", id: context.id, thread)))
+                context.record?.installation = pending
+                context.record?.pendingInstallation = nil
+            }
+        } catch {
+            // The user's own message is in; a missing note is not worth failing the send over.
+            logger.warning("Could not post a note into a new thread", metadata: ["thread": "\(thread)", "error": "\(error)"])
+        }
+    }
+
+    /// `user-id · 1.4.0 (142)`, within Discord's 100 characters.
+    static func threadName(for id: UserID, installation: InstallationInfo?) -> String {
+        let name = [id.rawValue, installation?.appLabel].compactMap { $0 }.joined(separator: " · ")
+        return String(name.prefix(100))
+    }
+}

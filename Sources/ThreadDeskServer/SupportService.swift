@@ -1,0 +1,149 @@
+import Crypto
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Logging
+import Prometheus
+import Synchronization
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// What the API does, independent of HTTP: both the `/v1` routes and the legacy routes call it.
+/// Every change to one user's state runs inside `store.withUser`, so concurrent requests for the
+/// same user happen one after the other and can never create two threads.
+public struct SupportService: Sendable {
+    let store: any UserStore
+    let discord: DiscordClient<ContinuousClock>
+    let configuration: ServerConfiguration
+    let metrics: ServerMetrics
+    let logger: Logger
+    private let botUser = BotUser()
+
+    public init(
+        store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
+        metrics: ServerMetrics, logger: Logger
+    ) {
+        self.store = store
+        self.discord = discord
+        self.configuration = configuration
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// The bot's user id, learned from Discord once: its posts are the app user's own messages.
+    func botUserID() async throws(DiscordError) -> String {
+        if let known = botUser.id.withLock({ $0 }) { return known }
+        let id = try await discord.currentUser().id
+        botUser.id.withLock { $0 = id }
+        return id
+    }
+
+    /// `withUser` with the store's latency recorded.
+    func withUser<T: Sendable>(
+        _ id: UserID, idempotencyKey: String? = nil, _ body: (inout UserContext) async throws -> T
+    ) async throws -> T {
+        let start = ContinuousClock.now
+        defer { metrics.storeLatency.record(start.duration(to: .now)) }
+        return try await store.withUser(id, idempotencyKey: idempotencyKey, body)
+    }
+
+    // MARK: Sessions
+
+    public struct Session: Sendable, Codable, Hashable {
+        public var userId: UserID
+        public var token: String
+    }
+
+    /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
+    /// proven (its current token, or the app backend's `userHash`). Every session gets a new token.
+    func openSession(
+        userID requested: UserID?, userHash: String?, presentedToken: String?, installation: InstallationInfo?
+    ) async throws -> Session {
+        let verifier = configuration.identitySecret.map(IdentityVerifier.init(secret:))
+        if let requested, let verifier {
+            guard let userHash, verifier.verify(userHash, for: requested) else {
+                throw APIError(.forbidden, "invalid_user_hash", "userHash must be the HMAC-SHA256 of userId with the app's identity secret.")
+            }
+        }
+        let id = requested ?? UserID.generate()
+        let token = UserToken.generate()
+        try await withUser(id) { context in
+            var record = context.record ?? UserRecord(id: id)
+            if let current = record.tokenHash, verifier == nil {
+                guard let presentedToken, constantTimeEquals(UserToken.hash(presentedToken), current) else {
+                    throw APIError(.conflict, "user_claimed", "This userId already has a session; present its current token to renew it.")
+                }
+            }
+            record.tokenHash = UserToken.hash(token)
+            record.updatedAt = Date()
+            context.record = record
+            if let installation { try await applyInstallation(installation, to: &context) }
+        }
+        return Session(userId: id, token: token)
+    }
+
+    /// The user a bearer token belongs to.
+    func authenticate(token: String) async throws -> UserID {
+        guard !token.isEmpty, token.utf8.count <= 256, let id = try await store.userID(forTokenHash: UserToken.hash(token)) else {
+            throw APIError.unauthorized
+        }
+        return id
+    }
+
+    // MARK: Device info and push tokens
+
+    public struct InstallationResult: Sendable, Codable, Hashable {
+        /// Whether a device-info note was posted (or queued until the thread exists).
+        public var changed: Bool
+    }
+
+    func updateInstallation(_ info: InstallationInfo, for id: UserID) async throws -> InstallationResult {
+        try await withUser(id) { context in
+            InstallationResult(changed: try await applyInstallation(info, to: &context))
+        }
+    }
+
+    /// Posts the device-info note when `info` differs from what the thread last showed; before
+    /// the thread exists, keeps it for the thread's creation.
+    @discardableResult
+    func applyInstallation(_ info: InstallationInfo, to context: inout UserContext) async throws -> Bool {
+        guard var record = context.record else { return false }
+        let latest = record.pendingInstallation ?? record.installation
+        guard info != latest else { return false }
+        if let thread = record.threadID {
+            record.pendingInstallation = info
+            context.record = record
+            do {
+                _ = try await discord.createMessage(in: thread, .init(content: info.note, nonce: Self.nonce("device", id: context.id, info.note)))
+            } catch .api(let error) where error.threadIsGone || error.threadIsLocked {
+                // The next message recreates the thread and posts the pending note there.
+                return true
+            } catch {
+                throw APIError.from(error)
+            }
+            record.installation = info
+        }
+        record.pendingInstallation = record.threadID == nil ? info : nil
+        record.updatedAt = Date()
+        context.record = record
+        return true
+    }
+
+    func setPushToken(_ token: String?, environment: PushEnvironment?, for id: UserID) async throws {
+        try await withUser(id) { context in
+            context.record?.pushToken = token
+            context.record?.pushEnvironment = token == nil ? nil : environment
+            context.record?.updatedAt = Date()
+        }
+    }
+
+    /// A Discord nonce (at most 25 characters) that is the same whenever the same post is retried.
+    static func nonce(_ purpose: String, id: UserID, _ parts: String...) -> String {
+        let digest = SHA256.hash(data: Data(([purpose, id.rawValue] + parts).joined(separator: "\u{0}").utf8))
+        return String(digest.map { String(format: "%02x", $0) }.joined().prefix(25))
+    }
+}
+
+private final class BotUser: Sendable {
+    let id = Mutex<String?>(nil)
+}

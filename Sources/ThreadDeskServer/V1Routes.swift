@@ -1,0 +1,161 @@
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// `/v1`: the API support widgets call.
+struct V1Routes: Sendable {
+    let service: SupportService
+
+    static let smallBodyLimit = 64 * 1024
+    static let diagnosticsLimit = 8 * 1024 * 1024
+
+    func register(on router: Router<BasicRequestContext>) {
+        let v1 = router.group("v1")
+        v1.post("session", use: openSession)
+        v1.post("messages", use: postMessage)
+        v1.get("messages", use: messages)
+        v1.post("diagnostics", use: uploadDiagnostics)
+        v1.put("installation", use: updateInstallation)
+        v1.put("push-token", use: setPushToken)
+        v1.delete("push-token", use: deletePushToken)
+    }
+
+    private struct SessionBody: Decodable {
+        var userId: String?
+        var userHash: String?
+        var installation: JSON?
+    }
+
+    @Sendable func openSession(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        guard let key = request.headers[.appKey], constantTimeEquals(key, service.configuration.appKey) else { throw APIError.badAppKey }
+        let body = try await request.decode(SessionBody.self, limit: Self.smallBodyLimit)
+        let userID = try body.userId.map { raw in
+            guard let id = UserID(raw) else {
+                throw APIError.badRequest("invalid_user_id", "userId must be 1–128 characters of letters, digits and - _ . : @")
+            }
+            return id
+        }
+        if let hash = body.userHash, hash.count > 128 { throw APIError.badRequest("invalid_user_hash", "userHash is too long.") }
+        let installation = try body.installation.map(Self.installation)
+        let session = try await service.openSession(
+            userID: userID, userHash: body.userHash, presentedToken: request.bearerToken, installation: installation)
+        return try jsonResponse(session, status: .created)
+    }
+
+    private struct MessageBody: Decodable {
+        var content: String
+    }
+
+    @Sendable func postMessage(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        guard let key = request.headers[.idempotencyKey] else {
+            throw APIError.badRequest("missing_idempotency_key", "Send an Idempotency-Key header, the same on every retry of one message.")
+        }
+        guard IdempotencyKey.isValid(key) else {
+            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
+        }
+        let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
+        let text: String
+        switch MessageText.validate(body.content) {
+        case .success(let valid): text = valid
+        case .failure(.empty): throw APIError.badRequest("empty_message", "content must not be empty.")
+        case .failure(.tooLong(let count)):
+            throw APIError.badRequest("message_too_long", "content has \(count) characters; the limit is \(MessageText.maxCharacters).")
+        }
+        let stored = try await service.postMessage(text, idempotencyKey: key, for: user)
+        return jsonResponse(raw: stored.body, status: .init(code: stored.status))
+    }
+
+    @Sendable func messages(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let query = request.uri.queryParameters
+        func snowflake(_ name: String) throws -> String? {
+            guard let value = query[name[...]].map(String.init), !value.isEmpty else { return nil }
+            guard value.isSnowflake else { throw APIError.badRequest("invalid_\(name)", "\(name) must be a message id.") }
+            return value
+        }
+        let after = try snowflake("after")
+        let before = try snowflake("before")
+        var limit = 50
+        if let raw = query["limit"] {
+            guard let value = Int(raw), (1...100).contains(value) else {
+                throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to 100.")
+            }
+            limit = value
+        }
+        return try jsonResponse(try await service.messages(for: user, after: after, before: before, limit: limit))
+    }
+
+    @Sendable func uploadDiagnostics(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let key = request.headers[.idempotencyKey]
+        if let key, !IdempotencyKey.isValid(key) {
+            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
+        }
+        let (bytes, document) = try await request.jsonValue(limit: Self.diagnosticsLimit)
+        guard document.objectValue != nil else { throw APIError.badRequest("not_an_object", "Diagnostics must be a JSON object.") }
+        let result = try await service.uploadDiagnostics(bytes, document: document, idempotencyKey: key, for: user)
+        return try jsonResponse(result, status: .created)
+    }
+
+    @Sendable func updateInstallation(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let info = try Self.installation(try await request.jsonValue(limit: Self.smallBodyLimit).value)
+        return try jsonResponse(try await service.updateInstallation(info, for: user))
+    }
+
+    private struct PushTokenBody: Decodable {
+        var token: String
+        var environment: String
+    }
+
+    @Sendable func setPushToken(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let body = try await request.decode(PushTokenBody.self, limit: Self.smallBodyLimit)
+        guard Self.isDeviceToken(body.token) else {
+            throw APIError.badRequest("invalid_push_token", "token must be the APNs device token in hex (64 to 200 hex digits).")
+        }
+        guard let environment = PushEnvironment(rawValue: body.environment) else {
+            throw APIError.badRequest("invalid_environment", "environment must be \"production\" or \"development\".")
+        }
+        try await service.setPushToken(body.token.lowercased(), environment: environment, for: user)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func deletePushToken(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        try await service.setPushToken(nil, environment: nil, for: user)
+        return Response(status: .noContent)
+    }
+
+    private func authenticate(_ request: Request) async throws -> UserID {
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        return try await service.authenticate(token: token)
+    }
+
+    static func installation(_ json: JSON) throws -> InstallationInfo {
+        do {
+            return try InstallationInfo(json: json)
+        } catch .notAnObject {
+            throw APIError.badRequest("invalid_installation", "installation must be a JSON object.")
+        } catch .tooManyFields {
+            throw APIError.badRequest("invalid_installation", "installation has more than \(InstallationInfo.maxFields) fields.")
+        } catch .invalidValue(let field) {
+            throw APIError.badRequest(
+                "invalid_installation", "installation.\(field) must be a single-line string, number or boolean of at most \(InstallationInfo.maxValueLength) characters.")
+        }
+    }
+
+    static func isDeviceToken(_ token: String) -> Bool {
+        (64...200).contains(token.utf8.count) && token.allSatisfy { $0.isASCII && $0.isHexDigit }
+    }
+}
+
+extension HTTPField.Name {
+    static let appKey = HTTPField.Name("X-App-Key")!
+    static let apiKey = HTTPField.Name("x-api-key")!
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Crypto
+import DiscordEmulator
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import ThreadDeskServer
+import UnixSignals
+
+/// Everything on loopback against the built-in Discord emulator: no accounts, no keys.
+struct Sandbox: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run ThreadDesk on loopback against the built-in Discord emulator.")
+
+    @Option(help: "Port of the ThreadDesk API.") var port = 8080
+    @Option(help: "Folder for the sandbox's SQLite database.") var dataDirectory = "data/sandbox"
+
+    func run() async throws {
+        var logger = Logger(label: "threaddesk.sandbox")
+        logger.logLevel = .notice
+        let emulator = DiscordEmulator(configuration: .init(), logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: emulator)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let discord = await emulator.endpoints()
+            var configuration = ServerConfiguration(
+                discordToken: discord.botToken, discordAPIURL: discord.restURL, guildID: discord.guildID,
+                forumChannelID: discord.forumChannelID, appKey: "sandbox-" + Self.randomHex(12))
+            configuration.port = port
+            configuration.legacyAPIKey = "sandbox-legacy-" + Self.randomHex(8)
+            configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
+            let store = try makeStore(url: configuration.storeURL, logger: logger)
+            let app = buildApplication(configuration: configuration, store: store, logger: logger)
+            let server = ServiceGroup(
+                configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            tasks.addTask { try await server.run() }
+            FileHandle.standardOutput.write(Data((Self.welcome(configuration: configuration, discord: discord) + "\n").utf8))
+            try await tasks.next()
+            tasks.cancelAll()
+        }
+    }
+
+    static func randomHex(_ bytes: Int) -> String {
+        SymmetricKey(size: .init(bitCount: bytes * 8)).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+    }
+
+    static func welcome(configuration: ServerConfiguration, discord: DiscordEmulator.Endpoints) -> String {
+        let api = "http://127.0.0.1:\(configuration.port)"
+        return """
+            ThreadDesk sandbox is running.
+
+              API            \(api)
+              App key        \(configuration.appKey)
+              Legacy key     \(configuration.legacyAPIKey ?? "-")
+              Discord (fake) \(discord.restURL)
+              Agent control  \(discord.controlURL)
+
+            Try it:
+              TOKEN=$(curl -s -XPOST \(api)/v1/session -H 'X-App-Key: \(configuration.appKey)' \\
+                -H 'Content-Type: application/json' -d '{}' | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
+              curl -s -XPOST \(api)/v1/messages -H "Authorization: Bearer $TOKEN" -H 'Idempotency-Key: hello-1' \\
+                -H 'Content-Type: application/json' -d '{"content":"Hello from the app"}'
+              curl -s \(discord.controlURL)/threads
+              curl -s -XPOST \(discord.controlURL)/threads/THREAD_ID/replies -d '{"content":"Hi! Support here."}'
+              curl -s \(api)/v1/messages -H "Authorization: Bearer $TOKEN"
+
+            Ctrl-C stops it.
+            """
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import ThreadDeskServer
+import UnixSignals
+
+/// The HTTP API, configured from the environment and `.env`.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the HTTP API (configuration from the environment and .env).")
+
+    @Option(help: "The .env file to read; variables already in the environment win.") var envFile = ".env"
+
+    func run() async throws {
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration(environment: DotEnv.environment(path: envFile))
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(78)
+        }
+        var logger = Logger(label: "threaddesk")
+        logger.logLevel = configuration.logLevel
+        let store = try makeStore(url: configuration.storeURL, logger: logger)
+        let app = buildApplication(configuration: configuration, store: store, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
