@@ -1,0 +1,84 @@
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+@Suite("Legacy routes of the reference iOS client")
+struct LegacyRoutesTests {
+    static let key: HTTPFields = [.init("x-api-key")!: "legacy-key"]
+
+    @Test func offUnlessALegacyKeyIsConfigured() async throws {
+        try await withServer { server in
+            let reply = try await server.request(.get, "/messages/abc-def-ghi", headers: Self.key)
+            #expect(reply.status == .notFound)
+            #expect(reply.errorCode == "not_found")
+        }
+    }
+
+    @Test func theReferenceClientsRequestsWork() async throws {
+        try await withServer({ $0.legacyAPIKey = "legacy-key" }) { server in
+            let apns = String(repeating: "0f", count: 32)
+            // The reference client's exact body.
+            let body = #"""
+                {"content":"Hello from the old app","title":"Support","apnsToken":"\#(apns)","userId":"a1b-2c3-d4e",
+                 "installationInfo":{"userId":"a1b-2c3-d4e","buildVersion":"88","osPlatform":"iOS","osVersion":"16.4"}}
+                """#
+            let sent = try await server.request(.post, "/new-message", headers: Self.key, json: body)
+            #expect(sent.status == .ok)
+            let record = try #require(try await server.store.user(UserID("a1b-2c3-d4e")!))
+            #expect(record.pushToken == apns)
+            #expect(record.tokenHash == nil)
+            let thread = try #require(record.threadID)
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "Hi from support")
+            try server.emulator.postNote(inThread: thread, content: "not for the user")
+
+            let list = try await server.request(.get, "/messages/a1b-2c3-d4e", headers: Self.key)
+            #expect(list.status == .ok)
+            let messages = try #require(list.json.arrayValue)
+            #expect(messages.map { $0["content"]?.stringValue } == ["Hi from support", "Hello from the old app"])
+            #expect(messages[1]["author"]?["id"]?.stringValue == server.discord.botUserID)
+            #expect(messages[0]["author"]?["id"]?.stringValue == server.discord.agentUserID)
+            #expect(messages[0]["type"] == 0)
+            #expect(messages[0]["timestamp"]?.stringValue != nil)
+            #expect(messages[0]["attachments"] == [])
+
+            let after = try await server.request(.get, "/messages/a1b-2c3-d4e?after=\(messages[1]["id"]!.stringValue!)", headers: Self.key)
+            #expect(after.json.arrayValue?.map { $0["id"]?.stringValue } == [reply.id])
+
+            let upload = try await server.request(
+                .post, "/upload-diagnostics/a1b-2c3-d4e-1700000000", headers: Self.key, json: #"{"logs":["x"],"osVersion":"16.4"}"#)
+            #expect(upload.status == .ok)
+            #expect(server.emulator.messages(inThread: thread).contains { $0.attachmentNames.first?.hasPrefix("diagnostics-") == true })
+            #expect(server.emulator.threads().count == 1)
+        }
+    }
+
+    @Test func legacyInputIsChecked() async throws {
+        try await withServer({ $0.legacyAPIKey = "legacy-key" }) { server in
+            let nope: HTTPFields = [.init("x-api-key")!: "nope"]
+            let cases: [(HTTPRequest.Method, String, HTTPFields, String?, HTTPResponse.Status)] = [
+                (.get, "/messages/a1b-2c3-d4e", [:], nil, .unauthorized),
+                (.get, "/messages/a1b-2c3-d4e", nope, nil, .unauthorized),
+                (.get, "/messages/not-legacy", Self.key, nil, .badRequest),
+                (.get, "/messages/a1b-2c3-d4e?after=xyz", Self.key, nil, .badRequest),
+                (.post, "/new-message", Self.key, #"{"content":"x"}"#, .badRequest),
+                (.post, "/new-message", Self.key, #"{"content":" ","userId":"a1b-2c3-d4e"}"#, .badRequest),
+                (.post, "/new-message", Self.key, #"{"content":"x","userId":"a1b-2c3-d4e","apnsToken":"zz"}"#, .badRequest),
+                (.post, "/upload-diagnostics/short", Self.key, "{}", .badRequest),
+                (.post, "/upload-diagnostics/a1b-2c3-d4e", Self.key, "[]", .badRequest),
+            ]
+            for (method, path, headers, body, status) in cases {
+                let reply = try await server.request(method, path, headers: headers, json: body)
+                #expect(reply.status == status, "\(method) \(path)")
+                #expect(reply.errorCode != nil)
+            }
+            let empty = try await server.request(.get, "/messages/a1b-2c3-d4e", headers: Self.key)
+            #expect(empty.json == .array([]))
+            #expect(server.emulator.recordedRequests.isEmpty)
+        }
+    }
+}

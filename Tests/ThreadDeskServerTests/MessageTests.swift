@@ -1,0 +1,138 @@
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+@Suite("Sending messages")
+struct MessageTests {
+    @Test func theFirstMessageStartsTheThreadInOneCall() async throws {
+        try await withServer { server in
+            let user = try await server.session(#"{"installation":{"appVersion":"1.4.0","buildVersion":"142","osPlatform":"iOS"}}"#)
+            let reply = try await server.send("My app crashes on launch", token: user.token)
+            #expect(reply.status == .created)
+            #expect(reply.json["author"] == "user")
+            #expect(reply.json["content"] == "My app crashes on launch")
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(reply.json["id"]?.stringValue == thread)  // the starter post carries the thread's id
+            let snapshot = try #require(server.emulator.threads().first { $0.id == thread })
+            #expect(snapshot.name == "\(user.userId) · 1.4.0 (142)")
+            #expect(snapshot.parentID == server.discord.forumChannelID)
+            #expect(server.emulator.counters.requests("POST", "/channels/{channel_id}/threads") == 1)
+
+            #expect(try await server.send("Second message", token: user.token).status == .created)
+            let posted = server.emulator.messages(inThread: thread)
+            #expect(posted.map(\.content).filter { !$0.hasPrefix(":ninja:") } == ["My app crashes on launch", "Second message"])
+            #expect(posted.allSatisfy { $0.authorIsBot })
+            #expect(server.emulator.counters.requests("POST", "/channels/{channel_id}/threads") == 1)
+        }
+    }
+
+    @Test func userTextPingsNobody() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            #expect(try await server.send("@everyone @here <@\(server.discord.agentUserID)> help", token: user.token).status == .created)
+            #expect(try await server.send("again @everyone", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(server.emulator.messages(inThread: thread).allSatisfy { !$0.mentionEveryone })
+            #expect(server.emulator.counters.everyonePings == 0)
+            let bodies = server.emulator.recordedRequests.compactMap(\.body)
+            #expect(bodies.allSatisfy { ($0["allowed_mentions"] ?? $0["message"]?["allowed_mentions"]) == ["parse": []] })
+        }
+    }
+
+    @Test func aRetriedKeyAnswersTheSameAndPostsNothing() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            let first = try await server.send("only once", token: user.token, key: "key-1")
+            let retry = try await server.send("only once", token: user.token, key: "key-1")
+            #expect(first.status == .created && retry.status == .created)
+            #expect(first.body == retry.body)
+            #expect(server.discordPosts == 1)
+            let misuse = try await server.send("something else", token: user.token, key: "key-1")
+            #expect(misuse.status == .unprocessableContent)
+            #expect(misuse.errorCode == "idempotency_key_reused")
+            #expect(server.discordPosts == 1)
+            // Keys belong to a user: another user's same key is a new message.
+            let other = try await server.session()
+            #expect(try await server.send("only once", token: other.token, key: "key-1").status == .created)
+            #expect(server.discordPosts == 2)
+        }
+    }
+
+    @Test func fiftyConcurrentFirstMessagesMakeOneThreadAndFiftyPosts() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<50 {
+                    group.addTask { try await server.send("message \(index)", token: user.token, key: "k\(index)").status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == .created })
+            #expect(server.emulator.threads().count == 1)
+            let thread = try #require(try await server.thread(of: user.userId))
+            let contents = server.emulator.messages(inThread: thread).map(\.content)
+            #expect(contents.count == 50)
+            #expect(Set(contents) == Set((0..<50).map { "message \($0)" }))
+            #expect(server.emulator.counters.rateLimited == 0)
+        }
+    }
+
+    @Test func longTextIsSplitIntoDiscordSizedPosts() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            let paragraph = String(repeating: "word ", count: 300)  // 1500 characters
+            let text = [paragraph, paragraph, "👍🏽 done"].joined(separator: "\n\n").trimmingCharacters(in: .whitespaces)
+            let reply = try await server.send(text, token: user.token)
+            #expect(reply.status == .created)
+            let parts = try #require(reply.json["partIds"]?.arrayValue)
+            #expect(parts.count == 2)
+            #expect(reply.json["content"]?.stringValue == text)
+            let thread = try #require(try await server.thread(of: user.userId))
+            let posted = server.emulator.messages(inThread: thread)
+            #expect(posted.map(\.id) == parts.compactMap(\.stringValue))
+            #expect(posted.allSatisfy { $0.content.utf16.count <= 2000 })
+            // Cut at the paragraph break, not mid-word.
+            #expect(posted.first?.content == paragraph.trimmingCharacters(in: .whitespaces))
+            #expect(posted.last?.content.hasSuffix("\n\n👍🏽 done") == true)
+        }
+    }
+
+    @Test func discordDownAnswers503ThenTheRetrySucceedsOnce() async throws {
+        try await withServer({ $0.discordBudget = .milliseconds(600) }) { server in
+            let user = try await server.session()
+            #expect(try await server.send("first", token: user.token).status == .created)
+
+            server.emulator.injectServerErrors(count: 1000, status: 502)
+            let failed = try await server.send("during the outage", token: user.token, key: "outage-1")
+            #expect(failed.status == .serviceUnavailable)
+            #expect(failed.errorCode == "discord_unavailable")
+            #expect(failed.headers[.retryAfter] != nil)
+
+            server.emulator.injectServerErrors(count: 0)
+            let retried = try await server.send("during the outage", token: user.token, key: "outage-1")
+            #expect(retried.status == .created)
+            let again = try await server.send("during the outage", token: user.token, key: "outage-1")
+            #expect(again.body == retried.body)
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["first", "during the outage"])
+        }
+    }
+
+    @Test func discordDownBeforeTheFirstThreadLeavesNothingHalfMade() async throws {
+        try await withServer({ $0.discordBudget = .milliseconds(600) }) { server in
+            let user = try await server.session()
+            server.emulator.injectServerErrors(count: 1000, status: 500)
+            let failed = try await server.send("hello?", token: user.token, key: "first-1")
+            #expect(failed.status == .serviceUnavailable)
+            #expect(try await server.thread(of: user.userId) == nil)
+            server.emulator.injectServerErrors(count: 0)
+            #expect(try await server.send("hello?", token: user.token, key: "first-1").status == .created)
+            #expect(server.emulator.threads().count == 1)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+/// A real ThreadDesk server on loopback, on a real SQLite file, talking to a real Discord emulator.
+struct Harness: Sendable {
+    let client: any TestClientProtocol
+    let emulator: DiscordEmulator
+    let discord: DiscordEmulator.Endpoints
+    let store: any UserStore
+    let configuration: ServerConfiguration
+
+    struct Reply: Sendable {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: Data
+
+        var json: JSON { (try? JSON.parse(body)) ?? .null }
+        var errorCode: String? { json["error"]?["code"]?.stringValue }
+
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(T.self, from: body) }
+    }
+
+    func request(
+        _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, headers: HTTPFields = [:],
+        json: String? = nil, raw: Data? = nil, contentType: String = "application/json"
+    ) async throws -> Reply {
+        var headers = headers
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        let body = json.map { Data($0.utf8) } ?? raw
+        if body != nil && headers[.contentType] == nil { headers[.contentType] = contentType }
+        let response = try await client.executeRequest(
+            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(data: $0) })
+        return Reply(status: response.status, headers: response.headers, body: Data(buffer: response.body))
+    }
+
+    struct Session: Sendable, Decodable {
+        let userId: String
+        let token: String
+    }
+
+    func session(_ body: String = "{}", token: String? = nil) async throws -> Session {
+        let reply = try await request(.post, "/v1/session", token: token, headers: [.init("X-App-Key")!: configuration.appKey], json: body)
+        guard reply.status == .created else { throw HarnessError.unexpected(reply.status, String(decoding: reply.body, as: UTF8.self)) }
+        return try reply.decode(Session.self)
+    }
+
+    func send(_ content: String, token: String, key: String = UUID().uuidString) async throws -> Reply {
+        let body = String(decoding: try JSONEncoder().encode(["content": content]), as: UTF8.self)
+        return try await request(.post, "/v1/messages", token: token, headers: [.init("Idempotency-Key")!: key], json: body)
+    }
+
+    func messages(token: String, query: String = "") async throws -> [JSON] {
+        let reply = try await request(.get, "/v1/messages\(query)", token: token)
+        guard reply.status == .ok else { throw HarnessError.unexpected(reply.status, String(decoding: reply.body, as: UTF8.self)) }
+        return reply.json["messages"]?.arrayValue ?? []
+    }
+
+    func thread(of userID: String) async throws -> String? {
+        try await store.user(.init(userID)!)?.threadID
+    }
+
+    /// Posts that reached the emulator, across all routes that create messages.
+    var discordPosts: Int {
+        emulator.counters.requests("POST", "/channels/{channel_id}/messages")
+            + emulator.counters.requests("POST", "/channels/{channel_id}/threads")
+    }
+}
+
+enum HarnessError: Error {
+    case unexpected(HTTPResponse.Status, String)
+}
+
+func testLogger(_ handler: (any LogHandler)? = nil) -> Logger {
+    if let handler { return Logger(label: "threaddesk-test") { _ in handler } }
+    var logger = Logger(label: "threaddesk-test")
+    logger.logLevel = .critical
+    return logger
+}
+
+func temporaryStorePath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("threaddesk-server-\(UUID().uuidString)/db.sqlite").path
+}
+
+func withServer(
+    emulator emulatorConfiguration: DiscordEmulator.Configuration = .fastWindows(scale: 0.02),
+    logger: Logger = testLogger(),
+    defaultTagIndex: Int? = nil,
+    _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+    _ body: @Sendable (Harness) async throws -> Void
+) async throws {
+    try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: testLogger()) { emulator in
+        let discord = await emulator.endpoints()
+        var configuration = ServerConfiguration(
+            discordToken: discord.botToken, discordAPIURL: discord.restURL, guildID: discord.guildID,
+            forumChannelID: discord.forumChannelID, appKey: "test-app-key")
+        configuration.port = 0
+        configuration.discordBudget = .seconds(3)
+        configuration.defaultTagID = defaultTagIndex.map { emulator.forumTagIDs[$0] }
+        configure(&configuration)
+        let store = try SQLiteStore(path: temporaryStorePath())
+        let app = buildApplication(configuration: configuration, store: store, logger: logger)
+        let configured = configuration
+        try await app.test(.ahc(.http)) { client in
+            try await body(Harness(client: client, emulator: emulator, discord: discord, store: store, configuration: configured))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Crypto
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+@Suite("Sessions and authentication")
+struct SessionTests {
+    @Test func aNewUserGetsAnUnguessableIdAndAToken() async throws {
+        try await withServer { server in
+            let first = try await server.session()
+            let second = try await server.session()
+            #expect(first.userId.hasPrefix("u_") && first.userId.count == 28)
+            #expect(first.userId != second.userId)
+            #expect(first.token.count >= 43)
+            let reply = try await server.request(.get, "/v1/messages", token: first.token)
+            #expect(reply.status == .ok)
+            #expect(reply.json == ["messages": [], "hasMore": false])
+            #expect(server.discordPosts == 0)
+            // Only the hash of the token is kept.
+            let record = try #require(try await server.store.user(UserID(first.userId)!))
+            #expect(record.tokenHash == UserToken.hash(first.token))
+            #expect(record.tokenHash != first.token)
+        }
+    }
+
+    @Test func aClaimedIdNeedsItsCurrentToken() async throws {
+        try await withServer { server in
+            let claimed = try await server.session(#"{"userId":"abc-def-ghi"}"#)
+            #expect(claimed.userId == "abc-def-ghi")
+            let stranger = try await server.request(
+                .post, "/v1/session", headers: [.init("X-App-Key")!: "test-app-key"], json: #"{"userId":"abc-def-ghi"}"#)
+            #expect(stranger.status == .conflict)
+            #expect(stranger.errorCode == "user_claimed")
+
+            let renewed = try await server.session(#"{"userId":"abc-def-ghi"}"#, token: claimed.token)
+            #expect(renewed.token != claimed.token)
+            #expect(try await server.request(.get, "/v1/messages", token: claimed.token).status == .unauthorized)
+            #expect(try await server.request(.get, "/v1/messages", token: renewed.token).status == .ok)
+        }
+    }
+
+    @Test func identityVerificationRequiresTheHMAC() async throws {
+        try await withServer({ $0.identitySecret = "backend-secret" }) { server in
+            let hash = IdentityVerifier(secret: "backend-secret").userHash(for: UserID("user-42")!)
+            let good = try await server.session(#"{"userId":"user-42","userHash":"\#(hash)"}"#)
+            #expect(good.userId == "user-42")
+            // The app's backend can always reissue, even once claimed.
+            let again = try await server.session(#"{"userId":"user-42","userHash":"\#(hash.uppercased())"}"#)
+            #expect(again.token != good.token)
+            for body in [#"{"userId":"user-42"}"#, #"{"userId":"user-42","userHash":"00ff"}"#, #"{"userId":"user-43","userHash":"\#(hash)"}"#] {
+                let reply = try await server.request(.post, "/v1/session", headers: [.init("X-App-Key")!: "test-app-key"], json: body)
+                #expect(reply.status == .forbidden)
+                #expect(reply.errorCode == "invalid_user_hash")
+            }
+        }
+    }
+
+    @Test func theAppKeyIsRequired() async throws {
+        try await withServer { server in
+            for key in [nil, "wrong", ""] as [String?] {
+                var headers: HTTPFields = [:]
+                if let key { headers[.init("X-App-Key")!] = key }
+                let reply = try await server.request(.post, "/v1/session", headers: headers, json: "{}")
+                #expect(reply.status == .unauthorized)
+                #expect(reply.errorCode == "invalid_app_key")
+            }
+        }
+    }
+
+    @Test func everyUserRouteNeedsAValidBearerToken() async throws {
+        try await withServer { server in
+            let routes: [(HTTPRequest.Method, String)] = [
+                (.get, "/v1/messages"), (.post, "/v1/messages"), (.post, "/v1/diagnostics"), (.put, "/v1/installation"),
+                (.put, "/v1/push-token"), (.delete, "/v1/push-token"),
+            ]
+            for (method, path) in routes {
+                for token in [nil, "not-a-token", String(repeating: "x", count: 5000)] as [String?] {
+                    let reply = try await server.request(method, path, token: token, json: method == .get || method == .delete ? nil : "{}")
+                    #expect(reply.status == .unauthorized, "\(method) \(path)")
+                    #expect(reply.errorCode == "unauthorized")
+                }
+            }
+            #expect(server.emulator.recordedRequests.isEmpty)
+        }
+    }
+
+    @Test func oneUsersTokenNeverReachesAnotherUsersThread() async throws {
+        try await withServer { server in
+            let alice = try await server.session()
+            let bob = try await server.session()
+            #expect(try await server.send("alice's secret", token: alice.token).status == .created)
+            let aliceThread = try #require(try await server.thread(of: alice.userId))
+            try server.emulator.replyAsAgent(inThread: aliceThread, content: "for alice only")
+
+            #expect(try await server.messages(token: bob.token).isEmpty)
+            #expect(try await server.send("bob here", token: bob.token).status == .created)
+            let bobThread = try #require(try await server.thread(of: bob.userId))
+            #expect(bobThread != aliceThread)
+            let bobSees = try await server.messages(token: bob.token).compactMap { $0["content"]?.stringValue }
+            #expect(bobSees == ["bob here"])
+            #expect(server.emulator.messages(inThread: aliceThread).map(\.content) == ["alice's secret", "for alice only"])
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+@Suite("Threads that go away")
+struct ThreadRecoveryTests {
+    @Test func aDeletedThreadIsRecreatedOnTheNextMessage() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            _ = try await server.send("first", token: user.token)
+            let old = try #require(try await server.thread(of: user.userId))
+            try server.emulator.deleteThread(old)
+            #expect(try await server.messages(token: user.token).isEmpty)
+
+            let reply = try await server.send("are you there?", token: user.token)
+            #expect(reply.status == .created)
+            let new = try #require(try await server.thread(of: user.userId))
+            #expect(new != old)
+            #expect(server.emulator.messages(inThread: new).map(\.content) == ["are you there?"])
+            #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["are you there?"])
+            // And it stays usable.
+            #expect(try await server.send("still here", token: user.token).status == .created)
+            #expect(server.emulator.threads().count == 1)
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func aLockedThreadContinuesInANewOneThatPointsBack(archived: Bool) async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            _ = try await server.send("first", token: user.token)
+            let old = try #require(try await server.thread(of: user.userId))
+            if archived { try server.emulator.archiveThread(old, locked: true) } else { try server.emulator.lockThread(old) }
+
+            #expect(try await server.send("after the lock", token: user.token).status == .created)
+            let new = try #require(try await server.thread(of: user.userId))
+            #expect(new != old)
+            let posted = server.emulator.messages(inThread: new).map(\.content)
+            #expect(posted.first == "after the lock")
+            #expect(posted.contains { $0.hasPrefix(":ninja:") && $0.contains("<#\(old)>") })
+            #expect(server.emulator.messages(inThread: old).map(\.content) == ["first"])
+        }
+    }
+
+    @Test func anArchivedThreadIsReusedNotReplaced() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            _ = try await server.send("first", token: user.token)
+            let thread = try #require(try await server.thread(of: user.userId))
+            try server.emulator.archiveThread(thread)
+            #expect(try await server.send("second", token: user.token).status == .created)
+            #expect(try await server.thread(of: user.userId) == thread)
+            #expect(server.emulator.threads().first { $0.id == thread }?.archived == false)
+        }
+    }
+
+    @Test func aForumThatRequiresATagGetsTheDefaultTag() async throws {
+        try await withServer { server in
+            server.emulator.setForumRequiresTag(true)
+            let user = try await server.session()
+            #expect(try await server.send("tag me", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            let tag = try #require(server.emulator.forumTagIDs.first)
+            #expect(server.emulator.threads().first { $0.id == thread }?.appliedTags == [tag])
+        }
+    }
+
+    @Test func aConfiguredDefaultTagWins() async throws {
+        try await withServer(defaultTagIndex: 1) { server in
+            server.emulator.setForumRequiresTag(true)
+            let user = try await server.session()
+            #expect(try await server.send("tag me", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(server.emulator.threads().first { $0.id == thread }?.appliedTags == [server.configuration.defaultTagID!])
+            #expect(server.configuration.defaultTagID == server.emulator.forumTagIDs[1])
+        }
+    }
+}
