@@ -35,6 +35,11 @@ public struct ServerConfiguration: Sendable {
         public var missing: [String]
         public var invalid: [String]
 
+        public init(missing: [String], invalid: [String]) {
+            self.missing = missing
+            self.invalid = invalid
+        }
+
         public var description: String {
             var parts: [String] = []
             if !missing.isEmpty { parts.append("missing: \(missing.joined(separator: ", "))") }

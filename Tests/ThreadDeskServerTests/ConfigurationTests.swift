@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+import Testing
+import ThreadDeskServer
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    static let complete = [
+        "DISCORD_TOKEN": "token", "DISCORD_GUILD_ID": "123", "DISCORD_FORUM_CHANNEL_ID": "456", "APP_KEY": "app",
+    ]
+
+    @Test func oneMessageNamesEverythingMissingOrWrong() {
+        #expect(throws: ServerConfiguration.Problem(
+            missing: ["DISCORD_TOKEN", "DISCORD_FORUM_CHANNEL_ID", "APP_KEY"], invalid: ["DISCORD_GUILD_ID (a Discord id, digits only)", "PORT"])
+        ) {
+            try ServerConfiguration(environment: ["DISCORD_GUILD_ID": "guild", "PORT": "99999", "APP_KEY": "  "])
+        }
+        let problem = ServerConfiguration.Problem(missing: ["APP_KEY"], invalid: [])
+        #expect(problem.description.contains("APP_KEY"))
+    }
+
+    @Test func defaultsAndOverrides() throws {
+        let defaults = try ServerConfiguration(environment: Self.complete)
+        #expect(defaults.discordAPIURL == "https://discord.com/api/v10")
+        #expect(defaults.storeURL == "sqlite://./data/threaddesk.sqlite")
+        #expect(defaults.port == 8080 && defaults.host == "127.0.0.1")
+        #expect(defaults.legacyAPIKey == nil && defaults.identitySecret == nil)
+        var environment = Self.complete
+        environment.merge(["PORT": "9000", "HOST": "0.0.0.0", "LOG_LEVEL": "DEBUG", "LEGACY_API_KEY": "legacy", "STORE_URL": "memory://"]) { $1 }
+        let custom = try ServerConfiguration(environment: environment)
+        #expect(custom.port == 9000 && custom.host == "0.0.0.0" && custom.logLevel == .debug)
+        #expect(custom.legacyAPIKey == "legacy" && custom.storeURL == "memory://")
+    }
+
+    @Test func dotEnvIsReadAndTheEnvironmentWins() throws {
+        let parsed = DotEnv.parse("""
+            # comment
+            APP_KEY=from-file
+            export DISCORD_TOKEN="quoted value"
+            APNS_PRIVATE_KEY="-----BEGIN-----\\nline\\n-----END-----"
+            EMPTY=
+            not a line
+            """)
+        #expect(parsed["APP_KEY"] == "from-file")
+        #expect(parsed["DISCORD_TOKEN"] == "quoted value")
+        #expect(parsed["APNS_PRIVATE_KEY"] == "-----BEGIN-----\nline\n-----END-----")
+        #expect(parsed["EMPTY"] == "")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("threaddesk-\(UUID().uuidString).env").path
+        try "APP_KEY=from-file\nHOST=file-host\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let merged = DotEnv.environment(path: path, process: ["APP_KEY": "from-process"])
+        #expect(merged["APP_KEY"] == "from-process")
+        #expect(merged["HOST"] == "file-host")
+    }
+}
