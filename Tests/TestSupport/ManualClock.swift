@@ -1,12 +1,12 @@
 import Synchronization
 
 /// A clock that moves only when a test says so, so rate-limit waits are checked without sleeping.
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+public final class ManualClock: Clock, Sendable {
+    public struct Instant: InstantProtocol {
+        public var offset: Duration
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct State {
@@ -15,11 +15,13 @@ final class ManualClock: Clock, Sendable {
     }
 
     private let state = Mutex(State())
-    var minimumResolution: Duration { .zero }
-    var now: Instant { state.withLock { $0.now } }
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public init() {}
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    public var minimumResolution: Duration { .zero }
+    public var now: Instant { state.withLock { $0.now } }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         await withCheckedContinuation { continuation in
             let due = state.withLock { state -> Bool in
                 if deadline <= state.now { return true }
@@ -30,7 +32,7 @@ final class ManualClock: Clock, Sendable {
         }
     }
 
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         let due = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.now = state.now.advanced(by: duration)
             let now = state.now
@@ -42,7 +44,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Lets other tasks run until `count` of them sleep on this clock.
-    func waitForSleepers(_ count: Int) async {
+    public func waitForSleepers(_ count: Int) async {
         for _ in 0..<10_000 where sleeperCount < count { await Task.yield() }
     }
 }

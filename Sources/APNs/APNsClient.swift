@@ -1,0 +1,185 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+
+public enum APNsEnvironment: String, Sendable, Hashable {
+    case production
+    case development
+
+    public var url: String {
+        switch self {
+        case .production: "https://api.push.apple.com"
+        case .development: "https://api.sandbox.push.apple.com"
+        }
+    }
+}
+
+/// Why a notification was not delivered.
+public enum APNsError: Error, Sendable, CustomStringConvertible {
+    /// Apple refused it; `timestamp` (ms since 1970) comes with Unregistered.
+    case rejected(status: Int, reason: APNsReason, timestamp: Int64?)
+    /// Connection failures, 429 or 5xx until the budget ran out.
+    case unavailable(attempts: Int, lastProblem: String)
+
+    public var description: String {
+        switch self {
+        case .rejected(let status, let reason, _): "APNs refused the notification: \(status) \(reason)"
+        case .unavailable(let attempts, let problem): "APNs unavailable after \(attempts) attempts: \(problem)"
+        }
+    }
+
+    public var reason: APNsReason? {
+        if case .rejected(_, let reason, _) = self { return reason }
+        return nil
+    }
+}
+
+/// Sends notifications over one long-lived HTTP/2 connection pool, token-authenticated.
+public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
+    public struct Configuration: Sendable {
+        public var topic: String
+        /// Overrides both environments' hosts (the emulator); nil for Apple's.
+        public var baseURL: String?
+        /// Extra trust root in PEM, for the emulator's certificate.
+        public var additionalTrustRootPEM: String?
+        public var budget: Duration = .seconds(10)
+        public var attemptTimeout: Duration = .seconds(5)
+        public var backoffBase: Duration = .milliseconds(100)
+        public var backoffCap: Duration = .seconds(2)
+
+        public init(topic: String, baseURL: String? = nil, additionalTrustRootPEM: String? = nil) {
+            self.topic = topic
+            self.baseURL = baseURL
+            self.additionalTrustRootPEM = additionalTrustRootPEM
+        }
+    }
+
+    public struct Delivery: Sendable, Hashable {
+        public var apnsID: String?
+    }
+
+    public let configuration: Configuration
+    let tokens: APNsTokenManager<C>
+    private let httpClient: HTTPClient
+    private let clock: C
+    private let logger: Logger
+
+    public init(configuration: Configuration, tokens: APNsTokenManager<C>, clock: C, logger: Logger) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let pem = configuration.additionalTrustRootPEM {
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
+        }
+        var http = HTTPClient.Configuration(tlsConfiguration: tls)
+        http.httpVersion = .automatic
+        http.connectionPool.idleTimeout = .minutes(10)
+        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        self.configuration = configuration
+        self.tokens = tokens
+        self.clock = clock
+        self.logger = logger
+    }
+
+    deinit {
+        try? httpClient.syncShutdown()
+    }
+
+    /// Sends `notification` to one device; retries 429, 5xx and lost connections inside the budget,
+    /// and renews the provider token once when Apple says it expired.
+    @discardableResult
+    public func send(_ notification: APNsNotification, to deviceToken: String, environment: APNsEnvironment) async throws(APNsError)
+        -> Delivery
+    {
+        let deadline = clock.now.advanced(by: configuration.budget)
+        let payload = notification.payload()
+        var attempt = 0
+        var renewed = false
+        var lastProblem = "no attempt"
+        while true {
+            attempt += 1
+            let token: String
+            do {
+                token = try await tokens.token()
+            } catch {
+                throw .unavailable(attempts: attempt, lastProblem: "cannot sign the provider token: \(error)")
+            }
+            var request = HTTPClientRequest(url: "\(configuration.baseURL ?? environment.url)/3/device/\(deviceToken)")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(token)")
+            request.headers.add(name: "apns-topic", value: configuration.topic)
+            request.headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
+            request.headers.add(name: "apns-priority", value: String(notification.priority))
+            if let expiration = notification.expiration {
+                request.headers.add(name: "apns-expiration", value: String(Int(expiration.timeIntervalSince1970)))
+            }
+            if let collapseID = notification.collapseID { request.headers.add(name: "apns-collapse-id", value: collapseID) }
+            if let id = notification.id { request.headers.add(name: "apns-id", value: id.uuidString.lowercased()) }
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: payload))
+
+            let status: Int
+            let body: ByteBuffer
+            let headers: HTTPHeaders
+            do {
+                let response = try await httpClient.execute(request, timeout: TimeAmount(configuration.attemptTimeout))
+                body = try await response.body.collect(upTo: 64 * 1024)
+                status = Int(response.status.code)
+                headers = response.headers
+            } catch {
+                lastProblem = "\(error)"
+                try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem)
+                continue
+            }
+            if status == 200 { return Delivery(apnsID: headers.first(name: "apns-id")) }
+            let answer = try? JSONDecoder().decode(ErrorBody.self, from: Data(buffer: body))
+            let reason = APNsReason(rawValue: answer?.reason ?? "HTTP \(status)")
+            switch (status, reason) {
+            case (403, .expiredProviderToken) where !renewed:
+                renewed = true
+                _ = try? await tokens.renew(rejected: token)
+                logger.notice("APNs provider token expired; renewed")
+            case (429, _), (500..<600, _):
+                lastProblem = "\(status) \(reason)"
+                logger.warning("APNs busy", metadata: ["status": "\(status)", "reason": "\(reason)"])
+                try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem)
+            default:
+                throw .rejected(status: status, reason: reason, timestamp: answer?.timestamp)
+            }
+        }
+    }
+
+    private struct ErrorBody: Decodable {
+        var reason: String
+        var timestamp: Int64?
+    }
+
+    private func backOff(attempt: Int, deadline: C.Instant, lastProblem: String) async throws(APNsError) {
+        let ceiling = min(configuration.backoffCap, configuration.backoffBase * (1 << min(attempt - 1, 16)))
+        let delay = ceiling * Double.random(in: 0.5...1.0)
+        guard clock.now.advanced(by: delay) < deadline else { throw .unavailable(attempts: attempt, lastProblem: lastProblem) }
+        do {
+            try await clock.sleep(for: delay)
+        } catch {
+            throw .unavailable(attempts: attempt, lastProblem: "cancelled")
+        }
+    }
+}
+
+extension APNsClient where C == ContinuousClock {
+    public convenience init(
+        configuration: Configuration, keyID: String, teamID: String, privateKeyPEM: String, logger: Logger
+    ) throws {
+        let tokens = try APNsTokenManager(keyID: keyID, teamID: teamID, privateKeyPEM: privateKeyPEM, clock: ContinuousClock())
+        try self.init(configuration: configuration, tokens: tokens, clock: ContinuousClock(), logger: logger)
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
