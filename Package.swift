@@ -67,6 +67,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "DiscordGateway",
+            dependencies: [
+                "DiscordREST",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "APNs",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -108,6 +124,8 @@ let package = Package(
         .target(
             name: "ThreadDeskServer",
             dependencies: [
+                "APNs",
+                "DiscordGateway",
                 "ThreadDeskCore",
                 "ThreadDeskStore",
                 "DiscordREST",
@@ -127,6 +145,9 @@ let package = Package(
             dependencies: [
                 "ThreadDeskServer",
                 "DiscordEmulator",
+                "DiscordGateway",
+                "APNs",
+                "APNsEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -2,7 +2,9 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import Hummingbird
+import DiscordGateway
 import Logging
+import ServiceLifecycle
 import ThreadDeskStore
 
 /// The store named by `STORE_URL`: `sqlite://path` (relative or absolute) or `memory://`.
@@ -16,16 +18,28 @@ public func makeStore(url: String, logger: Logger) throws -> any UserStore {
 
 /// Builds the whole HTTP application from its configuration; `threaddesk serve`, the sandbox
 /// and the tests all start the server through here.
+///
+/// With `inProcessGateway` the server also keeps the Discord gateway open and hands its events
+/// straight to the push handler (`threaddesk serve --gateway`).
 public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
-    logger: Logger
+    inProcessGateway: Bool = false, logger: Logger
 ) -> some ApplicationProtocol {
     var discordConfiguration = DiscordClient<ContinuousClock>.Configuration(
         baseURL: configuration.discordAPIURL, token: configuration.discordToken)
     discordConfiguration.budget = configuration.discordBudget
     discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
     let discord = DiscordClient(configuration: discordConfiguration, logger: logger)
-    let service = SupportService(store: store, discord: discord, configuration: configuration, metrics: metrics, logger: logger)
+    let apns = configuration.apns.flatMap { settings in
+        do {
+            return try PushSender(settings: settings, logger: logger)
+        } catch {
+            logger.error("APNs key unusable; pushes are off", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+    let service = SupportService(
+        store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, logger: logger)
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.info))
@@ -35,8 +49,18 @@ public func buildApplication(
     if let key = configuration.legacyAPIKey {
         LegacyRoutes(service: service, apiKey: key).register(on: router)
     }
+    if let secret = configuration.gatewaySecret {
+        InternalRoutes(service: service, secret: secret).register(on: router)
+    }
+    var services: [any Service] = [CatchUpTimer(service: service, interval: configuration.push.catchUpInterval)]
+    if inProcessGateway {
+        services.append(GatewayConnection(
+            configuration: .init(token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL),
+            sink: service, logger: logger))
+    }
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
+        services: services,
         logger: logger)
 }

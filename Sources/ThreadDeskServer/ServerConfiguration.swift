@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import Logging
 
@@ -19,6 +20,9 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// How long Discord calls may take, retries included, before the API answers 503.
     public var discordBudget: Duration = .seconds(15)
+    /// nil: no pushes are sent (replies are still tracked).
+    public var apns: APNsSettings?
+    public var push = PushSettings()
 
     public init(
         discordToken: String, discordAPIURL: String = "https://discord.com/api/v10", guildID: String,
@@ -84,7 +88,43 @@ public struct ServerConfiguration: Sendable {
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
         }
+        apns = Self.apnsSettings(value, problem: &problem)
+        if let title = value("PUSH_TITLE") { push.title = title }
+        if let category = value("PUSH_CATEGORY") { push.category = category }
+        if let sound = value("PUSH_SOUND") { push.sound = sound == "none" ? nil : sound }
+        if let background = value("PUSH_BACKGROUND") { push.background = ["1", "true", "yes"].contains(background.lowercased()) }
+        if let interval = value("CATCH_UP_INTERVAL_SECONDS") {
+            if let seconds = Int(interval), seconds >= 10 { push.catchUpInterval = .seconds(seconds) } else { problem.invalid.append("CATCH_UP_INTERVAL_SECONDS (10 or more)") }
+        }
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
+    }
+
+    /// All of the APNs variables, or none of them.
+    private static func apnsSettings(_ value: (String) -> String?, problem: inout Problem) -> APNsSettings? {
+        let names = ["APNS_KEY_ID", "APNS_TEAM_ID", "APNS_PRIVATE_KEY", "APNS_PRIVATE_KEY_PATH", "APNS_TOPIC"]
+        guard names.contains(where: { value($0) != nil }) else { return nil }
+        var key = value("APNS_PRIVATE_KEY")
+        if key == nil, let path = value("APNS_PRIVATE_KEY_PATH") {
+            key = try? String(contentsOfFile: path, encoding: .utf8)
+            if key == nil { problem.invalid.append("APNS_PRIVATE_KEY_PATH (unreadable)") }
+        }
+        var missing: [String] = []
+        if value("APNS_KEY_ID") == nil { missing.append("APNS_KEY_ID") }
+        if value("APNS_TEAM_ID") == nil { missing.append("APNS_TEAM_ID") }
+        if value("APNS_TOPIC") == nil { missing.append("APNS_TOPIC") }
+        if key == nil && value("APNS_PRIVATE_KEY_PATH") == nil { missing.append("APNS_PRIVATE_KEY or APNS_PRIVATE_KEY_PATH") }
+        problem.missing += missing
+        guard missing.isEmpty, let key else { return nil }
+        var settings = APNsSettings(keyID: value("APNS_KEY_ID")!, teamID: value("APNS_TEAM_ID")!, privateKeyPEM: key, topic: value("APNS_TOPIC")!)
+        if let environment = value("APNS_ENVIRONMENT") {
+            if let parsed = APNsEnvironment(rawValue: environment) { settings.defaultEnvironment = parsed } else { problem.invalid.append("APNS_ENVIRONMENT (production or development)") }
+        }
+        settings.url = value("APNS_URL")
+        if let caFile = value("APNS_CA_FILE") {
+            settings.caCertificatePEM = try? String(contentsOfFile: caFile, encoding: .utf8)
+            if settings.caCertificatePEM == nil { problem.invalid.append("APNS_CA_FILE (unreadable)") }
+        }
+        return settings
     }
 }
 

@@ -26,6 +26,11 @@ public struct ServerMetrics: Sendable {
             help: "HTTP requests answered").increment()
     }
 
+    func pushes(outcome: String) {
+        registry.makeCounter(name: "threaddesk_pushes_total", labels: [("outcome", outcome)], help: "Push notifications by outcome")
+            .increment()
+    }
+
     /// Every HTTP attempt the Discord client makes; `status` 0 when no answer came.
     func discord(route: String, status: Int?) {
         registry.makeCounter(

@@ -109,6 +109,7 @@ extension SupportService {
         try await withUser(id) { context in
             if context.record?.lastReadMessageID.map({ $0.snowflakeLess(newest) }) ?? true {
                 context.record?.lastReadMessageID = newest
+                context.record?.unreadCount = 0
             }
         }
     }

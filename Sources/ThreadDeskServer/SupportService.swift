@@ -1,3 +1,4 @@
+import APNs
 import Crypto
 import DiscordREST
 import Foundation
@@ -17,24 +18,37 @@ public struct SupportService: Sendable {
     let configuration: ServerConfiguration
     let metrics: ServerMetrics
     let logger: Logger
-    private let botUser = BotUser()
+    let apns: PushSender?
+    var push: PushSettings { configuration.push }
+    private let shared = Shared()
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
-        metrics: ServerMetrics, logger: Logger
+        apns: PushSender?, metrics: ServerMetrics, logger: Logger
     ) {
         self.store = store
         self.discord = discord
         self.configuration = configuration
+        self.apns = apns
         self.metrics = metrics
         self.logger = logger
     }
 
+    /// Claims the right to run a catch-up; one at a time is enough.
+    func beginCatchUp() -> Bool {
+        shared.catchUpRunning.withLock { running in
+            defer { running = true }
+            return !running
+        }
+    }
+
+    func endCatchUp() { shared.catchUpRunning.withLock { $0 = false } }
+
     /// The bot's user id, learned from Discord once: its posts are the app user's own messages.
     func botUserID() async throws(DiscordError) -> String {
-        if let known = botUser.id.withLock({ $0 }) { return known }
+        if let known = shared.botUserID.withLock({ $0 }) { return known }
         let id = try await discord.currentUser().id
-        botUser.id.withLock { $0 = id }
+        shared.botUserID.withLock { $0 = id }
         return id
     }
 
@@ -144,6 +158,24 @@ public struct SupportService: Sendable {
     }
 }
 
-private final class BotUser: Sendable {
-    let id = Mutex<String?>(nil)
+/// State shared by every copy of the service.
+private final class Shared: Sendable {
+    let botUserID = Mutex<String?>(nil)
+    let catchUpRunning = Mutex(false)
+}
+
+/// The APNs client and the credentials it was made from.
+public final class PushSender: Sendable {
+    let client: APNsClient<ContinuousClock>
+    let settings: APNsSettings
+
+    public init(settings: APNsSettings, logger: Logger) throws {
+        var configuration = APNsClient<ContinuousClock>.Configuration(
+            topic: settings.topic, baseURL: settings.url, additionalTrustRootPEM: settings.caCertificatePEM)
+        configuration.budget = .seconds(10)
+        self.client = try APNsClient(
+            configuration: configuration, keyID: settings.keyID, teamID: settings.teamID, privateKeyPEM: settings.privateKeyPEM,
+            logger: logger)
+        self.settings = settings
+    }
 }

@@ -108,6 +108,8 @@ public final class SQLiteStore: UserStore {
                 t.column("pending_post", .text)
                 t.column("last_notified_message_id", .text)
                 t.column("last_read_message_id", .text)
+                t.column("recent_notified_ids", .text)
+                t.column("unread_count", .integer).notNull().defaults(to: 0)
                 t.column("created_at", .datetime).notNull()
                 t.column("updated_at", .datetime).notNull()
             }
@@ -141,6 +143,8 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
     var pending_post: String?
     var last_notified_message_id: String?
     var last_read_message_id: String?
+    var recent_notified_ids: String?
+    var unread_count: Int
     var created_at: Date
     var updated_at: Date
 
@@ -155,6 +159,8 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         pending_post = Self.encode(record.pendingPost)
         last_notified_message_id = record.lastNotifiedMessageID
         last_read_message_id = record.lastReadMessageID
+        recent_notified_ids = Self.encode(record.recentNotifiedIDs)
+        unread_count = record.unreadCount
         created_at = record.createdAt
         updated_at = record.updatedAt
     }
@@ -177,6 +183,8 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         record.pendingPost = Self.decode(pending_post)
         record.lastNotifiedMessageID = last_notified_message_id
         record.lastReadMessageID = last_read_message_id
+        record.recentNotifiedIDs = Self.decode(recent_notified_ids) ?? []
+        record.unreadCount = unread_count
         record.updatedAt = updated_at
         return record
     }

@@ -17,6 +17,11 @@ public struct UserRecord: Sendable, Hashable, Codable {
     /// the client's retry with the same idempotency key posts only the rest.
     public var pendingPost: PendingPost?
     public var lastNotifiedMessageID: String?
+    /// Support replies pushed most recently (newest last, at most `recentNotifiedLimit`), so a
+    /// reply seen twice — live and again in a catch-up — is pushed once, in whatever order.
+    public var recentNotifiedIDs: [String] = []
+    /// Support replies pushed since the user last read the conversation: the badge.
+    public var unreadCount = 0
     public var lastReadMessageID: String?
     public var createdAt: Date
     public var updatedAt: Date
@@ -26,6 +31,10 @@ public struct UserRecord: Sendable, Hashable, Codable {
         self.createdAt = now
         self.updatedAt = now
     }
+}
+
+extension UserRecord {
+    public static let recentNotifiedLimit = 64
 }
 
 public struct PendingPost: Sendable, Hashable, Codable {

@@ -1,3 +1,5 @@
+import APNs
+import APNsEmulator
 import ArgumentParser
 import Crypto
 import DiscordEmulator
@@ -19,8 +21,11 @@ struct Sandbox: AsyncParsableCommand {
         var logger = Logger(label: "threaddesk.sandbox")
         logger.logLevel = .notice
         let emulator = DiscordEmulator(configuration: .init(), logger: logger)
+        let apnsEmulator = try APNsEmulator(logger: logger)
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: emulator)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(
+                services: [.init(service: emulator), .init(service: apnsEmulator)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let discord = await emulator.endpoints()
@@ -30,12 +35,18 @@ struct Sandbox: AsyncParsableCommand {
             configuration.port = port
             configuration.legacyAPIKey = "sandbox-legacy-" + Self.randomHex(8)
             configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
+            let apns = await apnsEmulator.credentials()
+            var apnsSettings = APNsSettings(keyID: apns.keyID, teamID: apns.teamID, privateKeyPEM: apns.privateKeyPEM, topic: apns.topic)
+            apnsSettings.url = apns.url
+            apnsSettings.caCertificatePEM = apns.caCertificatePEM
+            apnsSettings.defaultEnvironment = .development
+            configuration.apns = apnsSettings
             let store = try makeStore(url: configuration.storeURL, logger: logger)
-            let app = buildApplication(configuration: configuration, store: store, logger: logger)
+            let app = buildApplication(configuration: configuration, store: store, inProcessGateway: true, logger: logger)
             let server = ServiceGroup(
                 configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             tasks.addTask { try await server.run() }
-            FileHandle.standardOutput.write(Data((Self.welcome(configuration: configuration, discord: discord) + "\n").utf8))
+            FileHandle.standardOutput.write(Data((Self.welcome(configuration: configuration, discord: discord, apns: apns.url) + "\n").utf8))
             try await tasks.next()
             tasks.cancelAll()
         }
@@ -45,7 +56,7 @@ struct Sandbox: AsyncParsableCommand {
         SymmetricKey(size: .init(bitCount: bytes * 8)).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
     }
 
-    static func welcome(configuration: ServerConfiguration, discord: DiscordEmulator.Endpoints) -> String {
+    static func welcome(configuration: ServerConfiguration, discord: DiscordEmulator.Endpoints, apns: String) -> String {
         let api = "http://127.0.0.1:\(configuration.port)"
         return """
             ThreadDesk sandbox is running.
@@ -55,12 +66,15 @@ struct Sandbox: AsyncParsableCommand {
               Legacy key     \(configuration.legacyAPIKey ?? "-")
               Discord (fake) \(discord.restURL)
               Agent control  \(discord.controlURL)
+              APNs (fake)    \(apns)   (deliveries: curl -sk --http2 \(apns)/_emulator/deliveries)
 
             Try it:
               TOKEN=$(curl -s -XPOST \(api)/v1/session -H 'X-App-Key: \(configuration.appKey)' \\
                 -H 'Content-Type: application/json' -d '{}' | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
               curl -s -XPOST \(api)/v1/messages -H "Authorization: Bearer $TOKEN" -H 'Idempotency-Key: hello-1' \\
                 -H 'Content-Type: application/json' -d '{"content":"Hello from the app"}'
+              curl -s -XPUT \(api)/v1/push-token -H "Authorization: Bearer $TOKEN" \\
+                -H 'Content-Type: application/json' -d '{"token":"'$(printf 'ab%.0s' {1..32})'","environment":"development"}'
               curl -s \(discord.controlURL)/threads
               curl -s -XPOST \(discord.controlURL)/threads/THREAD_ID/replies -d '{"content":"Hi! Support here."}'
               curl -s \(api)/v1/messages -H "Authorization: Bearer $TOKEN"

@@ -11,6 +11,7 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the HTTP API (configuration from the environment and .env).")
 
     @Option(help: "The .env file to read; variables already in the environment win.") var envFile = ".env"
+    @Flag(help: "Also keep the Discord gateway open in this process (single-machine setup).") var gateway = false
 
     func run() async throws {
         let configuration: ServerConfiguration
@@ -23,7 +24,7 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "threaddesk")
         logger.logLevel = configuration.logLevel
         let store = try makeStore(url: configuration.storeURL, logger: logger)
-        let app = buildApplication(configuration: configuration, store: store, logger: logger)
+        let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

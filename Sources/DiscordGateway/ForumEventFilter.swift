@@ -1,0 +1,87 @@
+import DiscordREST
+import Foundation
+
+/// Turns dispatches into forum events. MESSAGE_CREATE carries no parent id, so the filter keeps a
+/// thread → parent map from GUILD_CREATE and the THREAD_* events, and asks REST about a channel
+/// it has never seen.
+public actor ForumEventFilter {
+    public let forumID: String
+    private let discord: DiscordClient<ContinuousClock>?
+    private var parents: [String: String] = [:]
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }()
+
+    public init(forumID: String, discord: DiscordClient<ContinuousClock>?) {
+        self.forumID = forumID
+        self.discord = discord
+    }
+
+    public func events(for type: String, data: JSON) async -> [ForumEvent] {
+        switch type {
+        case "GUILD_CREATE":
+            for thread in (data["threads"]?.arrayValue ?? []) + (data["channels"]?.arrayValue ?? []) { remember(thread) }
+            return []
+        case "THREAD_LIST_SYNC":
+            for thread in data["threads"]?.arrayValue ?? [] { remember(thread) }
+            return []
+        case "THREAD_CREATE":
+            remember(data)
+            return []
+        case "THREAD_UPDATE":
+            remember(data)
+            guard data["parent_id"]?.stringValue == forumID, let id = data["id"]?.stringValue else { return [] }
+            return [.threadUpdated(
+                threadID: id, archived: data["thread_metadata"]?["archived"]?.boolValue ?? false,
+                locked: data["thread_metadata"]?["locked"]?.boolValue ?? false)]
+        case "THREAD_DELETE":
+            guard let id = data["id"]?.stringValue else { return [] }
+            let parent = data["parent_id"]?.stringValue ?? parents[id]
+            parents[id] = nil
+            return parent == forumID ? [.threadDeleted(threadID: id)] : []
+        case "MESSAGE_CREATE":
+            guard let channel = data["channel_id"]?.stringValue else { return [] }
+            guard let inForum = await isInForum(channel) else {
+                // Could not tell where it belongs: let the server's catch-up find it.
+                return [.gap]
+            }
+            guard inForum, let message = try? Self.decoder.decode(DiscordMessage.self, from: data.encoded()) else { return [] }
+            return [.messageCreated(message)]
+        case "MESSAGE_UPDATE":
+            guard let channel = data["channel_id"]?.stringValue, let id = data["id"]?.stringValue, await isInForum(channel) == true else { return [] }
+            return [.messageUpdated(channelID: channel, messageID: id)]
+        case "MESSAGE_DELETE":
+            guard let channel = data["channel_id"]?.stringValue, let id = data["id"]?.stringValue, await isInForum(channel) == true else { return [] }
+            return [.messageDeleted(channelID: channel, messageID: id)]
+        default:
+            return []
+        }
+    }
+
+    private func remember(_ channel: JSON) {
+        guard let id = channel["id"]?.stringValue else { return }
+        parents[id] = channel["parent_id"]?.stringValue ?? ""
+    }
+
+    /// Whether `channel` is a thread of the support forum; unknown channels are looked up once.
+    /// nil when Discord could not say.
+    private func isInForum(_ channel: String) async -> Bool? {
+        if let parent = parents[channel] { return parent == forumID }
+        guard let discord else { return false }
+        do {
+            let fetched = try await discord.channel(channel)
+            parents[channel] = fetched.parentId ?? ""
+            return fetched.parentId == forumID
+        } catch .api {
+            parents[channel] = ""
+            return false
+        } catch {
+            return nil
+        }
+    }
+
+    /// Threads known so far (for tests).
+    public var knownThreads: Int { parents.count }
+}

@@ -1,0 +1,208 @@
+import DiscordREST
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOSSL
+import NIOWebSocket
+import ServiceLifecycle
+import Synchronization
+
+/// Why the gateway stopped for good.
+public struct GatewayFatalError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// Keeps one gateway connection open — identify, heartbeat, resume, reconnect — and hands the
+/// support forum's events to a sink. Runs until graceful shutdown, or throws `GatewayFatalError`
+/// when Discord says retrying cannot help.
+public final class GatewayConnection: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var token: String
+        public var forumChannelID: String
+        public var discordAPIURL = "https://discord.com/api/v10"
+        public var intents = GatewayStateMachine.supportIntents
+        public var backoffBase: Duration = .seconds(1)
+        public var backoffCap: Duration = .seconds(60)
+        /// Largest gateway message accepted (GUILD_CREATE of a big guild is large).
+        public var maxMessageSize = 16 << 20
+
+        public init(token: String, forumChannelID: String, discordAPIURL: String = "https://discord.com/api/v10") {
+            self.token = token
+            self.forumChannelID = forumChannelID
+            self.discordAPIURL = discordAPIURL
+        }
+    }
+
+    public let configuration: Configuration
+    private let discord: DiscordClient<ContinuousClock>
+    private let sink: any ForumEventSink
+    private let logger: Logger
+    private let status = Mutex(Status())
+
+    /// What happened so far, for health checks and tests.
+    public struct Status: Sendable, Equatable {
+        public var connections = 0
+        public var sessions = 0
+        public var resumes = 0
+        public var connected = false
+    }
+
+    public init(configuration: Configuration, sink: any ForumEventSink, logger: Logger) {
+        self.configuration = configuration
+        self.discord = DiscordClient(configuration: .init(baseURL: configuration.discordAPIURL, token: configuration.token), logger: logger)
+        self.sink = sink
+        self.logger = logger
+    }
+
+    public var currentStatus: Status { status.withLock { $0 } }
+
+    public func run() async throws {
+        do {
+            try await runUntilShutdown()
+        } catch is CancellationError {
+            // Graceful shutdown.
+        }
+    }
+
+    private func runUntilShutdown() async throws {
+        try await cancelWhenGracefulShutdown {
+            let gateway = try await self.gatewayInfo()
+            let machine = Locked(GatewayStateMachine(
+                token: self.configuration.token, intents: self.configuration.intents, gatewayURL: gateway.url,
+                identifyBudget: gateway.sessionStartLimit.remaining, backoffBase: self.configuration.backoffBase,
+                backoffCap: self.configuration.backoffCap))
+            let filter = ForumEventFilter(forumID: self.configuration.forumChannelID, discord: self.discord)
+            var next = machine.withLock { $0.firstConnect }
+            while !Task.isCancelled {
+                if next.after > .zero { try await Task.sleep(for: next.after) }
+                switch await self.connectOnce(to: next, machine: machine, filter: filter) {
+                case .reconnect(let connect): next = connect
+                case .fatal(let message):
+                    self.logger.critical("Gateway stopped", metadata: ["reason": "\(message)"])
+                    throw GatewayFatalError(description: message)
+                }
+            }
+        }
+    }
+
+    /// `GET /gateway/bot`, retried until Discord answers (a 401 is fatal).
+    private func gatewayInfo() async throws -> DiscordGatewayBot {
+        var delay = configuration.backoffBase
+        while true {
+            do {
+                return try await discord.gatewayBot()
+            } catch .api(let error) where error.status == 401 {
+                throw GatewayFatalError(description: "Discord refused the bot token (401): check DISCORD_TOKEN.")
+            } catch {
+                logger.warning("Cannot reach Discord for the gateway URL; retrying", metadata: ["error": "\(error)"])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, configuration.backoffCap)
+            }
+        }
+    }
+
+    private func connectOnce(
+        to connect: GatewayStateMachine.Connect, machine: Locked<GatewayStateMachine>, filter: ForumEventFilter
+    ) async -> GatewayStateMachine.AfterClose {
+        status.withLock {
+            $0.connections += 1
+            if connect.resume { $0.resumes += 1 }
+        }
+        let decided = Locked<GatewayStateMachine.AfterClose?>(nil)
+        let url = connect.url + (connect.url.contains("?") ? "&" : "?") + "v=10&encoding=json"
+        var closeCode: UInt16?
+        do {
+            let frame = try await WebSocketClient.connect(
+                url: url,
+                configuration: .init(maxFrameSize: configuration.maxMessageSize, closeTimeout: .seconds(5)),
+                tlsConfiguration: url.hasPrefix("wss") ? .makeClientConfiguration() : nil,
+                logger: logger
+            ) { inbound, outbound, _ in
+                try await self.converse(inbound: inbound, outbound: outbound, machine: machine, filter: filter, decided: decided)
+            }
+            if case .unknown(let code) = frame?.closeCode { closeCode = code }
+        } catch {
+            logger.notice("Gateway connection lost", metadata: ["error": "\(error)"])
+        }
+        status.withLock { $0.connected = false }
+        if let decision = decided.withLock({ $0 }) { return decision }
+        return machine.withLock { $0.connectionClosed(code: closeCode) }
+    }
+
+    /// One connection's life: the reader and the heartbeat run side by side until either decides
+    /// the connection is over.
+    private func converse(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, machine: Locked<GatewayStateMachine>,
+        filter: ForumEventFilter, decided: Locked<GatewayStateMachine.AfterClose?>
+    ) async throws {
+        let (heartbeats, startHeartbeats) = AsyncStream.makeStream(of: (first: Duration, interval: Duration).self)
+        /// Carries out actions; false when the connection must end.
+        @Sendable func perform(_ actions: [GatewayStateMachine.Action]) async throws -> Bool {
+            for action in actions {
+                switch action {
+                case .send(let payload):
+                    try await outbound.write(.text(String(decoding: payload.encoded(), as: UTF8.self)))
+                case .startHeartbeats(let first, let interval):
+                    startHeartbeats.yield((first, interval))
+                case .dispatch(let type, let data):
+                    if type == "READY" || type == "RESUMED" {
+                        status.withLock {
+                            $0.connected = true
+                            if type == "READY" { $0.sessions += 1 }
+                        }
+                        logger.info("Gateway session \(type == "READY" ? "started" : "resumed")")
+                    }
+                    let events = await filter.events(for: type, data: data)
+                    if !events.isEmpty { await sink.deliver(events) }
+                case .gap:
+                    await sink.deliver([.gap])
+                case .close(let code, let then):
+                    decided.withLock { $0 = .reconnect(then) }
+                    try? await outbound.close(.unknown(code), reason: nil)
+                    return false
+                case .fatal(let message):
+                    decided.withLock { $0 = .fatal(message) }
+                    try? await outbound.close(.normalClosure, reason: nil)
+                    return false
+                }
+            }
+            return true
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await (first, interval) in heartbeats {
+                    try await Task.sleep(for: first)
+                    while try await perform(machine.withLock { $0.heartbeatDue() }) {
+                        try await Task.sleep(for: interval)
+                    }
+                    return
+                }
+            }
+            group.addTask {
+                for try await message in inbound.messages(maxSize: self.configuration.maxMessageSize) {
+                    let text: String
+                    switch message {
+                    case .text(let string): text = string
+                    case .binary(let buffer): text = String(buffer: buffer)
+                    }
+                    guard let payload = try? JSON.parse(Data(text.utf8)) else { continue }
+                    guard try await perform(machine.withLock { $0.received(payload) }) else { return }
+                }
+            }
+            // Whichever ends first ends the connection.
+            _ = try await group.next()
+            startHeartbeats.finish()
+            group.cancelAll()
+        }
+    }
+}
+
+/// A mutex that escaping closures can share.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) { mutex = Mutex(value) }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try mutex.withLock { try body(&$0) } }
+}

@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import DiscordREST
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import ServiceLifecycle
+import Synchronization
+
+/// The daemon's sink: queues events and posts them in batches to the server's internal route,
+/// retrying with backoff while the server is away. The queue is bounded: when it overflows the
+/// oldest events are dropped and a gap is sent in their place, so the server catches up through
+/// REST instead of losing replies.
+public final class HTTPEventForwarder: ForumEventSink, Service {
+    public struct Configuration: Sendable {
+        public var serverURL: String
+        public var secret: String
+        public var maxQueued = 10_000
+        public var maxBatch = 200
+        public var backoffBase: Duration = .milliseconds(200)
+        public var backoffCap: Duration = .seconds(10)
+
+        public init(serverURL: String, secret: String) {
+            self.serverURL = serverURL.hasSuffix("/") ? String(serverURL.dropLast()) : serverURL
+            self.secret = secret
+        }
+    }
+
+    private struct Queue {
+        var events: [ForumEvent] = []
+        var dropped = 0
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    public let configuration: Configuration
+    private let queue = Mutex(Queue())
+    private let logger: Logger
+    private let http: HTTPClient
+
+    public init(configuration: Configuration, httpClient: HTTPClient = .shared, logger: Logger) {
+        self.configuration = configuration
+        self.http = httpClient
+        self.logger = logger
+    }
+
+    public func deliver(_ events: [ForumEvent]) async {
+        let waiter = queue.withLock { queue -> CheckedContinuation<Void, Never>? in
+            queue.events.append(contentsOf: events)
+            let excess = queue.events.count - configuration.maxQueued
+            if excess > 0 {
+                queue.events.removeFirst(excess + 1)
+                queue.events.insert(.gap, at: 0)
+                queue.dropped += excess
+            }
+            defer { queue.waiter = nil }
+            return queue.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Events waiting to be posted (for tests and health).
+    public var queued: Int { queue.withLock { $0.events.count } }
+
+    public func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let batch = await self.nextBatch()
+                try await self.post(batch)
+                self.queue.withLock { $0.events.removeFirst(min(batch.count, $0.events.count)) }
+            }
+        }
+    }
+
+    /// Waits for events and returns the oldest ones, still queued until posted.
+    private func nextBatch() async -> [ForumEvent] {
+        while true {
+            let batch = queue.withLock { Array($0.events.prefix(configuration.maxBatch)) }
+            if !batch.isEmpty { return batch }
+            await withCheckedContinuation { continuation in
+                let ready = queue.withLock { queue -> Bool in
+                    if !queue.events.isEmpty { return true }
+                    queue.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+
+    /// Posts until the server takes the batch; only cancellation stops it.
+    private func post(_ batch: [ForumEvent]) async throws {
+        let body = try JSONEncoder().encode(["events": batch])
+        var delay = configuration.backoffBase
+        while true {
+            try Task.checkCancellation()
+            var request = HTTPClientRequest(url: configuration.serverURL + "/internal/gateway/events")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(configuration.secret)")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: body))
+            do {
+                let response = try await http.execute(request, timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                if response.status == .ok { return }
+                logger.warning("Server refused a batch of gateway events", metadata: ["status": "\(response.status.code)"])
+            } catch {
+                logger.warning("Server unreachable; will retry", metadata: ["error": "\(error)"])
+            }
+            try await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
+            delay = min(delay * 2, configuration.backoffCap)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import APNs
+import Foundation
+
+/// How replies become notifications. Without APNs credentials nothing is pushed, but replies
+/// are still tracked, so turning pushes on later does not replay old ones.
+public struct PushSettings: Sendable {
+    public var title = "New reply"
+    public var category: String? = "SUPPORT_REPLY"
+    public var sound: String? = "default"
+    /// Also send a background (`content-available`) push so the app can refresh.
+    public var background = false
+    /// The safety-net catch-up through REST, besides the one after every gateway gap.
+    public var catchUpInterval: Duration = .seconds(300)
+
+    public init() {}
+}
+
+/// APNs credentials from the environment.
+public struct APNsSettings: Sendable {
+    public var keyID: String
+    public var teamID: String
+    public var privateKeyPEM: String
+    public var topic: String
+    /// Used for tokens registered without an environment (legacy routes).
+    public var defaultEnvironment: APNsEnvironment = .production
+    /// Emulator only: overrides Apple's hosts and adds a trust root.
+    public var url: String?
+    public var caCertificatePEM: String?
+
+    public init(keyID: String, teamID: String, privateKeyPEM: String, topic: String) {
+        self.keyID = keyID
+        self.teamID = teamID
+        self.privateKeyPEM = privateKeyPEM
+        self.topic = topic
+    }
+}
