@@ -194,6 +194,11 @@ let package = Package(
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
+            name: "DiscordGatewayTests",
+            dependencies: ["DiscordGateway", "DiscordREST", "DiscordEmulator", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "APNsTests",
             dependencies: [
                 "APNs",
@@ -217,6 +222,8 @@ let package = Package(
         .testTarget(
             name: "ThreadDeskServerTests",
             dependencies: [
+                "APNsEmulator",
+                "DiscordGateway",
                 "ThreadDeskServer",
                 "ThreadDeskStore",
                 "ThreadDeskCore",

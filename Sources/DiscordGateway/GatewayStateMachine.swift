@@ -10,6 +10,12 @@ public struct GatewayStateMachine: Sendable {
         public var id: String
         public var resumeURL: String
         public var sequence: Int?
+
+        public init(id: String, resumeURL: String, sequence: Int?) {
+            self.id = id
+            self.resumeURL = resumeURL
+            self.sequence = sequence
+        }
     }
 
     /// Where and how to connect next.
@@ -17,6 +23,12 @@ public struct GatewayStateMachine: Sendable {
         public var url: String
         public var resume: Bool
         public var after: Duration
+
+        public init(url: String, resume: Bool, after: Duration) {
+            self.url = url
+            self.resume = resume
+            self.after = after
+        }
     }
 
     public enum Action: Sendable, Equatable {

@@ -26,6 +26,8 @@ public struct APNsSettings: Sendable {
     /// Emulator only: overrides Apple's hosts and adds a trust root.
     public var url: String?
     public var caCertificatePEM: String?
+    /// How long one push may take, retries included, before it is left to the next catch-up.
+    public var budget: Duration = .seconds(10)
 
     public init(keyID: String, teamID: String, privateKeyPEM: String, topic: String) {
         self.keyID = keyID

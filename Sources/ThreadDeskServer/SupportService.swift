@@ -172,7 +172,7 @@ public final class PushSender: Sendable {
     public init(settings: APNsSettings, logger: Logger) throws {
         var configuration = APNsClient<ContinuousClock>.Configuration(
             topic: settings.topic, baseURL: settings.url, additionalTrustRootPEM: settings.caCertificatePEM)
-        configuration.budget = .seconds(10)
+        configuration.budget = settings.budget
         self.client = try APNsClient(
             configuration: configuration, keyID: settings.keyID, teamID: settings.teamID, privateKeyPEM: settings.privateKeyPEM,
             logger: logger)

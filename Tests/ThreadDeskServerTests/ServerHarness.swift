@@ -1,3 +1,4 @@
+import APNsEmulator
 import DiscordEmulator
 import DiscordREST
 import Foundation
@@ -15,6 +16,7 @@ import ThreadDeskStore
 struct Harness: Sendable {
     let client: any TestClientProtocol
     let emulator: DiscordEmulator
+    let apns: APNsEmulator
     let discord: DiscordEmulator.Endpoints
     let store: any UserStore
     let configuration: ServerConfiguration
@@ -95,23 +97,56 @@ func withServer(
     emulator emulatorConfiguration: DiscordEmulator.Configuration = .fastWindows(scale: 0.02),
     logger: Logger = testLogger(),
     defaultTagIndex: Int? = nil,
+    gateway: Bool = false,
     _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
+    try await APNsEmulator.withRunning(logger: testLogger()) { apns in
     try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: testLogger()) { emulator in
         let discord = await emulator.endpoints()
+        let credentials = await apns.credentials()
         var configuration = ServerConfiguration(
             discordToken: discord.botToken, discordAPIURL: discord.restURL, guildID: discord.guildID,
             forumChannelID: discord.forumChannelID, appKey: "test-app-key")
         configuration.port = 0
         configuration.discordBudget = .seconds(3)
         configuration.defaultTagID = defaultTagIndex.map { emulator.forumTagIDs[$0] }
+        var apnsSettings = APNsSettings(
+            keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
+        apnsSettings.url = credentials.url
+        apnsSettings.caCertificatePEM = credentials.caCertificatePEM
+        configuration.apns = apnsSettings
+        configuration.gatewaySecret = "test-gateway-secret"
         configure(&configuration)
         let store = try SQLiteStore(path: temporaryStorePath())
-        let app = buildApplication(configuration: configuration, store: store, logger: logger)
+        let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
         let configured = configuration
         try await app.test(.ahc(.http)) { client in
-            try await body(Harness(client: client, emulator: emulator, discord: discord, store: store, configuration: configured))
+            try await body(Harness(client: client, emulator: emulator, apns: apns, discord: discord, store: store, configuration: configured))
         }
+    }
+    }
+}
+
+extension Harness {
+    /// A user with a session, a push token and a thread.
+    func userWithThread(device: String = String(repeating: "ab", count: 32), first: String = "hello") async throws -> (session: Session, thread: String, device: String) {
+        let user = try await session()
+        let set = try await request(.put, "/v1/push-token", token: user.token, json: #"{"token":"\#(device)","environment":"development"}"#)
+        guard set.status == .noContent else { throw HarnessError.unexpected(set.status, "push token") }
+        _ = try await send(first, token: user.token)
+        guard let thread = try await thread(of: user.userId) else { throw HarnessError.unexpected(.internalServerError, "no thread") }
+        return (user, thread, device)
+    }
+
+    /// Posts forum events to the internal route, as the gateway daemon does.
+    func forward(_ body: String) async throws -> Reply {
+        try await request(.post, "/internal/gateway/events", headers: [.authorization: "Bearer test-gateway-secret"], json: body)
+    }
+
+    /// Polls until `condition` holds or `timeout` passes.
+    func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while await !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
     }
 }

@@ -1,0 +1,133 @@
+import APNsEmulator
+import DiscordEmulator
+import DiscordGateway
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+@Suite("Replies become pushes", .timeLimit(.minutes(2)))
+struct PushTests {
+    static func alert(_ delivery: APNsEmulator.Delivery) -> [String: Any] { delivery.aps["alert"] as? [String: Any] ?? [:] }
+
+    static func messageID(_ delivery: APNsEmulator.Delivery) -> String? {
+        ((try? JSONSerialization.jsonObject(with: delivery.payload)) as? [String: Any])?["messageId"] as? String
+    }
+
+    @Test func aSupportReplyReachesTheDeviceOnce() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, thread, device) = try await server.userWithThread()
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "We shipped a fix in 1.4.1")
+            try await server.eventually { server.apns.deliveries.count >= 1 }
+            let delivery = try #require(server.apns.deliveries(to: device).first)
+            #expect(Self.alert(delivery)["title"] as? String == "New reply")
+            #expect(Self.alert(delivery)["body"] as? String == "We shipped a fix in 1.4.1")
+            #expect(delivery.aps["thread-id"] as? String == user.userId)
+            #expect(delivery.aps["badge"] as? Int == 1)
+            #expect(delivery.aps["category"] as? String == "SUPPORT_REPLY")
+            #expect(Self.messageID(delivery) == reply.id)
+            #expect(delivery.pushType == "alert" && delivery.priority == 10)
+
+            // Replays — the same event again, and a catch-up over the same messages — push nothing.
+            let event = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
+            #expect(try await server.forward(event).status == .ok)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(server.apns.deliveries.count == 1)
+        }
+    }
+
+    @Test func notesTheUsersOwnMessagesAndUnknownThreadsNeverPush() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            try server.emulator.postNote(inThread: thread, content: "internal")
+            try server.emulator.replyAsAgent(inThread: thread, content: "!HiddenMessage also internal")
+            _ = try await server.send("another from the user", token: user.token)
+            // A forum thread nobody in ThreadDesk owns.
+            let stranger = try await DiscordClient(
+                configuration: .init(baseURL: server.discord.restURL, token: server.discord.botToken), logger: testLogger()
+            ).startForumThread(in: server.discord.forumChannelID, .init(name: "manual", message: .init(content: "made by hand")))
+            try server.emulator.replyAsAgent(inThread: stranger.channel.id, content: "answer in a thread no user owns")
+            // A marker reply that does push, so the test knows everything before it was handled.
+            let marker = try server.emulator.replyAsAgent(inThread: thread, content: "visible")
+            try await server.eventually { !server.apns.deliveries.isEmpty }
+            #expect(server.apns.deliveries.map(Self.messageID) == [marker.id])
+        }
+    }
+
+    @Test func repliesAndAttachmentOnlyMessagesPush() async throws {
+        try await withServer(gateway: true) { server in
+            let (_, thread, device) = try await server.userWithThread()
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "replying", replyingTo: thread)
+            let file = try server.emulator.replyAsAgent(
+                inThread: thread, content: "", attachments: [.init(filename: "steps.pdf", contentType: "application/pdf", data: Data([1, 2]))])
+            try await server.eventually { server.apns.deliveries.count >= 2 }
+            let deliveries = server.apns.deliveries(to: device)
+            #expect(deliveries.map(Self.messageID) == [reply.id, file.id])
+            #expect(Self.alert(deliveries[1])["body"] as? String == "📎 steps.pdf")
+            #expect(deliveries.map { $0.aps["badge"] as? Int } == [1, 2])
+        }
+    }
+
+    @Test func readingResetsTheBadge() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, thread, device) = try await server.userWithThread()
+            try server.emulator.replyAsAgent(inThread: thread, content: "one")
+            try server.emulator.replyAsAgent(inThread: thread, content: "two")
+            try await server.eventually { server.apns.deliveries.count >= 2 }
+            _ = try await server.messages(token: user.token)
+            try server.emulator.replyAsAgent(inThread: thread, content: "three")
+            try await server.eventually { server.apns.deliveries.count >= 3 }
+            #expect(server.apns.deliveries(to: device).map { $0.aps["badge"] as? Int } == [1, 2, 1])
+        }
+    }
+
+    @Test func anUnregisteredTokenIsRemovedAndNotUsedAgain() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, thread, device) = try await server.userWithThread()
+            server.apns.script(device, [.unregistered(timestamp: 1_800_000_000_000)])
+            let first = try server.emulator.replyAsAgent(inThread: thread, content: "you will not see this")
+            try await server.eventually { server.apns.counters.requests >= 1 }
+            try await server.eventually { (try? await server.store.user(UserID(user.userId)!))?.pushToken == nil }
+            #expect(try await server.store.user(UserID(user.userId)!)?.pushToken == nil)
+            let requests = server.apns.counters.requests
+            let second = try server.emulator.replyAsAgent(inThread: thread, content: "nor this")
+            // Handled (recorded as notified) without any request to APNs.
+            try await server.eventually { (try? await server.store.user(UserID(user.userId)!))?.recentNotifiedIDs.contains(second.id) == true }
+            #expect(server.apns.counters.requests == requests)
+            #expect(server.apns.deliveries.isEmpty)
+            #expect(try await server.store.user(UserID(user.userId)!)?.recentNotifiedIDs == [first.id, second.id])
+        }
+    }
+
+    @Test func apnsDownPastTheBudgetIsLeftToTheCatchUpAndPushedOnce() async throws {
+        try await withServer(gateway: true, { $0.apns?.budget = .milliseconds(300) }) { server in
+            let (user, thread, device) = try await server.userWithThread()
+            server.apns.setPermanentOutcome(.reject(status: 503, reason: "ServiceUnavailable"), for: device)
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "during an APNs outage")
+            try await server.eventually { server.apns.counters.requests >= 2 }
+            try await Task.sleep(for: .milliseconds(400))
+            // Given up on, and not recorded as pushed.
+            #expect(try await server.store.user(UserID(user.userId)!)?.recentNotifiedIDs.isEmpty == true)
+            server.apns.setPermanentOutcome(nil, for: device)
+            let gap = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
+            #expect(try await server.forward(gap).status == .ok)
+            #expect(try await server.forward(gap).status == .ok)
+            #expect(server.apns.deliveries.map(Self.messageID) == [reply.id])
+        }
+    }
+
+    @Test func theInternalRouteNeedsTheSecret() async throws {
+        try await withServer { server in
+            let body = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
+            let anonymous = try await server.request(.post, "/internal/gateway/events", json: body)
+            #expect(anonymous.status == .unauthorized)
+            let wrong = try await server.request(.post, "/internal/gateway/events", headers: [.authorization: "Bearer nope"], json: body)
+            #expect(wrong.status == .unauthorized)
+            #expect(try await server.forward(#"{"events":[{"nonsense":{}}]}"#).status == .badRequest)
+            #expect(try await server.forward(body).json == ["handled": 1])
+        }
+    }
+}
