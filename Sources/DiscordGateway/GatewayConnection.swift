@@ -73,13 +73,26 @@ public final class GatewayConnection: Service, Sendable {
                 identifyBudget: gateway.sessionStartLimit.remaining, backoffBase: self.configuration.backoffBase,
                 backoffCap: self.configuration.backoffCap))
             let filter = ForumEventFilter(forumID: self.configuration.forumChannelID, discord: self.discord)
+            // Events are handed over in order by one long-lived task, so a connection torn down
+            // mid-way never cancels the handling of an event it already read.
+            let (events, eventQueue) = AsyncStream.makeStream(of: [ForumEvent].self)
+            let sink = self.sink
+            let delivery = Task {
+                for await batch in events { await sink.deliver(batch) }
+            }
+            defer {
+                eventQueue.finish()
+                delivery.cancel()
+            }
             var next = machine.withLock { $0.firstConnect }
             while !Task.isCancelled {
                 if next.after > .zero { try await Task.sleep(for: next.after) }
-                switch await self.connectOnce(to: next, machine: machine, filter: filter) {
+                switch await self.connectOnce(to: next, machine: machine, filter: filter, events: eventQueue) {
                 case .reconnect(let connect): next = connect
                 case .fatal(let message):
                     self.logger.critical("Gateway stopped", metadata: ["reason": "\(message)"])
+                    eventQueue.finish()
+                    await delivery.value
                     throw GatewayFatalError(description: message)
                 }
             }
@@ -103,7 +116,8 @@ public final class GatewayConnection: Service, Sendable {
     }
 
     private func connectOnce(
-        to connect: GatewayStateMachine.Connect, machine: Locked<GatewayStateMachine>, filter: ForumEventFilter
+        to connect: GatewayStateMachine.Connect, machine: Locked<GatewayStateMachine>, filter: ForumEventFilter,
+        events: AsyncStream<[ForumEvent]>.Continuation
     ) async -> GatewayStateMachine.AfterClose {
         status.withLock {
             $0.connections += 1
@@ -119,7 +133,8 @@ public final class GatewayConnection: Service, Sendable {
                 tlsConfiguration: url.hasPrefix("wss") ? .makeClientConfiguration() : nil,
                 logger: logger
             ) { inbound, outbound, _ in
-                try await self.converse(inbound: inbound, outbound: outbound, machine: machine, filter: filter, decided: decided)
+                try await self.converse(
+                    inbound: inbound, outbound: outbound, machine: machine, filter: filter, events: events, decided: decided)
             }
             if case .unknown(let code) = frame?.closeCode { closeCode = code }
         } catch {
@@ -134,7 +149,7 @@ public final class GatewayConnection: Service, Sendable {
     /// the connection is over.
     private func converse(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, machine: Locked<GatewayStateMachine>,
-        filter: ForumEventFilter, decided: Locked<GatewayStateMachine.AfterClose?>
+        filter: ForumEventFilter, events: AsyncStream<[ForumEvent]>.Continuation, decided: Locked<GatewayStateMachine.AfterClose?>
     ) async throws {
         let (heartbeats, startHeartbeats) = AsyncStream.makeStream(of: (first: Duration, interval: Duration).self)
         /// Carries out actions; false when the connection must end.
@@ -153,10 +168,10 @@ public final class GatewayConnection: Service, Sendable {
                         }
                         logger.info("Gateway session \(type == "READY" ? "started" : "resumed")")
                     }
-                    let events = await filter.events(for: type, data: data)
-                    if !events.isEmpty { await sink.deliver(events) }
+                    let forumEvents = await filter.events(for: type, data: data)
+                    if !forumEvents.isEmpty { events.yield(forumEvents) }
                 case .gap:
-                    await sink.deliver([.gap])
+                    events.yield([.gap])
                 case .close(let code, let then):
                     decided.withLock { $0 = .reconnect(then) }
                     try? await outbound.close(.unknown(code), reason: nil)

@@ -54,9 +54,10 @@ public func buildApplication(
     }
     var services: [any Service] = [CatchUpTimer(service: service, interval: configuration.push.catchUpInterval)]
     if inProcessGateway {
-        services.append(GatewayConnection(
-            configuration: .init(token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL),
-            sink: service, logger: logger))
+        var gateway = GatewayConnection.Configuration(
+            token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
+        gateway.backoffBase = configuration.gatewayBackoffBase
+        services.append(GatewayConnection(configuration: gateway, sink: service, logger: logger))
     }
     return Application(
         router: router,

@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     /// nil: no pushes are sent (replies are still tracked).
     public var apns: APNsSettings?
     public var push = PushSettings()
+    /// First reconnect delay of the in-process gateway (doubled per failure, jittered).
+    public var gatewayBackoffBase: Duration = .seconds(1)
 
     public init(
         discordToken: String, discordAPIURL: String = "https://discord.com/api/v10", guildID: String,

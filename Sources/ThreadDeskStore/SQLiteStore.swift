@@ -47,12 +47,17 @@ public final class SQLiteStore: UserStore {
         let changed = context.record != nil && context.record != previous
         let response = idempotencyKey.flatMap { key in context.response.map { (key, $0) } }
         guard changed || response != nil else { return }
-        try await pool.write { db in
+        // Not cancellable: whatever the body did in Discord must be remembered even if the
+        // request that caused it went away.
+        let pool = self.pool
+        try await Task {
+            try await pool.write { db in
             if changed, let record = context.record { try UserRow(record).save(db) }
             if let (key, response) = response {
                 try ResponseRow(userID: context.id.rawValue, key: key, response: response, createdAt: Date()).save(db)
             }
-        }
+            }
+        }.value
     }
 
     public func user(_ id: UserID) async throws -> UserRecord? {
