@@ -195,7 +195,11 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "DiscordGatewayTests",
-            dependencies: ["DiscordGateway", "DiscordREST", "DiscordEmulator", "TestSupport"],
+            dependencies: [
+                "DiscordGateway", "DiscordREST", "DiscordEmulator", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -223,6 +227,9 @@ let package = Package(
             name: "ThreadDeskServerTests",
             dependencies: [
                 "APNsEmulator",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "DiscordGateway",
                 "ThreadDeskServer",
                 "ThreadDeskStore",

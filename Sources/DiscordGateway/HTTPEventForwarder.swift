@@ -30,13 +30,14 @@ public final class HTTPEventForwarder: ForumEventSink, Service {
     private struct Queue {
         var events: [ForumEvent] = []
         var dropped = 0
-        var waiter: CheckedContinuation<Void, Never>?
     }
 
     public let configuration: Configuration
     private let queue = Mutex(Queue())
     private let logger: Logger
     private let http: HTTPClient
+    /// Wakes the posting loop; holds at most one wake-up.
+    private let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     public init(configuration: Configuration, httpClient: HTTPClient = .shared, logger: Logger) {
         self.configuration = configuration
@@ -45,7 +46,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service {
     }
 
     public func deliver(_ events: [ForumEvent]) async {
-        let waiter = queue.withLock { queue -> CheckedContinuation<Void, Never>? in
+        queue.withLock { queue in
             queue.events.append(contentsOf: events)
             let excess = queue.events.count - configuration.maxQueued
             if excess > 0 {
@@ -53,10 +54,8 @@ public final class HTTPEventForwarder: ForumEventSink, Service {
                 queue.events.insert(.gap, at: 0)
                 queue.dropped += excess
             }
-            defer { queue.waiter = nil }
-            return queue.waiter
         }
-        waiter?.resume()
+        wake.yield()
     }
 
     /// Events waiting to be posted (for tests and health).
@@ -65,7 +64,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service {
     public func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                let batch = await self.nextBatch()
+                let batch = try await self.nextBatch()
                 try await self.post(batch)
                 self.queue.withLock { $0.events.removeFirst(min(batch.count, $0.events.count)) }
             }
@@ -73,18 +72,12 @@ public final class HTTPEventForwarder: ForumEventSink, Service {
     }
 
     /// Waits for events and returns the oldest ones, still queued until posted.
-    private func nextBatch() async -> [ForumEvent] {
+    private func nextBatch() async throws -> [ForumEvent] {
         while true {
             let batch = queue.withLock { Array($0.events.prefix(configuration.maxBatch)) }
             if !batch.isEmpty { return batch }
-            await withCheckedContinuation { continuation in
-                let ready = queue.withLock { queue -> Bool in
-                    if !queue.events.isEmpty { return true }
-                    queue.waiter = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
+            for await _ in wakeUps { break }
+            try Task.checkCancellation()
         }
     }
 

@@ -1,0 +1,87 @@
+import DiscordEmulator
+import DiscordGateway
+import DiscordREST
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// Collects what the connection hands over.
+final class CollectingSink: ForumEventSink {
+    private let received = Mutex<[ForumEvent]>([])
+    var events: [ForumEvent] { received.withLock { $0 } }
+    func deliver(_ events: [ForumEvent]) async { received.withLock { $0 += events } }
+}
+
+private let quiet: Logger = {
+    var logger = Logger(label: "gateway-test")
+    logger.logLevel = .critical
+    return logger
+}()
+
+@Suite("Gateway connection against the Discord emulator", .timeLimit(.minutes(1)))
+struct GatewayConnectionTests {
+    private func configuration(_ endpoints: DiscordEmulator.Endpoints) -> GatewayConnection.Configuration {
+        var configuration = GatewayConnection.Configuration(
+            token: endpoints.botToken, forumChannelID: endpoints.forumChannelID, discordAPIURL: endpoints.restURL)
+        configuration.backoffBase = .milliseconds(20)
+        return configuration
+    }
+
+    @Test func forwardsOnlyTheForumsThreadsAndSignalsTheNewSession() async throws {
+        try await DiscordEmulator.withRunning(logger: quiet) { emulator in
+            let endpoints = await emulator.endpoints()
+            let client = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: quiet)
+            // Created before the connection: known from GUILD_CREATE.
+            let early = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "early", message: .init(content: "e")))
+            let sink = CollectingSink()
+            let connection = GatewayConnection(configuration: configuration(endpoints), sink: sink, logger: quiet)
+            let run = Task { try await connection.run() }
+            defer { run.cancel() }
+            while !connection.currentStatus.connected { try await Task.sleep(for: .milliseconds(10)) }
+
+            let reply = try emulator.replyAsAgent(inThread: early.channel.id, content: "to an early thread")
+            let late = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "late", message: .init(content: "l")))
+            try emulator.deleteThread(late.channel.id)
+            while sink.events.count < 4 { try await Task.sleep(for: .milliseconds(10)) }
+            let created = sink.events.compactMap { event -> String? in
+                if case .messageCreated(let message) = event { return message.id }
+                return nil
+            }
+            #expect(sink.events.first == .gap)
+            #expect(created == [reply.id, late.message.id])
+            #expect(sink.events.contains(.threadDeleted(threadID: late.channel.id)))
+        }
+    }
+
+    @Test func aRejectedTokenOnTheGatewayStopsWithAClearError() async throws {
+        try await DiscordEmulator.withRunning(logger: quiet) { emulator in
+            let endpoints = await emulator.endpoints()
+            let connection = GatewayConnection(configuration: configuration(endpoints), sink: CollectingSink(), logger: quiet)
+            let run = Task { try await connection.run() }
+            while !connection.currentStatus.connected { try await Task.sleep(for: .milliseconds(10)) }
+            emulator.closeGatewayConnections(code: 4004, reason: "Authentication failed.")
+            let outcome = await run.result
+            guard case .failure(let error as GatewayFatalError) = outcome else {
+                Issue.record("expected a fatal error, got \(outcome)")
+                return
+            }
+            #expect(error.description.contains("4004"))
+            #expect(error.description.contains("DISCORD_TOKEN"))
+            // No reconnect loop: one connection only.
+            #expect(emulator.counters.gatewayConnections == 1)
+        }
+    }
+
+    @Test func disallowedIntentsStopWithAClearError() async throws {
+        var emulatorConfiguration = DiscordEmulator.Configuration()
+        emulatorConfiguration.messageContentIntentEnabled = false
+        try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: quiet) { emulator in
+            let endpoints = await emulator.endpoints()
+            let connection = GatewayConnection(configuration: configuration(endpoints), sink: CollectingSink(), logger: quiet)
+            await #expect(throws: GatewayFatalError.self) { try await connection.run() }
+            #expect(emulator.counters.gatewayConnections == 1)
+        }
+    }
+}
