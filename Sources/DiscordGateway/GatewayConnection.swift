@@ -16,7 +16,7 @@ public struct GatewayFatalError: Error, CustomStringConvertible {
 /// Keeps one gateway connection open — identify, heartbeat, resume, reconnect — and hands the
 /// support forum's events to a sink. Runs until graceful shutdown, or throws `GatewayFatalError`
 /// when Discord says retrying cannot help.
-public final class GatewayConnection: Service, Sendable {
+public final class GatewayConnection: Service, Sendable, CustomStringConvertible {
     public struct Configuration: Sendable {
         public var token: String
         public var forumChannelID: String
@@ -37,6 +37,8 @@ public final class GatewayConnection: Service, Sendable {
     public let configuration: Configuration
     private let discord: DiscordClient<ContinuousClock>
     private let sink: any ForumEventSink
+
+    public var description: String { "GatewayConnection(forum \(configuration.forumChannelID))" }
     private let logger: Logger
     private let status = Mutex(Status())
 
@@ -220,4 +222,10 @@ final class Locked<Value: Sendable>: Sendable {
     init(_ value: Value) { mutex = Mutex(value) }
 
     func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try mutex.withLock { try body(&$0) } }
+}
+
+extension GatewayConnection.Configuration: CustomReflectable {
+    public var customMirror: Mirror {
+        Mirror(self, children: ["token": "<redacted>", "forumChannelID": forumChannelID, "discordAPIURL": discordAPIURL])
+    }
 }

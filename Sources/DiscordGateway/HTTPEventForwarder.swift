@@ -12,7 +12,7 @@ import Synchronization
 /// retrying with backoff while the server is away. The queue is bounded: when it overflows the
 /// oldest events are dropped and a gap is sent in their place, so the server catches up through
 /// REST instead of losing replies.
-public final class HTTPEventForwarder: ForumEventSink, Service {
+public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConvertible {
     public struct Configuration: Sendable {
         public var serverURL: String
         public var secret: String
@@ -33,6 +33,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service {
     }
 
     public let configuration: Configuration
+    public var description: String { "HTTPEventForwarder(to \(configuration.serverURL))" }
     private let queue = Mutex(Queue())
     private let logger: Logger
     private let http: HTTPClient
@@ -104,4 +105,8 @@ public final class HTTPEventForwarder: ForumEventSink, Service {
             delay = min(delay * 2, configuration.backoffCap)
         }
     }
+}
+
+extension HTTPEventForwarder.Configuration: CustomReflectable {
+    public var customMirror: Mirror { Mirror(self, children: ["serverURL": serverURL, "secret": "<redacted>"]) }
 }

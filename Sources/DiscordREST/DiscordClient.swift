@@ -207,3 +207,7 @@ extension Duration {
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
+
+extension DiscordClient.Configuration: CustomReflectable {
+    public var customMirror: Mirror { Mirror(self, children: ["baseURL": baseURL, "token": "<redacted>", "budget": budget]) }
+}

@@ -29,9 +29,11 @@ struct InternalRoutes: Sendable {
 }
 
 /// The safety net: a catch-up through REST every `interval`, whatever the gateway said.
-struct CatchUpTimer: Service {
+struct CatchUpTimer: Service, CustomStringConvertible {
     let service: SupportService
     let interval: Duration
+
+    var description: String { "CatchUpTimer(every \(interval))" }
 
     func run() async throws {
         // Only cancellation (graceful shutdown) ends the loop.

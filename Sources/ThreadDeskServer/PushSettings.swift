@@ -36,3 +36,11 @@ public struct APNsSettings: Sendable {
         self.topic = topic
     }
 }
+
+extension APNsSettings: CustomReflectable, CustomStringConvertible {
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keyID": keyID, "teamID": teamID, "privateKeyPEM": "<redacted>", "topic": topic, "url": url as Any])
+    }
+
+    public var description: String { "APNsSettings(key \(keyID), team \(teamID), topic \(topic))" }
+}

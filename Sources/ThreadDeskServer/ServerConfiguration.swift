@@ -158,3 +158,17 @@ public enum DotEnv {
         return parse(text).merging(process) { _, real in real }
     }
 }
+
+/// Printing a configuration (a service list in a log line, a crash dump) never shows a secret.
+extension ServerConfiguration: CustomReflectable, CustomStringConvertible {
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "discordToken": "<redacted>", "discordAPIURL": discordAPIURL, "guildID": guildID, "forumChannelID": forumChannelID,
+            "defaultTagID": defaultTagID as Any, "appKey": "<redacted>", "identitySecret": identitySecret.map { _ in "<redacted>" } as Any,
+            "legacyAPIKey": legacyAPIKey.map { _ in "<redacted>" } as Any, "gatewaySecret": gatewaySecret.map { _ in "<redacted>" } as Any,
+            "storeURL": storeURL, "host": host, "port": port, "apns": apns as Any,
+        ])
+    }
+
+    public var description: String { "ServerConfiguration(\(host):\(port), forum \(forumChannelID), store \(storeURL))" }
+}

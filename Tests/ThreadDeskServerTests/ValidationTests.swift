@@ -1,3 +1,4 @@
+import APNsEmulator
 import DiscordEmulator
 import DiscordREST
 import Foundation
@@ -75,16 +76,26 @@ struct ValidationTests {
 
     @Test func secretsNeverReachTheLogs() async throws {
         let lines = LogCapture()
-        try await withServer(logger: lines.logger, { $0.legacyAPIKey = "legacy-secret-key" }) { server in
+        try await withServer(logger: lines.logger, gateway: true, { $0.legacyAPIKey = "legacy-secret-key" }) { server in
             server.emulator.injectServerErrors(count: 2, status: 503)
             let user = try await server.session(#"{"userId":"abc-def-ghi"}"#)
-            _ = try await server.send("hello", token: user.token)
+            // The first try meets the injected 503s (the log shows it); the retry goes through.
+            _ = try await server.send("hello", token: user.token, key: "k1")
+            _ = try await server.send("hello", token: user.token, key: "k1")
             _ = try await server.request(.put, "/v1/push-token", token: user.token, json: #"{"token":"\#(String(repeating: "cd", count: 32))","environment":"production"}"#)
             _ = try await server.request(.get, "/v1/messages", token: "wrong-token-value")
             _ = try await server.request(.get, "/messages/abc-def-ghi", headers: [.init("x-api-key")!: "legacy-secret-key"])
+            // A reply that is pushed: the provider JWT and the device token travel, but not into the logs.
+            let thread = try #require(try await server.thread(of: user.userId))
+            try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
+            try await server.eventually { !server.apns.deliveries.isEmpty }
+            #expect(server.apns.deliveries.count == 1)
             let everything = lines.text
             #expect(!everything.isEmpty)
-            for secret in [server.discord.botToken, user.token, "test-app-key", "legacy-secret-key", String(repeating: "cd", count: 32), "wrong-token-value"] {
+            for secret in [
+                server.discord.botToken, user.token, "test-app-key", "legacy-secret-key", String(repeating: "cd", count: 32),
+                "wrong-token-value", "test-gateway-secret", "PRIVATE KEY", "eyJhbGciOiJFUzI1NiIs",
+            ] {
                 #expect(!everything.contains(secret))
             }
         }
