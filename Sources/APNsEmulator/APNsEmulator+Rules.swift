@@ -14,8 +14,19 @@ extension APNsEmulator {
 
     static let validPushTypes: Set<String> = ["alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk"]
 
-    /// Apple's checks, in roughly the order Apple applies them.
+    /// Apple's checks, in roughly the order Apple applies them. Every answer carries the
+    /// request's `apns-id` (or a new one), as Apple's do: clients match answers by it.
     func answer(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data) -> Answer {
+        var answer = check(method: method, uri: uri, headers: headers, body: body)
+        let requested = headers.first(name: "apns-id").flatMap { UUID(uuidString: $0) != nil ? $0 : nil }
+        if let requested {
+            answer.headers.removeAll { $0.0 == "apns-id" }
+            answer.headers.append(("apns-id", requested))
+        }
+        return answer
+    }
+
+    private func check(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data) -> Answer {
         state.withLock { $0.counters.requests += 1 }
         if method == .GET && uri == "/_emulator/deliveries" {
             let data = (try? JSONEncoder().encode(deliveries)) ?? Data("[]".utf8)
@@ -35,9 +46,9 @@ extension APNsEmulator {
         if let problem = checkProviderToken(headers.first(name: "authorization")) { return problem }
         guard let topic = headers.first(name: "apns-topic") else { return reject(400, "MissingTopic") }
         guard topic == configuration.topic else { return reject(400, "DeviceTokenNotForTopic") }
-        guard let pushType = headers.first(name: "apns-push-type"), Self.validPushTypes.contains(pushType) else {
-            return reject(400, "InvalidPushType")
-        }
+        // Required only for watchOS; Apple assumes an alert when it is absent.
+        let pushType = headers.first(name: "apns-push-type") ?? "alert"
+        guard Self.validPushTypes.contains(pushType) else { return reject(400, "InvalidPushType") }
         let priority = headers.first(name: "apns-priority").map { Int($0) ?? -1 } ?? 10
         guard [1, 5, 10].contains(priority), !(pushType == "background" && priority != 5) else { return reject(400, "BadPriority") }
         let expiration = headers.first(name: "apns-expiration")

@@ -56,9 +56,7 @@ public final class APNsEmulator: Service, Sendable {
                         mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
                     ) { stream in
                         stream.eventLoop.makeCompletedFuture {
-                            try stream.pipeline.syncOperations.addHandlers([
-                                HTTP2FramePayloadToHTTP1ServerCodec(), APNsStreamHandler(emulator: emulator),
-                            ])
+                            try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(emulator: emulator))
                         }
                     }
                 }

@@ -14,9 +14,9 @@ SHARED_OPENAPI = ROOT.parent / "shared" / "reference" / "discord-openapi.json"
 OPENAPI = SHARED_OPENAPI if SHARED_OPENAPI.exists() else pathlib.Path(__file__).parent / "reference" / "discord-openapi.json"
 
 
-def _binary() -> pathlib.Path:
+def _binary(name: str = "discord-emulator") -> pathlib.Path:
     out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True)
-    return pathlib.Path(out.stdout.strip()) / "discord-emulator"
+    return pathlib.Path(out.stdout.strip()) / name
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +39,25 @@ def emulator():
         if not line:
             log.seek(0)
             pytest.fail(f"discord-emulator printed nothing: {log.read()}")
+        yield json.loads(line)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture()
+def apns_emulator(tmp_path):
+    """A fresh APNs emulator per test, its key and CA written under tmp_path."""
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(
+        [str(_binary("apns-emulator")), "--port", "0", "--directory", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        line = process.stdout.readline()
+        if not line:
+            log.seek(0)
+            pytest.fail(f"apns-emulator printed nothing: {log.read()}")
         yield json.loads(line)
     finally:
         process.terminate()
