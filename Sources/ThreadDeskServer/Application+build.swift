@@ -7,13 +7,14 @@ import Logging
 import ServiceLifecycle
 import ThreadDeskStore
 
-/// The store named by `STORE_URL`: `sqlite://path` (relative or absolute) or `memory://`.
+/// The store named by `STORE_URL`: `sqlite://path` (relative or absolute), `postgres://…` or `memory://`.
 public func makeStore(url: String, logger: Logger) throws -> any UserStore {
     if url.hasPrefix("sqlite://") {
         return try SQLiteStore(path: String(url.dropFirst("sqlite://".count)), logger: logger)
     }
+    if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return try PostgresStore(url: url, logger: logger) }
     if url == "memory://" { return MemoryStore() }
-    throw ServerConfiguration.Problem(missing: [], invalid: ["STORE_URL (sqlite://path or memory://)"])
+    throw ServerConfiguration.Problem(missing: [], invalid: ["STORE_URL (sqlite://path, postgres://… or memory://)"])
 }
 
 /// Builds the whole HTTP application from its configuration; `threaddesk serve`, the sandbox
@@ -53,6 +54,8 @@ public func buildApplication(
         InternalRoutes(service: service, secret: secret).register(on: router)
     }
     var services: [any Service] = [CatchUpTimer(service: service, interval: configuration.push.catchUpInterval)]
+    // A store with a connection pool to run (PostgreSQL) runs beside the server.
+    if let storeService = store as? any Service { services.insert(storeService, at: 0) }
     if inProcessGateway {
         var gateway = GatewayConnection.Configuration(
             token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import ThreadDeskStore
 
 /// Turns every failure into the API's JSON error shape and counts every answer by route.
 /// Errors we did not anticipate are logged and answered 500 without their details.
@@ -28,6 +29,8 @@ struct ErrorMiddleware: RouterMiddleware {
         switch error {
         case let error as APIError:
             return error
+        case is StoreUnavailableError:
+            return APIError(.serviceUnavailable, "store_unavailable", "Storage is briefly unavailable; try again shortly.", retryAfterSeconds: 2)
         case let error as HTTPError:
             switch error.status {
             case .notFound: return .notFound

@@ -159,12 +159,12 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         thread_id = record.threadID
         push_token = record.pushToken
         push_environment = record.pushEnvironment?.rawValue
-        installation = Self.encode(record.installation)
-        pending_installation = Self.encode(record.pendingInstallation)
-        pending_post = Self.encode(record.pendingPost)
+        installation = RecordJSON.encode(record.installation)
+        pending_installation = RecordJSON.encode(record.pendingInstallation)
+        pending_post = RecordJSON.encode(record.pendingPost)
         last_notified_message_id = record.lastNotifiedMessageID
         last_read_message_id = record.lastReadMessageID
-        recent_notified_ids = Self.encode(record.recentNotifiedIDs)
+        recent_notified_ids = RecordJSON.encode(record.recentNotifiedIDs)
         unread_count = record.unreadCount
         created_at = record.createdAt
         updated_at = record.updatedAt
@@ -183,20 +183,20 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         record.threadID = thread_id
         record.pushToken = push_token
         record.pushEnvironment = push_environment.flatMap(PushEnvironment.init(rawValue:))
-        record.installation = Self.decode(installation)
-        record.pendingInstallation = Self.decode(pending_installation)
-        record.pendingPost = Self.decode(pending_post)
+        record.installation = RecordJSON.decode(installation)
+        record.pendingInstallation = RecordJSON.decode(pending_installation)
+        record.pendingPost = RecordJSON.decode(pending_post)
         record.lastNotifiedMessageID = last_notified_message_id
         record.lastReadMessageID = last_read_message_id
-        record.recentNotifiedIDs = Self.decode(recent_notified_ids) ?? []
+        record.recentNotifiedIDs = RecordJSON.decode(recent_notified_ids) ?? []
         record.unreadCount = unread_count
         record.updatedAt = updated_at
         return record
     }
 }
 
-extension UserRow {
-    /// Small nested values live in JSON text columns.
+/// Small nested values of a record (device info, pending post, pushed ids) live in JSON text columns.
+enum RecordJSON {
     static func encode<T: Encodable>(_ value: T?) -> String? {
         value.flatMap { try? String(decoding: JSONEncoder.sorted.encode($0), as: UTF8.self) }
     }

@@ -36,3 +36,15 @@ public enum IdempotencyKey {
         (1...maxLength).contains(key.utf8.count) && key.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
     }
 }
+
+/// The store could not be reached or failed underneath (a database restarting, a full disk):
+/// worth retrying shortly, and nothing was half-written.
+public struct StoreUnavailableError: Error, CustomStringConvertible {
+    public let underlying: String
+
+    public init(_ underlying: any Error) {
+        self.underlying = String(describing: underlying)
+    }
+
+    public var description: String { "store unavailable: \(underlying)" }
+}

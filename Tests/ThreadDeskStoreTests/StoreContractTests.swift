@@ -1,6 +1,7 @@
 import Foundation
 
 import Testing
+import TestSupport
 import ThreadDeskCore
 import ThreadDeskStore
 
@@ -8,13 +9,21 @@ import ThreadDeskStore
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
     case sqlite
+    case postgres
 
     var testDescription: String { rawValue }
 
-    func make() throws -> any UserStore {
+    /// PostgreSQL takes part when scripts/test started one (THREADDESK_POSTGRES_URL).
+    static var available: [StoreKind] {
+        allCases.filter { $0 != .postgres || ProcessInfo.processInfo.environment["THREADDESK_POSTGRES_URL"] != nil }
+    }
+
+    /// A fresh, empty store of this kind for the duration of `body`.
+    func with<T: Sendable>(_ body: (any UserStore) async throws -> T) async throws -> T {
         switch self {
-        case .memory: return MemoryStore()
-        case .sqlite: return try SQLiteStore(path: temporaryDatabasePath())
+        case .memory: return try await body(MemoryStore())
+        case .sqlite: return try await body(SQLiteStore(path: temporaryDatabasePath()))
+        case .postgres: return try await withFreshPostgresSchema { url in try await PostgresStore.withRunning(url: url, body) }
         }
     }
 }
@@ -31,125 +40,131 @@ struct StoreContractTests {
     let alice = UserID("alice")!
     let bob = UserID("bob")!
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.available)
     func createsReadsAndUpdatesAUser(kind: StoreKind) async throws {
-        let store = try kind.make()
-        #expect(try await store.user(alice) == nil)
-        try await store.withUser(alice) { context in
-            #expect(context.record == nil)
-            var record = UserRecord(id: alice)
-            record.tokenHash = UserToken.hash("secret")
-            record.threadID = "123"
-            record.pushToken = "abcd"
-            record.pushEnvironment = .development
-            record.installation = InstallationInfo(appVersion: "1.4.0", other: ["theme": "dark"])
-            context.record = record
-        }
-        let stored = try #require(try await store.user(alice))
-        #expect(stored.threadID == "123")
-        #expect(stored.pushEnvironment == .development)
-        #expect(stored.installation?.other == ["theme": "dark"])
-        #expect(try await store.userID(forTokenHash: UserToken.hash("secret")) == alice)
-        #expect(try await store.userID(forTokenHash: UserToken.hash("other")) == nil)
-        #expect(try await store.userID(forThread: "123") == alice)
+        try await kind.with { (store: any UserStore) async throws in
+            #expect(try await store.user(alice) == nil)
+            try await store.withUser(alice) { context in
+                #expect(context.record == nil)
+                var record = UserRecord(id: alice)
+                record.tokenHash = UserToken.hash("secret")
+                record.threadID = "123"
+                record.pushToken = "abcd"
+                record.pushEnvironment = .development
+                record.installation = InstallationInfo(appVersion: "1.4.0", other: ["theme": "dark"])
+                context.record = record
+            }
+            let stored = try #require(try await store.user(alice))
+            #expect(stored.threadID == "123")
+            #expect(stored.pushEnvironment == .development)
+            #expect(stored.installation?.other == ["theme": "dark"])
+            #expect(try await store.userID(forTokenHash: UserToken.hash("secret")) == alice)
+            #expect(try await store.userID(forTokenHash: UserToken.hash("other")) == nil)
+            #expect(try await store.userID(forThread: "123") == alice)
 
-        try await store.withUser(alice) { context in
-            #expect(context.record?.threadID == "123")
-            context.record?.threadID = "456"
+            try await store.withUser(alice) { context in
+                #expect(context.record?.threadID == "123")
+                context.record?.threadID = "456"
+            }
+            #expect(try await store.userID(forThread: "123") == nil)
+            #expect(try await store.userID(forThread: "456") == alice)
         }
-        #expect(try await store.userID(forThread: "123") == nil)
-        #expect(try await store.userID(forThread: "456") == alice)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.available)
     func oneUserAtATimeEveryUpdateKept(kind: StoreKind) async throws {
-        let store = try kind.make()
-        let inside = Locked((now: 0, most: 0))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<50 {
-                group.addTask {
-                    try await store.withUser(alice) { context in
-                        inside.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
-                        var record = context.record ?? UserRecord(id: alice)
-                        let count = Int(record.lastReadMessageID ?? "0")!
-                        await Task.yield()
-                        record.lastReadMessageID = String(count + 1)
-                        context.record = record
-                        inside.withLock { $0.now -= 1 }
+        try await kind.with { (store: any UserStore) async throws in
+            let inside = Locked((now: 0, most: 0))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        try await store.withUser(alice) { context in
+                            inside.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                            var record = context.record ?? UserRecord(id: alice)
+                            let count = Int(record.lastReadMessageID ?? "0")!
+                            await Task.yield()
+                            record.lastReadMessageID = String(count + 1)
+                            context.record = record
+                            inside.withLock { $0.now -= 1 }
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            #expect(inside.withLock { $0.most } == 1)
+            #expect(try await store.user(alice)?.lastReadMessageID == "50")
         }
-        #expect(inside.withLock { $0.most } == 1)
-        #expect(try await store.user(alice)?.lastReadMessageID == "50")
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.available)
     func differentUsersDoNotWaitForEachOther(kind: StoreKind) async throws {
-        let store = try kind.make()
-        let (bobRan, signal) = AsyncStream.makeStream(of: Void.self)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // Alice holds her lock until Bob has been served: a global lock would deadlock here.
-                try await store.withUser(alice) { _ in
-                    for await _ in bobRan { break }
+        try await kind.with { (store: any UserStore) async throws in
+            let (bobRan, signal) = AsyncStream.makeStream(of: Void.self)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // Alice holds her lock until Bob has been served: a global lock would deadlock here.
+                    try await store.withUser(alice) { _ in
+                        for await _ in bobRan { break }
+                    }
+                }
+                group.addTask {
+                    try await store.withUser(bob) { context in context.record = UserRecord(id: bob) }
+                    signal.yield()
+                    signal.finish()
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.user(bob) != nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
+    func keepsChangesMadeBeforeTheBodyThrew(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            await #expect(throws: Boom.self) {
+                try await store.withUser(alice) { context in
+                    var record = UserRecord(id: alice)
+                    record.threadID = "created-before-failure"
+                    context.record = record
+                    throw Boom()
                 }
             }
-            group.addTask {
-                try await store.withUser(bob) { context in context.record = UserRecord(id: bob) }
-                signal.yield()
-                signal.finish()
-            }
-            try await group.waitForAll()
+            #expect(try await store.user(alice)?.threadID == "created-before-failure")
         }
-        #expect(try await store.user(bob) != nil)
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func keepsChangesMadeBeforeTheBodyThrew(kind: StoreKind) async throws {
-        let store = try kind.make()
-        await #expect(throws: Boom.self) {
-            try await store.withUser(alice) { context in
-                var record = UserRecord(id: alice)
-                record.threadID = "created-before-failure"
-                context.record = record
-                throw Boom()
-            }
-        }
-        #expect(try await store.user(alice)?.threadID == "created-before-failure")
-    }
-
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.available)
     func storesResponsesPerUserAndKey(kind: StoreKind) async throws {
-        let store = try kind.make()
-        let response = StoredResponse(status: 201, body: Data(#"{"id":"1"}"#.utf8), fingerprint: "f1")
-        try await store.withUser(alice, idempotencyKey: "k1") { context in
-            #expect(context.storedResponse == nil)
-            context.record = UserRecord(id: alice)
-            context.response = response
-        }
-        try await store.withUser(alice, idempotencyKey: "k1") { context in
-            #expect(context.storedResponse == response)
-        }
-        try await store.withUser(alice, idempotencyKey: "k2") { context in
-            #expect(context.storedResponse == nil)
-        }
-        try await store.withUser(bob, idempotencyKey: "k1") { context in
-            #expect(context.storedResponse == nil)
+        try await kind.with { (store: any UserStore) async throws in
+            let response = StoredResponse(status: 201, body: Data(#"{"id":"1"}"#.utf8), fingerprint: "f1")
+            try await store.withUser(alice, idempotencyKey: "k1") { context in
+                #expect(context.storedResponse == nil)
+                context.record = UserRecord(id: alice)
+                context.response = response
+            }
+            try await store.withUser(alice, idempotencyKey: "k1") { context in
+                #expect(context.storedResponse == response)
+            }
+            try await store.withUser(alice, idempotencyKey: "k2") { context in
+                #expect(context.storedResponse == nil)
+            }
+            try await store.withUser(bob, idempotencyKey: "k1") { context in
+                #expect(context.storedResponse == nil)
+            }
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.available)
     func globalValues(kind: StoreKind) async throws {
-        let store = try kind.make()
-        #expect(try await store.globalValue("gateway.seq") == nil)
-        try await store.setGlobalValue("gateway.seq", to: "41")
-        try await store.setGlobalValue("gateway.seq", to: "42")
-        #expect(try await store.globalValue("gateway.seq") == "42")
-        try await store.setGlobalValue("gateway.seq", to: nil)
-        #expect(try await store.globalValue("gateway.seq") == nil)
-        try await store.checkReachable()
+        try await kind.with { (store: any UserStore) async throws in
+            #expect(try await store.globalValue("gateway.seq") == nil)
+            try await store.setGlobalValue("gateway.seq", to: "41")
+            try await store.setGlobalValue("gateway.seq", to: "42")
+            #expect(try await store.globalValue("gateway.seq") == "42")
+            try await store.setGlobalValue("gateway.seq", to: nil)
+            #expect(try await store.globalValue("gateway.seq") == nil)
+            try await store.checkReachable()
+        }
     }
 }
 

@@ -1,0 +1,267 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+import ThreadDeskCore
+
+/// The store for several replicas: one PostgreSQL database is the truth. `withUser` holds a
+/// transaction with `pg_advisory_xact_lock` on the user's key for the whole read-modify-write,
+/// Discord calls included, so serialization holds across processes; the in-process FIFO lock in
+/// front keeps one replica from queueing its own requests on the database.
+public final class PostgresStore: UserStore, Service {
+    private let client: PostgresClient
+    private let lock = KeyedFIFOLock<UserID>()
+    private let logger: Logger
+    private let migration = Mutex<Task<Void, any Error>?>(nil)
+
+    /// - Parameter url: `postgres://user:password@host:port/database`; `search_path` may be given
+    ///   as a query parameter (tests use one schema each).
+    public init(url: String, logger: Logger = Logger(label: "threaddesk.store")) throws {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host
+        else {
+            throw StoreError.invalidURL
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
+            database: components.path.isEmpty ? nil : String(components.path.dropFirst()), tls: .disable)
+        configuration.options.maximumConnections = 20
+        var parameters: [(String, String)] = [("statement_timeout", "30000"), ("idle_in_transaction_session_timeout", "60000")]
+        if let schema = components.queryItems?.first(where: { $0.name == "search_path" })?.value { parameters.append(("search_path", schema)) }
+        configuration.options.additionalStartupParameters = parameters
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+    }
+
+    public enum StoreError: Error, CustomStringConvertible {
+        case invalidURL
+        case invalidRow(String)
+
+        public var description: String {
+            switch self {
+            case .invalidURL: "STORE_URL must look like postgres://user:password@host:5432/database"
+            case .invalidRow(let problem): "unreadable row: \(problem)"
+            }
+        }
+    }
+
+    /// Runs a migrated store for the duration of `body` (tests and tools; servers run it as a `Service`).
+    public static func withRunning<T: Sendable>(
+        url: String, logger: Logger = Logger(label: "threaddesk.store"), _ body: (PostgresStore) async throws -> T
+    ) async throws -> T {
+        let store = try PostgresStore(url: url, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.client.run() }
+            defer { group.cancelAll() }
+            try await store.migrate()
+            return try await body(store)
+        }
+    }
+
+    /// Runs the connection pool until graceful shutdown.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await self.client.run() }
+    }
+
+    /// Creates the tables when missing. Safe when several replicas start at once: they take turns
+    /// under an advisory lock.
+    public func migrate() async throws {
+        try await client.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(7405007)", logger: logger)
+            do {
+                for statement in Self.schema { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                try await connection.query("SELECT pg_advisory_unlock(7405007)", logger: logger)
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(7405007)", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS users (
+            id TEXT PRIMARY KEY, token_hash TEXT UNIQUE, thread_id TEXT, push_token TEXT, push_environment TEXT,
+            installation TEXT, pending_installation TEXT, pending_post TEXT, last_notified_message_id TEXT,
+            last_read_message_id TEXT, recent_notified_ids TEXT, unread_count INTEGER NOT NULL DEFAULT 0,
+            created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS users_thread_id ON users (thread_id)",
+        """
+        CREATE TABLE IF NOT EXISTS idempotency (
+            user_id TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, status INTEGER NOT NULL, body BYTEA NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (user_id, key))
+        """,
+        "CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency (created_at)",
+        "CREATE TABLE IF NOT EXISTS global_values (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ]
+
+    /// Migrates once, on first use, whichever request comes first; retried after a failure.
+    private func ensureMigrated() async throws {
+        let task = migration.withLock { task in
+            if let task { return task }
+            let new = Task { try await self.migrate() }
+            task = new
+            return new
+        }
+        do {
+            try await task.value
+        } catch {
+            migration.withLock { $0 = nil }
+            throw StoreUnavailableError(error)
+        }
+    }
+
+    /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
+    private func database<T>(_ operation: () async throws -> T) async throws -> T {
+        try await ensureMigrated()
+        do {
+            return try await operation()
+        } catch let error as PSQLError {
+            throw StoreUnavailableError(error)
+        }
+    }
+
+    public func withUser<T: Sendable>(
+        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+    ) async throws -> T {
+        try await lock.withLock(id) {
+            try await database {
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN", logger: logger)
+                do {
+                    try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+                    let record = try await Self.fetchUser(id, on: connection, logger: logger)
+                    var stored: StoredResponse?
+                    if let idempotencyKey {
+                        let rows = try await connection.query(
+                            "SELECT fingerprint, status, body FROM idempotency WHERE user_id = \(id.rawValue) AND key = \(idempotencyKey)",
+                            logger: logger)
+                        for try await (fingerprint, status, body) in rows.decode((String, Int, ByteBuffer).self) {
+                            stored = StoredResponse(status: status, body: Data(buffer: body), fingerprint: fingerprint)
+                        }
+                    }
+                    var context = UserContext(id: id, record: record, storedResponse: stored)
+                    let result: Result<T, any Error>
+                    do {
+                        result = .success(try await body(&context))
+                    } catch {
+                        result = .failure(error)
+                    }
+                    // What the body did is kept even when it failed: Discord side effects happened.
+                    if let updated = context.record, updated != record {
+                        try await Self.saveUser(updated, on: connection, logger: logger)
+                    }
+                    if let idempotencyKey, let response = context.response {
+                        try await connection.query(
+                            """
+                            INSERT INTO idempotency (user_id, key, fingerprint, status, body, created_at)
+                            VALUES (\(id.rawValue), \(idempotencyKey), \(response.fingerprint), \(response.status), \(ByteBuffer(data: response.body)), now())
+                            ON CONFLICT (user_id, key) DO NOTHING
+                            """, logger: logger)
+                    }
+                    try await connection.query("COMMIT", logger: logger)
+                    return result
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+            }.get()
+        }
+    }
+
+    public func user(_ id: UserID) async throws -> UserRecord? {
+        try await database { try await client.withConnection { try await Self.fetchUser(id, on: $0, logger: logger) } }
+    }
+
+    public func userID(forTokenHash hash: String) async throws -> UserID? {
+        try await singleID("SELECT id FROM users WHERE token_hash = \(hash)")
+    }
+
+    public func userID(forThread threadID: String) async throws -> UserID? {
+        try await singleID("SELECT id FROM users WHERE thread_id = \(threadID) LIMIT 1")
+    }
+
+    private func singleID(_ query: PostgresQuery) async throws -> UserID? {
+        try await database {
+            let rows = try await client.query(query, logger: logger)
+            for try await id in rows.decode(String.self) { return UserID(id) }
+            return nil
+        }
+    }
+
+    public func globalValue(_ key: String) async throws -> String? {
+        try await database {
+            let rows = try await client.query("SELECT value FROM global_values WHERE key = \(key)", logger: logger)
+            for try await value in rows.decode(String.self) { return value }
+            return nil
+        }
+    }
+
+    public func setGlobalValue(_ key: String, to value: String?) async throws {
+        try await database { try await writeGlobalValue(key, value) }
+    }
+
+    private func writeGlobalValue(_ key: String, _ value: String?) async throws {
+        if let value {
+            try await client.query(
+                "INSERT INTO global_values (key, value) VALUES (\(key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                logger: logger)
+        } else {
+            try await client.query("DELETE FROM global_values WHERE key = \(key)", logger: logger)
+        }
+    }
+
+    public func checkReachable() async throws {
+        try await database { _ = try await client.query("SELECT 1", logger: logger) }
+    }
+
+    private static let columns = """
+        id, token_hash, thread_id, push_token, push_environment, installation, pending_installation, pending_post,
+        last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at
+        """
+
+    static func fetchUser(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> UserRecord? {
+        let rows = try await connection.query("SELECT \(unescaped: columns) FROM users WHERE id = \(id.rawValue)", logger: logger)
+        for try await row in rows {
+            let cells = try row.decode(
+                (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date).self)
+            var record = UserRecord(id: id, now: cells.12)
+            record.tokenHash = cells.1
+            record.threadID = cells.2
+            record.pushToken = cells.3
+            record.pushEnvironment = cells.4.flatMap(PushEnvironment.init(rawValue:))
+            record.installation = RecordJSON.decode(cells.5)
+            record.pendingInstallation = RecordJSON.decode(cells.6)
+            record.pendingPost = RecordJSON.decode(cells.7)
+            record.lastNotifiedMessageID = cells.8
+            record.lastReadMessageID = cells.9
+            record.recentNotifiedIDs = RecordJSON.decode(cells.10) ?? []
+            record.unreadCount = cells.11
+            record.updatedAt = cells.13
+            return record
+        }
+        return nil
+    }
+
+    static func saveUser(_ record: UserRecord, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO users (\(unescaped: columns))
+            VALUES (\(record.id.rawValue), \(record.tokenHash), \(record.threadID), \(record.pushToken), \(record.pushEnvironment?.rawValue),
+                    \(RecordJSON.encode(record.installation)), \(RecordJSON.encode(record.pendingInstallation)), \(RecordJSON.encode(record.pendingPost)),
+                    \(record.lastNotifiedMessageID), \(record.lastReadMessageID), \(RecordJSON.encode(record.recentNotifiedIDs)),
+                    \(record.unreadCount), \(record.createdAt), \(record.updatedAt))
+            ON CONFLICT (id) DO UPDATE SET
+                token_hash = excluded.token_hash, thread_id = excluded.thread_id, push_token = excluded.push_token,
+                push_environment = excluded.push_environment, installation = excluded.installation,
+                pending_installation = excluded.pending_installation, pending_post = excluded.pending_post,
+                last_notified_message_id = excluded.last_notified_message_id, last_read_message_id = excluded.last_read_message_id,
+                recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at
+            """, logger: logger)
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A new, empty schema in the test PostgreSQL for the duration of `body`, which gets a store URL
+/// pointing at it; dropped afterwards.
+public func withFreshPostgresSchema<T: Sendable>(_ body: (String) async throws -> T) async throws -> T {
+    guard let base = ProcessInfo.processInfo.environment["THREADDESK_POSTGRES_URL"] else {
+        throw PostgresSupportError.notConfigured
+    }
+    let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    try await adminQuery(base, "CREATE SCHEMA \(schema)")
+    do {
+        let result = try await body("\(base)?search_path=\(schema)")
+        try await adminQuery(base, "DROP SCHEMA \(schema) CASCADE")
+        return result
+    } catch {
+        try? await adminQuery(base, "DROP SCHEMA \(schema) CASCADE")
+        throw error
+    }
+}
+
+public enum PostgresSupportError: Error {
+    case notConfigured
+}
+
+private func adminQuery(_ url: String, _ sql: String) async throws {
+    let components = URLComponents(string: url)!
+    var logger = Logger(label: "postgres-test")
+    logger.logLevel = .critical
+    let configuration = PostgresConnection.Configuration(
+        host: components.host!, port: components.port ?? 5432, username: components.user ?? "postgres",
+        password: components.password, database: String(components.path.dropFirst()), tls: .disable)
+    let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+    defer { Task { try? await connection.close() } }
+    try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+}
+
+/// Whether scripts/test started a PostgreSQL for this run.
+public var postgresIsAvailable: Bool { ProcessInfo.processInfo.environment["THREADDESK_POSTGRES_URL"] != nil }

@@ -1,0 +1,110 @@
+import APNsEmulator
+import DiscordEmulator
+import DiscordGateway
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOFoundationCompat
+import Testing
+import TestSupport
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+@Suite("Two replicas on one PostgreSQL", .enabled(if: postgresIsAvailable), .timeLimit(.minutes(2)))
+struct ReplicaTests {
+    struct Client: Sendable {
+        let client: any TestClientProtocol
+
+        func call(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], json: String? = nil) async throws
+            -> (status: HTTPResponse.Status, body: Data)
+        {
+            var headers = headers
+            if json != nil { headers[.contentType] = "application/json" }
+            let response = try await client.executeRequest(
+                uri: path, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) })
+            return (response.status, Data(buffer: response.body))
+        }
+    }
+
+    @Test func concurrentFirstMessagesRepliesAndRetriesAcrossReplicasHappenOnce() async throws {
+        try await withFreshPostgresSchema { url in
+            try await APNsEmulator.withRunning(logger: testLogger()) { apns in
+                try await DiscordEmulator.withRunning(configuration: .fastWindows(scale: 0.02), logger: testLogger()) { discord in
+                    let endpoints = await discord.endpoints()
+                    let credentials = await apns.credentials()
+                    var configuration = ServerConfiguration(
+                        discordToken: endpoints.botToken, discordAPIURL: endpoints.restURL, guildID: endpoints.guildID,
+                        forumChannelID: endpoints.forumChannelID, appKey: "app")
+                    configuration.port = 0
+                    configuration.storeURL = url
+                    configuration.gatewaySecret = "secret"
+                    var settings = APNsSettings(keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
+                    settings.url = credentials.url
+                    settings.caCertificatePEM = credentials.caCertificatePEM
+                    configuration.apns = settings
+                    let replicaA = buildApplication(configuration: configuration, store: try makeStore(url: url, logger: testLogger()), logger: testLogger())
+                    let replicaB = buildApplication(configuration: configuration, store: try makeStore(url: url, logger: testLogger()), logger: testLogger())
+                    try await replicaA.test(.ahc(.http)) { a in
+                        try await replicaB.test(.ahc(.http)) { b in
+                            try await scenario(Client(client: a), Client(client: b), discord: discord, endpoints: endpoints, apns: apns)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func scenario(
+        _ a: Client, _ b: Client, discord: DiscordEmulator, endpoints: DiscordEmulator.Endpoints, apns: APNsEmulator
+    ) async throws {
+        let opened = try await a.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
+        let token = try #require(try JSON.parse(opened.body)["token"]?.stringValue)
+        let auth: HTTPFields = [.authorization: "Bearer \(token)"]
+        let device = String(repeating: "ef", count: 32)
+        #expect(try await b.call(.put, "/v1/push-token", headers: auth, json: #"{"token":"\#(device)","environment":"development"}"#).status == .noContent)
+
+        // 100 first messages at once, split between the replicas.
+        let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    var headers = auth
+                    headers[.init("Idempotency-Key")!] = "k\(index)"
+                    return try await (index.isMultiple(of: 2) ? a : b).call(.post, "/v1/messages", headers: headers, json: #"{"content":"m\#(index)"}"#).status
+                }
+            }
+            return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+        }
+        #expect(statuses.allSatisfy { $0 == .created })
+        #expect(discord.threads().count == 1)
+        let thread = try #require(discord.threads().first?.id)
+        #expect(Set(discord.messages(inThread: thread).map(\.content)) == Set((0..<100).map { "m\($0)" }))
+        #expect(discord.messages(inThread: thread).count == 100)
+
+        // A retry that lands on the other replica posts nothing.
+        var retry = auth
+        retry[.init("Idempotency-Key")!] = "k0"
+        let replayed = try await b.call(.post, "/v1/messages", headers: retry, json: #"{"content":"m0"}"#)
+        #expect(replayed.status == .created)
+        #expect(discord.messages(inThread: thread).count == 100)
+
+        // The same gateway event delivered to both replicas pushes once.
+        let reply = try discord.replyAsAgent(inThread: thread, content: "one push only")
+        let page = try await DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: testLogger())
+            .messages(in: thread, limit: 1)
+        let message = try #require(page.first)
+        #expect(message.id == reply.id)
+        let batch = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.messageCreated(message)]]), as: UTF8.self)
+        let secret: HTTPFields = [.authorization: "Bearer secret"]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for replica in [a, b, a, b] {
+                group.addTask { _ = try await replica.call(.post, "/internal/gateway/events", headers: secret, json: batch) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(apns.deliveries(to: device).count == 1)
+    }
+}
