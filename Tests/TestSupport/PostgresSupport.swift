@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import PostgresNIO
 
@@ -22,6 +25,7 @@ public func withFreshPostgresSchema<T: Sendable>(_ body: (String) async throws -
 
 public enum PostgresSupportError: Error {
     case notConfigured
+    case restartFailed(Int32)
 }
 
 private func adminQuery(_ url: String, _ sql: String) async throws {
@@ -38,3 +42,14 @@ private func adminQuery(_ url: String, _ sql: String) async throws {
 
 /// Whether scripts/test started a PostgreSQL for this run.
 public var postgresIsAvailable: Bool { ProcessInfo.processInfo.environment["THREADDESK_POSTGRES_URL"] != nil }
+
+/// Restarts the test PostgreSQL (fast shutdown, then start), as scripts/with-postgres allows.
+public func restartPostgres() async throws {
+    guard let command = ProcessInfo.processInfo.environment["THREADDESK_POSTGRES_RESTART"] else {
+        throw PostgresSupportError.notConfigured
+    }
+    // system() blocks its thread for the fraction of a second a fast restart takes; run it off
+    // the cooperative pool's hot path.
+    let status = await Task.detached { system(command + " >/dev/null 2>&1") }.value
+    guard status == 0 else { throw PostgresSupportError.restartFailed(status) }
+}

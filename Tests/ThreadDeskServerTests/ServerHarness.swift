@@ -98,6 +98,7 @@ func withServer(
     logger: Logger = testLogger(),
     defaultTagIndex: Int? = nil,
     gateway: Bool = false,
+    store storeURL: String? = nil,
     _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
@@ -118,7 +119,7 @@ func withServer(
         configuration.apns = apnsSettings
         configuration.gatewaySecret = "test-gateway-secret"
         configure(&configuration)
-        let store = try SQLiteStore(path: temporaryStorePath())
+        let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
         let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
         let configured = configuration
         try await app.test(.ahc(.http)) { client in

@@ -1,0 +1,50 @@
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import TestSupport
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+@Suite("PostgreSQL restarting under load", .enabled(if: postgresIsAvailable), .timeLimit(.minutes(2)))
+struct PostgresOutageTests {
+    @Test func aRestartCosts503sForAMomentAndLosesOrDoublesNothing() async throws {
+        try await withFreshPostgresSchema { url in
+            try await withServer(store: url) { server in
+                let user = try await server.session()
+                #expect(try await server.send("before", token: user.token, key: "before").status == .created)
+
+                // Messages sent one after another, each retried with its key until accepted, while
+                // the database restarts underneath.
+                let restart = Task {
+                    try await Task.sleep(for: .milliseconds(300))
+                    try await restartPostgres()
+                    return ContinuousClock.now
+                }
+                let started = ContinuousClock.now
+                for index in 0..<40 {
+                    while true {
+                        let reply = try await server.send("m\(index)", token: user.token, key: "k\(index)")
+                        if reply.status == .created { break }
+                        #expect(reply.status == .serviceUnavailable, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+                        #expect(reply.headers[.retryAfter] != nil)
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let finished = ContinuousClock.now
+                let restarted = try await restart.value
+                // The restart really happened in the middle of the run. (Short outages are mostly
+                // absorbed by the pool reconnecting; anything refused was a 503 with Retry-After.)
+                #expect(restarted < finished)
+                #expect(started.duration(to: finished) < .seconds(60))
+                let thread = try #require(try await server.thread(of: user.userId))
+                let contents = server.emulator.messages(inThread: thread).map(\.content)
+                #expect(contents == ["before"] + (0..<40).map { "m\($0)" })
+                #expect(try await server.request(.get, "/ready").status == .ok)
+            }
+        }
+    }
+}
