@@ -1,4 +1,5 @@
 """Starts the `discord-emulator` executable for the fidelity checks and loads Discord's OpenAPI document."""
+import contextlib
 import json
 import os
 import pathlib
@@ -25,41 +26,32 @@ def openapi() -> dict:
     return json.loads(path.read_text())
 
 
+@contextlib.contextmanager
+def _running(name: str, *arguments: str):
+    """Runs one of our emulator executables; yields the JSON line it prints when it is ready."""
+    # Emulators log to stderr: a file, never a pipe nobody drains (a full pipe would block them).
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen([str(_binary(name)), "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            line = process.stdout.readline()
+            if not line:
+                log.seek(0)
+                pytest.fail(f"{name} printed nothing: {log.read()}")
+            yield json.loads(line)
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
 @pytest.fixture()
 def emulator():
-    """A fresh emulator per test: its endpoints, as the executable prints them."""
-    # The emulator logs to stderr: a file, never a pipe nobody drains (a full pipe would block it).
-    log = tempfile.TemporaryFile(mode="w+")
-    process = subprocess.Popen(
-        [str(_binary()), "--port", "0", "--heartbeat-interval", "2000"],
-        stdout=subprocess.PIPE, stderr=log, text=True,
-    )
-    try:
-        line = process.stdout.readline()
-        if not line:
-            log.seek(0)
-            pytest.fail(f"discord-emulator printed nothing: {log.read()}")
-        yield json.loads(line)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
+    """A fresh Discord emulator per test: its endpoints, as the executable prints them."""
+    with _running("discord-emulator", "--heartbeat-interval", "2000") as endpoints:
+        yield endpoints
 
 
 @pytest.fixture()
 def apns_emulator(tmp_path):
     """A fresh APNs emulator per test, its key and CA written under tmp_path."""
-    log = tempfile.TemporaryFile(mode="w+")
-    process = subprocess.Popen(
-        [str(_binary("apns-emulator")), "--port", "0", "--directory", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=log, text=True)
-    try:
-        line = process.stdout.readline()
-        if not line:
-            log.seek(0)
-            pytest.fail(f"apns-emulator printed nothing: {log.read()}")
-        yield json.loads(line)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
+    with _running("apns-emulator", "--directory", str(tmp_path)) as credentials:
+        yield credentials
