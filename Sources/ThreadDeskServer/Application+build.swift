@@ -21,50 +21,65 @@ public func makeStore(url: String, logger: Logger) throws -> any UserStore {
 /// and the tests all start the server through here.
 ///
 /// With `inProcessGateway` the server also keeps the Discord gateway open and hands its events
-/// straight to the push handler (`threaddesk serve --gateway`).
+/// straight to the push handler (`threaddesk serve --gateway`). `extraRoutes` adds routes that
+/// are not part of the public API (the sandbox's pages).
 public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
-    inProcessGateway: Bool = false, logger: Logger
+    inProcessGateway: Bool = false, logger: Logger,
+    extraRoutes: (Router<BasicRequestContext>) -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    var discordConfiguration = DiscordClient<ContinuousClock>.Configuration(
-        baseURL: configuration.discordAPIURL, token: configuration.discordToken)
-    discordConfiguration.budget = configuration.discordBudget
-    discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
-    let discord = DiscordClient(configuration: discordConfiguration, logger: logger)
-    let apns = configuration.apns.flatMap { settings in
-        do {
-            return try PushSender(settings: settings, logger: logger)
-        } catch {
-            logger.error("APNs key unusable; pushes are off", metadata: ["error": "\(error)"])
-            return nil
-        }
-    }
-    let service = SupportService(
-        store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, logger: logger)
-
-    let router = Router(context: BasicRequestContext.self)
-    router.add(middleware: LogRequestsMiddleware(.info))
-    router.add(middleware: ErrorMiddleware(metrics: metrics))
-    HealthRoutes(store: store, metrics: metrics).register(on: router)
-    V1Routes(service: service).register(on: router)
-    if let key = configuration.legacyAPIKey {
-        LegacyRoutes(service: service, apiKey: key).register(on: router)
-    }
-    if let secret = configuration.gatewaySecret {
-        InternalRoutes(service: service, secret: secret).register(on: router)
-    }
-    var services: [any Service] = [CatchUpTimer(service: service, interval: configuration.push.catchUpInterval)]
-    // A store with a connection pool to run (PostgreSQL) runs beside the server.
-    if let storeService = store as? any Service { services.insert(storeService, at: 0) }
-    if inProcessGateway {
-        var gateway = GatewayConnection.Configuration(
-            token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
-        gateway.backoffBase = configuration.gatewayBackoffBase
-        services.append(GatewayConnection(configuration: gateway, sink: service, logger: logger))
-    }
+    let parts = ServerParts(configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, logger: logger)
+    extraRoutes(parts.router)
     return Application(
-        router: router,
+        router: parts.router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
-        services: services,
+        services: parts.services,
         logger: logger)
+}
+
+/// The router with every public route, and the services that run beside it.
+struct ServerParts {
+    let router: Router<BasicRequestContext>
+    let services: [any Service]
+
+    init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, logger: Logger) {
+        var discordConfiguration = DiscordClient<ContinuousClock>.Configuration(
+            baseURL: configuration.discordAPIURL, token: configuration.discordToken)
+        discordConfiguration.budget = configuration.discordBudget
+        discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
+        let discord = DiscordClient(configuration: discordConfiguration, logger: logger)
+        let apns = configuration.apns.flatMap { settings in
+            do {
+                return try PushSender(settings: settings, logger: logger)
+            } catch {
+                logger.error("APNs key unusable; pushes are off", metadata: ["error": "\(error)"])
+                return nil
+            }
+        }
+        let service = SupportService(
+            store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, logger: logger)
+
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: ErrorMiddleware(metrics: metrics))
+        HealthRoutes(store: store, metrics: metrics).register(on: router)
+        V1Routes(service: service).register(on: router)
+        if let key = configuration.legacyAPIKey {
+            LegacyRoutes(service: service, apiKey: key).register(on: router)
+        }
+        if let secret = configuration.gatewaySecret {
+            InternalRoutes(service: service, secret: secret).register(on: router)
+        }
+        var services: [any Service] = [CatchUpTimer(service: service, interval: configuration.push.catchUpInterval)]
+        // A store with a connection pool to run (PostgreSQL) runs beside the server.
+        if let storeService = store as? any Service { services.insert(storeService, at: 0) }
+        if inProcessGateway {
+            var gateway = GatewayConnection.Configuration(
+                token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
+            gateway.backoffBase = configuration.gatewayBackoffBase
+            services.append(GatewayConnection(configuration: gateway, sink: service, logger: logger))
+        }
+        self.router = router
+        self.services = services
+    }
 }

@@ -5,7 +5,8 @@ import NIOCore
 import Prometheus
 import ThreadDeskStore
 
-/// Liveness, readiness and metrics, for load balancers and Prometheus.
+/// Liveness, readiness and metrics, for load balancers and Prometheus, and the API's own
+/// OpenAPI document.
 struct HealthRoutes: Sendable {
     let store: any UserStore
     let metrics: ServerMetrics
@@ -20,6 +21,11 @@ struct HealthRoutes: Sendable {
                 context.logger.warning("Store unreachable", metadata: ["error": "\(error)"])
                 throw APIError(.serviceUnavailable, "store_unreachable", "The store cannot be reached.", retryAfterSeconds: 5)
             }
+        }
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
         }
         router.get("metrics") { _, _ in
             var buffer: [UInt8] = []
