@@ -163,6 +163,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [
+                .embedInCode("Sandbox/console.html"), .embedInCode("Sandbox/widget.html"), .embedInCode("Sandbox/sandbox.css"),
             ],
             swiftSettings: swiftSettings
         ),

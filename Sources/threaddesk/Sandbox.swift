@@ -42,7 +42,10 @@ struct Sandbox: AsyncParsableCommand {
             apnsSettings.defaultEnvironment = .development
             configuration.apns = apnsSettings
             let store = try makeStore(url: configuration.storeURL, logger: logger)
-            let app = buildApplication(configuration: configuration, store: store, inProcessGateway: true, logger: logger)
+            let pages = SandboxRoutes(
+                discord: emulator, apns: apnsEmulator, appKey: configuration.appKey, legacyKey: configuration.legacyAPIKey)
+            let app = buildApplication(
+                configuration: configuration, store: store, inProcessGateway: true, logger: logger, extraRoutes: pages.register)
             let server = ServiceGroup(
                 configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             tasks.addTask { try await server.run() }
@@ -61,7 +64,10 @@ struct Sandbox: AsyncParsableCommand {
         return """
             ThreadDesk sandbox is running.
 
-              API            \(api)
+              Agent console  \(api)/sandbox/console   (the forum as Discord shows it; reply, add notes, see pushes)
+              App widget     \(api)/sandbox/widget    (plays the app user: send messages, see replies, upload diagnostics)
+
+              API            \(api)      (OpenAPI document: \(api)/openapi.yaml)
               App key        \(configuration.appKey)
               Legacy key     \(configuration.legacyAPIKey ?? "-")
               Discord (fake) \(discord.restURL)

@@ -15,11 +15,6 @@ SHARED_OPENAPI = ROOT.parent / "shared" / "reference" / "discord-openapi.json"
 OPENAPI = SHARED_OPENAPI if SHARED_OPENAPI.exists() else pathlib.Path(__file__).parent / "reference" / "discord-openapi.json"
 
 
-def _binary(name: str = "discord-emulator") -> pathlib.Path:
-    out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True)
-    return pathlib.Path(out.stdout.strip()) / name
-
-
 @pytest.fixture(scope="session")
 def openapi() -> dict:
     path = pathlib.Path(os.environ.get("DISCORD_OPENAPI", OPENAPI))
@@ -27,16 +22,16 @@ def openapi() -> dict:
 
 
 @contextlib.contextmanager
-def _running(name: str, *arguments: str):
+def _running(executable: pathlib.Path, *arguments: str):
     """Runs one of our emulator executables; yields the JSON line it prints when it is ready."""
     # Emulators log to stderr: a file, never a pipe nobody drains (a full pipe would block them).
     with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen([str(_binary(name)), "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=log, text=True)
+        process = subprocess.Popen([str(executable), "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=log, text=True)
         try:
             line = process.stdout.readline()
             if not line:
                 log.seek(0)
-                pytest.fail(f"{name} printed nothing: {log.read()}")
+                pytest.fail(f"{executable.name} printed nothing: {log.read()}")
             yield json.loads(line)
         finally:
             process.terminate()
@@ -44,14 +39,14 @@ def _running(name: str, *arguments: str):
 
 
 @pytest.fixture()
-def emulator():
+def emulator(swift_bin):
     """A fresh Discord emulator per test: its endpoints, as the executable prints them."""
-    with _running("discord-emulator", "--heartbeat-interval", "2000") as endpoints:
+    with _running(swift_bin / "discord-emulator", "--heartbeat-interval", "2000") as endpoints:
         yield endpoints
 
 
 @pytest.fixture()
-def apns_emulator(tmp_path):
+def apns_emulator(swift_bin, tmp_path):
     """A fresh APNs emulator per test, its key and CA written under tmp_path."""
-    with _running("apns-emulator", "--directory", str(tmp_path)) as credentials:
+    with _running(swift_bin / "apns-emulator", "--directory", str(tmp_path)) as credentials:
         yield credentials

@@ -1,0 +1,114 @@
+import APNsEmulator
+import DiscordEmulator
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The sandbox's own pages: the agent console (the forum as Discord shows it, replies and
+/// notes as the support agent, the pushes the APNs emulator received) and a widget that plays
+/// the app user. Mounted only by `threaddesk sandbox`; not part of the public API.
+struct SandboxRoutes: Sendable {
+    let discord: DiscordEmulator
+    let apns: APNsEmulator
+    let appKey: String
+    let legacyKey: String?
+
+    struct ThreadView: Codable, Sendable {
+        var id: String
+        var name: String
+        var archived: Bool
+        var locked: Bool
+        var messages: [MessageView]
+    }
+
+    struct MessageView: Codable, Sendable {
+        var id: String
+        /// `app` for what ThreadDesk posted for the user, `agent` for the support agent.
+        var author: String
+        var isNote: Bool
+        var content: String
+        var attachments: [String]
+        var timestamp: String
+    }
+
+    struct PushView: Codable, Sendable {
+        var deviceToken: String
+        var title: String?
+        var body: String?
+        var badge: Int?
+        var threadID: String?
+        var receivedAt: Date
+    }
+
+    struct State: Codable, Sendable {
+        var threads: [ThreadView]
+        var pushes: [PushView]
+    }
+
+    struct Reply: Decodable {
+        var content: String
+        var note: Bool?
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        let sandbox = router.group("sandbox")
+        router.get("/") { _, _ in Response(status: .seeOther, headers: [.location: "/sandbox/console"]) }
+        sandbox.get("console") { _, _ in Self.page(PackageResources.console_html, type: "text/html; charset=utf-8") }
+        sandbox.get("widget") { _, _ in Self.page(PackageResources.widget_html, type: "text/html; charset=utf-8") }
+        sandbox.get("sandbox.css") { _, _ in Self.page(PackageResources.sandbox_css, type: "text/css; charset=utf-8") }
+        // The keys a widget (or a test run against the sandbox) needs; sandbox secrets only.
+        sandbox.get("api/config") { _, _ in try Self.json(["appKey": appKey, "legacyKey": legacyKey]) }
+        sandbox.get("api/state") { _, _ in try Self.json(state()) }
+        sandbox.post("api/threads/:id/replies") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            let bytes = try await request.body.collect(upTo: 64 * 1024)
+            guard let reply = try? JSONDecoder().decode(Reply.self, from: Data(bytes.readableBytesView)),
+                !reply.content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, reply.content.count <= 2000
+            else {
+                return try Self.json(["error": ["code": "invalid_reply", "message": "content must be 1–2000 characters."]], status: .badRequest)
+            }
+            do {
+                let posted = reply.note == true
+                    ? try discord.postNote(inThread: id, content: reply.content)
+                    : try discord.replyAsAgent(inThread: id, content: reply.content)
+                return try Self.json(["id": posted.id], status: .created)
+            } catch {
+                return try Self.json(["error": ["code": "discord_refused", "message": "\(error)"]], status: .badRequest)
+            }
+        }
+    }
+
+    func state() -> State {
+        let threads = discord.threads().reversed().map { thread in
+            ThreadView(
+                id: thread.id, name: thread.name, archived: thread.archived, locked: thread.locked,
+                messages: discord.messages(inThread: thread.id).map { message in
+                    MessageView(
+                        id: message.id, author: message.authorIsBot ? "app" : "agent",
+                        isNote: message.content.hasPrefix(":ninja:"), content: message.content,
+                        attachments: message.attachmentNames, timestamp: message.timestamp)
+                })
+        }
+        let pushes = apns.deliveries.reversed().map { delivery in
+            let aps = delivery.aps
+            let alert = aps["alert"] as? [String: Any]
+            return PushView(
+                deviceToken: delivery.deviceToken, title: alert?["title"] as? String, body: alert?["body"] as? String,
+                badge: aps["badge"] as? Int, threadID: aps["thread-id"] as? String, receivedAt: delivery.receivedAt)
+        }
+        return State(threads: Array(threads), pushes: Array(pushes))
+    }
+
+    static func page(_ bytes: [UInt8], type: String) -> Response {
+        Response(status: .ok, headers: [.contentType: type, .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}

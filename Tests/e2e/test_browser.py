@@ -1,0 +1,102 @@
+"""The sandbox's two pages in a real headless Chromium: a message typed in the widget reaches the
+agent console, a reply typed in the console reaches the widget and the APNs emulator, and a
+`:ninja:` note stays in the console only."""
+import shutil
+import uuid
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def _find(name: str) -> str:
+    for candidate in (name, f"/usr/bin/{name}", f"/usr/lib/chromium/{name}"):
+        path = shutil.which(candidate)
+        if path:
+            return path
+    pytest.fail(f"{name} is not installed (Debian: apt-get install chromium chromium-driver)")
+
+
+@pytest.fixture()
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = _find("chromium")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(argument)
+    # A driver path given up front: Selenium must not try to download one.
+    driver = webdriver.Chrome(service=Service(executable_path=_find("chromedriver")), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _texts(driver, selector: str) -> list[str]:
+    # The pages redraw as they poll: an element can go stale between finding and reading it.
+    for _ in range(20):
+        try:
+            return [element.text for element in driver.find_elements(By.CSS_SELECTOR, selector)]
+        except StaleElementReferenceException:
+            continue
+    return []
+
+
+def _wait_for_text(driver, selector: str, text: str, timeout: float = 20):
+    try:
+        WebDriverWait(driver, timeout).until(lambda d: any(text in t for t in _texts(d, selector)))
+    except TimeoutException:
+        pytest.fail(f"{text!r} never appeared in {selector}; saw {_texts(driver, selector)}")
+
+
+def test_widget_and_console_talk_through_threaddesk(sandbox, browser):
+    wait = WebDriverWait(browser, 20)
+    question = f"My sync is stuck ({uuid.uuid4().hex[:8]})"
+    answer = f"Try pulling to refresh ({uuid.uuid4().hex[:8]})"
+    note = f"looks like the timeout bug ({uuid.uuid4().hex[:8]})"
+
+    # The app user, in the widget.
+    browser.get(sandbox["url"] + "/sandbox/widget")
+    wait.until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+    user_id = browser.find_element(By.ID, "user-id").text
+    widget = browser.current_window_handle
+    browser.find_element(By.ID, "message-input").send_keys(question)
+    browser.find_element(By.ID, "send-button").click()
+    _wait_for_text(browser, '#messages .message[data-author="user"]', question)
+    assert browser.find_element(By.ID, "error").text == ""
+
+    # The support agent, in the console: the user's thread shows the question.
+    browser.switch_to.new_window("tab")
+    console = browser.current_window_handle
+    browser.get(sandbox["url"] + "/sandbox/console")
+    thread = f'//div[@class="name" and starts-with(text(), "{user_id}")]'
+    WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.XPATH, thread).click() or True, message="the user's thread never appeared")
+    _wait_for_text(browser, '#thread-messages .message[data-author="app"]', question)
+
+    # A note first, then the reply.
+    browser.find_element(By.ID, "reply-input").send_keys(note)
+    browser.find_element(By.ID, "note-button").click()
+    _wait_for_text(browser, "#thread-messages .message.note", note)
+    browser.find_element(By.ID, "reply-input").send_keys(answer)
+    browser.find_element(By.ID, "reply-button").click()
+    _wait_for_text(browser, '#thread-messages .message[data-author="agent"]', answer)
+
+    # The reply reaches the phone as a push (through the gateway and APNs emulators)...
+    _wait_for_text(browser, "#pushes .push .body", answer)
+
+    # ...and the widget shows it, without the note.
+    browser.switch_to.window(widget)
+    _wait_for_text(browser, '#messages .message[data-author="support"]', answer)
+    assert not any(note in text for text in _texts(browser, "#messages .message")), "an internal note reached the user"
+
+    # Diagnostics from the widget land in the thread as a file, for the agent's eyes only.
+    browser.find_element(By.ID, "diagnostics-button").click()
+    wait.until(lambda d: d.find_element(By.ID, "diagnostics-status").text.startswith("sent "), message="no upload")
+    filename = browser.find_element(By.ID, "diagnostics-status").text.split()[1]
+    browser.switch_to.window(console)
+    _wait_for_text(browser, "#thread-messages .message.note .files", filename)
+    browser.switch_to.window(widget)
+    assert not any(filename in text for text in _texts(browser, "#messages .message"))
