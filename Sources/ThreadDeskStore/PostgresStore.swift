@@ -70,12 +70,14 @@ public final class PostgresStore: UserStore, Service {
     /// under an advisory lock.
     public func migrate() async throws {
         try await client.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(7405007)", logger: logger)
+            try await connection.rows("SELECT pg_advisory_lock(7405007)", logger: logger)
             do {
-                for statement in Self.schema { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
-                try await connection.query("SELECT pg_advisory_unlock(7405007)", logger: logger)
+                for statement in Self.schema { try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                try await connection.rows("SELECT pg_advisory_unlock(7405007)", logger: logger)
             } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(7405007)", logger: logger)
+                if Self.connectionSurvives(error, connection) {
+                    _ = try? await connection.rows("SELECT pg_advisory_unlock(7405007)", logger: logger, deadline: .seconds(5))
+                }
                 throw error
             }
         }
@@ -118,10 +120,70 @@ public final class PostgresStore: UserStore, Service {
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     private func database<T>(_ operation: () async throws -> T) async throws -> T {
         try await ensureMigrated()
+        try await ensureConnectionAvailable()
         do {
             return try await operation()
         } catch let error as PSQLError {
             throw StoreUnavailableError(error)
+        }
+    }
+
+    /// Ends a transaction that failed with `error`. Only a database failure gets here (the body's
+    /// own errors travel in its result). When the connection is gone, or going (FATAL, PANIC, a
+    /// closed socket), nothing is sent: the server has rolled back already, and postgres-nio 1.33
+    /// never answers a query sent on a connection that is going away, so a ROLLBACK there would
+    /// hold the request forever (found by the PostgreSQL restart test). Otherwise ROLLBACK, within
+    /// a deadline all the same.
+    static func rollBack(_ connection: PostgresConnection, after error: any Error, logger: Logger) async {
+        guard connectionSurvives(error, connection) else { return }
+        do {
+            try await connection.rows("ROLLBACK", logger: logger, deadline: .seconds(5))
+        } catch {
+            logger.warning("ROLLBACK failed; the connection is left to the pool to discard", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Whether the connection can still take a query after `error`: a plain SQL error (severity
+    /// ERROR) on an open connection, or a failure of our own between queries.
+    static func connectionSurvives(_ error: any Error, _ connection: PostgresConnection) -> Bool {
+        if connection.isClosed { return false }
+        guard let error = error as? PSQLError else { return true }
+        return error.code == .server && error.serverInfo?[.severity] == "ERROR"
+    }
+
+    /// How long a request waits for the pool to hand out a connection before it is told the store
+    /// is unavailable (503, retry), instead of waiting as long as the database is away.
+    static let leaseTimeout: Duration = .seconds(5)
+
+    struct LeaseTimeout: Error, CustomStringConvertible {
+        var description: String { "no database connection within \(PostgresStore.leaseTimeout)" }
+    }
+
+    /// Leases and returns a connection within `leaseTimeout`, or throws. Waiting for a lease is
+    /// cancellable, waiting inside a transaction is not, so this probe is what a deadline can
+    /// bound; the operation that follows finds the connection idle in the pool.
+    private func ensureConnectionAvailable() async throws {
+        let client = self.client
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await client.withConnection { _ in }
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: Self.leaseTimeout)
+                return false
+            }
+            let leased: Bool
+            do {
+                leased = try await group.next() ?? false
+            } catch let error as PSQLError {
+                throw StoreUnavailableError(error)
+            }
+            group.cancelAll()
+            if !leased {
+                logger.warning("No database connection within the lease timeout", metadata: ["timeout": "\(Self.leaseTimeout)"])
+                throw StoreUnavailableError(LeaseTimeout())
+            }
         }
     }
 
@@ -131,16 +193,17 @@ public final class PostgresStore: UserStore, Service {
         try await lock.withLock(id) {
             try await database {
             try await client.withConnection { connection in
-                try await connection.query("BEGIN", logger: logger)
+                try await connection.rows("BEGIN", logger: logger)
                 do {
-                    try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+                    try await connection.rows("SELECT pg_advisory_xact_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
                     let record = try await Self.fetchUser(id, on: connection, logger: logger)
                     var stored: StoredResponse?
                     if let idempotencyKey {
-                        let rows = try await connection.query(
+                        let rows = try await connection.rows(
                             "SELECT fingerprint, status, body FROM idempotency WHERE user_id = \(id.rawValue) AND key = \(idempotencyKey)",
                             logger: logger)
-                        for try await (fingerprint, status, body) in rows.decode((String, Int, ByteBuffer).self) {
+                        for row in rows {
+                            let (fingerprint, status, body) = try row.decode((String, Int, ByteBuffer).self)
                             stored = StoredResponse(status: status, body: Data(buffer: body), fingerprint: fingerprint)
                         }
                     }
@@ -156,17 +219,17 @@ public final class PostgresStore: UserStore, Service {
                         try await Self.saveUser(updated, on: connection, logger: logger)
                     }
                     if let idempotencyKey, let response = context.response {
-                        try await connection.query(
+                        try await connection.rows(
                             """
                             INSERT INTO idempotency (user_id, key, fingerprint, status, body, created_at)
                             VALUES (\(id.rawValue), \(idempotencyKey), \(response.fingerprint), \(response.status), \(ByteBuffer(data: response.body)), now())
                             ON CONFLICT (user_id, key) DO NOTHING
                             """, logger: logger)
                     }
-                    try await connection.query("COMMIT", logger: logger)
+                    try await connection.rows("COMMIT", logger: logger)
                     return result
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    await Self.rollBack(connection, after: error, logger: logger)
                     throw error
                 }
             }
@@ -188,17 +251,17 @@ public final class PostgresStore: UserStore, Service {
 
     private func singleID(_ query: PostgresQuery) async throws -> UserID? {
         try await database {
-            let rows = try await client.query(query, logger: logger)
-            for try await id in rows.decode(String.self) { return UserID(id) }
-            return nil
+            let rows = try await client.withConnection { try await $0.rows(query, logger: logger) }
+            return try rows.first.map { UserID(try $0.decode(String.self)) } ?? nil
         }
     }
 
     public func globalValue(_ key: String) async throws -> String? {
         try await database {
-            let rows = try await client.query("SELECT value FROM global_values WHERE key = \(key)", logger: logger)
-            for try await value in rows.decode(String.self) { return value }
-            return nil
+            let rows = try await client.withConnection {
+                try await $0.rows("SELECT value FROM global_values WHERE key = \(key)", logger: logger)
+            }
+            return try rows.first?.decode(String.self)
         }
     }
 
@@ -207,17 +270,16 @@ public final class PostgresStore: UserStore, Service {
     }
 
     private func writeGlobalValue(_ key: String, _ value: String?) async throws {
-        if let value {
-            try await client.query(
-                "INSERT INTO global_values (key, value) VALUES (\(key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                logger: logger)
+        let query: PostgresQuery = if let value {
+            "INSERT INTO global_values (key, value) VALUES (\(key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
         } else {
-            try await client.query("DELETE FROM global_values WHERE key = \(key)", logger: logger)
+            "DELETE FROM global_values WHERE key = \(key)"
         }
+        try await client.withConnection { try await $0.rows(query, logger: logger) }
     }
 
     public func checkReachable() async throws {
-        try await database { _ = try await client.query("SELECT 1", logger: logger) }
+        try await database { try await client.withConnection { try await $0.rows("SELECT 1", logger: logger) } }
     }
 
     private static let columns = """
@@ -226,8 +288,8 @@ public final class PostgresStore: UserStore, Service {
         """
 
     static func fetchUser(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> UserRecord? {
-        let rows = try await connection.query("SELECT \(unescaped: columns) FROM users WHERE id = \(id.rawValue)", logger: logger)
-        for try await row in rows {
+        let rows = try await connection.rows("SELECT \(unescaped: columns) FROM users WHERE id = \(id.rawValue)", logger: logger)
+        for row in rows {
             let cells = try row.decode(
                 (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date).self)
             var record = UserRecord(id: id, now: cells.12)
@@ -249,7 +311,7 @@ public final class PostgresStore: UserStore, Service {
     }
 
     static func saveUser(_ record: UserRecord, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
+        try await connection.rows(
             """
             INSERT INTO users (\(unescaped: columns))
             VALUES (\(record.id.rawValue), \(record.tokenHash), \(record.threadID), \(record.pushToken), \(record.pushEnvironment?.rawValue),

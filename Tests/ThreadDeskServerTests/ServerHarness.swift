@@ -85,7 +85,8 @@ enum HarnessError: Error {
 func testLogger(_ handler: (any LogHandler)? = nil) -> Logger {
     if let handler { return Logger(label: "threaddesk-test") { _ in handler } }
     var logger = Logger(label: "threaddesk-test")
-    logger.logLevel = .critical
+    // THREADDESK_TEST_LOG_LEVEL=debug (or trace) shows what the servers, stores and pools do.
+    logger.logLevel = ProcessInfo.processInfo.environment["THREADDESK_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
     return logger
 }
 
