@@ -62,7 +62,9 @@ struct SandboxRoutes: Sendable {
         sandbox.get("api/state") { _, _ in try Self.json(state()) }
         sandbox.post("api/threads/:id/replies") { request, context in
             let id = context.parameters.get("id") ?? ""
-            let bytes = try await request.body.collect(upTo: 64 * 1024)
+            guard let bytes = try? await request.body.collect(upTo: 64 * 1024) else {
+                return try Self.json(["error": ["code": "body_too_large", "message": "A reply is at most 64 KiB."]], status: .contentTooLarge)
+            }
             guard let reply = try? JSONDecoder().decode(Reply.self, from: Data(bytes.readableBytesView)),
                 !reply.content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, reply.content.count <= 2000
             else {
