@@ -36,9 +36,11 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
+        .target(name: "Deadlines", swiftSettings: swiftSettings),
         .target(
             name: "DiscordREST",
             dependencies: [
+                "Deadlines",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -52,6 +54,8 @@ let package = Package(
             dependencies: [
                 "DiscordREST",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -72,6 +76,7 @@ let package = Package(
         .target(
             name: "DiscordGateway",
             dependencies: [
+                "Deadlines",
                 "DiscordREST",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -88,6 +93,7 @@ let package = Package(
         .target(
             name: "APNs",
             dependencies: [
+                "Deadlines",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,6 +125,7 @@ let package = Package(
         .target(
             name: "ThreadDeskStore",
             dependencies: [
+                "Deadlines",
                 "ThreadDeskCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -132,6 +139,7 @@ let package = Package(
         .target(
             name: "ThreadDeskServer",
             dependencies: [
+                "Deadlines",
                 "APNs",
                 "DiscordGateway",
                 "ThreadDeskCore",
@@ -196,6 +204,8 @@ let package = Package(
             name: "DiscordEmulatorTests",
             dependencies: [
                 "DiscordEmulator",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "DiscordREST",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -253,7 +263,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ThreadDeskStoreTests",
-            dependencies: ["ThreadDeskStore", "ThreadDeskCore", "TestSupport"],
+            dependencies: ["ThreadDeskStore", "ThreadDeskCore", "TestSupport", "Deadlines"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Deadlines
 import Foundation
 import Logging
 import NIOCore
@@ -84,7 +85,9 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     deinit {
-        try? httpClient.syncShutdown()
+        // Never `syncShutdown` here: the last reference may go on an event loop or a
+        // cooperative thread, which must not block.
+        httpClient.shutdown { _ in }
     }
 
     /// Sends `notification` to one device; retries 429, 5xx and lost connections inside the budget,
@@ -93,7 +96,21 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
     public func send(_ notification: APNsNotification, to deviceToken: String, environment: APNsEnvironment) async throws(APNsError)
         -> Delivery
     {
-        let deadline = clock.now.advanced(by: configuration.budget)
+        do {
+            return try await WaitTracker.track("APNs send") { try await attempts(notification, to: deviceToken, environment: environment) }
+        } catch let error as APNsError {
+            throw error
+        } catch {
+            throw .unavailable(attempts: 0, lastProblem: "\(error)")
+        }
+    }
+
+    /// Attempts until delivered, refused for good, or the budget — cut to the caller's
+    /// `Deadline` — runs out; every wait inside, the answer's body included, ends by then.
+    private func attempts(_ notification: APNsNotification, to deviceToken: String, environment: APNsEnvironment) async throws(APNsError)
+        -> Delivery
+    {
+        let deadline = clock.now.advanced(by: Deadline.capping(configuration.budget))
         let payload = notification.payload()
         var attempt = 0
         var renewed = false
@@ -124,8 +141,14 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
             let body: ByteBuffer
             let headers: HTTPHeaders
             do {
-                let response = try await httpClient.execute(request, timeout: TimeAmount(configuration.attemptTimeout))
-                body = try await response.body.collect(upTo: 64 * 1024)
+                let timeout = min(configuration.attemptTimeout, clock.now.duration(to: deadline))
+                guard timeout > .zero else { throw DeadlineExceeded("APNs send", after: configuration.budget) }
+                let started = ContinuousClock.now
+                let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
+                // The client's timeout stops at the response head; the body gets what is left.
+                body = try await withTimeout(timeout - started.duration(to: .now), "the body of APNs's answer") {
+                    try await response.body.collect(upTo: 64 * 1024)
+                }
                 status = Int(response.status.code)
                 headers = response.headers
             } catch {

@@ -41,7 +41,7 @@ public final class DiscordEmulator: Service, Sendable {
         let world = self.world
         let application = Application(
             router: router,
-            server: .http1WebSocketUpgrade { request, channel, _ in
+            server: .guardedWebSocketUpgrade(silentTimeout: configuration.silentConnectionTimeout) { request, channel, _ in
                 let path = request.path ?? ""
                 let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
                 guard route == "/gateway" || route == "/gateway-resume" else { return .dontUpgrade }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Deadlines
 import Foundation
 import Logging
 import NIOCore
@@ -73,7 +74,19 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
 
     @discardableResult
     func send(_ request: Request) async throws(DiscordError) -> Data {
-        let deadline = clock.now + configuration.budget
+        do {
+            return try await WaitTracker.track("Discord \(request.route)") { try await attempts(request) }
+        } catch let error as DiscordError {
+            throw error
+        } catch {
+            throw .unavailable(attempts: 0, lastProblem: "\(error)")
+        }
+    }
+
+    /// Attempts `request` until it succeeds, fails for good, or the budget — cut to the caller's
+    /// `Deadline` — runs out. Every wait inside, the answer's body included, ends by then.
+    private func attempts(_ request: Request) async throws(DiscordError) -> Data {
+        let deadline = clock.now + Deadline.capping(configuration.budget)
         var attempt = 0
         var lastProblem = "no attempt"
         while true {
@@ -89,9 +102,15 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             let response: HTTPClientResponse
             let body: ByteBuffer
             do {
-                response = try await httpClient.execute(
-                    try makeHTTPRequest(request), timeout: .nanoseconds(Int64(configuration.attemptTimeout.nanoseconds)))
-                body = try await response.body.collect(upTo: 16 * 1024 * 1024)
+                let timeout = min(configuration.attemptTimeout, clock.now.duration(to: deadline))
+                guard timeout > .zero else { throw DeadlineExceeded("Discord \(request.route)", after: configuration.budget) }
+                let started = ContinuousClock.now
+                response = try await httpClient.execute(try makeHTTPRequest(request), timeout: .nanoseconds(timeout.nanoseconds))
+                // The client's timeout stops at the response head; the body gets what is left.
+                let answer = response
+                body = try await withTimeout(timeout - started.duration(to: .now), "the body of Discord's answer to \(request.route)") {
+                    try await answer.body.collect(upTo: 16 * 1024 * 1024)
+                }
             } catch {
                 await rateLimiter.complete(ticket, headers: nil)
                 configuration.observer?(request.route, nil)

@@ -1,3 +1,4 @@
+import Deadlines
 import Foundation
 import Logging
 import NIOCore
@@ -195,6 +196,9 @@ public final class PostgresStore: UserStore, Service {
             try await client.withConnection { connection in
                 try await connection.rows("BEGIN", logger: logger)
                 do {
+                    // Another replica's holder must not keep this request waiting past its deadline.
+                    let wait = Int(Deadline.capping(lock.defaultTimeout) / .milliseconds(1))
+                    try await connection.rows("SELECT set_config('lock_timeout', \("\(max(1, wait))ms"), true)", logger: logger)
                     try await connection.rows("SELECT pg_advisory_xact_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
                     let record = try await Self.fetchUser(id, on: connection, logger: logger)
                     var stored: StoredResponse?

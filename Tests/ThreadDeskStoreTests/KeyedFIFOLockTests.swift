@@ -1,33 +1,108 @@
-
+import Deadlines
+import TestSupport
 import Testing
 import ThreadDeskStore
 
-@Suite("Keyed FIFO lock")
+@Suite("Keyed FIFO lock", .timeLimit(.minutes(1)))
 struct KeyedFIFOLockTests {
+    /// Holds `key` until the returned stream's continuation is told to let go.
+    static func hold(_ lock: KeyedFIFOLock<String>, _ key: String, in group: inout ThrowingTaskGroup<Void, any Error>) async throws
+        -> AsyncStream<Void>.Continuation
+    {
+        let (release, open) = AsyncStream.makeStream(of: Void.self)
+        let (held, heldSignal) = AsyncStream.makeStream(of: Void.self)
+        group.addTask {
+            try await lock.withLock(key) {
+                heldSignal.yield()
+                for await _ in release { break }
+            }
+        }
+        for await _ in held { break }
+        return open
+    }
+
     @Test func waitersAreServedInArrivalOrder() async throws {
         let lock = KeyedFIFOLock<String>()
         let order = Locked<[Int]>([])
-        let (release, open) = AsyncStream.makeStream(of: Void.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            let (held, heldSignal) = AsyncStream.makeStream(of: Void.self)
-            group.addTask {
-                await lock.withLock("k") {
-                    heldSignal.yield()
-                    for await _ in release { break }
-                }
-            }
-            for await _ in held { break }
+            let open = try await Self.hold(lock, "k", in: &group)
             // Each waiter is started only once the previous one is queued, so arrival order is known.
             for index in 0..<20 {
                 group.addTask {
-                    await lock.withLock("k") { order.withLock { $0.append(index) } }
+                    try await lock.withLock("k") { order.withLock { $0.append(index) } }
                 }
-                while lock.waiting(for: "k") < index + 1 { try await Task.sleep(for: .milliseconds(1)) }
+                try await eventually("waiter \(index) queued") { lock.waiting(for: "k") == index + 1 }
             }
             open.yield()
             try await group.waitForAll()
         }
         #expect(order.withLock { $0 } == Array(0..<20))
+        #expect(lock.activeKeys == 0)
+    }
+
+    @Test func aWaiterGivesUpAtItsDeadlineAndLeavesTheQueue() async throws {
+        let lock = KeyedFIFOLock<String>(defaultTimeout: .milliseconds(200))
+        let order = Locked<[String]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let open = try await Self.hold(lock, "k", in: &group)
+            let started = ContinuousClock.now
+            await #expect(throws: DeadlineExceeded.self) {
+                try await lock.withLock("k") { order.withLock { $0.append("timed out") } }
+            }
+            #expect(started.duration(to: .now) < .seconds(5))
+            #expect(lock.waiting(for: "k") == 0)
+            // A caller's own deadline, when sooner, wins over the lock's default.
+            let sooner = ContinuousClock.now
+            await #expect(throws: DeadlineExceeded.self) {
+                try await Deadline.within(.milliseconds(50)) { try await lock.withLock("k") {} }
+            }
+            #expect(sooner.duration(to: .now) < .milliseconds(200))
+            group.addTask { try await lock.withLock("k") { order.withLock { $0.append("next") } } }
+            try await eventually("the next waiter queued") { lock.waiting(for: "k") == 1 }
+            open.yield()
+            try await group.waitForAll()
+        }
+        #expect(order.withLock { $0 } == ["next"])
+        #expect(lock.activeKeys == 0)
+    }
+
+    @Test func aCancelledWaiterLeavesAtOnceAndTheOthersKeepTheirPlace() async throws {
+        let lock = KeyedFIFOLock<String>()
+        let order = Locked<[Int]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let open = try await Self.hold(lock, "k", in: &group)
+            group.addTask { try await lock.withLock("k") { order.withLock { $0.append(1) } } }
+            try await eventually("the first waiter queued") { lock.waiting(for: "k") == 1 }
+            let cancelled = Task { try await lock.withLock("k") { order.withLock { $0.append(2) } } }
+            try await eventually("the second waiter queued") { lock.waiting(for: "k") == 2 }
+            group.addTask { try await lock.withLock("k") { order.withLock { $0.append(3) } } }
+            try await eventually("the third waiter queued") { lock.waiting(for: "k") == 3 }
+            cancelled.cancel()
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            #expect(lock.waiting(for: "k") == 2)
+            open.yield()
+            try await group.waitForAll()
+        }
+        #expect(order.withLock { $0 } == [1, 3])
+        #expect(lock.activeKeys == 0)
+    }
+
+    @Test func anAlreadyCancelledTaskDoesNotQueue() async throws {
+        let lock = KeyedFIFOLock<String>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let open = try await Self.hold(lock, "k", in: &group)
+            let (go, start) = AsyncStream.makeStream(of: Void.self)
+            let late = Task {
+                for await _ in go { break }
+                try await lock.withLock("k") {}
+            }
+            late.cancel()
+            start.yield()
+            await #expect(throws: CancellationError.self) { try await late.value }
+            #expect(lock.waiting(for: "k") == 0)
+            open.yield()
+            try await group.waitForAll()
+        }
         #expect(lock.activeKeys == 0)
     }
 }

@@ -1,0 +1,80 @@
+import DiscordEmulator
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Testing
+
+/// The emulator never waits forever on a client that connected and went quiet. Before the guard,
+/// its graceful shutdown waited on such a connection with no deadline; that hung the Swift suite
+/// about one run in ten (a request cancelled while AsyncHTTPClient opened its connection leaves
+/// exactly that connection in the pool).
+@Suite("Discord emulator shutdown", .timeLimit(.minutes(1)))
+struct ShutdownTests {
+    private static let logger: Logger = {
+        var logger = Logger(label: "shutdown-test")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// A TCP connection to `port` that sends nothing.
+    static func silentConnection(to port: Int) async throws -> any Channel {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+    }
+
+    static func port(of endpoints: DiscordEmulator.Endpoints) throws -> Int {
+        try #require(Int(endpoints.restURL.split(separator: ":").last!.split(separator: "/").first!))
+    }
+
+    @Test func shutdownEndsWithASilentConnectionOpen() async throws {
+        var configuration = DiscordEmulator.Configuration()
+        configuration.silentConnectionTimeout = .seconds(60)
+        let emulator = DiscordEmulator(configuration: configuration, logger: Self.logger)
+        let group = ServiceGroup(services: [emulator], gracefulShutdownSignals: [], logger: Self.logger)
+        let running = Task { try await group.run() }
+        let silent = try await Self.silentConnection(to: try Self.port(of: await emulator.endpoints()))
+        let (finished, finish) = AsyncStream.makeStream(of: Void.self)
+        let watcher = Task {
+            _ = await running.result
+            finish.yield()
+        }
+        await group.triggerGracefulShutdown()
+        let stopped = await Self.first(of: finished, within: .seconds(5))
+        #expect(stopped, "the emulator's shutdown waited on a connection that never sent a request")
+        // Let a hung emulator go, so a failure is a failure and not a hang.
+        try? await silent.close()
+        _ = await running.result
+        watcher.cancel()
+        #expect(try await silent.closeFuture.get() == ())
+    }
+
+    @Test func aConnectionThatNeverSpeaksIsClosed() async throws {
+        var configuration = DiscordEmulator.Configuration()
+        configuration.silentConnectionTimeout = .milliseconds(200)
+        try await DiscordEmulator.withRunning(configuration: configuration, logger: Self.logger) { emulator in
+            let silent = try await Self.silentConnection(to: try Self.port(of: await emulator.endpoints()))
+            let (closed, signal) = AsyncStream.makeStream(of: Void.self)
+            silent.closeFuture.whenComplete { _ in signal.yield() }
+            let wasClosed = await Self.first(of: closed, within: .seconds(5))
+            #expect(wasClosed, "a silent connection stayed open past the emulator's timeout")
+            if !wasClosed { try? await silent.close() }
+        }
+    }
+
+    /// Whether `stream` yields within `timeout`.
+    static func first(of stream: AsyncStream<Void>, within timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in stream { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+}
