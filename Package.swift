@@ -153,6 +153,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: swiftSettings
@@ -204,6 +205,7 @@ let package = Package(
             name: "DiscordEmulatorTests",
             dependencies: [
                 "DiscordEmulator",
+                "TestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "DiscordREST",

@@ -56,3 +56,14 @@ public func withTimeout<T: Sendable>(
     guard let outcome else { throw DeadlineExceeded(what(), after: timeout) }
     return outcome
 }
+
+/// Waits for `task` to finish; once `timeout` has passed, cancels it and waits for that. Used to
+/// drain work at shutdown: it waits even when the caller is itself being cancelled.
+public func drain<T: Sendable>(_ task: Task<T, Never>, within timeout: Duration) async {
+    let timer = Task {
+        guard (try? await Task.sleep(for: timeout)) != nil else { return }
+        task.cancel()
+    }
+    _ = await task.value
+    timer.cancel()
+}

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOFoundationCompat
+import ServiceLifecycle
 
 /// The plumbing every REST route shares: faults, auth, rate limits, body parsing, recording.
 extension DiscordEmulator {
@@ -62,7 +63,8 @@ extension DiscordEmulator {
             defer { if state.faults.serverErrors > 0 { state.faults.serverErrors -= 1 } }
             return state.faults
         }
-        if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
+        // A slow Discord, but not one that holds the emulator's own shutdown.
+        if faults.latency > .zero { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: faults.latency) } }
         var record = RecordedRequest(
             method: method.rawValue, route: template, contentType: contentType, body: nil, fileNames: [], status: 0)
         defer {

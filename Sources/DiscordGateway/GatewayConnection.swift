@@ -1,3 +1,4 @@
+import Deadlines
 import DiscordREST
 import Foundation
 import HummingbirdWSClient
@@ -26,6 +27,9 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         public var backoffCap: Duration = .seconds(60)
         /// Largest gateway message accepted (GUILD_CREATE of a big guild is large).
         public var maxMessageSize = 16 << 20
+        /// At shutdown, how long events already read may take to be handed over before they are
+        /// cancelled (a gap then makes the next start catch up).
+        public var drainTimeout: Duration = .seconds(5)
 
         public init(token: String, forumChannelID: String, discordAPIURL: String = "https://discord.com/api/v10") {
             self.token = token
@@ -82,23 +86,30 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
             let delivery = Task {
                 for await batch in events { await sink.deliver(batch) }
             }
-            defer {
-                eventQueue.finish()
-                delivery.cancel()
-            }
-            var next = machine.withLock { $0.firstConnect }
-            while !Task.isCancelled {
-                if next.after > .zero { try await Task.sleep(for: next.after) }
-                switch await self.connectOnce(to: next, machine: machine, filter: filter, events: eventQueue) {
-                case .reconnect(let connect): next = connect
-                case .fatal(let message):
-                    self.logger.critical("Gateway stopped", metadata: ["reason": "\(message)"])
-                    eventQueue.finish()
-                    await delivery.value
-                    throw GatewayFatalError(description: message)
+            do {
+                var next = machine.withLock { $0.firstConnect }
+                while !Task.isCancelled {
+                    if next.after > .zero { try await Task.sleep(for: next.after) }
+                    switch await self.connectOnce(to: next, machine: machine, filter: filter, events: eventQueue) {
+                    case .reconnect(let connect): next = connect
+                    case .fatal(let message):
+                        self.logger.critical("Gateway stopped", metadata: ["reason": "\(message)"])
+                        throw GatewayFatalError(description: message)
+                    }
                 }
+            } catch {
+                await self.drain(delivery, eventQueue)
+                throw error
             }
+            await self.drain(delivery, eventQueue)
         }
+    }
+
+    /// Hands over what was already read before stopping, within `drainTimeout`: events handled
+    /// after this returns would reach servers that are shutting down.
+    private func drain(_ delivery: Task<Void, Never>, _ queue: AsyncStream<[ForumEvent]>.Continuation) async {
+        queue.finish()
+        await Deadlines.drain(delivery, within: configuration.drainTimeout)
     }
 
     /// `GET /gateway/bot`, retried until Discord answers (a 401 is fatal).

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Deadlines
 import DiscordREST
 import Foundation
 import Logging
@@ -35,14 +36,32 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
     public let configuration: Configuration
     public var description: String { "HTTPEventForwarder(to \(configuration.serverURL))" }
     private let queue = Mutex(Queue())
+    private let postAttempts = Atomic<Int>(0)
     private let logger: Logger
     private let http: HTTPClient
+    /// Times the backoff between attempts (a manual clock in tests).
+    private let clock: any Clock<Duration>
     /// Wakes the posting loop; holds at most one wake-up.
     private let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
-    public init(configuration: Configuration, httpClient: HTTPClient = .shared, logger: Logger) {
+    private let ownsClient: Bool
+
+    /// Without `httpClient` the forwarder makes its own, which fails an attempt as soon as the
+    /// server refuses the connection (the forwarder's own backoff decides when to try again).
+    public init(
+        configuration: Configuration, httpClient: HTTPClient? = nil, clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+    ) {
         self.configuration = configuration
-        self.http = httpClient
+        if let httpClient {
+            self.http = httpClient
+            ownsClient = false
+        } else {
+            var client = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
+            client.connectionPool.retryConnectionEstablishment = false
+            self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
+            ownsClient = true
+        }
+        self.clock = clock
         self.logger = logger
     }
 
@@ -62,6 +81,9 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
     /// Events waiting to be posted (for tests and health).
     public var queued: Int { queue.withLock { $0.events.count } }
 
+    /// Posts tried so far, failed ones included (for tests and health).
+    public var attempts: Int { postAttempts.load(ordering: .relaxed) }
+
     public func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
@@ -70,6 +92,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
                 self.queue.withLock { $0.events.removeFirst(min(batch.count, $0.events.count)) }
             }
         }
+        if ownsClient { try? await http.shutdown() }
     }
 
     /// Waits for events and returns the oldest ones, still queued until posted.
@@ -93,15 +116,18 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
             request.headers.add(name: "Authorization", value: "Bearer \(configuration.secret)")
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(data: body))
+            postAttempts.add(1, ordering: .relaxed)
             do {
                 let response = try await http.execute(request, timeout: .seconds(30))
-                _ = try await response.body.collect(upTo: 1 << 20)
+                _ = try await withTimeout(.seconds(30), "the server's answer to a batch") {
+                    try await response.body.collect(upTo: 1 << 20)
+                }
                 if response.status == .ok { return }
                 logger.warning("Server refused a batch of gateway events", metadata: ["status": "\(response.status.code)"])
             } catch {
                 logger.warning("Server unreachable; will retry", metadata: ["error": "\(error)"])
             }
-            try await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
+            try await clock.sleep(for: delay * Double.random(in: 0.5...1.0))
             delay = min(delay * 2, configuration.backoffCap)
         }
     }

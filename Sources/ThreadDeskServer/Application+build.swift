@@ -1,3 +1,4 @@
+import Deadlines
 import DiscordREST
 import Foundation
 import HTTPTypes
@@ -26,7 +27,8 @@ public func makeStore(url: String, logger: Logger) throws -> any UserStore {
 public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
     inProcessGateway: Bool = false, logger: Logger,
-    extraRoutes: (Router<BasicRequestContext>) -> Void = { _ in }
+    extraRoutes: (Router<BasicRequestContext>) -> Void = { _ in },
+    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let parts = ServerParts(configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, logger: logger)
     extraRoutes(parts.router)
@@ -34,6 +36,7 @@ public func buildApplication(
         router: parts.router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
         services: parts.services,
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger)
 }
 
@@ -56,12 +59,14 @@ struct ServerParts {
                 return nil
             }
         }
+        let waits = configuration.debugWaitThreshold.map { _ in WaitTracker() }
         let service = SupportService(
-            store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, logger: logger)
+            store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, waits: waits, logger: logger)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: ErrorMiddleware(metrics: metrics))
+        router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, waits: waits))
         HealthRoutes(store: store, metrics: metrics).register(on: router)
         V1Routes(service: service).register(on: router)
         if let key = configuration.legacyAPIKey {
@@ -70,9 +75,12 @@ struct ServerParts {
         if let secret = configuration.gatewaySecret {
             InternalRoutes(service: service, secret: secret).register(on: router)
         }
-        var services: [any Service] = [CatchUpTimer(service: service, interval: configuration.push.catchUpInterval)]
+        var services: [any Service] = [CatchUpService(service: service, interval: configuration.push.catchUpInterval)]
         // A store with a connection pool to run (PostgreSQL) runs beside the server.
         if let storeService = store as? any Service { services.insert(storeService, at: 0) }
+        if let waits, let threshold = configuration.debugWaitThreshold {
+            services.append(WaitWatchdog(tracker: waits, threshold: threshold, logger: logger))
+        }
         if inProcessGateway {
             var gateway = GatewayConnection.Configuration(
                 token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)

@@ -1,3 +1,4 @@
+import Deadlines
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -17,6 +18,9 @@ struct ErrorMiddleware: RouterMiddleware {
             return response
         } catch {
             let apiError = Self.apiError(for: error)
+            if let timedOut = error as? DeadlineExceeded {
+                context.logger.warning("Request timed out", metadata: ["waiting": "\(timedOut.what)", "after": "\(timedOut.after)"])
+            }
             if apiError.status.code >= 500 && apiError.status != .serviceUnavailable {
                 context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: error))"])
             }
@@ -29,6 +33,10 @@ struct ErrorMiddleware: RouterMiddleware {
         switch error {
         case let error as APIError:
             return error
+        case is DeadlineExceeded:
+            return APIError(.serviceUnavailable, "timeout", "The request took too long; try again shortly.", retryAfterSeconds: 2)
+        case is CancellationError:
+            return APIError(.serviceUnavailable, "shutting_down", "The server is restarting; try again shortly.", retryAfterSeconds: 2)
         case is StoreUnavailableError:
             return APIError(.serviceUnavailable, "store_unavailable", "Storage is briefly unavailable; try again shortly.", retryAfterSeconds: 2)
         case let error as HTTPError:

@@ -27,21 +27,3 @@ struct InternalRoutes: Sendable {
         }
     }
 }
-
-/// The safety net: a catch-up through REST every `interval`, whatever the gateway said.
-struct CatchUpTimer: Service, CustomStringConvertible {
-    let service: SupportService
-    let interval: Duration
-
-    var description: String { "CatchUpTimer(every \(interval))" }
-
-    func run() async throws {
-        // Only cancellation (graceful shutdown) ends the loop.
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: interval)
-                await service.catchUp(reason: "timer")
-            }
-        }
-    }
-}

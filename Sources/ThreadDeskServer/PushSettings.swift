@@ -11,6 +11,8 @@ public struct PushSettings: Sendable {
     public var background = false
     /// The safety-net catch-up through REST, besides the one after every gateway gap.
     public var catchUpInterval: Duration = .seconds(300)
+    /// How long a caller that asked for a catch-up while another ran waits for the next one.
+    public var catchUpWait: Duration = .seconds(60)
 
     public init() {}
 }

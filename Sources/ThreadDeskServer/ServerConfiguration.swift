@@ -25,6 +25,15 @@ public struct ServerConfiguration: Sendable {
     public var push = PushSettings()
     /// First reconnect delay of the in-process gateway (doubled per failure, jittered).
     public var gatewayBackoffBase: Duration = .seconds(1)
+    /// How long one request may take in all; past it the client gets 503 and every wait of the
+    /// request (lock, Discord, APNs, database) has already given up.
+    public var requestTimeout: Duration = .seconds(20)
+    /// After SIGTERM, how long in-flight requests may take to finish before they are cancelled;
+    /// the process is gone at most `shutdownCancelGrace` later.
+    public var shutdownGrace: Duration = .seconds(10)
+    public var shutdownCancelGrace: Duration = .seconds(5)
+    /// When set, every wait older than this is logged with what it waits on (a debugging switch).
+    public var debugWaitThreshold: Duration?
 
     public init(
         discordToken: String, discordAPIURL: String = "https://discord.com/api/v10", guildID: String,
@@ -95,6 +104,17 @@ public struct ServerConfiguration: Sendable {
         if let category = value("PUSH_CATEGORY") { push.category = category }
         if let sound = value("PUSH_SOUND") { push.sound = sound == "none" ? nil : sound }
         if let background = value("PUSH_BACKGROUND") { push.background = ["1", "true", "yes"].contains(background.lowercased()) }
+        func seconds(_ name: String, atLeast minimum: Double) -> Duration? {
+            guard let text = value(name) else { return nil }
+            guard let number = Double(text), number >= minimum, number <= 3600 else {
+                problem.invalid.append("\(name) (seconds, \(minimum.formatted()) to 3600)")
+                return nil
+            }
+            return .milliseconds(Int64(number * 1000))
+        }
+        if let timeout = seconds("REQUEST_TIMEOUT_SECONDS", atLeast: 1) { requestTimeout = timeout }
+        if let grace = seconds("SHUTDOWN_GRACE_SECONDS", atLeast: 0) { shutdownGrace = grace }
+        debugWaitThreshold = seconds("DEBUG_WAIT_SECONDS", atLeast: 0.1)
         if let interval = value("CATCH_UP_INTERVAL_SECONDS") {
             if let seconds = Int(interval), seconds >= 10 { push.catchUpInterval = .seconds(seconds) } else { problem.invalid.append("CATCH_UP_INTERVAL_SECONDS (10 or more)") }
         }

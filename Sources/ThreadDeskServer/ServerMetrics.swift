@@ -8,6 +8,8 @@ public struct ServerMetrics: Sendable {
     let storeLatency: DurationHistogram
     let messagesPosted: Counter
     let diagnosticsUploaded: Counter
+    let catchUps: Counter
+    let catchUpFailures: Counter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -17,6 +19,8 @@ public struct ServerMetrics: Sendable {
             help: "Time inside withUser, Discord calls included")
         messagesPosted = registry.makeCounter(name: "threaddesk_messages_posted_total", help: "User messages posted to Discord")
         diagnosticsUploaded = registry.makeCounter(name: "threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
+        catchUps = registry.makeCounter(name: "threaddesk_catch_ups_total", help: "REST catch-ups run, failed ones included")
+        catchUpFailures = registry.makeCounter(name: "threaddesk_catch_up_failures_total", help: "REST catch-ups that failed part-way")
     }
 
     func request(route: String, method: String, status: Int) {

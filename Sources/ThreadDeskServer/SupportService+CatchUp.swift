@@ -1,7 +1,9 @@
+import Deadlines
 import DiscordGateway
 import DiscordREST
 import Foundation
 import Logging
+import Prometheus
 import ThreadDeskCore
 import ThreadDeskStore
 
@@ -9,9 +11,21 @@ extension SupportService {
     /// Replies the gateway may have missed: every active forum thread whose last message is
     /// newer than what was handled (less a margin), paged through REST and run through the same
     /// handler, which pushes each reply at most once.
+    ///
+    /// The run happens in `CatchUpService`; this asks for one that starts after the call and
+    /// waits for it to finish, within the caller's deadline.
     public func catchUp(reason: String) async {
-        guard beginCatchUp() else { return }
-        defer { endCatchUp() }
+        let gate = catchUps
+        let target = gate.request(reason)
+        do {
+            try await withTimeout(Deadline.capping(push.catchUpWait), "the catch-up") { try await gate.wait(for: target) }
+        } catch {
+            logger.notice("Stopped waiting for a catch-up; it goes on", metadata: ["reason": "\(reason)", "error": "\(error)"])
+        }
+    }
+
+    func runCatchUp(reason: String) async {
+        defer { metrics.catchUps.increment() }
         do {
             let mark = try await store.globalValue(Self.handledUpToKey)
             let since = Self.snowflake(before: mark, margin: .seconds(120))
@@ -39,6 +53,7 @@ extension SupportService {
             }
             logger.info("Catch-up done", metadata: ["reason": "\(reason)", "threads": "\(candidates.count)", "messages": "\(handled)"])
         } catch {
+            metrics.catchUpFailures.increment()
             logger.warning("Catch-up failed; the next one retries", metadata: ["reason": "\(reason)", "error": "\(error)"])
         }
     }

@@ -1,4 +1,5 @@
 import APNs
+import Deadlines
 import DiscordGateway
 import DiscordREST
 import Foundation
@@ -12,12 +13,18 @@ extension SupportService: ForumEventSink {
     /// Handles what the gateway saw, in order. A failure for one event leaves it to the next
     /// catch-up instead of holding up the others.
     public func deliver(_ events: [ForumEvent]) async {
+        await WaitTracker.$current.withValue(waits ?? WaitTracker.current) {
+            await WaitTracker.run(job: "gateway events") { await handle(events) }
+        }
+    }
+
+    private func handle(_ events: [ForumEvent]) async {
         var newest: String?
         for event in events {
             switch event {
             case .messageCreated(let message):
                 do {
-                    try await handleMessage(message)
+                    try await Deadline.within(configuration.requestTimeout) { try await handleMessage(message) }
                     if newest.map({ $0.snowflakeLess(message.id) }) ?? true { newest = message.id }
                 } catch {
                     logger.warning("Could not handle a message; the catch-up will retry", metadata: ["error": "\(error)"])

@@ -1,5 +1,6 @@
 import APNs
 import Crypto
+import Deadlines
 import DiscordREST
 import Foundation
 import HTTPTypes
@@ -19,13 +20,16 @@ public struct SupportService: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     let apns: PushSender?
+    /// The debugging switch's tracker (`DEBUG_WAIT_SECONDS`), nil when off.
+    let waits: WaitTracker?
     var push: PushSettings { configuration.push }
     private let shared = Shared()
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
-        apns: PushSender?, metrics: ServerMetrics, logger: Logger
+        apns: PushSender?, metrics: ServerMetrics, waits: WaitTracker? = nil, logger: Logger
     ) {
+        self.waits = waits
         self.store = store
         self.discord = discord
         self.configuration = configuration
@@ -34,15 +38,7 @@ public struct SupportService: Sendable {
         self.logger = logger
     }
 
-    /// Claims the right to run a catch-up; one at a time is enough.
-    func beginCatchUp() -> Bool {
-        shared.catchUpRunning.withLock { running in
-            defer { running = true }
-            return !running
-        }
-    }
-
-    func endCatchUp() { shared.catchUpRunning.withLock { $0 = false } }
+    var catchUps: CatchUpGate { shared.catchUps }
 
     /// The bot's user id, learned from Discord once: its posts are the app user's own messages.
     func botUserID() async throws(DiscordError) -> String {
@@ -161,7 +157,7 @@ public struct SupportService: Sendable {
 /// State shared by every copy of the service.
 private final class Shared: Sendable {
     let botUserID = Mutex<String?>(nil)
-    let catchUpRunning = Mutex(false)
+    let catchUps = CatchUpGate()
 }
 
 /// The APNs client and the credentials it was made from.

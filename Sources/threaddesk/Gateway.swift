@@ -31,10 +31,8 @@ struct Gateway: AsyncParsableCommand {
                 token: environment["DISCORD_TOKEN"]!, forumChannelID: environment["DISCORD_FORUM_CHANNEL_ID"]!,
                 discordAPIURL: environment["DISCORD_API_URL"] ?? "https://discord.com/api/v10"),
             sink: forwarder, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: forwarder), .init(service: connection)], gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+        // Events already read get the connection's drain time to reach the server, then stop.
+        let group = buildServiceGroup([forwarder, connection], grace: .seconds(10), cancelGrace: .seconds(5), logger: logger)
         do {
             try await group.run()
         } catch let error as GatewayFatalError {

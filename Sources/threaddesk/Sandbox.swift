@@ -22,10 +22,7 @@ struct Sandbox: AsyncParsableCommand {
         logger.logLevel = .notice
         let emulator = DiscordEmulator(configuration: .init(), logger: logger)
         let apnsEmulator = try APNsEmulator(logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: emulator), .init(service: apnsEmulator)], gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+        let group = buildServiceGroup([emulator, apnsEmulator], grace: .seconds(5), cancelGrace: .seconds(5), logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let discord = await emulator.endpoints()
@@ -46,8 +43,8 @@ struct Sandbox: AsyncParsableCommand {
                 discord: emulator, apns: apnsEmulator, appKey: configuration.appKey, legacyKey: configuration.legacyAPIKey)
             let app = buildApplication(
                 configuration: configuration, store: store, inProcessGateway: true, logger: logger, extraRoutes: pages.register)
-            let server = ServiceGroup(
-                configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            let server = buildServiceGroup(
+                [app], grace: configuration.shutdownGrace, cancelGrace: configuration.shutdownCancelGrace, logger: logger)
             tasks.addTask { try await server.run() }
             FileHandle.standardOutput.write(Data((Self.welcome(configuration: configuration, discord: discord, apns: apns.url) + "\n").utf8))
             try await tasks.next()

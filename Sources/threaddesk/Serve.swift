@@ -25,8 +25,8 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = configuration.logLevel
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = buildServiceGroup(
+            [app], grace: configuration.shutdownGrace, cancelGrace: configuration.shutdownCancelGrace, logger: logger)
         try await group.run()
     }
 }

@@ -4,6 +4,7 @@ import HummingbirdWSClient
 import Logging
 import NIOWebSocket
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Discord emulator gateway v10", .timeLimit(.minutes(1)))
@@ -198,7 +199,7 @@ struct GatewayTests {
                 _ = try await gateway.dispatch("GUILD_CREATE")
                 emulator.setHeartbeatAcks(false)
                 try await gateway.send(["op": 1, "d": 2])
-                while emulator.counters.heartbeats == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                try await eventually("the heartbeat received") { emulator.counters.heartbeats > 0 }
                 let reply = try emulator.replyAsAgent(inThread: thread, content: "ping")
                 // The next frame after the heartbeat is the dispatch: no ACK came in between.
                 let next = try #require(try await gateway.receive())

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TestSupport
 import Testing
 
 /// Collects what the connection hands over.
@@ -37,22 +38,35 @@ struct GatewayConnectionTests {
             let early = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "early", message: .init(content: "e")))
             let sink = CollectingSink()
             let connection = GatewayConnection(configuration: configuration(endpoints), sink: sink, logger: quiet)
-            let run = Task { try await connection.run() }
-            defer { run.cancel() }
-            while !connection.currentStatus.connected { try await Task.sleep(for: .milliseconds(10)) }
-
-            let reply = try emulator.replyAsAgent(inThread: early.channel.id, content: "to an early thread")
-            let late = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "late", message: .init(content: "l")))
-            try emulator.deleteThread(late.channel.id)
-            while sink.events.count < 4 { try await Task.sleep(for: .milliseconds(10)) }
-            let created = sink.events.compactMap { event -> String? in
-                if case .messageCreated(let message) = event { return message.id }
-                return nil
+            try await Self.running(connection) {
+                try await eventually("the gateway connected") { connection.currentStatus.connected }
+                let reply = try emulator.replyAsAgent(inThread: early.channel.id, content: "to an early thread")
+                let late = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "late", message: .init(content: "l")))
+                try emulator.deleteThread(late.channel.id)
+                try await eventually("four forum events") { sink.events.count >= 4 }
+                let created = sink.events.compactMap { event -> String? in
+                    if case .messageCreated(let message) = event { return message.id }
+                    return nil
+                }
+                #expect(sink.events.first == .gap)
+                #expect(created == [reply.id, late.message.id])
+                #expect(sink.events.contains(.threadDeleted(threadID: late.channel.id)))
             }
-            #expect(sink.events.first == .gap)
-            #expect(created == [reply.id, late.message.id])
-            #expect(sink.events.contains(.threadDeleted(threadID: late.channel.id)))
         }
+    }
+
+    /// Runs `connection` during `body`, then stops it and waits until it has.
+    static func running(_ connection: GatewayConnection, _ body: () async throws -> Void) async throws {
+        let run = Task { try await connection.run() }
+        do {
+            try await body()
+        } catch {
+            run.cancel()
+            _ = await run.result
+            throw error
+        }
+        run.cancel()
+        try await run.value
     }
 
     @Test func aRejectedTokenOnTheGatewayStopsWithAClearError() async throws {
@@ -60,7 +74,13 @@ struct GatewayConnectionTests {
             let endpoints = await emulator.endpoints()
             let connection = GatewayConnection(configuration: configuration(endpoints), sink: CollectingSink(), logger: quiet)
             let run = Task { try await connection.run() }
-            while !connection.currentStatus.connected { try await Task.sleep(for: .milliseconds(10)) }
+            do {
+                try await eventually("the gateway connected") { connection.currentStatus.connected }
+            } catch {
+                run.cancel()
+                _ = await run.result
+                throw error
+            }
             emulator.closeGatewayConnections(code: 4004, reason: "Authentication failed.")
             let outcome = await run.result
             guard case .failure(let error as GatewayFatalError) = outcome else {

@@ -28,7 +28,7 @@ struct DiscordRateLimiterTests {
         await limiter.complete(second, headers: headers(remaining: 0, resetAfter: .seconds(4.5)))
 
         let third = Task { try await limiter.acquire(route: route, major: "1", deadline: far) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .seconds(4))
         await Task.yield()
@@ -47,11 +47,15 @@ struct DiscordRateLimiterTests {
             await limiter.complete(ticket, headers: headers(remaining: 0))
         }
         let busy = Task { try await limiter.acquire(route: route, major: "1", deadline: far) }
-        await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(5))
-        _ = try await busy.value
+        try await clock.waitForSleepers(1)
+        // While major 1 sleeps, major 3 goes at once: a deadline of now allows no waiting at all.
         let free = try await limiter.acquire(route: route, major: "3", deadline: clock.now)
         await limiter.complete(free, headers: headers(remaining: 1))
+        #expect(clock.now.offset == .zero)
+        #expect(clock.sleeperCount == 1, "major 1 is still held")
+        clock.advance(by: .seconds(5))
+        _ = try await busy.value
+        #expect(clock.now.offset == .seconds(5))
     }
 
     @Test func oneRequestDiscoversAnUnknownBucketWhileOthersWait() async throws {
@@ -63,7 +67,7 @@ struct DiscordRateLimiterTests {
         for _ in 0..<100 { await Task.yield() }
         // Discord says the bucket holds one request and it is spent: the waiter must now sleep.
         await limiter.complete(first, headers: headers(remaining: 0, limit: 1, resetAfter: .seconds(2)))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .seconds(2))
         _ = try await waiting.value
@@ -86,8 +90,11 @@ struct DiscordRateLimiterTests {
         let ticket = try await limiter.acquire(route: route, major: "1", deadline: far)
         await limiter.rateLimited(ticket, retryAfter: .seconds(3), global: false, headers: headers(remaining: 0))
         let next = Task { try await limiter.acquire(route: route, major: "1", deadline: far) }
-        await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(3))
+        try await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(2))
+        await Task.yield()
+        #expect(clock.sleeperCount == 1, "still blocked before retry_after has passed")
+        clock.advance(by: .seconds(1))
         _ = try await next.value
         #expect(clock.now.offset == .seconds(3))
     }
@@ -101,7 +108,7 @@ struct DiscordRateLimiterTests {
             await limiter.complete(ticket, headers: headers(remaining: 1))
         }
         let fourth = Task { try await limiter.acquire(route: route, major: "4", deadline: far) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .seconds(1))
         _ = try await fourth.value
@@ -114,8 +121,13 @@ struct DiscordRateLimiterTests {
         let ticket = try await limiter.acquire(route: route, major: "1", deadline: far)
         await limiter.rateLimited(ticket, retryAfter: .seconds(2), global: true, headers: nil)
         let other = Task { try await limiter.acquire(route: "GET /users/@me", major: "", deadline: far) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
+        // Blocked for retry_after, not less.
+        await #expect(throws: DiscordError.self) {
+            _ = try await limiter.acquire(route: "GET /gateway/bot", major: "", deadline: clock.now.advanced(by: .seconds(1)))
+        }
         clock.advance(by: .seconds(2))
         _ = try await other.value
+        #expect(clock.now.offset == .seconds(2))
     }
 }

@@ -43,8 +43,12 @@ public final class ManualClock: Clock, Sendable {
         due.forEach { $0.resume() }
     }
 
-    /// Lets other tasks run until `count` of them sleep on this clock.
-    public func waitForSleepers(_ count: Int) async {
-        for _ in 0..<10_000 where sleeperCount < count { await Task.yield() }
+    /// Lets other tasks run until `count` of them sleep on this clock; throws (failing the test)
+    /// when they have not within `timeout` of real time, since a test that advances a clock
+    /// nobody waits on checks nothing.
+    public func waitForSleepers(_ count: Int, timeout: Duration = .seconds(5)) async throws {
+        try await eventually("\(count) task(s) sleeping on the manual clock (\(sleeperCount) are)", timeout: timeout) {
+            sleeperCount >= count
+        }
     }
 }

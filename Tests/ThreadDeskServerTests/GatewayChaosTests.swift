@@ -4,6 +4,7 @@ import DiscordGateway
 import DiscordREST
 import Foundation
 import HTTPTypes
+import TestSupport
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -28,7 +29,7 @@ struct GatewayChaosTests {
                 }
                 return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
             }
-            try await server.eventually { server.emulator.counters.identifies >= 1 }
+            try await eventually("the gateway to identify") { server.emulator.counters.identifies >= 1 }
 
             let faults: [@Sendable (DiscordEmulator) -> Void] = [
                 { $0.dropGatewayConnections() },
@@ -50,7 +51,7 @@ struct GatewayChaosTests {
             }
             server.emulator.setHeartbeatAcks(true)
 
-            try await server.eventually(timeout: .seconds(90)) { server.apns.deliveries.count >= 1000 }
+            try await eventually("1,000 pushes", timeout: .seconds(90)) { server.apns.deliveries.count >= 1000 }
             // One more catch-up over everything: still nothing twice.
             let gap = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
             #expect(try await server.forward(gap).status == .ok)

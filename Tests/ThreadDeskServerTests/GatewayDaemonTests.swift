@@ -8,8 +8,8 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import ServiceLifecycle
+import TestSupport
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -17,28 +17,23 @@ import ThreadDeskStore
 
 @Suite("The gateway daemon and the server apart", .timeLimit(.minutes(2)))
 struct GatewayDaemonTests {
-    /// A port nobody listens on right now.
-    static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress!.port!
-        try await channel.close()
-        return port
-    }
-
-    /// Runs the server until `body` returns.
+    /// Runs the server until `body` returns; `body` gets the port it listens on (`configuration.port`,
+    /// or the one the system gave for 0).
     static func withServerProcess(
-        _ configuration: ServerConfiguration, store: any UserStore, _ body: () async throws -> Void
+        _ configuration: ServerConfiguration, store: any UserStore, _ body: (_ port: Int) async throws -> Void
     ) async throws {
-        let app = buildApplication(configuration: configuration, store: store, logger: testLogger())
+        let (ports, portSignal) = AsyncStream.makeStream(of: Int.self)
+        let app = buildApplication(
+            configuration: configuration, store: store, logger: testLogger(), onServerRunning: { portSignal.yield($0) })
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: testLogger())
         let running = Task { try await group.run() }
-        let url = "http://127.0.0.1:\(configuration.port)/health"
-        for _ in 0..<500 {
-            if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(1)), response.status == .ok { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
         do {
-            try await body()
+            var listening: Int?
+            for await port in ports {
+                listening = port
+                break
+            }
+            try await body(try #require(listening))
         } catch {
             await group.triggerGracefulShutdown()
             _ = await running.result
@@ -66,19 +61,22 @@ struct GatewayDaemonTests {
                 var configuration = ServerConfiguration(
                     discordToken: endpoints.botToken, discordAPIURL: endpoints.restURL, guildID: endpoints.guildID,
                     forumChannelID: endpoints.forumChannelID, appKey: "app")
-                configuration.port = try await Self.freePort()
+                configuration.port = 0
                 configuration.gatewaySecret = "daemon-secret"
                 var settings = APNsSettings(keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
                 settings.url = credentials.url
                 settings.caCertificatePEM = credentials.caCertificatePEM
                 configuration.apns = settings
                 let store = try SQLiteStore(path: temporaryStorePath())
-                let base = "http://127.0.0.1:\(configuration.port)"
                 let device = String(repeating: "cd", count: 32)
 
                 // The user and their thread exist; then the server goes away.
                 var thread = ""
-                try await Self.withServerProcess(configuration, store: store) {
+                var base = ""
+                try await Self.withServerProcess(configuration, store: store) { port in
+                    // It comes back on the same port later, where the daemon looks for it.
+                    configuration.port = port
+                    base = "http://127.0.0.1:\(port)"
                     let (_, session) = try await Self.post("\(base)/v1/session", "{}", headers: [("X-App-Key", "app")])
                     let token = try #require(try JSON.parse(Data(session.utf8))["token"]?.stringValue)
                     var push = HTTPClientRequest(url: "\(base)/v1/push-token")
@@ -91,28 +89,40 @@ struct GatewayDaemonTests {
                     thread = try #require(discord.threads().first?.id)
                 }
 
-                // The daemon runs on its own, with the server down.
+                // The daemon runs on its own, with the server down; its backoff runs on a clock the
+                // test drives.
                 var forwarding = HTTPEventForwarder.Configuration(serverURL: base, secret: "daemon-secret")
                 forwarding.backoffBase = .milliseconds(50)
                 forwarding.backoffCap = .milliseconds(500)
-                let forwarder = HTTPEventForwarder(configuration: forwarding, logger: testLogger())
+                let clock = ManualClock()
+                let forwarder = HTTPEventForwarder(configuration: forwarding, clock: clock, logger: testLogger())
                 var gatewayConfiguration = GatewayConnection.Configuration(
                     token: endpoints.botToken, forumChannelID: endpoints.forumChannelID, discordAPIURL: endpoints.restURL)
                 gatewayConfiguration.backoffBase = .milliseconds(20)
                 let connection = GatewayConnection(configuration: gatewayConfiguration, sink: forwarder, logger: testLogger())
                 let daemon = ServiceGroup(services: [forwarder, connection], gracefulShutdownSignals: [], logger: testLogger())
                 let daemonTask = Task { try await daemon.run() }
-                while !connection.currentStatus.connected { try await Task.sleep(for: .milliseconds(10)) }
+                try await eventually("the daemon's gateway connected") { connection.currentStatus.connected }
 
                 var replies: [String] = []
                 for index in 0..<5 { replies.append(try discord.replyAsAgent(inThread: thread, content: "while the server is down \(index)").id) }
-                // A whole minute away, with the forwarder retrying all along.
-                try await Task.sleep(for: .seconds(60))
+                try await eventually("the replies queued") { forwarder.queued >= 6 }
+                // A whole minute away, with the forwarder retrying all along: each step lets one
+                // backoff pass, once the forwarder has failed again and gone back to sleep.
+                var away: Duration = .zero
+                while away < .seconds(60) {
+                    try await clock.waitForSleepers(1)
+                    clock.advance(by: forwarding.backoffCap)
+                    away += forwarding.backoffCap
+                }
+                try await clock.waitForSleepers(1)
+                #expect(forwarder.attempts > 100)
                 #expect(apns.deliveries.isEmpty)
-                #expect(forwarder.queued >= 5)
+                #expect(forwarder.queued >= 6)
 
-                try await Self.withServerProcess(configuration, store: store) {
-                    for _ in 0..<500 where apns.deliveries.count < 5 { try await Task.sleep(for: .milliseconds(20)) }
+                try await Self.withServerProcess(configuration, store: store) { _ in
+                    clock.advance(by: forwarding.backoffCap)
+                    try await eventually("five pushes") { apns.deliveries.count >= 5 }
                     let pushed = apns.deliveries.compactMap(PushTests.messageID)
                     #expect(pushed == replies)
                     // A wrong secret is refused.

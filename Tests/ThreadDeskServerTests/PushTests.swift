@@ -4,6 +4,7 @@ import DiscordGateway
 import DiscordREST
 import Foundation
 import HTTPTypes
+import TestSupport
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -21,7 +22,7 @@ struct PushTests {
         try await withServer(gateway: true) { server in
             let (user, thread, device) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "We shipped a fix in 1.4.1")
-            try await server.eventually { server.apns.deliveries.count >= 1 }
+            try await eventually("a push") { server.apns.deliveries.count >= 1 }
             let delivery = try #require(server.apns.deliveries(to: device).first)
             #expect(Self.alert(delivery)["title"] as? String == "New reply")
             #expect(Self.alert(delivery)["body"] as? String == "We shipped a fix in 1.4.1")
@@ -32,10 +33,15 @@ struct PushTests {
             #expect(delivery.pushType == "alert" && delivery.priority == 10)
 
             // Replays — the same event again, and a catch-up over the same messages — push nothing.
-            let event = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
-            #expect(try await server.forward(event).status == .ok)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(server.apns.deliveries.count == 1)
+            // Both forwards return once handled (the gap after a catch-up that began after it).
+            let again = try #require(try await server.discordClient.messages(in: thread, after: "0", limit: 100).first { $0.id == reply.id })
+            let events = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.messageCreated(again), .gap]]), as: UTF8.self)
+            #expect(try await server.forward(events).status == .ok)
+            #expect(try await server.metric("threaddesk_catch_ups_total") >= 1)
+            // A later reply is the marker that nothing else was pushed before it.
+            let marker = try server.emulator.replyAsAgent(inThread: thread, content: "marker")
+            try await eventually("the marker's push") { server.apns.deliveries.count >= 2 }
+            #expect(server.apns.deliveries.map(Self.messageID) == [reply.id, marker.id])
         }
     }
 
@@ -52,7 +58,7 @@ struct PushTests {
             try server.emulator.replyAsAgent(inThread: stranger.channel.id, content: "answer in a thread no user owns")
             // A marker reply that does push, so the test knows everything before it was handled.
             let marker = try server.emulator.replyAsAgent(inThread: thread, content: "visible")
-            try await server.eventually { !server.apns.deliveries.isEmpty }
+            try await eventually("the marker reply's push") { !server.apns.deliveries.isEmpty }
             #expect(server.apns.deliveries.map(Self.messageID) == [marker.id])
         }
     }
@@ -63,7 +69,7 @@ struct PushTests {
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "replying", replyingTo: thread)
             let file = try server.emulator.replyAsAgent(
                 inThread: thread, content: "", attachments: [.init(filename: "steps.pdf", contentType: "application/pdf", data: Data([1, 2]))])
-            try await server.eventually { server.apns.deliveries.count >= 2 }
+            try await eventually("two pushes") { server.apns.deliveries.count >= 2 }
             let deliveries = server.apns.deliveries(to: device)
             #expect(deliveries.map(Self.messageID) == [reply.id, file.id])
             #expect(Self.alert(deliveries[1])["body"] as? String == "📎 steps.pdf")
@@ -76,10 +82,10 @@ struct PushTests {
             let (user, thread, device) = try await server.userWithThread()
             try server.emulator.replyAsAgent(inThread: thread, content: "one")
             try server.emulator.replyAsAgent(inThread: thread, content: "two")
-            try await server.eventually { server.apns.deliveries.count >= 2 }
+            try await eventually("two pushes") { server.apns.deliveries.count >= 2 }
             _ = try await server.messages(token: user.token)
             try server.emulator.replyAsAgent(inThread: thread, content: "three")
-            try await server.eventually { server.apns.deliveries.count >= 3 }
+            try await eventually("the third push") { server.apns.deliveries.count >= 3 }
             #expect(server.apns.deliveries(to: device).map { $0.aps["badge"] as? Int } == [1, 2, 1])
         }
     }
@@ -89,13 +95,13 @@ struct PushTests {
             let (user, thread, device) = try await server.userWithThread()
             server.apns.script(device, [.unregistered(timestamp: 1_800_000_000_000)])
             let first = try server.emulator.replyAsAgent(inThread: thread, content: "you will not see this")
-            try await server.eventually { server.apns.counters.requests >= 1 }
-            try await server.eventually { (try? await server.store.user(UserID(user.userId)!))?.pushToken == nil }
+            try await eventually("a request to APNs") { server.apns.counters.requests >= 1 }
+            try await eventually("the push token removed") { (try? await server.store.user(UserID(user.userId)!))?.pushToken == nil }
             #expect(try await server.store.user(UserID(user.userId)!)?.pushToken == nil)
             let requests = server.apns.counters.requests
             let second = try server.emulator.replyAsAgent(inThread: thread, content: "nor this")
             // Handled (recorded as notified) without any request to APNs.
-            try await server.eventually { (try? await server.store.user(UserID(user.userId)!))?.recentNotifiedIDs.contains(second.id) == true }
+            try await eventually("the second reply handled") { (try? await server.store.user(UserID(user.userId)!))?.recentNotifiedIDs.contains(second.id) == true }
             #expect(server.apns.counters.requests == requests)
             #expect(server.apns.deliveries.isEmpty)
             #expect(try await server.store.user(UserID(user.userId)!)?.recentNotifiedIDs == [first.id, second.id])
@@ -107,8 +113,8 @@ struct PushTests {
             let (user, thread, device) = try await server.userWithThread()
             server.apns.setPermanentOutcome(.reject(status: 503, reason: "ServiceUnavailable"), for: device)
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "during an APNs outage")
-            try await server.eventually { server.apns.counters.requests >= 2 }
-            try await Task.sleep(for: .milliseconds(400))
+            try await eventually("the push given up") { try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) >= 1 }
+            #expect(server.apns.counters.requests >= 2)
             // Given up on, and not recorded as pushed.
             #expect(try await server.store.user(UserID(user.userId)!)?.recentNotifiedIDs.isEmpty == true)
             server.apns.setPermanentOutcome(nil, for: device)

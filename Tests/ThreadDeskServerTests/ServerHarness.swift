@@ -141,14 +141,20 @@ extension Harness {
         return (user, thread, device)
     }
 
+    /// A counter from `/metrics`, e.g. `threaddesk_pushes_total{outcome="sent"}`; 0 when absent.
+    func metric(_ series: String) async throws -> Double {
+        let text = String(decoding: try await request(.get, "/metrics").body, as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    /// A client of the emulator acting as the bot, to see what Discord holds.
+    var discordClient: DiscordClient<ContinuousClock> {
+        DiscordClient(configuration: .init(baseURL: discord.restURL, token: discord.botToken), logger: testLogger())
+    }
+
     /// Posts forum events to the internal route, as the gateway daemon does.
     func forward(_ body: String) async throws -> Reply {
         try await request(.post, "/internal/gateway/events", headers: [.authorization: "Bearer test-gateway-secret"], json: body)
-    }
-
-    /// Polls until `condition` holds or `timeout` passes.
-    func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while await !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
     }
 }

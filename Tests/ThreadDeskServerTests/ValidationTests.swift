@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -88,7 +89,7 @@ struct ValidationTests {
             // A reply that is pushed: the provider JWT and the device token travel, but not into the logs.
             let thread = try #require(try await server.thread(of: user.userId))
             try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
-            try await server.eventually { !server.apns.deliveries.isEmpty }
+            try await eventually("a push") { !server.apns.deliveries.isEmpty }
             #expect(server.apns.deliveries.count == 1)
             let everything = lines.text
             #expect(!everything.isEmpty)
