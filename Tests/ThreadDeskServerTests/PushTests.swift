@@ -125,6 +125,28 @@ struct PushTests {
         }
     }
 
+    @Test func aGapDuringACatchUpGetsACatchUpOfItsOwn() async throws {
+        try await withServer { server in
+            let (_, thread, device) = try await server.userWithThread()
+            let missed = try server.emulator.replyAsAgent(inThread: thread, content: "missed by the gateway")
+            let gap = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
+            // A slow Discord keeps the first catch-up running while the second gap arrives.
+            server.emulator.setLatency(.milliseconds(300))
+            async let first = server.forward(gap)
+            try await eventually("the first catch-up under way") {
+                server.emulator.counters.requests("GET", "/guilds/{guild_id}/threads/active") >= 1
+            }
+            #expect(try await server.metric("threaddesk_catch_ups_total") == 0)
+            #expect(try await server.forward(gap).status == .ok)
+            // The second forward returned after a catch-up that began after it: two have run.
+            #expect(try await server.metric("threaddesk_catch_ups_total") == 2)
+            #expect(server.emulator.counters.requests("GET", "/guilds/{guild_id}/threads/active") == 2)
+            #expect(try await first.status == .ok)
+            server.emulator.setLatency(.zero)
+            #expect(server.apns.deliveries(to: device).map(Self.messageID) == [missed.id])
+        }
+    }
+
     @Test func theInternalRouteNeedsTheSecret() async throws {
         try await withServer { server in
             let body = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
