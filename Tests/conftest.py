@@ -12,3 +12,4 @@ def swift_bin() -> pathlib.Path:
     """The folder of the debug build's executables (`swift build` has already made them)."""
     out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True)
     return pathlib.Path(out.stdout.strip())
+

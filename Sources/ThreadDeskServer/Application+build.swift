@@ -66,7 +66,9 @@ struct ServerParts {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: ErrorMiddleware(metrics: metrics))
-        router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, waits: waits))
+        // In-flight requests get most of the shutdown grace; the last second is for their answers.
+        let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
+        router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits))
         HealthRoutes(store: store, metrics: metrics).register(on: router)
         V1Routes(service: service).register(on: router)
         if let key = configuration.legacyAPIKey {

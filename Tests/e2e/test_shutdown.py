@@ -1,0 +1,97 @@
+"""SIGTERM while a send is in flight: `threaddesk serve` drains within its stated grace and exits."""
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+import requests
+
+from executables import running_emulator
+
+GRACE_SECONDS = 2
+# After the grace, in-flight work is cancelled; the process must be gone this long after that
+# (ServiceGroup's cancellation limit in `buildServiceGroup` is 5 s).
+CANCEL_SECONDS = 5
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _messages_posted(control: str) -> int:
+    counters = requests.get(control + "/counters", timeout=5).json()
+    return counters["requestsByRoute"].get("POST /channels/{channel_id}/messages", 0)
+
+
+def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swift_bin, tmp_path):
+    with running_emulator(swift_bin / "discord-emulator") as discord, tempfile.TemporaryFile(mode="w+") as log:
+        port = _free_port()
+        environment = {
+            **os.environ,
+            "DISCORD_TOKEN": discord["botToken"], "DISCORD_API_URL": discord["restURL"],
+            "DISCORD_GUILD_ID": discord["guildID"], "DISCORD_FORUM_CHANNEL_ID": discord["forumChannelID"],
+            "APP_KEY": "shutdown-test", "STORE_URL": f"sqlite://{tmp_path}/threaddesk.sqlite",
+            "PORT": str(port), "SHUTDOWN_GRACE_SECONDS": str(GRACE_SECONDS), "REQUEST_TIMEOUT_SECONDS": "60",
+        }
+        server = subprocess.Popen([str(swift_bin / "threaddesk"), "serve", "--env-file", "/nonexistent"],
+                                  env=environment, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if requests.get(base + "/health", timeout=1).status_code == 200:
+                        break
+                except requests.ConnectionError:
+                    pass
+                assert server.poll() is None and time.monotonic() < deadline, "the server did not come up"
+                time.sleep(0.05)
+            session = requests.post(base + "/v1/session", json={}, headers={"X-App-Key": "shutdown-test"}, timeout=10).json()
+            auth = {"Authorization": f"Bearer {session['token']}"}
+            first = requests.post(base + "/v1/messages", json={"content": "hello"}, headers={**auth, "Idempotency-Key": "1"}, timeout=10)
+            assert first.status_code == 201, first.text
+
+            # Discord stops answering; a send goes in and waits on it.
+            control = discord["controlURL"]
+            assert requests.post(control + "/faults/latency", json={"milliseconds": 60_000}, timeout=5).status_code == 204
+            before = _messages_posted(control)
+            answer = {}
+
+            def send():
+                try:
+                    answer["response"] = requests.post(base + "/v1/messages", json={"content": "in flight"},
+                                                       headers={**auth, "Idempotency-Key": "2"}, timeout=30)
+                except requests.RequestException as error:
+                    answer["error"] = error
+
+            sender = threading.Thread(target=send)
+            sender.start()
+            deadline = time.monotonic() + 10
+            while _messages_posted(control) == before:
+                assert time.monotonic() < deadline, "the send never reached Discord"
+                time.sleep(0.02)
+
+            started = time.monotonic()
+            server.send_signal(signal.SIGTERM)
+            code = server.wait(timeout=GRACE_SECONDS + CANCEL_SECONDS + 5)
+            took = time.monotonic() - started
+            sender.join(timeout=10)
+            log.seek(0)
+            output = log.read()
+            assert code == 0, output
+            assert took < GRACE_SECONDS + CANCEL_SECONDS, f"shutdown took {took:.1f} s"
+            # The in-flight request was answered (the shutdown cancelled its Discord call), not cut off.
+            assert "response" in answer, answer
+            assert answer["response"].status_code == 503
+            assert answer["response"].json()["error"]["code"] in ("discord_unavailable", "shutting_down")
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait(timeout=10)
+            requests.post(discord["controlURL"] + "/faults/latency", json={"milliseconds": 0}, timeout=5)
