@@ -3,10 +3,13 @@ puts it there)."""
 import contextlib
 import json
 import pathlib
+import socket
 import subprocess
 import tempfile
+import time
 
 import pytest
+import requests
 
 
 @contextlib.contextmanager
@@ -24,3 +27,25 @@ def running_emulator(executable: pathlib.Path, *arguments: str):
         finally:
             process.terminate()
             process.wait(timeout=10)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_healthy(base: str, process: subprocess.Popen, log, timeout: float = 30) -> None:
+    """Waits for `base`/health to answer 200; fails the test (with the process's log) if the
+    process exits first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if requests.get(base + "/health", timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            log.seek(0)
+            pytest.fail(f"{base} did not come up: {log.read()}")
+        time.sleep(0.05)

@@ -67,3 +67,20 @@ public func drain<T: Sendable>(_ task: Task<T, Never>, within timeout: Duration)
     _ = await task.value
     timer.cancel()
 }
+
+/// Suspends until the continuation handed to `register` is resumed. `register` resumes it at
+/// once or stores it for later; cancellation — before or after `register` — calls `abandon`,
+/// which must resume it with an error if it is still stored, and otherwise do nothing.
+public func suspendCancellably(
+    register: (CheckedContinuation<Void, any Error>) -> Void, abandon: @escaping @Sendable () -> Void
+) async throws {
+    try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            register(continuation)
+            // A cancellation that came before `register` stored anything found nothing to abandon.
+            if Task.isCancelled { abandon() }
+        }
+    } onCancel: {
+        abandon()
+    }
+}

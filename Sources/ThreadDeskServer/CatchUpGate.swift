@@ -1,3 +1,4 @@
+import Deadlines
 import Synchronization
 
 /// Catch-up requests and their runs: a request is answered by a run that starts after it, so
@@ -61,17 +62,15 @@ final class CatchUpGate: Sendable {
             state.nextWaiter += 1
             return state.nextWaiter
         }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let finished = state.withLock { state in
-                    if state.finished >= target { return true }
-                    state.waiters[id] = (target, continuation)
-                    return false
-                }
-                if finished { continuation.resume() } else if Task.isCancelled { abandon(id) }
+        try await suspendCancellably { continuation in
+            let finished = state.withLock { state in
+                if state.finished >= target { return true }
+                state.waiters[id] = (target, continuation)
+                return false
             }
-        } onCancel: {
-            abandon(id)
+            if finished { continuation.resume() }
+        } abandon: { [weak self] in
+            self?.abandon(id)
         }
     }
 

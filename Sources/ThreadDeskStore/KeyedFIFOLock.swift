@@ -44,32 +44,28 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
             state.nextTicket += 1
             return state.nextTicket
         }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let acquired = state.withLock { state in
-                    if state.queues[key] == nil {
-                        state.queues[key] = []
-                        return true
-                    }
-                    state.queues[key]!.append(Waiter(ticket: ticket, continuation: continuation))
-                    return false
-                }
-                if acquired { return continuation.resume() }
-                // A cancellation that came before the waiter was queued found nothing to remove.
-                if Task.isCancelled { return abandon(key, ticket, CancellationError()) }
-                let timer = Task { [weak self] in
-                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                    self?.abandon(key, ticket, DeadlineExceeded("waiting for the lock of \(key)", after: timeout))
-                }
-                let queued = state.withLock { state in
-                    guard let index = state.queues[key]?.firstIndex(where: { $0.ticket == ticket }) else { return false }
-                    state.queues[key]![index].timer = timer
+        try await suspendCancellably { continuation in
+            let acquired = state.withLock { state in
+                if state.queues[key] == nil {
+                    state.queues[key] = []
                     return true
                 }
-                if !queued { timer.cancel() }
+                state.queues[key]!.append(Waiter(ticket: ticket, continuation: continuation))
+                return false
             }
-        } onCancel: {
-            abandon(key, ticket, CancellationError())
+            if acquired { return continuation.resume() }
+            let timer = Task { [weak self] in
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                self?.abandon(key, ticket, DeadlineExceeded("waiting for the lock of \(key)", after: timeout))
+            }
+            let queued = state.withLock { state in
+                guard let index = state.queues[key]?.firstIndex(where: { $0.ticket == ticket }) else { return false }
+                state.queues[key]![index].timer = timer
+                return true
+            }
+            if !queued { timer.cancel() }
+        } abandon: { [weak self] in
+            self?.abandon(key, ticket, CancellationError())
         }
     }
 

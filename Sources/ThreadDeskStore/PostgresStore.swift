@@ -119,9 +119,11 @@ public final class PostgresStore: UserStore, Service {
     }
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
+    /// The lease probe comes first: with the database away, the migration would otherwise wait
+    /// for a connection as long as it stays away.
     private func database<T>(_ operation: () async throws -> T) async throws -> T {
-        try await ensureMigrated()
         try await ensureConnectionAvailable()
+        try await ensureMigrated()
         do {
             return try await operation()
         } catch let error as PSQLError {

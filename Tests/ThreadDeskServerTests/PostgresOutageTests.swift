@@ -25,12 +25,13 @@ struct PostgresOutageTests {
                 }
                 let started = ContinuousClock.now
                 for index in 0..<40 {
-                    while true {
+                    try await eventually("message \(index) accepted", timeout: .seconds(30)) {
                         let reply = try await server.send("m\(index)", token: user.token, key: "k\(index)")
-                        if reply.status == .created { break }
+                        if reply.status == .created { return true }
                         #expect(reply.status == .serviceUnavailable, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
                         #expect(reply.headers[.retryAfter] != nil)
                         try await Task.sleep(for: .milliseconds(100))
+                        return false
                     }
                     try await Task.sleep(for: .milliseconds(20))
                 }

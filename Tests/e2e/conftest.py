@@ -1,23 +1,17 @@
 """Runs `threaddesk sandbox` exactly as the README's first command does, on a free port."""
-import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
 import requests
 
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from executables import free_port, wait_until_healthy
 
 
 @pytest.fixture(scope="session")
 def sandbox(swift_bin, tmp_path_factory):
     """The running sandbox: its base URL and the keys it generated."""
-    port = _free_port()
+    port = free_port()
     data = tmp_path_factory.mktemp("sandbox")
     # Its output goes to a file: a pipe nobody drains would block it.
     with tempfile.TemporaryFile(mode="w+") as log:
@@ -26,17 +20,7 @@ def sandbox(swift_bin, tmp_path_factory):
             stdout=log, stderr=subprocess.STDOUT, text=True)
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if requests.get(base + "/health", timeout=1).status_code == 200:
-                        break
-                except requests.ConnectionError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"the sandbox did not come up: {log.read()}")
-                time.sleep(0.1)
+            wait_until_healthy(base, process, log)
             config = requests.get(base + "/sandbox/api/config", timeout=5).json()
             yield {"url": base, "app_key": config["appKey"], "legacy_key": config["legacyKey"]}
         finally:

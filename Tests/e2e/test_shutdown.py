@@ -1,7 +1,6 @@
 """SIGTERM while a send is in flight: `threaddesk serve` drains within its stated grace and exits."""
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -10,18 +9,12 @@ import time
 import pytest
 import requests
 
-from executables import running_emulator
+from executables import free_port, running_emulator, wait_until_healthy
 
 GRACE_SECONDS = 2
 # After the grace, in-flight work is cancelled; the process must be gone this long after that
 # (ServiceGroup's cancellation limit in `buildServiceGroup` is 5 s).
 CANCEL_SECONDS = 5
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _messages_posted(control: str) -> int:
@@ -31,7 +24,7 @@ def _messages_posted(control: str) -> int:
 
 def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swift_bin, tmp_path):
     with running_emulator(swift_bin / "discord-emulator") as discord, tempfile.TemporaryFile(mode="w+") as log:
-        port = _free_port()
+        port = free_port()
         environment = {
             **os.environ,
             "DISCORD_TOKEN": discord["botToken"], "DISCORD_API_URL": discord["restURL"],
@@ -43,15 +36,7 @@ def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swif
                                   env=environment, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if requests.get(base + "/health", timeout=1).status_code == 200:
-                        break
-                except requests.ConnectionError:
-                    pass
-                assert server.poll() is None and time.monotonic() < deadline, "the server did not come up"
-                time.sleep(0.05)
+            wait_until_healthy(base, server, log)
             session = requests.post(base + "/v1/session", json={}, headers={"X-App-Key": "shutdown-test"}, timeout=10).json()
             auth = {"Authorization": f"Bearer {session['token']}"}
             first = requests.post(base + "/v1/messages", json={"content": "hello"}, headers={**auth, "Idempotency-Key": "1"}, timeout=10)
