@@ -86,10 +86,17 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
 
     public func run() async throws {
         try? await cancelWhenGracefulShutdown {
+            var delay = self.configuration.backoffBase
             while !Task.isCancelled {
+                // Taken anew for every attempt, so a retry carries what arrived meanwhile.
                 let batch = try await self.nextBatch()
-                try await self.post(batch)
-                self.queue.withLock { $0.events.removeFirst(min(batch.count, $0.events.count)) }
+                if await self.post(batch) {
+                    self.queue.withLock { $0.events.removeFirst(min(batch.count, $0.events.count)) }
+                    delay = self.configuration.backoffBase
+                } else {
+                    try await self.clock.sleep(for: delay * Double.random(in: 0.5...1.0))
+                    delay = min(delay * 2, self.configuration.backoffCap)
+                }
             }
         }
         if ownsClient { try? await http.shutdown() }
@@ -105,31 +112,25 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
         }
     }
 
-    /// Posts until the server takes the batch; only cancellation stops it.
-    private func post(_ batch: [ForumEvent]) async throws {
-        let body = try JSONEncoder().encode(["events": batch])
-        var delay = configuration.backoffBase
-        while true {
-            try Task.checkCancellation()
+    /// One attempt at handing `batch` to the server; whether it took it.
+    private func post(_ batch: [ForumEvent]) async -> Bool {
+        postAttempts.add(1, ordering: .relaxed)
+        do {
             var request = HTTPClientRequest(url: configuration.serverURL + "/internal/gateway/events")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(configuration.secret)")
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: body))
-            postAttempts.add(1, ordering: .relaxed)
-            do {
-                let response = try await http.execute(request, timeout: .seconds(30))
-                _ = try await withTimeout(.seconds(30), "the server's answer to a batch") {
-                    try await response.body.collect(upTo: 1 << 20)
-                }
-                if response.status == .ok { return }
-                logger.warning("Server refused a batch of gateway events", metadata: ["status": "\(response.status.code)"])
-            } catch {
-                logger.warning("Server unreachable; will retry", metadata: ["error": "\(error)"])
+            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(["events": batch])))
+            let response = try await http.execute(request, timeout: .seconds(30))
+            _ = try await withTimeout(.seconds(30), "the server's answer to a batch") {
+                try await response.body.collect(upTo: 1 << 20)
             }
-            try await clock.sleep(for: delay * Double.random(in: 0.5...1.0))
-            delay = min(delay * 2, configuration.backoffCap)
+            if response.status == .ok { return true }
+            logger.warning("Server refused a batch of gateway events", metadata: ["status": "\(response.status.code)"])
+        } catch {
+            logger.warning("Server unreachable; will retry", metadata: ["error": "\(error)"])
         }
+        return false
     }
 }
 

@@ -1,22 +1,38 @@
 import Foundation
 
-/// Rules for the text a user sends: trimmed, 1–4000 characters, cut into Discord-sized posts.
+/// Rules for the text a user sends: trimmed, 1–4000 characters (and at most four Discord posts
+/// long), cut into Discord-sized posts.
 public enum MessageText {
     public static let maxCharacters = 4000
     /// Discord's limit per message. Counted in UTF-16 code units, which is never less than
     /// Discord's own count, so a chunk that fits here fits there.
     public static let discordLimit = 2000
+    /// However few characters it has, a text longer than this (in UTF-16 units) is refused: it
+    /// would take more than four posts.
+    public static let maxUTF16Units = 4 * discordLimit
+    /// No real character (an emoji family with skin tones included) has more scalars than this;
+    /// stacks of combining marks do, and they are refused.
+    public static let maxScalarsPerCharacter = 32
 
     public enum Problem: Error, Equatable {
         case empty
         case tooLong(Int)
+        case tooLongForDiscord(utf16Units: Int)
+        case characterTooComplex
     }
 
     /// The text as it will be posted, or why it cannot be.
     public static func validate(_ raw: String) -> Result<String, Problem> {
         let text = raw.trimmingWhitespace()
         if text.isEmpty { return .failure(.empty) }
-        if text.count > maxCharacters { return .failure(.tooLong(text.count)) }
+        let units = text.utf16.count
+        if units > maxUTF16Units { return .failure(.tooLongForDiscord(utf16Units: units)) }
+        var characters = 0
+        for character in text {
+            characters += 1
+            if character.unicodeScalars.count > maxScalarsPerCharacter { return .failure(.characterTooComplex) }
+        }
+        if characters > maxCharacters { return .failure(.tooLong(characters)) }
         return .success(text)
     }
 
@@ -33,6 +49,14 @@ public enum MessageText {
                 if units + width > limit { break }
                 units += width
                 end = rest.index(after: index)
+            }
+            if end == rest.startIndex {
+                // One character wider than a whole post: cut it between scalars, or nothing fits.
+                // (Slicing the character view would round the cut back to where it started.)
+                let boundary = Self.scalarBoundary(in: rest, limit: limit)
+                chunks.append(String(rest.unicodeScalars[..<boundary]))
+                rest = Substring(rest.unicodeScalars[boundary...])
+                continue
             }
             let window = rest[..<end]
             let cut = [window.range(of: "\n\n", options: .backwards), window.range(of: "\n", options: .backwards),
@@ -51,6 +75,19 @@ public enum MessageText {
 }
 
 extension MessageText {
+    /// The end of the longest prefix of `text` that fits in `limit` UTF-16 units, cut between
+    /// Unicode scalars (at least one scalar, so splitting always moves on).
+    static func scalarBoundary(in text: Substring, limit: Int) -> String.Index {
+        var end = text.unicodeScalars.startIndex
+        var units = 0
+        for index in text.unicodeScalars.indices {
+            units += text.unicodeScalars[index].utf16.count
+            if units > limit && end > text.unicodeScalars.startIndex { break }
+            end = text.unicodeScalars.index(after: index)
+        }
+        return end
+    }
+
     /// The longest prefix of whole characters that fits in `limit` UTF-16 units, marked with `…` when cut.
     public static func clip(_ text: String, limit: Int = discordLimit) -> String {
         guard text.utf16.count > limit else { return text }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOFoundationCompat
+import ThreadDeskCore
 
 /// An error as the API reports it: `{"error": {"code", "message"}}` with the right status.
 public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
@@ -33,6 +34,24 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     static let badAppKey = APIError(.unauthorized, "invalid_app_key", "The X-App-Key header is missing or wrong.")
     static let badAPIKey = APIError(.unauthorized, "invalid_api_key", "The x-api-key header is missing or wrong.")
     static let notFound = APIError(.notFound, "not_found", "No such route.")
+
+    /// A user's message text as it will be posted, or the 400 saying what is wrong with it.
+    static func validText(_ raw: String) throws(APIError) -> String {
+        switch MessageText.validate(raw) {
+        case .success(let text):
+            return text
+        case .failure(.empty):
+            throw .badRequest("empty_message", "content must not be empty.")
+        case .failure(.tooLong(let count)):
+            throw .badRequest("message_too_long", "content has \(count) characters; the limit is \(MessageText.maxCharacters).")
+        case .failure(.tooLongForDiscord(let units)):
+            throw .badRequest(
+                "message_too_long", "content is \(units) UTF-16 units long; the limit is \(MessageText.maxUTF16Units).")
+        case .failure(.characterTooComplex):
+            throw .badRequest(
+                "invalid_text", "content has a character of more than \(MessageText.maxScalarsPerCharacter) Unicode scalars.")
+        }
+    }
 
     static func tooLarge(limit: Int) -> APIError {
         APIError(.contentTooLarge, "body_too_large", "The request body is larger than \(limit) bytes.")

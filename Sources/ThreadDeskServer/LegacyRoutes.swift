@@ -36,13 +36,7 @@ struct LegacyRoutes: Sendable {
         try checkKey(request)
         let body = try await request.decode(NewMessage.self, limit: V1Routes.smallBodyLimit)
         let user = try Self.userID(body.userId)
-        let text: String
-        switch MessageText.validate(body.content) {
-        case .success(let valid): text = valid
-        case .failure(.empty): throw APIError.badRequest("empty_message", "content must not be empty.")
-        case .failure(.tooLong(let count)):
-            throw APIError.badRequest("message_too_long", "content has \(count) characters; the limit is \(MessageText.maxCharacters).")
-        }
+        let text = try APIError.validText(body.content)
         if let token = body.apnsToken, !V1Routes.isDeviceToken(token) {
             throw APIError.badRequest("invalid_push_token", "apnsToken must be the APNs device token in hex.")
         }

@@ -58,13 +58,7 @@ struct V1Routes: Sendable {
             throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
         let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
-        let text: String
-        switch MessageText.validate(body.content) {
-        case .success(let valid): text = valid
-        case .failure(.empty): throw APIError.badRequest("empty_message", "content must not be empty.")
-        case .failure(.tooLong(let count)):
-            throw APIError.badRequest("message_too_long", "content has \(count) characters; the limit is \(MessageText.maxCharacters).")
-        }
+        let text = try APIError.validText(body.content)
         let stored = try await service.postMessage(text, idempotencyKey: key, for: user)
         return jsonResponse(raw: stored.body, status: .init(code: stored.status))
     }

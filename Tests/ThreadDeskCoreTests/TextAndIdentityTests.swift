@@ -32,6 +32,29 @@ struct MessageTextTests {
         #expect(parts.allSatisfy { $0.allSatisfy { $0 == "🇩🇪" } })
     }
 
+    @Test func aCharacterWiderThanAPostIsCutBetweenScalarsAndSplittingEnds() {
+        // One grapheme cluster of 2,501 scalars: it used to make `split` loop forever.
+        let zalgo = "e" + String(repeating: "\u{301}", count: 2500)
+        #expect(zalgo.count == 1)
+        let parts = MessageText.split(zalgo)
+        #expect(parts.count == 2)
+        #expect(parts.allSatisfy { $0.utf16.count <= 2000 })
+        #expect(Array(parts.joined().unicodeScalars) == Array(zalgo.unicodeScalars))
+        // Text around it splits as before.
+        let mixed = "before " + zalgo + " after"
+        #expect(Array(MessageText.split(mixed).joined().unicodeScalars).filter { $0 != " " }
+            == Array(mixed.unicodeScalars).filter { $0 != " " })
+    }
+
+    @Test func refusesTextTooLongForFourPostsOrWithAbsurdCharacters() {
+        #expect(MessageText.validate("e" + String(repeating: "\u{301}", count: 2500)) == .failure(.characterTooComplex))
+        // 4,000 characters but 16,000 UTF-16 units: more than four posts.
+        #expect(MessageText.validate(String(repeating: "🇩🇪", count: 4000)) == .failure(.tooLongForDiscord(utf16Units: 16_000)))
+        // A family emoji with skin tones is one ordinary character.
+        let family = "👩🏽\u{200D}👩🏽\u{200D}👧🏽\u{200D}👦🏽"
+        #expect(MessageText.validate(family) == .success(family))
+    }
+
     @Test func clipsToTheLimitWithAnEllipsis() {
         let clipped = MessageText.clip(String(repeating: "😀", count: 1500))
         #expect(clipped.utf16.count <= 2000)

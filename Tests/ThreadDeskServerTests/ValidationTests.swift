@@ -75,6 +75,18 @@ struct ValidationTests {
         }
     }
 
+    @Test func aGraphemeWiderThanAPostIsRefusedQuicklyAndTheServerKeepsServing() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            let zalgo = "e" + String(repeating: "\u{301}", count: 2500)
+            let reply = try await server.send(zalgo, token: user.token)
+            #expect(reply.status == .badRequest)
+            #expect(reply.errorCode == "invalid_text")
+            #expect(try await server.request(.get, "/health").status == .ok)
+            #expect(server.discordPosts == 0)
+        }
+    }
+
     @Test func secretsNeverReachTheLogs() async throws {
         let lines = LogCapture()
         try await withServer(logger: lines.logger, gateway: true, { $0.legacyAPIKey = "legacy-secret-key" }) { server in
