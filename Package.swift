@@ -232,6 +232,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -40,13 +40,27 @@ public final class APNsEmulator: Service, Sendable {
     }
 
     public func run() async throws {
+        do {
+            try await serve()
+        } catch {
+            // A server that never listened must not leave `credentials()` waiting forever.
+            let waiters = bound.withLock { bound in
+                defer { bound.waiters = [] }
+                return bound.port == nil ? bound.waiters : []
+            }
+            for waiter in waiters { waiter.resume(returning: 0) }
+            throw error
+        }
+    }
+
+    private func serve() async throws {
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(pki.serverCertificatePEM.utf8), format: .pem))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(pki.serverKeyPEM.utf8), format: .pem)))
         tls.applicationProtocols = ["h2"]
         let context = try NIOSSLContext(configuration: tls)
         let emulator = self
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -61,7 +75,7 @@ public final class APNsEmulator: Service, Sendable {
                     }
                 }
             }
-            .bind(host: configuration.host, port: configuration.port).get()
+        let channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         let port = channel.localAddress?.port ?? 0
         let waiters = bound.withLock { bound in
             bound.port = port

@@ -96,6 +96,18 @@ extension DiscordEmulator {
         world.state.withLock { $0.faults.serverErrors = count; $0.faults.serverErrorStatus = status }
     }
 
+    /// The next `count` REST requests get Cloudflare's ban answer: 429 with an HTML body, no
+    /// Discord JSON, and `Retry-After: retryAfter` (any text, to try malformed values).
+    public func injectEdge429s(count: Int, retryAfter: String = "3600") {
+        world.state.withLock { $0.faults.edge429s = count; $0.faults.edge429RetryAfter = retryAfter }
+    }
+
+    /// Every answer carries `X-RateLimit-Reset-After: value` (nil: the real one), to try values
+    /// such as `inf`, `nan`, `-1` or `1e300`.
+    public func overrideResetAfter(_ value: String?) {
+        world.state.withLock { $0.faults.resetAfterOverride = value }
+    }
+
     public func setLatency(_ latency: Duration) {
         world.state.withLock { $0.faults.latency = latency }
     }

@@ -41,7 +41,7 @@ extension DiscordEmulator {
                     return id
                 }
             }
-            if let name = body["name"]?.stringValue, !(1...100).contains(name.count) {
+            if let name = body["name"]?.stringValue, !(1...100).contains(name.utf16.count) {
                 throw .invalidForm(["name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 100 in length.")
             }
             return .ok(
@@ -59,7 +59,7 @@ extension DiscordEmulator {
             guard let name = body["name"]?.stringValue else {
                 throw .invalidForm(["name"], code: "BASE_TYPE_REQUIRED", message: "This field is required")
             }
-            guard (1...100).contains(name.count) else {
+            guard (1...100).contains(name.utf16.count) else {
                 throw .invalidForm(["name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 100 in length.")
             }
             let duration = body["auto_archive_duration"]?.intValue ?? 4320
@@ -128,7 +128,7 @@ extension DiscordEmulator {
             guard let content = call.body.object["content"]?.stringValue else {
                 throw .invalidForm(["content"], code: "BASE_TYPE_REQUIRED", message: "This field is required")
             }
-            guard content.count <= 2000 else {
+            guard content.utf16.count <= 2000 else {
                 throw .invalidForm(["content"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length.")
             }
             return .ok(

@@ -60,7 +60,13 @@ extension DiscordEmulator {
         let contentType = request.headers[.contentType]
         let faults = world.state.withLock { state in
             state.counters.requestsByRoute[routeKey, default: 0] += 1
-            defer { if state.faults.serverErrors > 0 { state.faults.serverErrors -= 1 } }
+            defer {
+                if state.faults.serverErrors > 0 {
+                    state.faults.serverErrors -= 1
+                } else if state.faults.edge429s > 0 {
+                    state.faults.edge429s -= 1
+                }
+            }
             return state.faults
         }
         // A slow Discord, but not one that holds the emulator's own shutdown.
@@ -80,6 +86,13 @@ extension DiscordEmulator {
             return Self.response(
                 status: .init(code: faults.serverErrorStatus),
                 json: ["message": "Internal Server Error (injected)", "code": 0], headers: [:])
+        }
+        if faults.edge429s > 0 {
+            world.state.withLock { $0.counters.rateLimited += 1 }
+            record.status = 429
+            return Response(
+                status: .tooManyRequests, headers: [.contentType: "text/html", .retryAfter: faults.edge429RetryAfter],
+                body: .init(byteBuffer: ByteBuffer(string: "<html><body>Error 1015: You are being rate limited.</body></html>")))
         }
         guard request.headers[.authorization] == "Bot \(world.token)" else {
             world.state.withLock { $0.counters.invalidRequests += 1 }
@@ -114,7 +127,9 @@ extension DiscordEmulator {
             return Self.response(status: .internalServerError, json: ["message": "500: Internal Server Error", "code": 0], headers: limit.headers)
         }
         record.status = Int(reply.status.code)
-        return Self.response(status: reply.status, json: reply.json, headers: limit.headers)
+        var headers = limit.headers
+        if let override = faults.resetAfterOverride { headers[.rateLimitResetAfter] = override }
+        return Self.response(status: reply.status, json: reply.json, headers: headers)
     }
 
     private struct LimitOutcome {

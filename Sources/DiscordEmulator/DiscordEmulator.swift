@@ -65,10 +65,20 @@ public final class DiscordEmulator: Service, Sendable {
             },
             logger: logger
         )
-        try await application.runService()
+        do {
+            try await application.runService()
+        } catch {
+            // A server that never listened must not leave `endpoints()` waiting forever.
+            let waiters = port.withLock { state in
+                defer { state.waiters = [] }
+                return state.value == nil ? state.waiters : []
+            }
+            waiters.forEach { $0.resume(returning: 0) }
+            throw error
+        }
     }
 
-    /// Waits until the server listens, then tells where.
+    /// Waits until the server listens, then tells where (port 0 if it failed to start).
     public func endpoints() async -> Endpoints {
         let port = await withCheckedContinuation { continuation in
             let known = self.port.withLock { state -> Int? in

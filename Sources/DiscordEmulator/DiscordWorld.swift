@@ -29,6 +29,11 @@ final class DiscordWorld: Sendable {
         var serverErrors = 0
         var serverErrorStatus = 500
         var latency: Duration = .zero
+        /// The next requests answered as Cloudflare answers a banned IP: 429, HTML, this Retry-After.
+        var edge429s = 0
+        var edge429RetryAfter = "3600"
+        /// A raw `X-RateLimit-Reset-After` value put on every answer (malformed values included).
+        var resetAfterOverride: String?
     }
 
     let configuration: DiscordEmulator.Configuration

@@ -42,7 +42,7 @@ enum RESTPayloads {
         switch object["content"] {
         case nil, .null?: break
         case .string(let content)?:
-            guard content.count <= 2000 else {
+            guard content.utf16.count <= 2000 else {
                 throw .invalidForm(
                     path + ["content"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length.")
             }

@@ -128,13 +128,19 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 return Data(buffer: body)
             case 429:
                 let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any]
-                let retryAfter = (json?["retry_after"] as? Double) ?? response.headers.first(name: "retry-after").flatMap(Double.init) ?? 1
-                let global = (json?["global"] as? Bool) ?? (response.headers.first(name: "x-ratelimit-global") == "true")
+                let stated = Self.duration(seconds: json?["retry_after"] as? Double)
+                    ?? Self.duration(seconds: response.headers.first(name: "retry-after").flatMap(Double.init))
+                var retryAfter = stated ?? .seconds(1)
+                var global = (json?["global"] as? Bool) ?? (response.headers.first(name: "x-ratelimit-global") == "true")
+                if json == nil {
+                    // Not Discord's own answer (Cloudflare's ban page is HTML): everything waits, long.
+                    global = true
+                    retryAfter = max(retryAfter, Self.unexplained429Backoff)
+                }
                 logger.warning(
                     "Discord rate limited a request",
                     metadata: ["route": "\(request.route)", "retryAfter": "\(retryAfter)", "global": "\(global)"])
-                await rateLimiter.rateLimited(
-                    ticket, retryAfter: .milliseconds(Int64(retryAfter * 1000)), global: global, headers: headers)
+                await rateLimiter.rateLimited(ticket, retryAfter: retryAfter, global: global, headers: headers)
                 lastProblem = "429"
             case 500..<600:
                 await rateLimiter.complete(ticket, headers: headers, refund: headers == nil)
@@ -187,9 +193,19 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             bucket: bucket,
             limit: headers.first(name: "x-ratelimit-limit").flatMap(Int.init),
             remaining: headers.first(name: "x-ratelimit-remaining").flatMap(Int.init),
-            resetAfter: headers.first(name: "x-ratelimit-reset-after").flatMap(Double.init).map {
-                .milliseconds(Int64(($0 * 1000).rounded(.up)))
-            })
+            resetAfter: duration(seconds: headers.first(name: "x-ratelimit-reset-after").flatMap(Double.init)))
+    }
+
+    /// How long every request waits after a 429 that is not Discord's JSON.
+    static var unexplained429Backoff: Duration { .seconds(60) }
+    /// No wait Discord asks for is taken as longer than this.
+    static var longestWait: Duration { .seconds(3600) }
+
+    /// A wait in seconds as Discord states it, or nil when it is not a usable number (negative,
+    /// `inf`, `nan`); huge values are cut to `longestWait`.
+    static func duration(seconds value: Double?) -> Duration? {
+        guard let value, value.isFinite, value >= 0 else { return nil }
+        return .milliseconds(Int64((min(value, longestWait / .seconds(1)) * 1000).rounded(.up)))
     }
 
     static func apiError(status: Int, body: Data) -> DiscordAPIError {

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import DiscordGateway
 import Logging
+import NIOCore
 import ServiceLifecycle
 import ThreadDeskStore
 
@@ -32,8 +33,11 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let parts = ServerParts(configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, logger: logger)
     extraRoutes(parts.router)
+    let (seconds, attoseconds) = configuration.idleTimeout.components
+    let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     return Application(
         router: parts.router,
+        server: .http1(configuration: .init(idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
         services: parts.services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

@@ -65,8 +65,7 @@ struct LegacyRoutes: Sendable {
         try checkKey(request)
         let key = context.parameters.get("key") ?? ""
         let user = try Self.userID(String(key.prefix(11)))
-        let (bytes, document) = try await request.jsonValue(limit: V1Routes.diagnosticsLimit)
-        guard document.objectValue != nil else { throw APIError.badRequest("not_an_object", "Diagnostics must be a JSON object.") }
+        let (bytes, document) = try await request.jsonObject(limit: V1Routes.diagnosticsLimit)
         try await service.legacyEnsureUser(user)
         let idempotency = IdempotencyKey.isValid(key) ? "legacy-upload-\(key)" : nil
         let result = try await service.uploadDiagnostics(bytes, document: document, idempotencyKey: idempotency, for: user)
@@ -113,16 +112,26 @@ struct LegacyMessage: Codable, Sendable, Hashable {
 }
 
 extension SupportService {
-    /// Legacy users exist from their first call on; they have no token.
+    /// Legacy users exist from their first call on; they have no token. A user of `/v1` (one
+    /// with a token) is never reachable with the legacy key, whatever the shape of their id.
     func legacyEnsureUser(_ id: UserID) async throws {
         try await withUser(id) { context in
+            try Self.refuseV1User(context.record)
             if context.record == nil { context.record = UserRecord(id: id) }
+        }
+    }
+
+    static func refuseV1User(_ record: UserRecord?) throws {
+        if record?.tokenHash != nil {
+            throw APIError(.forbidden, "not_a_legacy_user", "This user has a /v1 session; the legacy key cannot act for them.")
         }
     }
 
     /// Visible messages after `after`, newest first as Discord lists them.
     func legacyMessages(for id: UserID, after: String?) async throws -> [LegacyMessage] {
-        guard let thread = try await store.user(id)?.threadID else { return [] }
+        let record = try await store.user(id)
+        try Self.refuseV1User(record)
+        guard let thread = record?.threadID else { return [] }
         let bot = try await discordCall { try await botUserID() }
         let page: [DiscordMessage]
         do {
@@ -134,7 +143,8 @@ extension SupportService {
         }
         return page.filter { MessageVisibility(of: $0, botUserID: bot).isVisible }.map { message in
             LegacyMessage(
-                id: message.id, content: message.content,
+                id: message.id,
+                content: message.author.id == bot ? MessageVisibility.userText(posted: message.content) : message.content,
                 author: .init(id: message.author.id, username: message.author.username), type: message.type,
                 timestamp: message.timestamp, edited_timestamp: message.editedTimestamp,
                 attachments: message.attachments.map {

@@ -23,7 +23,10 @@ extension Request {
 
     /// The body as a JSON tree; malformed JSON and invalid UTF-8 are the client's error.
     func jsonValue(limit: Int) async throws -> (bytes: Data, value: JSON) {
-        let bytes = try await jsonBytes(limit: limit)
+        try Self.parse(try await jsonBytes(limit: limit))
+    }
+
+    private static func parse(_ bytes: Data) throws -> (bytes: Data, value: JSON) {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw APIError.badRequest("invalid_encoding", "The body must be UTF-8.")
         }
@@ -32,6 +35,17 @@ extension Request {
         } catch {
             throw APIError.badRequest("invalid_json", "The body is not valid JSON.")
         }
+    }
+
+    /// The body as a JSON object. Anything else is refused from its first byte, before any
+    /// parsing: an 8 MB array costs nothing.
+    func jsonObject(limit: Int) async throws -> (bytes: Data, value: JSON) {
+        let bytes = try await jsonBytes(limit: limit)
+        let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        guard first == UInt8(ascii: "{") else {
+            throw APIError.badRequest("not_an_object", "Diagnostics must be a JSON object.")
+        }
+        return try Self.parse(bytes)
     }
 
     /// The body decoded as `T`, with the failing field named in the error.

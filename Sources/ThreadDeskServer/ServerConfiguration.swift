@@ -34,6 +34,9 @@ public struct ServerConfiguration: Sendable {
     public var shutdownCancelGrace: Duration = .seconds(5)
     /// When set, every wait older than this is logged with what it waits on (a debugging switch).
     public var debugWaitThreshold: Duration?
+    /// A connection that sends nothing for this long — between requests, or part-way through
+    /// one (slowloris) — is closed. Requests being answered are not affected.
+    public var idleTimeout: Duration = .seconds(30)
 
     public init(
         discordToken: String, discordAPIURL: String = "https://discord.com/api/v10", guildID: String,
@@ -115,6 +118,7 @@ public struct ServerConfiguration: Sendable {
         if let timeout = seconds("REQUEST_TIMEOUT_SECONDS", atLeast: 1) { requestTimeout = timeout }
         if let grace = seconds("SHUTDOWN_GRACE_SECONDS", atLeast: 0) { shutdownGrace = grace }
         debugWaitThreshold = seconds("DEBUG_WAIT_SECONDS", atLeast: 0.1)
+        if let idle = seconds("IDLE_TIMEOUT_SECONDS", atLeast: 1) { idleTimeout = idle }
         if let interval = value("CATCH_UP_INTERVAL_SECONDS") {
             if let seconds = Int(interval), seconds >= 10 { push.catchUpInterval = .seconds(seconds) } else { problem.invalid.append("CATCH_UP_INTERVAL_SECONDS (10 or more)") }
         }
@@ -186,9 +190,18 @@ extension ServerConfiguration: CustomReflectable, CustomStringConvertible {
             "discordToken": "<redacted>", "discordAPIURL": discordAPIURL, "guildID": guildID, "forumChannelID": forumChannelID,
             "defaultTagID": defaultTagID as Any, "appKey": "<redacted>", "identitySecret": identitySecret.map { _ in "<redacted>" } as Any,
             "legacyAPIKey": legacyAPIKey.map { _ in "<redacted>" } as Any, "gatewaySecret": gatewaySecret.map { _ in "<redacted>" } as Any,
-            "storeURL": storeURL, "host": host, "port": port, "apns": apns as Any,
+            "storeURL": Self.redactingPassword(storeURL), "host": host, "port": port, "apns": apns as Any,
         ])
     }
 
-    public var description: String { "ServerConfiguration(\(host):\(port), forum \(forumChannelID), store \(storeURL))" }
+    public var description: String {
+        "ServerConfiguration(\(host):\(port), forum \(forumChannelID), store \(Self.redactingPassword(storeURL)))"
+    }
+
+    /// `postgres://user:secret@host/db` as `postgres://user:<redacted>@host/db`.
+    static func redactingPassword(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "redacted"
+        return components.string?.replacingOccurrences(of: ":redacted@", with: ":<redacted>@") ?? "<unprintable store URL>"
+    }
 }

@@ -28,7 +28,8 @@ extension SupportService {
                     continue
                 }
                 let nonce = Self.nonce("message", id: id, idempotencyKey, String(index))
-                posted.append(try await post(.init(content: part, nonce: nonce), in: &context))
+                // Each part on its own: a part may begin with a note marker where the text was cut.
+                posted.append(try await post(.init(content: MessageVisibility.postable(userText: part), nonce: nonce), in: &context))
                 if parts.count > 1 {
                     let done = (context.record?.pendingPost?.postedMessageIDs ?? []) + [posted.last!.id]
                     context.record?.pendingPost = PendingPost(idempotencyKey: idempotencyKey, postedMessageIDs: done)

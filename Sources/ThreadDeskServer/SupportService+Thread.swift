@@ -83,6 +83,6 @@ extension SupportService {
     /// `user-id · 1.4.0 (142)`, within Discord's 100 characters.
     static func threadName(for id: UserID, installation: InstallationInfo?) -> String {
         let name = [id.rawValue, installation?.appLabel].compactMap { $0 }.joined(separator: " · ")
-        return String(name.prefix(100))
+        return MessageText.clip(name, limit: 100)
     }
 }

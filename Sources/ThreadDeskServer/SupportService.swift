@@ -83,6 +83,9 @@ public struct SupportService: Sendable {
                 guard let presentedToken, constantTimeEquals(UserToken.hash(presentedToken), current) else {
                     throw APIError(.conflict, "user_claimed", "This userId already has a session; present its current token to renew it.")
                 }
+            } else if record.threadID != nil, verifier == nil {
+                // A conversation without a token (a legacy user's): the app key alone must not take it over.
+                throw APIError(.conflict, "user_claimed", "This userId already has a conversation; it cannot be claimed with the app key alone.")
             }
             record.tokenHash = UserToken.hash(token)
             record.updatedAt = Date()

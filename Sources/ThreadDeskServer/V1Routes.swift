@@ -89,8 +89,7 @@ struct V1Routes: Sendable {
         if let key, !IdempotencyKey.isValid(key) {
             throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
-        let (bytes, document) = try await request.jsonValue(limit: Self.diagnosticsLimit)
-        guard document.objectValue != nil else { throw APIError.badRequest("not_an_object", "Diagnostics must be a JSON object.") }
+        let (bytes, document) = try await request.jsonObject(limit: Self.diagnosticsLimit)
         let result = try await service.uploadDiagnostics(bytes, document: document, idempotencyKey: key, for: user)
         return try jsonResponse(result, status: .created)
     }

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import TestSupport
 import Testing
 
 /// The emulator never waits forever on a client that connected and went quiet. Before the guard,
@@ -39,13 +40,14 @@ struct ShutdownTests {
             finish.yield()
         }
         await group.triggerGracefulShutdown()
-        let stopped = await Self.first(of: finished, within: .seconds(5))
+        let stopped = await yields(finished, within: .seconds(5))
         #expect(stopped, "the emulator's shutdown waited on a connection that never sent a request")
         // Let a hung emulator go, so a failure is a failure and not a hang.
         try? await silent.close()
         _ = await running.result
         watcher.cancel()
-        #expect(try await silent.closeFuture.get() == ())
+        try await silent.closeFuture.get()
+        #expect(!silent.isActive)
     }
 
     @Test func aConnectionThatNeverSpeaksIsClosed() async throws {
@@ -53,28 +55,9 @@ struct ShutdownTests {
         configuration.silentConnectionTimeout = .milliseconds(200)
         try await DiscordEmulator.withRunning(configuration: configuration, logger: Self.logger) { emulator in
             let silent = try await Self.silentConnection(to: try Self.port(of: await emulator.endpoints()))
-            let (closed, signal) = AsyncStream.makeStream(of: Void.self)
-            silent.closeFuture.whenComplete { _ in signal.yield() }
-            let wasClosed = await Self.first(of: closed, within: .seconds(5))
+            let wasClosed = await silent.closes(within: .seconds(5))
             #expect(wasClosed, "a silent connection stayed open past the emulator's timeout")
             if !wasClosed { try? await silent.close() }
-        }
-    }
-
-    /// Whether `stream` yields within `timeout`.
-    static func first(of stream: AsyncStream<Void>, within timeout: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in stream { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
         }
     }
 }

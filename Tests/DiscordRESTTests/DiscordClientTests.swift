@@ -19,6 +19,30 @@ struct DiscordClientTests {
         }
     }
 
+    @Test func oddRateLimitValuesNeverCrashAndANonDiscord429HoldsEverything() async throws {
+        try await withDiscord(client: { $0.budget = .seconds(2) }) { emulator, client, _ in
+            for value in ["inf", "nan", "-1", "1e300", "soon"] {
+                emulator.overrideResetAfter(value)
+                _ = try await client.currentUser()
+            }
+            emulator.overrideResetAfter(nil)
+            // Cloudflare's ban page: HTML, no Discord JSON, a Retry-After that is no number.
+            emulator.injectEdge429s(count: 1, retryAfter: "nan")
+            await #expect(throws: DiscordError.self) { _ = try await client.gatewayBot() }
+            // Every route now waits at least a minute: refused at once, without asking Discord.
+            do throws(DiscordError) {
+                _ = try await client.channel("1")
+                Issue.record("expected to be held back")
+            } catch .rateLimited(let retryAfter) {
+                #expect(retryAfter > .seconds(50))
+            } catch {
+                Issue.record("unexpected \(error)")
+            }
+            #expect(emulator.counters.requests("GET", "/channels/{channel_id}") == 0)
+            #expect(emulator.counters.requests("GET", "/gateway/bot") == 1)
+        }
+    }
+
     @Test func startsAForumThreadWithTheStarterPostInOneCall() async throws {
         try await withDiscord { emulator, client, endpoints in
             let thread = try await client.startForumThread(

@@ -32,7 +32,7 @@ struct MessageVisibilityTests {
         #expect(MessageVisibility(of: try Self.message("hi", author: Self.bot), botUserID: Self.bot).isSupportReply == false)
     }
 
-    @Test(arguments: [":ninja: note", "  :ninja: indented", "\n:ninja:", "!HiddenMessage x", " \t!HiddenMessage"])
+    @Test(arguments: [":ninja: note", "  :ninja: indented", "\n:ninja:", "!HiddenMessage x", " \t!HiddenMessage", "🥷 typed as :ninja: in Discord", " 🥷"])
     func notesAreHiddenAndNeverPushed(content: String) throws {
         let visibility = MessageVisibility(of: try Self.message(content), botUserID: Self.bot)
         #expect(visibility == .hidden(.internalNote))
@@ -57,5 +57,19 @@ struct MessageVisibilityTests {
     @Test func attachmentOnlyRepliesAreVisible() throws {
         #expect(MessageVisibility(of: try Self.message("", attachments: 1), botUserID: Self.bot) == .visible(.support))
         #expect(MessageVisibility(of: try Self.message(""), botUserID: Self.bot) == .hidden(.empty))
+    }
+
+    @Test(arguments: [":ninja: I am a ninja", "🥷", "  !HiddenMessage please", "\\:ninja: already escaped", "\\\\🥷 twice"])
+    func theUsersOwnTextThatStartsWithAMarkerIsNeitherHiddenNorANote(text: String) throws {
+        let posted = MessageVisibility.postable(userText: text)
+        #expect(posted != text)
+        #expect(MessageVisibility(of: try Self.message(posted, author: Self.bot), botUserID: Self.bot) == .visible(.user))
+        #expect(MessageVisibility.userText(posted: posted) == text)
+    }
+
+    @Test(arguments: ["hello", "a :ninja: later", "\\ just a backslash", ""])
+    func otherTextIsPostedAsItIs(text: String) {
+        #expect(MessageVisibility.postable(userText: text) == text)
+        #expect(MessageVisibility.userText(posted: text) == text)
     }
 }

@@ -51,4 +51,31 @@ struct ConfigurationTests {
         #expect(merged["APP_KEY"] == "from-process")
         #expect(merged["HOST"] == "file-host")
     }
+
+    @Test func theDatabasePasswordIsNeverPrinted() throws {
+        var configuration = ServerConfiguration(discordToken: "t", guildID: "1", forumChannelID: "2", appKey: "k")
+        configuration.storeURL = "postgres://threaddesk:s3cret-pw@db.internal:5432/threaddesk"
+        for printed in [String(describing: configuration), String(reflecting: configuration), "\(configuration)"] {
+            #expect(!printed.contains("s3cret-pw"))
+        }
+        #expect(String(describing: configuration).contains("postgres://threaddesk:<redacted>@db.internal:5432/threaddesk"))
+    }
+
+    @Test func timeoutsAreReadAndChecked() throws {
+        var environment = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k"]
+        environment.merge(["REQUEST_TIMEOUT_SECONDS": "2.5", "SHUTDOWN_GRACE_SECONDS": "3", "DEBUG_WAIT_SECONDS": "1", "IDLE_TIMEOUT_SECONDS": "15"]) { $1 }
+        let configuration = try ServerConfiguration(environment: environment)
+        #expect(configuration.requestTimeout == .milliseconds(2500))
+        #expect(configuration.shutdownGrace == .seconds(3))
+        #expect(configuration.debugWaitThreshold == .seconds(1))
+        #expect(configuration.idleTimeout == .seconds(15))
+        environment["REQUEST_TIMEOUT_SECONDS"] = "0"
+        environment["IDLE_TIMEOUT_SECONDS"] = "soon"
+        #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration(environment: environment) }
+        do {
+            _ = try ServerConfiguration(environment: environment)
+        } catch {
+            #expect(error.invalid.count == 2)
+        }
+    }
 }

@@ -19,6 +19,32 @@ struct LegacyRoutesTests {
         }
     }
 
+    @Test func neitherKeyTakesOverTheOtherSidesUsers() async throws {
+        try await withServer({ $0.legacyAPIKey = "legacy-key" }) { server in
+            // A legacy user with a conversation: the app key alone gets no session for them.
+            let legacy = #"{"content":"from the old app","userId":"k7q-2mz-9xa"}"#
+            #expect(try await server.request(.post, "/new-message", headers: Self.key, json: legacy).status == .ok)
+            let takeover = try await server.request(
+                .post, "/v1/session", headers: [.init("X-App-Key")!: "test-app-key"], json: #"{"userId":"k7q-2mz-9xa"}"#)
+            #expect(takeover.status == .conflict)
+            #expect(takeover.errorCode == "user_claimed")
+
+            // A /v1 user whose id has the legacy shape: the legacy key can neither read nor write for them.
+            let user = try await server.session(#"{"userId":"v1u-ser-abc"}"#)
+            #expect(try await server.send("mine", token: user.token).status == .created)
+            let read = try await server.request(.get, "/messages/v1u-ser-abc", headers: Self.key)
+            #expect(read.status == .forbidden)
+            #expect(read.errorCode == "not_a_legacy_user")
+            let write = try await server.request(
+                .post, "/new-message", headers: Self.key, json: #"{"content":"as them","userId":"v1u-ser-abc"}"#)
+            #expect(write.status == .forbidden)
+            let upload = try await server.request(.post, "/upload-diagnostics/v1u-ser-abc-x", headers: Self.key, json: "{}")
+            #expect(upload.status == .forbidden)
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["mine"])
+        }
+    }
+
     @Test func theReferenceClientsRequestsWork() async throws {
         try await withServer({ $0.legacyAPIKey = "legacy-key" }) { server in
             let apns = String(repeating: "0f", count: 32)

@@ -31,6 +31,18 @@ struct MessageTests {
         }
     }
 
+    @Test func threadNamesFitDiscordsLimitInUTF16Units() async throws {
+        try await withServer { server in
+            // 60 rockets are 60 characters but 120 UTF-16 units, as Discord counts the name.
+            let rockets = String(repeating: "🚀", count: 60)
+            let user = try await server.session(#"{"installation":{"appVersion":"\#(rockets)"}}"#)
+            #expect(try await server.send("hello", token: user.token).status == .created)
+            let thread = try #require(server.emulator.threads().first)
+            #expect(thread.name.utf16.count <= 100)
+            #expect(thread.name.hasPrefix(user.userId + " · 🚀"))
+        }
+    }
+
     @Test func userTextPingsNobody() async throws {
         try await withServer { server in
             let user = try await server.session()

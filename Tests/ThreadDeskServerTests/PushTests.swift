@@ -50,6 +50,7 @@ struct PushTests {
             let (user, thread, _) = try await server.userWithThread()
             try server.emulator.postNote(inThread: thread, content: "internal")
             try server.emulator.replyAsAgent(inThread: thread, content: "!HiddenMessage also internal")
+            try server.emulator.replyAsAgent(inThread: thread, content: "🥷 what Discord's client sends for :ninja:")
             _ = try await server.send("another from the user", token: user.token)
             // A forum thread nobody in ThreadDesk owns.
             let stranger = try await DiscordClient(

@@ -87,6 +87,23 @@ struct ValidationTests {
         }
     }
 
+    @Test func diagnosticsThatAreNotAnObjectAreRefusedBeforeParsing() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            // Almost 8 MB of empty objects in an array: refused at its first byte.
+            var body = Data("[".utf8)
+            body.append(Data(repeating: UInt8(ascii: "{"), count: 1))
+            body.append(contentsOf: Array(repeating: Array("},{".utf8), count: 2_700_000).joined())
+            body.append(contentsOf: Array("}]".utf8))
+            for payload in [body, Data("  \n [1]".utf8), Data("\"text\"".utf8), Data("null".utf8)] {
+                let reply = try await server.request(.post, "/v1/diagnostics", token: user.token, raw: payload)
+                #expect(reply.status == .badRequest)
+                #expect(reply.errorCode == "not_an_object")
+            }
+            #expect(server.discordPosts == 0)
+        }
+    }
+
     @Test func secretsNeverReachTheLogs() async throws {
         let lines = LogCapture()
         try await withServer(logger: lines.logger, gateway: true, { $0.legacyAPIKey = "legacy-secret-key" }) { server in

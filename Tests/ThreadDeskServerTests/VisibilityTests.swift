@@ -40,6 +40,23 @@ struct VisibilityTests {
         }
     }
 
+    @Test func theUsersOwnMarkerTextStaysVisibleAndIsNoNoteInDiscord() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            #expect(try await server.send(":ninja: I am a ninja", token: user.token).status == .created)
+            #expect(try await server.send("🥷 me too", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            try server.emulator.replyAsAgent(inThread: thread, content: "🥷 a real note, typed in Discord's client")
+            let seen = try await server.messages(token: user.token)
+            #expect(seen.map { $0["content"]?.stringValue } == [":ninja: I am a ninja", "🥷 me too"])
+            #expect(seen.map { $0["author"]?.stringValue } == ["user", "user"])
+            // In Discord the agent sees the shortcode escaped, not a ThreadDesk note.
+            let posted = server.emulator.messages(inThread: thread).map(\.content)
+            #expect(posted.contains("\\:ninja: I am a ninja"))
+            #expect(posted.contains("\\🥷 me too"))
+        }
+    }
+
     @Test func editsShowAndDeletionsDisappear() async throws {
         try await withServer { server in
             let user = try await server.session()

@@ -51,12 +51,6 @@ struct KeyedFIFOLockTests {
             }
             #expect(started.duration(to: .now) < .seconds(5))
             #expect(lock.waiting(for: "k") == 0)
-            // A caller's own deadline, when sooner, wins over the lock's default.
-            let sooner = ContinuousClock.now
-            await #expect(throws: DeadlineExceeded.self) {
-                try await Deadline.within(.milliseconds(50)) { try await lock.withLock("k") {} }
-            }
-            #expect(sooner.duration(to: .now) < .milliseconds(200))
             group.addTask { try await lock.withLock("k") { order.withLock { $0.append("next") } } }
             try await eventually("the next waiter queued") { lock.waiting(for: "k") == 1 }
             open.yield()
@@ -64,6 +58,21 @@ struct KeyedFIFOLockTests {
         }
         #expect(order.withLock { $0 } == ["next"])
         #expect(lock.activeKeys == 0)
+    }
+
+    @Test func aCallersSoonerDeadlineWinsOverTheLocksDefault() async throws {
+        let lock = KeyedFIFOLock<String>(defaultTimeout: .seconds(60))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let open = try await Self.hold(lock, "k", in: &group)
+            let started = ContinuousClock.now
+            await #expect(throws: DeadlineExceeded.self) {
+                try await Deadline.within(.milliseconds(100)) { try await lock.withLock("k") {} }
+            }
+            #expect(started.duration(to: .now) < .seconds(30), "waited for the lock's default, not the caller's deadline")
+            #expect(lock.waiting(for: "k") == 0)
+            open.yield()
+            try await group.waitForAll()
+        }
     }
 
     @Test func aCancelledWaiterLeavesAtOnceAndTheOthersKeepTheirPlace() async throws {
