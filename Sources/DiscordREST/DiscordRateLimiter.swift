@@ -3,6 +3,11 @@
 /// Buckets are learned from `X-RateLimit-Bucket` and kept per bucket and major parameter, so a
 /// busy thread waits on its own bucket only. Until a route's bucket is known, one request goes
 /// first and the rest wait for what it teaches. A sliding log enforces the global limit.
+///
+/// A request may reach Discord well after it was let go (a busy machine, a queue in the HTTP
+/// client), so it counts as in flight until its answer comes: a bucket's next window starts with
+/// its in-flight requests already spent, and the global log counts a request from its answer,
+/// not from its start. Without that, late arrivals spill into the next window and earn 429s.
 public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
     public struct Configuration: Sendable {
         /// Discord's global limit per bot: 50 requests per second.
@@ -47,6 +52,8 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         var window: Duration = .seconds(1)
         var generation = 0
         var discovering = false
+        /// Let go and not answered yet.
+        var inFlight = 0
     }
 
     private let clock: C
@@ -54,7 +61,9 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
     private var routeBuckets: [String: String] = [:]
     private var buckets: [String: Bucket] = [:]
     private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// When the latest answers came (at most `globalLimit` of them), and requests still unanswered.
     private var globalLog: [C.Instant] = []
+    private var globalInFlight = 0
     private var globalBlockedUntil: C.Instant?
 
     public init(clock: C, configuration: Configuration = .init()) {
@@ -81,7 +90,7 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
                 }
             } else {
                 if let resetAt = bucket.resetAt, now >= resetAt {
-                    bucket.remaining = bucket.limit!
+                    bucket.remaining = max(0, bucket.limit! - bucket.inFlight)
                     bucket.resetAt = nil
                     bucket.resetConfirmed = false
                     bucket.generation += 1
@@ -102,11 +111,11 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
                 bucket.discovering = true
             } else {
                 bucket.remaining -= 1
+                bucket.inFlight += 1
                 if bucket.resetAt == nil { bucket.resetAt = now + bucket.window + configuration.safetyMargin }
             }
             buckets[key] = bucket
-            globalLog.append(now)
-            if globalLog.count > configuration.globalLimit { globalLog.removeFirst(globalLog.count - configuration.globalLimit) }
+            globalInFlight += 1
             return Ticket(key: key, route: route, major: major, generation: bucket.generation, discovering: discovering)
         }
     }
@@ -115,6 +124,7 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
     /// gives the slot back, for answers that never reached Discord's limiter (a proxy's 502).
     public func complete(_ ticket: Ticket, headers: Headers?, refund: Bool = false) {
         let now = clock.now
+        answered(ticket, at: now)
         defer { releaseDiscovery(ticket) }
         if refund, !ticket.discovering, buckets[ticket.key]?.generation == ticket.generation {
             buckets[ticket.key]!.remaining = min(buckets[ticket.key]!.remaining + 1, buckets[ticket.key]!.limit ?? 1)
@@ -149,6 +159,7 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
             complete(ticket, headers: nil)
             return
         }
+        answered(ticket, at: clock.now)
         if let hash = headers?.bucket { routeBuckets[ticket.route] = hash }
         let key = key(route: ticket.route, major: ticket.major)
         var bucket = buckets[key] ?? Bucket()
@@ -158,6 +169,14 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         bucket.resetConfirmed = true
         buckets[key] = bucket
         releaseDiscovery(ticket)
+    }
+
+    /// The request of `ticket` is no longer in flight: it counts in the global log from now on.
+    private func answered(_ ticket: Ticket, at now: C.Instant) {
+        globalInFlight -= 1
+        globalLog.append(now)
+        if globalLog.count > configuration.globalLimit { globalLog.removeFirst(globalLog.count - configuration.globalLimit) }
+        if !ticket.discovering, buckets[ticket.key] != nil { buckets[ticket.key]!.inFlight = max(0, buckets[ticket.key]!.inFlight - 1) }
     }
 
     private func releaseDiscovery(_ ticket: Ticket) {
@@ -171,12 +190,20 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         await withCheckedContinuation { waiters[key, default: []].append($0) }
     }
 
+    /// When the next request may go as far as the global limit is concerned, or nil for now.
     private func globalWait(now: C.Instant) -> C.Instant? {
         if let blocked = globalBlockedUntil, now < blocked { return blocked }
-        guard globalLog.count >= configuration.globalLimit, let oldest = globalLog.first else { return nil }
-        let opens = oldest + configuration.globalWindow + configuration.safetyMargin
-        return now < opens ? opens : nil
+        let expiry = configuration.globalWindow + configuration.safetyMargin
+        let recent = globalLog.filter { now < $0 + expiry }
+        guard globalInFlight + recent.count >= configuration.globalLimit else { return nil }
+        // The oldest recent answer frees a slot; with every slot in flight, look again shortly.
+        let excess = globalInFlight + recent.count - configuration.globalLimit
+        if excess < recent.count { return recent[excess] + expiry }
+        return now + Self.inFlightPoll
     }
+
+    /// How often a request waiting behind a full set of unanswered ones looks again.
+    static var inFlightPoll: Duration { .milliseconds(10) }
 
     private func sleep(until instant: C.Instant, deadline: C.Instant) async throws {
         guard instant <= deadline else {

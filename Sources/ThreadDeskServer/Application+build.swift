@@ -28,7 +28,7 @@ public func makeStore(url: String, logger: Logger) throws -> any UserStore {
 public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
     inProcessGateway: Bool = false, logger: Logger,
-    extraRoutes: (Router<BasicRequestContext>) -> Void = { _ in },
+    extraRoutes: (Router<ThreadDeskRequestContext>) -> Void = { _ in },
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let parts = ServerParts(configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, logger: logger)
@@ -46,7 +46,7 @@ public func buildApplication(
 
 /// The router with every public route, and the services that run beside it.
 struct ServerParts {
-    let router: Router<BasicRequestContext>
+    let router: Router<ThreadDeskRequestContext>
     let services: [any Service]
 
     init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, logger: Logger) {
@@ -67,7 +67,7 @@ struct ServerParts {
         let service = SupportService(
             store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, waits: waits, logger: logger)
 
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ThreadDeskRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         // In-flight requests get most of the shutdown grace; the last second is for their answers.

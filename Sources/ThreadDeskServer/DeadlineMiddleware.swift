@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// shutdown gives in-flight requests `drain` to finish before their work is cancelled — so they
 /// still answer (503) before the server closes their connections.
 struct DeadlineMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ThreadDeskRequestContext
     let timeout: Duration
     let drain: Duration
     let waits: WaitTracker?

@@ -7,7 +7,7 @@ import ThreadDeskStore
 /// Turns every failure into the API's JSON error shape and counts every answer by route.
 /// Errors we did not anticipate are logged and answered 500 without their details.
 struct ErrorMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ThreadDeskRequestContext
     let metrics: ServerMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -11,7 +11,7 @@ struct HealthRoutes: Sendable {
     let store: any UserStore
     let metrics: ServerMetrics
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ThreadDeskRequestContext>) {
         router.get("health") { _, _ in try jsonResponse(["status": "ok"]) }
         router.get("ready") { _, context in
             do {

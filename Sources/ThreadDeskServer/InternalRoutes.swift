@@ -16,7 +16,7 @@ struct InternalRoutes: Sendable {
         var events: [ForumEvent]
     }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ThreadDeskRequestContext>) {
         router.post("internal/gateway/events") { request, _ in
             guard let token = request.bearerToken, constantTimeEquals(token, secret) else {
                 throw APIError(.unauthorized, "invalid_gateway_secret", "The gateway secret is missing or wrong.")

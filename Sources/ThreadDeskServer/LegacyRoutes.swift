@@ -11,7 +11,7 @@ struct LegacyRoutes: Sendable {
     let service: SupportService
     let apiKey: String
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ThreadDeskRequestContext>) {
         router.post("new-message", use: newMessage)
         router.get("messages/:userId", use: messages)
         router.post("upload-diagnostics/:key", use: uploadDiagnostics)
@@ -32,10 +32,12 @@ struct LegacyRoutes: Sendable {
         var installationInfo: Installation?
     }
 
-    @Sendable func newMessage(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func newMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         try checkKey(request)
         let body = try await request.decode(NewMessage.self, limit: V1Routes.smallBodyLimit)
         let user = try Self.userID(body.userId)
+        let address = service.quotas.clientAddress(request, context)
+        try await service.quotas.charge(.send(user), address: address)
         let text = try APIError.validText(body.content)
         if let token = body.apnsToken, !V1Routes.isDeviceToken(token) {
             throw APIError.badRequest("invalid_push_token", "apnsToken must be the APNs device token in hex.")
@@ -48,27 +50,31 @@ struct LegacyRoutes: Sendable {
         if let token = body.apnsToken { try await service.setPushToken(token.lowercased(), environment: .production, for: user) }
         // The legacy client sends no idempotency key; a fresh one per request still gives every
         // part its own nonce.
-        let stored = try await service.postMessage(text, idempotencyKey: "legacy-\(UUID().uuidString)", for: user)
+        let stored = try await service.postMessage(text, idempotencyKey: "legacy-\(UUID().uuidString)", for: user, from: address)
         let message = try JSONDecoder().decode(APIMessage.self, from: stored.body)
         return try jsonResponse(["success": "true", "messageId": message.id])
     }
 
-    @Sendable func messages(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         try checkKey(request)
         let user = try Self.userID(context.parameters.get("userId") ?? "")
+        try await service.quotas.charge(.read(user), address: service.quotas.clientAddress(request, context))
         let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         if let after, !after.isSnowflake { throw APIError.badRequest("invalid_after", "after must be a message id.") }
         return try jsonResponse(try await service.legacyMessages(for: user, after: after))
     }
 
-    @Sendable func uploadDiagnostics(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func uploadDiagnostics(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         try checkKey(request)
         let key = context.parameters.get("key") ?? ""
         let user = try Self.userID(String(key.prefix(11)))
+        let address = service.quotas.clientAddress(request, context)
+        try await service.quotas.charge(.diagnostics(user), address: address)
         let (bytes, document) = try await request.jsonObject(limit: V1Routes.diagnosticsLimit)
         try await service.legacyEnsureUser(user)
         let idempotency = IdempotencyKey.isValid(key) ? "legacy-upload-\(key)" : nil
-        let result = try await service.uploadDiagnostics(bytes, document: document, idempotencyKey: idempotency, for: user)
+        let result = try await service.uploadDiagnostics(
+            bytes, document: document, idempotencyKey: idempotency, for: user, from: address)
         return try jsonResponse(["success": "true", "filename": result.filename])
     }
 

@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     /// nil: no pushes are sent (replies are still tracked).
     public var apns: APNsSettings?
     public var push = PushSettings()
+    public var quotas = QuotaSettings()
+    /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).
+    public var trustedProxies: Set<String> = []
     /// First reconnect delay of the in-process gateway (doubled per failure, jittered).
     public var gatewayBackoffBase: Duration = .seconds(1)
     /// How long one request may take in all; past it the client gets 503 and every wait of the
@@ -119,6 +122,13 @@ public struct ServerConfiguration: Sendable {
         if let grace = seconds("SHUTDOWN_GRACE_SECONDS", atLeast: 0) { shutdownGrace = grace }
         debugWaitThreshold = seconds("DEBUG_WAIT_SECONDS", atLeast: 0.1)
         if let idle = seconds("IDLE_TIMEOUT_SECONDS", atLeast: 1) { idleTimeout = idle }
+        for (name, keyPath) in QuotaSettings.variables {
+            guard let text = value(name) else { continue }
+            if let limit = QuotaSettings.parse(text) { quotas[keyPath: keyPath] = limit } else { problem.invalid.append("\(name) (count/seconds, or 0)") }
+        }
+        if let proxies = value("TRUSTED_PROXIES") {
+            trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
         if let interval = value("CATCH_UP_INTERVAL_SECONDS") {
             if let seconds = Int(interval), seconds >= 10 { push.catchUpInterval = .seconds(seconds) } else { problem.invalid.append("CATCH_UP_INTERVAL_SECONDS (10 or more)") }
         }

@@ -30,6 +30,11 @@ public struct ServerMetrics: Sendable {
             help: "HTTP requests answered").increment()
     }
 
+    func quotaRefused(_ quota: String) {
+        registry.makeCounter(name: "threaddesk_quota_refusals_total", labels: [("quota", quota)], help: "Requests refused by a quota")
+            .increment()
+    }
+
     func pushes(outcome: String) {
         registry.makeCounter(name: "threaddesk_pushes_total", labels: [("outcome", outcome)], help: "Push notifications by outcome")
             .increment()

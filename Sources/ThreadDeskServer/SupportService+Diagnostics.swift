@@ -14,7 +14,9 @@ extension SupportService {
 
     /// Posts the document as a file, then a `:ninja:` note summarising it. Both are notes to
     /// Discord's eyes, so the user never sees their own diagnostics in the chat.
-    func uploadDiagnostics(_ bytes: Data, document: JSON, idempotencyKey: String?, for id: UserID, now: Date = Date())
+    func uploadDiagnostics(
+        _ bytes: Data, document: JSON, idempotencyKey: String?, for id: UserID, from address: String, now: Date = Date()
+    )
         async throws -> DiagnosticsResult
     {
         let filename = DiagnosticsSummary.filename(at: now)
@@ -26,7 +28,7 @@ extension SupportService {
             }
             let file = DiscordFile(filename: filename, contentType: "application/json", data: bytes)
             let upload = try await post(
-                .init(content: ":ninja: 📎 \(filename)", nonce: Self.nonce("diagnostics", id: id, key), files: [file]), in: &context)
+                .init(content: ":ninja: 📎 \(filename)", nonce: Self.nonce("diagnostics", id: id, key), files: [file]), in: &context, from: address)
             if let thread = context.record?.threadID {
                 try await discordCall {
                     _ = try await discord.createMessage(in: thread, .init(content: summary.note, nonce: Self.nonce("summary", id: id, key)))

@@ -10,7 +10,7 @@ extension SupportService {
     /// Sends the user's text to their thread. A retry with the same idempotency key answers what
     /// the first attempt answered and posts nothing new; a retry after a part-way failure posts
     /// only the parts still missing.
-    func postMessage(_ text: String, idempotencyKey: String, for id: UserID) async throws -> StoredResponse {
+    func postMessage(_ text: String, idempotencyKey: String, for id: UserID, from address: String) async throws -> StoredResponse {
         let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text).utf8)).map { String(format: "%02x", $0) }.joined()
         return try await withUser(id, idempotencyKey: idempotencyKey) { context in
             if let stored = context.storedResponse {
@@ -29,7 +29,8 @@ extension SupportService {
                 }
                 let nonce = Self.nonce("message", id: id, idempotencyKey, String(index))
                 // Each part on its own: a part may begin with a note marker where the text was cut.
-                posted.append(try await post(.init(content: MessageVisibility.postable(userText: part), nonce: nonce), in: &context))
+                posted.append(
+                    try await post(.init(content: MessageVisibility.postable(userText: part), nonce: nonce), in: &context, from: address))
                 if parts.count > 1 {
                     let done = (context.record?.pendingPost?.postedMessageIDs ?? []) + [posted.last!.id]
                     context.record?.pendingPost = PendingPost(idempotencyKey: idempotencyKey, postedMessageIDs: done)

@@ -10,7 +10,8 @@ extension SupportService {
     /// when there is none, and a new thread when Discord says the old one is deleted or locked.
     /// The record in `context` is updated as soon as a thread exists, so a later failure in the
     /// same request cannot make a retry create a second one.
-    func post(_ message: DiscordMessageCreate, in context: inout UserContext) async throws -> DiscordMessage {
+    /// A new thread is charged to the thread budget of `address` and of the whole server first.
+    func post(_ message: DiscordMessageCreate, in context: inout UserContext, from address: String) async throws -> DiscordMessage {
         guard var record = context.record else { throw APIError.unauthorized }
         var lockedThread: String?
         if let thread = record.threadID {
@@ -26,6 +27,7 @@ extension SupportService {
             }
             record.threadID = nil
         }
+        try await quotas.charge(.thread, address: address)
         let created = try await startThread(with: message, for: record)
         record.threadID = created.channel.id
         record.updatedAt = Date()

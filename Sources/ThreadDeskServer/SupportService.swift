@@ -40,6 +40,10 @@ public struct SupportService: Sendable {
 
     var catchUps: CatchUpGate { shared.catchUps }
 
+    var quotas: Quotas {
+        Quotas(store: store, settings: configuration.quotas, trustedProxies: configuration.trustedProxies, metrics: metrics)
+    }
+
     /// The bot's user id, learned from Discord once: its posts are the app user's own messages.
     func botUserID() async throws(DiscordError) -> String {
         if let known = shared.botUserID.withLock({ $0 }) { return known }

@@ -12,7 +12,7 @@ struct V1Routes: Sendable {
     static let smallBodyLimit = 64 * 1024
     static let diagnosticsLimit = 8 * 1024 * 1024
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ThreadDeskRequestContext>) {
         let v1 = router.group("v1")
         v1.post("session", use: openSession)
         v1.post("messages", use: postMessage)
@@ -29,7 +29,7 @@ struct V1Routes: Sendable {
         var installation: JSON?
     }
 
-    @Sendable func openSession(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func openSession(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         guard let key = request.headers[.appKey], constantTimeEquals(key, service.configuration.appKey) else { throw APIError.badAppKey }
         let body = try await request.decode(SessionBody.self, limit: Self.smallBodyLimit)
         let userID = try body.userId.map { raw in
@@ -40,6 +40,7 @@ struct V1Routes: Sendable {
         }
         if let hash = body.userHash, hash.count > 128 { throw APIError.badRequest("invalid_user_hash", "userHash is too long.") }
         let installation = try body.installation.map(Self.installation)
+        try await service.quotas.charge(.session, address: address(request, context))
         let session = try await service.openSession(
             userID: userID, userHash: body.userHash, presentedToken: request.bearerToken, installation: installation)
         return try jsonResponse(session, status: .created)
@@ -49,8 +50,9 @@ struct V1Routes: Sendable {
         var content: String
     }
 
-    @Sendable func postMessage(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func postMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
+        try await service.quotas.charge(.send(user), address: address(request, context))
         guard let key = request.headers[.idempotencyKey] else {
             throw APIError.badRequest("missing_idempotency_key", "Send an Idempotency-Key header, the same on every retry of one message.")
         }
@@ -59,12 +61,13 @@ struct V1Routes: Sendable {
         }
         let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
         let text = try APIError.validText(body.content)
-        let stored = try await service.postMessage(text, idempotencyKey: key, for: user)
+        let stored = try await service.postMessage(text, idempotencyKey: key, for: user, from: address(request, context))
         return jsonResponse(raw: stored.body, status: .init(code: stored.status))
     }
 
-    @Sendable func messages(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
+        try await service.quotas.charge(.read(user), address: address(request, context))
         let query = request.uri.queryParameters
         func snowflake(_ name: String) throws -> String? {
             guard let value = query[name[...]].map(String.init), !value.isEmpty else { return nil }
@@ -83,19 +86,22 @@ struct V1Routes: Sendable {
         return try jsonResponse(try await service.messages(for: user, after: after, before: before, limit: limit))
     }
 
-    @Sendable func uploadDiagnostics(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func uploadDiagnostics(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
+        try await service.quotas.charge(.diagnostics(user), address: address(request, context))
         let key = request.headers[.idempotencyKey]
         if let key, !IdempotencyKey.isValid(key) {
             throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
         let (bytes, document) = try await request.jsonObject(limit: Self.diagnosticsLimit)
-        let result = try await service.uploadDiagnostics(bytes, document: document, idempotencyKey: key, for: user)
+        let result = try await service.uploadDiagnostics(
+            bytes, document: document, idempotencyKey: key, for: user, from: address(request, context))
         return try jsonResponse(result, status: .created)
     }
 
-    @Sendable func updateInstallation(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func updateInstallation(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
+        try await service.quotas.charge(.update(user), address: address(request, context))
         let info = try Self.installation(try await request.jsonValue(limit: Self.smallBodyLimit).value)
         return try jsonResponse(try await service.updateInstallation(info, for: user))
     }
@@ -105,8 +111,9 @@ struct V1Routes: Sendable {
         var environment: String
     }
 
-    @Sendable func setPushToken(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func setPushToken(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
+        try await service.quotas.charge(.update(user), address: address(request, context))
         let body = try await request.decode(PushTokenBody.self, limit: Self.smallBodyLimit)
         guard Self.isDeviceToken(body.token) else {
             throw APIError.badRequest("invalid_push_token", "token must be the APNs device token in hex (64 to 200 hex digits).")
@@ -118,10 +125,14 @@ struct V1Routes: Sendable {
         return Response(status: .noContent)
     }
 
-    @Sendable func deletePushToken(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func deletePushToken(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
         try await service.setPushToken(nil, environment: nil, for: user)
         return Response(status: .noContent)
+    }
+
+    private func address(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
+        service.quotas.clientAddress(request, context)
     }
 
     private func authenticate(_ request: Request) async throws -> UserID {

@@ -12,6 +12,8 @@ public final class MemoryStore: UserStore {
 
     private let state = Mutex(State())
     private let lock = KeyedFIFOLock<UserID>()
+    /// One process serves from this store, so its quotas live in its memory.
+    private let buckets = TokenBuckets()
 
     public init() {}
 
@@ -51,6 +53,10 @@ public final class MemoryStore: UserStore {
 
     public func setGlobalValue(_ key: String, to value: String?) async throws {
         state.withLock { $0.globals[key] = value }
+    }
+
+    public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
+        buckets.take(key, limit: limit)
     }
 
     public func checkReachable() async throws {}

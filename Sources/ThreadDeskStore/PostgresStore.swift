@@ -17,6 +17,7 @@ public final class PostgresStore: UserStore, Service {
     private let lock = KeyedFIFOLock<UserID>()
     private let logger: Logger
     private let migration = Mutex<Task<Void, any Error>?>(nil)
+    private let takes = Atomic<Int>(0)
 
     /// - Parameter url: `postgres://user:password@host:port/database`; `search_path` may be given
     ///   as a query parameter (tests use one schema each).
@@ -100,6 +101,8 @@ public final class PostgresStore: UserStore, Service {
         """,
         "CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency (created_at)",
         "CREATE TABLE IF NOT EXISTS global_values (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS quota_buckets (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, updated_at TIMESTAMPTZ NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS quota_buckets_updated_at ON quota_buckets (updated_at)",
     ]
 
     /// Migrates once, on first use, whichever request comes first; retried after a failure.
@@ -282,6 +285,49 @@ public final class PostgresStore: UserStore, Service {
             "DELETE FROM global_values WHERE key = \(key)"
         }
         try await client.withConnection { try await $0.rows(query, logger: logger) }
+    }
+
+    /// One statement: the bucket's row is locked while it is refilled and taken from, so every
+    /// replica sees one bucket. (Two replicas creating the same bucket at the same moment may
+    /// each take a token from a full one: at most one extra per replica, once.)
+    public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
+        guard limit.count > 0 else { return nil }
+        let capacity = Double(limit.count)
+        let rate = limit.rate
+        let available = try await database {
+            let rows = try await client.withConnection { connection in
+                try await connection.rows(
+                    """
+                    WITH previous AS (SELECT tokens, updated_at FROM quota_buckets WHERE key = \(key) FOR UPDATE),
+                    available AS (
+                        SELECT LEAST(\(capacity), COALESCE(
+                            (SELECT tokens + GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - updated_at)) * \(rate) FROM previous),
+                            \(capacity))) AS tokens),
+                    taken AS (
+                        INSERT INTO quota_buckets (key, tokens, updated_at)
+                        SELECT \(key), CASE WHEN tokens >= 1 THEN tokens - 1 ELSE tokens END, clock_timestamp() FROM available
+                        ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at)
+                    SELECT tokens FROM available
+                    """, logger: logger)
+            }
+            return try rows.first?.decode(Double.self) ?? capacity
+        }
+        if takes.add(1, ordering: .relaxed).newValue % 1000 == 0 { await pruneQuotas() }
+        guard available < 1 else { return nil }
+        return .milliseconds(Int64(((1 - available) / rate * 1000).rounded(.up)))
+    }
+
+    /// Buckets untouched for a day are full again: the same as none.
+    private func pruneQuotas() async {
+        do {
+            try await database {
+                try await client.withConnection {
+                    try await $0.rows("DELETE FROM quota_buckets WHERE updated_at < now() - interval '1 day'", logger: logger)
+                }
+            }
+        } catch {
+            logger.notice("Could not prune quota buckets", metadata: ["error": "\(error)"])
+        }
     }
 
     public func checkReachable() async throws {

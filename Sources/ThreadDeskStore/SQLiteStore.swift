@@ -8,6 +8,8 @@ import ThreadDeskCore
 public final class SQLiteStore: UserStore {
     private let pool: DatabasePool
     private let lock = KeyedFIFOLock<UserID>()
+    /// One process serves from this store, so its quotas live in its memory.
+    private let buckets = TokenBuckets()
 
     /// Opens (creating folders and file as needed) and migrates the database at `path`.
     public init(path: String, logger: Logger = Logger(label: "threaddesk.store")) throws {
@@ -86,6 +88,10 @@ public final class SQLiteStore: UserStore {
                 try db.execute(sql: "DELETE FROM global_values WHERE key = ?", arguments: [key])
             }
         }
+    }
+
+    public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
+        buckets.take(key, limit: limit)
     }
 
     public func checkReachable() async throws {

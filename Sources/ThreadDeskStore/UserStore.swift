@@ -20,6 +20,27 @@ public protocol UserStore: Sendable {
 
     /// Throws when the store cannot be reached (readiness).
     func checkReachable() async throws
+
+    /// Takes one token from the bucket `key` (`limit.count` tokens, refilled evenly over
+    /// `limit.period`): nil when taken, else how long until one is there. Every replica that
+    /// shares the store shares the bucket.
+    func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration?
+}
+
+/// A token bucket's size: `count` requests, refilled evenly over `period`.
+public struct QuotaLimit: Sendable, Hashable, CustomStringConvertible {
+    public var count: Int
+    public var period: Duration
+
+    public init(_ count: Int, per period: Duration) {
+        self.count = count
+        self.period = period
+    }
+
+    /// Tokens added per second.
+    public var rate: Double { Double(count) / (period / .seconds(1)) }
+
+    public var description: String { "\(count)/\(period.components.seconds)s" }
 }
 
 extension UserStore {

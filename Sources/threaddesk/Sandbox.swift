@@ -32,6 +32,8 @@ struct Sandbox: AsyncParsableCommand {
             configuration.port = port
             configuration.legacyAPIKey = "sandbox-legacy-" + Self.randomHex(8)
             configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
+            // One browser plays every user here: quotas per address would only get in the way.
+            configuration.quotas = .off
             let apns = await apnsEmulator.credentials()
             var apnsSettings = APNsSettings(keyID: apns.keyID, teamID: apns.teamID, privateKeyPEM: apns.privateKeyPEM, topic: apns.topic)
             apnsSettings.url = apns.url

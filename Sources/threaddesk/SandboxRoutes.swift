@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ThreadDeskServer
 
 /// The sandbox's own pages: the agent console (the forum as Discord shows it, replies and
 /// notes as the support agent, the pushes the APNs emulator received) and a widget that plays
@@ -51,7 +52,7 @@ struct SandboxRoutes: Sendable {
         var note: Bool?
     }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ThreadDeskRequestContext>) {
         let sandbox = router.group("sandbox")
         router.get("/") { _, _ in Response(status: .seeOther, headers: [.location: "/sandbox/console"]) }
         sandbox.get("console") { _, _ in Self.page(PackageResources.console_html, type: "text/html; charset=utf-8") }

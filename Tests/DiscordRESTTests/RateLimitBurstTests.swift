@@ -48,6 +48,7 @@ struct RateLimitBurstTests {
                 }
                 return (busyTime, quietTime)
             }
+            #expect(emulator.counters.globalRateLimited == 0)
             #expect(emulator.counters.rateLimited == 0)
             let busyPosts = emulator.messages(inThread: busy).filter { $0.content.hasPrefix("busy ") }
             #expect(busyPosts.count == 60)

@@ -42,6 +42,7 @@ struct ReplicaTests {
                     configuration.port = 0
                     configuration.storeURL = url
                     configuration.gatewaySecret = "secret"
+                    configuration.quotas = .off
                     var settings = APNsSettings(keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
                     settings.url = credentials.url
                     settings.caCertificatePEM = credentials.caCertificatePEM

@@ -119,6 +119,8 @@ func withServer(
         apnsSettings.caCertificatePEM = credentials.caCertificatePEM
         configuration.apns = apnsSettings
         configuration.gatewaySecret = "test-gateway-secret"
+        // Every user of a test comes from one address; the quota tests switch limits on.
+        configuration.quotas = .off
         configure(&configuration)
         let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
         let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)

@@ -170,6 +170,38 @@ struct StoreContractTests {
 
 @Suite("SQLite store")
 struct SQLiteStoreTests {
+    @Test(arguments: StoreKind.available)
+    func tokenBucketsRefuseOnceEmptyAndSayForHowLong(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let limit = QuotaLimit(3, per: .seconds(3600))
+            for _ in 0..<3 { #expect(try await store.takeToken("send:u:alice", limit: limit) == nil) }
+            let wait = try #require(try await store.takeToken("send:u:alice", limit: limit))
+            // One token comes back every 1,200 s.
+            #expect(wait > .seconds(1100) && wait <= .seconds(1200))
+            #expect(try await store.takeToken("send:u:bob", limit: limit) == nil)
+            #expect(try await store.takeToken("send:u:alice", limit: QuotaLimit(0, per: .seconds(1))) == nil, "0 is off")
+        }
+    }
+
+    @Test(.enabled(if: postgresIsAvailable))
+    func replicasOnOnePostgreSQLShareTheirBuckets() async throws {
+        try await withFreshPostgresSchema { url in
+            try await PostgresStore.withRunning(url: url) { first in
+                try await PostgresStore.withRunning(url: url) { second in
+                    let limit = QuotaLimit(10, per: .seconds(3600))
+                    let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                        for index in 0..<30 {
+                            let store = index.isMultiple(of: 2) ? first : second
+                            group.addTask { try await store.takeToken("thread:all", limit: limit) == nil }
+                        }
+                        return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                    }
+                    #expect(taken == 10)
+                }
+            }
+        }
+    }
+
     @Test func survivesReopeningTheFileInWALMode() async throws {
         let path = temporaryDatabasePath()
         let id = UserID("carol")!

@@ -1,0 +1,50 @@
+import ThreadDeskStore
+
+/// How much one client may ask of ThreadDesk, and so of Discord. The app key ships inside every
+/// copy of the app, so anyone can call the API: every route that costs Discord calls or storage
+/// takes a token from the buckets of the user, the client address and the app, and a new forum
+/// thread also takes one from its address's and the whole server's thread budget.
+public struct QuotaSettings: Sendable, Hashable {
+    public var sessionsPerAddress = QuotaLimit(30, per: .seconds(3600))
+    public var sessionsPerApp = QuotaLimit(1000, per: .seconds(60))
+    public var sendsPerUser = QuotaLimit(20, per: .seconds(60))
+    public var sendsPerAddress = QuotaLimit(60, per: .seconds(60))
+    public var diagnosticsPerUser = QuotaLimit(10, per: .seconds(3600))
+    public var diagnosticsPerAddress = QuotaLimit(30, per: .seconds(3600))
+    public var readsPerUser = QuotaLimit(120, per: .seconds(60))
+    public var updatesPerUser = QuotaLimit(30, per: .seconds(60))
+    /// New forum threads: Discord caps a forum's active threads, and a flood of sessions must
+    /// not fill it and lock out real users.
+    public var threadsPerAddress = QuotaLimit(5, per: .seconds(3600))
+    public var threadsTotal = QuotaLimit(200, per: .seconds(3600))
+
+    public init() {}
+
+    /// Every limit switched off: one address acting as many users (the sandbox, most tests).
+    public static var off: QuotaSettings {
+        var settings = QuotaSettings()
+        for (_, keyPath) in variables { settings[keyPath: keyPath] = QuotaLimit(0, per: .seconds(1)) }
+        return settings
+    }
+
+    /// The variable of each limit, for the environment and `.env.example`.
+    static var variables: [(name: String, keyPath: WritableKeyPath<QuotaSettings, QuotaLimit>)] {
+        [
+            ("QUOTA_SESSIONS_PER_ADDRESS", \.sessionsPerAddress), ("QUOTA_SESSIONS_PER_APP", \.sessionsPerApp),
+            ("QUOTA_SENDS_PER_USER", \.sendsPerUser), ("QUOTA_SENDS_PER_ADDRESS", \.sendsPerAddress),
+            ("QUOTA_DIAGNOSTICS_PER_USER", \.diagnosticsPerUser), ("QUOTA_DIAGNOSTICS_PER_ADDRESS", \.diagnosticsPerAddress),
+            ("QUOTA_READS_PER_USER", \.readsPerUser), ("QUOTA_UPDATES_PER_USER", \.updatesPerUser),
+            ("QUOTA_THREADS_PER_ADDRESS", \.threadsPerAddress), ("QUOTA_THREADS_TOTAL", \.threadsTotal),
+        ]
+    }
+
+    /// `count/seconds`, e.g. `20/60`; `0` switches a limit off. Periods up to a day.
+    static func parse(_ text: String) -> QuotaLimit? {
+        if text == "0" { return QuotaLimit(0, per: .seconds(1)) }
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let count = Int(parts[0]), let seconds = Int(parts[1]), count > 0, (1...86_400).contains(seconds) else {
+            return nil
+        }
+        return QuotaLimit(count, per: .seconds(seconds))
+    }
+}

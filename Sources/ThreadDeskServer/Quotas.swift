@@ -1,0 +1,70 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Charges requests to their token buckets (see `QuotaSettings`); a request over any limit is
+/// answered 429 with `Retry-After` before it reaches Discord or the store's user records.
+struct Quotas: Sendable {
+    let store: any UserStore
+    let settings: QuotaSettings
+    let trustedProxies: Set<String>
+    let metrics: ServerMetrics
+
+    enum Cost {
+        case session
+        case send(UserID)
+        case diagnostics(UserID)
+        case read(UserID)
+        case update(UserID)
+        /// A new forum thread.
+        case thread
+    }
+
+    /// Takes one token from each bucket `cost` touches, or throws 429 naming the first that is empty.
+    func charge(_ cost: Cost, address: String) async throws {
+        for (name, key, limit) in buckets(cost, address: address) {
+            guard let wait = try await store.takeToken(key, limit: limit) else { continue }
+            metrics.quotaRefused(name)
+            let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
+            throw APIError(
+                .tooManyRequests, "rate_limited", "Too many requests (\(name), \(limit)); try again in \(seconds) s.",
+                retryAfterSeconds: seconds)
+        }
+    }
+
+    private func buckets(_ cost: Cost, address: String) -> [(String, String, QuotaLimit)] {
+        switch cost {
+        case .session:
+            [("sessions per address", "session:a:\(address)", settings.sessionsPerAddress),
+             ("sessions per app", "session:app", settings.sessionsPerApp)]
+        case .send(let user):
+            [("sends per user", "send:u:\(user)", settings.sendsPerUser), ("sends per address", "send:a:\(address)", settings.sendsPerAddress)]
+        case .diagnostics(let user):
+            [("diagnostics per user", "diag:u:\(user)", settings.diagnosticsPerUser),
+             ("diagnostics per address", "diag:a:\(address)", settings.diagnosticsPerAddress)]
+        case .read(let user):
+            [("reads per user", "read:u:\(user)", settings.readsPerUser)]
+        case .update(let user):
+            [("updates per user", "update:u:\(user)", settings.updatesPerUser)]
+        case .thread:
+            [("new threads per address", "thread:a:\(address)", settings.threadsPerAddress),
+             ("new threads", "thread:all", settings.threadsTotal)]
+        }
+    }
+
+    /// The client's address: the peer's, or — when the peer is a trusted proxy — the nearest
+    /// address in `X-Forwarded-For` that is not one of ours.
+    func clientAddress(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
+        let peer = context.remoteAddress?.ipAddress ?? "unknown"
+        guard trustedProxies.contains(peer), let forwarded = request.headers[.xForwardedFor] else { return peer }
+        let hops = forwarded.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return hops.reversed().first { !trustedProxies.contains($0) } ?? peer
+    }
+}
+
+extension HTTPField.Name {
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+}
