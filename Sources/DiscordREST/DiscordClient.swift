@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import Synchronization
 
 /// Discord REST v10 over AsyncHTTPClient, inside Discord's rate limits, retrying what is safe
 /// to retry until the call's time budget runs out.
@@ -20,6 +21,9 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         public var backoffBase: Duration = .milliseconds(250)
         public var backoffCap: Duration = .seconds(4)
         public var rateLimits = DiscordRateLimiter<C>.Configuration()
+        /// After Discord refuses the token (401), how often one call is let through to see whether
+        /// it is accepted again; every other call fails at once without being sent.
+        public var unauthorizedProbeInterval: Duration = .seconds(60)
         /// Told of every HTTP attempt: its route template and status (nil when no answer came), for metrics.
         public var observer: (@Sendable (_ route: String, _ status: Int?) -> Void)?
 
@@ -34,6 +38,11 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     let httpClient: HTTPClient
     let clock: C
     let logger: Logger
+    /// Open (with when it last let a probe through) while Discord refuses the token.
+    private let unauthorized = Mutex<(opened: Bool, lastProbe: C.Instant?)>((false, nil))
+
+    /// Whether Discord refused the bot token on the latest answer: nothing is being sent.
+    public var isUnauthorized: Bool { unauthorized.withLock { $0.opened } }
 
     public init(configuration: Configuration, clock: C, httpClient: HTTPClient = .shared, logger: Logger) {
         self.configuration = configuration
@@ -86,6 +95,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     /// Attempts `request` until it succeeds, fails for good, or the budget — cut to the caller's
     /// `Deadline` — runs out. Every wait inside, the answer's body included, ends by then.
     private func attempts(_ request: Request) async throws(DiscordError) -> Data {
+        try passUnauthorizedCircuit(request)
         let deadline = clock.now + Deadline.capping(configuration.budget)
         var attempt = 0
         var lastProblem = "no attempt"
@@ -122,6 +132,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             let headers = Self.rateLimitHeaders(response.headers)
             let status = Int(response.status.code)
             configuration.observer?(request.route, status)
+            recordAuthorization(status: status)
             switch status {
             case 200..<300:
                 await rateLimiter.complete(ticket, headers: headers)
@@ -150,6 +161,46 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 await rateLimiter.complete(ticket, headers: headers)
                 throw .api(Self.apiError(status: status, body: Data(buffer: body)))
             }
+        }
+    }
+
+    /// A refused token refuses every request, and each refusal counts toward Discord's ban on
+    /// invalid requests: while the token is refused, only one probe per interval is sent.
+    private func passUnauthorizedCircuit(_ request: Request) throws(DiscordError) {
+        let now = clock.now
+        let blocked = unauthorized.withLock { state -> Bool in
+            guard state.opened else { return false }
+            if let last = state.lastProbe, now < last + configuration.unauthorizedProbeInterval { return true }
+            state.lastProbe = now
+            return false
+        }
+        if blocked {
+            throw .api(DiscordAPIError(
+                status: 401, code: .general, message: "401: Unauthorized (not sent: Discord refuses the bot token)", errors: nil))
+        }
+    }
+
+    private func recordAuthorization(status: Int) {
+        let now = clock.now
+        let change = unauthorized.withLock { state -> Bool? in
+            if status == 401, !state.opened {
+                state = (true, now)
+                return true
+            }
+            if (200..<300).contains(status), state.opened {
+                state = (false, nil)
+                return false
+            }
+            return nil
+        }
+        switch change {
+        case true?:
+            logger.critical(
+                "Discord refuses the bot token (401): all Discord calls stop, one probe every \(configuration.unauthorizedProbeInterval). Check DISCORD_TOKEN.")
+        case false?:
+            logger.notice("Discord accepts the bot token again; calls resume")
+        case nil:
+            break
         }
     }
 

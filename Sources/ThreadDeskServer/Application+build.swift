@@ -68,12 +68,12 @@ struct ServerParts {
             store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, waits: waits, logger: logger)
 
         let router = Router(context: ThreadDeskRequestContext.self)
-        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: AccessLogMiddleware())
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         // In-flight requests get most of the shutdown grace; the last second is for their answers.
         let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
         router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits))
-        HealthRoutes(store: store, metrics: metrics).register(on: router)
+        HealthRoutes(store: store, metrics: metrics, discord: discord).register(on: router)
         V1Routes(service: service).register(on: router)
         if let key = configuration.legacyAPIKey {
             LegacyRoutes(service: service, apiKey: key).register(on: router)

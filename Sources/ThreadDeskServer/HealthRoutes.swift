@@ -1,3 +1,4 @@
+import DiscordREST
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -10,10 +11,15 @@ import ThreadDeskStore
 struct HealthRoutes: Sendable {
     let store: any UserStore
     let metrics: ServerMetrics
+    let discord: DiscordClient<ContinuousClock>
 
     func register(on router: Router<ThreadDeskRequestContext>) {
         router.get("health") { _, _ in try jsonResponse(["status": "ok"]) }
         router.get("ready") { _, context in
+            guard !discord.isUnauthorized else {
+                throw APIError(
+                    .serviceUnavailable, "discord_unauthorized", "Discord refuses the bot token; check DISCORD_TOKEN.", retryAfterSeconds: 60)
+            }
             do {
                 try await store.checkReachable()
                 return try jsonResponse(["status": "ready"])

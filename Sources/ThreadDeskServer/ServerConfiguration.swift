@@ -69,6 +69,10 @@ public struct ServerConfiguration: Sendable {
         }
     }
 
+    /// The shortest `GATEWAY_SECRET` accepted: it is all that stands between the internet and
+    /// the route that feeds the server gateway events.
+    public static let minimumSecretLength = 32
+
     /// Reads every variable at once, so one message names everything that is missing or wrong.
     public init(environment: [String: String]) throws(Problem) {
         func value(_ name: String) -> String? {
@@ -97,6 +101,9 @@ public struct ServerConfiguration: Sendable {
         identitySecret = value("IDENTITY_SECRET")
         legacyAPIKey = value("LEGACY_API_KEY")
         gatewaySecret = value("GATEWAY_SECRET")
+        if let secret = gatewaySecret, secret.utf8.count < Self.minimumSecretLength {
+            problem.invalid.append("GATEWAY_SECRET (at least \(Self.minimumSecretLength) characters: it guards the internal route)")
+        }
         if let store = value("STORE_URL") { storeURL = store }
         if let host = value("HOST") { self.host = host }
         if let port = value("PORT") {

@@ -18,6 +18,11 @@ struct Gateway: AsyncParsableCommand {
         let environment = DotEnv.environment(path: envFile)
         let required = ["DISCORD_TOKEN", "DISCORD_FORUM_CHANNEL_ID", "SERVER_URL", "GATEWAY_SECRET"]
         let missing = required.filter { (environment[$0] ?? "").isEmpty }
+        if let secret = environment["GATEWAY_SECRET"], !secret.isEmpty, secret.utf8.count < ServerConfiguration.minimumSecretLength {
+            FileHandle.standardError.write(Data(
+                "threaddesk gateway cannot start; GATEWAY_SECRET must be at least \(ServerConfiguration.minimumSecretLength) characters.\n".utf8))
+            throw ExitCode(78)
+        }
         guard missing.isEmpty else {
             FileHandle.standardError.write(Data("threaddesk gateway cannot start; configuration missing: \(missing.joined(separator: ", ")).\n".utf8))
             throw ExitCode(78)

@@ -78,4 +78,12 @@ struct ConfigurationTests {
             #expect(error.invalid.count == 2)
         }
     }
+
+    @Test func aShortGatewaySecretIsRefused() throws {
+        var environment = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k"]
+        environment["GATEWAY_SECRET"] = "short"
+        #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration(environment: environment) }
+        environment["GATEWAY_SECRET"] = String(repeating: "s", count: 32)
+        #expect(try ServerConfiguration(environment: environment).gatewaySecret?.count == 32)
+    }
 }

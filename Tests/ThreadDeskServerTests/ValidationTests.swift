@@ -115,6 +115,10 @@ struct ValidationTests {
             _ = try await server.request(.put, "/v1/push-token", token: user.token, json: #"{"token":"\#(String(repeating: "cd", count: 32))","environment":"production"}"#)
             _ = try await server.request(.get, "/v1/messages", token: "wrong-token-value")
             _ = try await server.request(.get, "/messages/abc-def-ghi", headers: [.init("x-api-key")!: "legacy-secret-key"])
+            let legacy = #"{"content":"from the old app","userId":"k7q-2mz-9xa"}"#
+            _ = try await server.request(.post, "/new-message", headers: [.init("x-api-key")!: "legacy-secret-key"], json: legacy)
+            _ = try await server.request(.get, "/messages/k7q-2mz-9xa", headers: [.init("x-api-key")!: "legacy-secret-key"])
+            #expect(lines.text.contains("\"route\": /messages/{userId}"), "the access log names the route, not the path")
             // A reply that is pushed: the provider JWT and the device token travel, but not into the logs.
             let thread = try #require(try await server.thread(of: user.userId))
             try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
@@ -125,6 +129,8 @@ struct ValidationTests {
             for secret in [
                 server.discord.botToken, user.token, "test-app-key", "legacy-secret-key", String(repeating: "cd", count: 32),
                 "wrong-token-value", "test-gateway-secret", "PRIVATE KEY", "eyJhbGciOiJFUzI1NiIs",
+                // A legacy user id is that user's only credential on the legacy routes.
+                "k7q-2mz-9xa",
             ] {
                 #expect(!everything.contains(secret))
             }
