@@ -32,6 +32,8 @@ extension DiscordEmulator {
         /// Events kept per gateway session for RESUME.
         public var resumeBufferSize = 20_000
         public var identifyBudget = 1000
+        /// Active (unarchived) threads a guild may hold; one more is refused with 160006.
+        public var maxActiveThreads = 1000
         /// A connection that sends nothing is closed after this long, and at once on shutdown.
         public var silentConnectionTimeout: Duration = .seconds(10)
         public var guildName = "ThreadDesk Support"

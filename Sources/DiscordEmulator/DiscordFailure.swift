@@ -34,6 +34,7 @@ public struct DiscordFailure: Error, Sendable, CustomStringConvertible {
     static let archivedThread = DiscordFailure(
         status: 400, code: 50083, message: "Thread is archived")
     static let lockedThread = DiscordFailure(status: 403, code: 160005, message: "Thread is locked")
+    static let tooManyActiveThreads = DiscordFailure(status: 400, code: 160006, message: "Maximum number of active threads reached")
     static let invalidJSON = DiscordFailure(
         status: 400, code: 50109, message: "The request body contains invalid JSON.")
 

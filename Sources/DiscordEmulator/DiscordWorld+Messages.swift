@@ -26,6 +26,8 @@ extension DiscordWorld {
                     message: "Value \"\(appliedTags[unknown])\" is not a valid tag for this forum.")
             }
             if forum.requiresTag && appliedTags.isEmpty { throw .tagRequired }
+            let active = state.channels.values.count { $0.isThread && $0.thread?.archived == false }
+            if active >= configuration.maxActiveThreads { throw .tooManyActiveThreads }
             let id = ids.next()
             let now = id.date
             var thread = EmulatedChannel(

@@ -18,6 +18,7 @@ public enum DiscordErrorCode: Sendable, Hashable {
     case threadArchived
     case invalidJSON
     case threadLocked
+    case maximumActiveThreads
     case unknown(Int)
 
     private static let known: [(DiscordErrorCode, Int)] = [
@@ -25,7 +26,7 @@ public enum DiscordErrorCode: Sendable, Hashable {
         (.unknownEmoji, 10014), (.requestTooLarge, 40005), (.tagRequired, 40067), (.missingAccess, 50001),
         (.cannotEditOthers, 50005), (.emptyMessage, 50006), (.nonTextChannel, 50008), (.missingPermissions, 50013),
         (.wrongChannelType, 50024), (.invalidFormBody, 50035), (.fileTooLarge, 50045), (.threadArchived, 50083),
-        (.invalidJSON, 50109), (.threadLocked, 160005),
+        (.invalidJSON, 50109), (.threadLocked, 160005), (.maximumActiveThreads, 160006),
     ]
 
     public init(rawValue: Int) {

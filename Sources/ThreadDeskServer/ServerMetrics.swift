@@ -10,6 +10,7 @@ public struct ServerMetrics: Sendable {
     let diagnosticsUploaded: Counter
     let catchUps: Counter
     let catchUpFailures: Counter
+    let threadsArchived: Counter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -21,6 +22,8 @@ public struct ServerMetrics: Sendable {
         diagnosticsUploaded = registry.makeCounter(name: "threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
         catchUps = registry.makeCounter(name: "threaddesk_catch_ups_total", help: "REST catch-ups run, failed ones included")
         catchUpFailures = registry.makeCounter(name: "threaddesk_catch_up_failures_total", help: "REST catch-ups that failed part-way")
+        threadsArchived = registry.makeCounter(
+            name: "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }
 
     func request(route: String, method: String, status: Int) {

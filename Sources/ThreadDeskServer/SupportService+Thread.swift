@@ -2,6 +2,7 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import Logging
+import Prometheus
 import ThreadDeskCore
 import ThreadDeskStore
 
@@ -41,16 +42,44 @@ extension SupportService {
         var thread = DiscordForumThreadCreate(name: Self.threadName(for: record.id, installation: installation), message: message)
         do {
             return try await discord.startForumThread(in: configuration.forumChannelID, thread)
+        } catch .api(let error) where error.code == .maximumActiveThreads {
+            // The forum is full: never leave a user unable to write. Make room, then try once more.
+            try await archiveIdleThreads()
+            return try await retryStart(thread)
         } catch .api(let error) where error.code == .tagRequired {
             thread.appliedTags = [try await defaultTag()]
-            do {
-                return try await discord.startForumThread(in: configuration.forumChannelID, thread)
-            } catch {
-                throw APIError.from(error)
-            }
+            return try await retryStart(thread)
         } catch {
             throw APIError.from(error)
         }
+    }
+
+    /// The second and last try at starting a thread, after making it possible.
+    private func retryStart(_ thread: DiscordForumThreadCreate) async throws -> DiscordForumThread {
+        do {
+            return try await discord.startForumThread(in: configuration.forumChannelID, thread)
+        } catch {
+            throw APIError.from(error)
+        }
+    }
+
+    /// How many of the least recently active ThreadDesk threads a full forum archives at once.
+    static let archivedWhenFull = 5
+
+    /// Archives the ThreadDesk threads idle the longest (by their last message), so new ones fit.
+    /// An archived thread comes back when its user writes again.
+    func archiveIdleThreads() async throws {
+        let active = try await discordCall { try await discord.activeThreads(guildID: configuration.guildID).threads }
+        var ours: [DiscordChannel] = []
+        for thread in active where thread.parentId == configuration.forumChannelID {
+            if try await store.userID(forThread: thread.id) != nil { ours.append(thread) }
+        }
+        let idlest = ours.sorted { ($0.lastMessageId ?? $0.id).snowflakeLess($1.lastMessageId ?? $1.id) }.prefix(Self.archivedWhenFull)
+        for thread in idlest {
+            _ = try await discordCall { try await discord.modifyThread(thread.id, archived: true) }
+        }
+        metrics.threadsArchived.increment(by: Int64(idlest.count))
+        logger.notice("The support forum is full (160006): archived its idlest ThreadDesk threads", metadata: ["archived": "\(idlest.count)"])
     }
 
     /// The configured default tag, or the forum's first.

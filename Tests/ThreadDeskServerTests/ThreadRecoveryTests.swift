@@ -81,3 +81,30 @@ struct ThreadRecoveryTests {
         }
     }
 }
+
+@Suite("A full forum")
+struct FullForumTests {
+    @Test func aFullForumArchivesTheIdlestThreadAndTheNewUserGetsIn() async throws {
+        var discord = DiscordEmulator.Configuration.fastWindows(scale: 0.02)
+        discord.maxActiveThreads = 3
+        try await withServer(emulator: discord) { server in
+            var users: [Harness.Session] = []
+            for index in 0..<3 {
+                let user = try await server.session()
+                #expect(try await server.send("user \(index)", token: user.token).status == .created)
+                users.append(user)
+            }
+            let oldest = try #require(try await server.thread(of: users[0].userId))
+            // The fourth thread does not fit: the idlest of ours are archived and it goes in.
+            let newcomer = try await server.session()
+            #expect(try await server.send("let me in", token: newcomer.token).status == .created)
+            #expect(try await server.thread(of: newcomer.userId) != nil)
+            #expect(server.emulator.threads().first { $0.id == oldest }?.archived == true)
+            #expect(try await server.metric("threaddesk_threads_archived_total") >= 1)
+            // An archived user writes again in the same thread, which comes back.
+            #expect(try await server.send("still there?", token: users[0].token).status == .created)
+            #expect(try await server.thread(of: users[0].userId) == oldest)
+            #expect(server.emulator.threads().first { $0.id == oldest }?.archived == false)
+        }
+    }
+}
