@@ -24,6 +24,9 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         /// After Discord refuses the token (401), how often one call is let through to see whether
         /// it is accepted again; every other call fails at once without being sent.
         public var unauthorizedProbeInterval: Duration = .seconds(60)
+        /// Discord bans an IP after 10,000 invalid requests (401, 403, 429) in 10 minutes; past
+        /// this many in the last 10 minutes, calls stop until the count falls again.
+        public var invalidRequestCeiling = 2_500
         /// Told of every HTTP attempt: its route template and status (nil when no answer came), for metrics.
         public var observer: (@Sendable (_ route: String, _ status: Int?) -> Void)?
 
@@ -40,6 +43,18 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     let logger: Logger
     /// Open (with when it last let a probe through) while Discord refuses the token.
     private let unauthorized = Mutex<(opened: Bool, lastProbe: C.Instant?)>((false, nil))
+    /// When the invalid answers of the last 10 minutes came, oldest first.
+    private let invalidAnswers = Mutex<[C.Instant]>([])
+    static var invalidRequestWindow: Duration { .seconds(600) }
+
+    /// Invalid requests (401, 403, 429) in the last 10 minutes, as Discord counts toward its ban.
+    public var invalidRequestsLastTenMinutes: Int {
+        let now = clock.now
+        return invalidAnswers.withLock { answers in
+            answers.removeAll { $0 + Self.invalidRequestWindow <= now }
+            return answers.count
+        }
+    }
 
     /// Whether Discord refused the bot token on the latest answer: nothing is being sent.
     public var isUnauthorized: Bool { unauthorized.withLock { $0.opened } }
@@ -96,6 +111,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     /// `Deadline` — runs out. Every wait inside, the answer's body included, ends by then.
     private func attempts(_ request: Request) async throws(DiscordError) -> Data {
         try passUnauthorizedCircuit(request)
+        try stayUnderTheBanThreshold()
         let deadline = clock.now + Deadline.capping(configuration.budget)
         var attempt = 0
         var lastProblem = "no attempt"
@@ -180,8 +196,20 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         }
     }
 
+    private func stayUnderTheBanThreshold() throws(DiscordError) {
+        guard invalidRequestsLastTenMinutes >= configuration.invalidRequestCeiling else { return }
+        let oldest = invalidAnswers.withLock { $0.first } ?? clock.now
+        throw .rateLimited(retryAfter: clock.now.duration(to: oldest + Self.invalidRequestWindow))
+    }
+
     private func recordAuthorization(status: Int) {
         let now = clock.now
+        if [401, 403, 429].contains(status) {
+            invalidAnswers.withLock { answers in
+                answers.append(now)
+                if answers.count > configuration.invalidRequestCeiling { answers.removeFirst(answers.count - configuration.invalidRequestCeiling) }
+            }
+        }
         let change = unauthorized.withLock { state -> Bool? in
             if status == 401, !state.opened {
                 state = (true, now)

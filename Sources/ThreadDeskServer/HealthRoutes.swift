@@ -34,6 +34,7 @@ struct HealthRoutes: Sendable {
                 body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
         }
         router.get("metrics") { _, _ in
+            metrics.discordInvalidRequests.set(to: Double(discord.invalidRequestsLastTenMinutes))
             var buffer: [UInt8] = []
             metrics.registry.emit(into: &buffer)
             return Response(

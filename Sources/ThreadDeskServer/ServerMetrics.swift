@@ -11,6 +11,7 @@ public struct ServerMetrics: Sendable {
     let catchUps: Counter
     let catchUpFailures: Counter
     let threadsArchived: Counter
+    let discordInvalidRequests: Gauge
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -22,6 +23,9 @@ public struct ServerMetrics: Sendable {
         diagnosticsUploaded = registry.makeCounter(name: "threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
         catchUps = registry.makeCounter(name: "threaddesk_catch_ups_total", help: "REST catch-ups run, failed ones included")
         catchUpFailures = registry.makeCounter(name: "threaddesk_catch_up_failures_total", help: "REST catch-ups that failed part-way")
+        discordInvalidRequests = registry.makeGauge(
+            name: "threaddesk_discord_invalid_requests_10m",
+            help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
         threadsArchived = registry.makeCounter(
             name: "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }

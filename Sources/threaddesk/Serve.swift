@@ -23,6 +23,10 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "threaddesk")
         logger.logLevel = configuration.logLevel
+        if configuration.identitySecret == nil {
+            logger.warning(
+                "IDENTITY_SECRET is not set: a client may choose its own userId, and the first to claim an id owns it. Set it if your app has a backend that can sign user ids.")
+        }
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
         let group = buildServiceGroup(

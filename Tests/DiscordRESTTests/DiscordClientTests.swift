@@ -43,6 +43,23 @@ struct DiscordClientTests {
         }
     }
 
+    @Test func trafficStopsWellBeforeDiscordsInvalidRequestBan() async throws {
+        try await withDiscord(client: { $0.invalidRequestCeiling = 3 }) { emulator, client, _ in
+            emulator.injectServerErrors(count: 3, status: 403)
+            for _ in 0..<3 { await #expect(throws: DiscordError.self) { _ = try await client.currentUser() } }
+            #expect(client.invalidRequestsLastTenMinutes == 3)
+            do throws(DiscordError) {
+                _ = try await client.currentUser()
+                Issue.record("expected to be held back")
+            } catch .rateLimited(let retryAfter) {
+                #expect(retryAfter > .seconds(590))
+            } catch {
+                Issue.record("unexpected \(error)")
+            }
+            #expect(emulator.counters.requests("GET", "/users/@me") == 3)
+        }
+    }
+
     @Test func startsAForumThreadWithTheStarterPostInOneCall() async throws {
         try await withDiscord { emulator, client, endpoints in
             let thread = try await client.startForumThread(
