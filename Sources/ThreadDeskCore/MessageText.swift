@@ -36,8 +36,9 @@ public enum MessageText {
         return .success(text)
     }
 
-    /// Splits `text` into posts of at most `limit` UTF-16 units, preferring a paragraph break,
-    /// then a line break, then a space, and never cutting a character (emoji, flags) in two.
+    /// Splits `text` into posts of at most `limit` UTF-16 units (2 or more: any scalar fits),
+    /// preferring a paragraph break, then a line break, then a space, and never cutting a
+    /// character (emoji, flags) in two unless it alone is wider than a post.
     public static func split(_ text: String, limit: Int = discordLimit) -> [String] {
         var chunks: [String] = []
         var rest = Substring(text)
@@ -66,7 +67,7 @@ public enum MessageText {
             let chunkEnd = cut?.lowerBound ?? end
             chunks.append(String(rest[..<chunkEnd]).trimmingWhitespace())
             rest = rest[(cut?.upperBound ?? end)...]
-            rest = rest.drop { $0.isNewline }
+            rest = rest.drop { $0.isNewline && $0.isOnlyWhitespace }
         }
         let last = String(rest).trimmingWhitespace()
         if !last.isEmpty || chunks.isEmpty { chunks.append(last) }
@@ -105,8 +106,14 @@ extension MessageText {
 extension StringProtocol {
     func trimmingWhitespace() -> String {
         var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        while let first = slice.first, first.isOnlyWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isOnlyWhitespace { slice.removeLast() }
         return String(slice)
     }
+}
+
+extension Character {
+    /// Whitespace and nothing else: a space carrying a combining mark is text to keep (found by
+    /// the fuzzer: trimming at a cut dropped the mark).
+    var isOnlyWhitespace: Bool { unicodeScalars.allSatisfy(\.properties.isWhitespace) }
 }

@@ -26,7 +26,7 @@ public struct APIMessage: Sendable, Codable, Hashable {
         id = message.id
         self.author = author
         authorName = author == .support ? (message.author.globalName ?? message.author.username) : nil
-        content = author == .user ? MessageVisibility.userText(posted: message.content) : message.content
+        content = author == .user ? NoteMarkers.userText(posted: message.content) : message.content
         attachments = message.attachments.map {
             Attachment(id: $0.id, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: $0.url)
         }

@@ -150,7 +150,7 @@ extension SupportService {
         return page.filter { MessageVisibility(of: $0, botUserID: bot).isVisible }.map { message in
             LegacyMessage(
                 id: message.id,
-                content: message.author.id == bot ? MessageVisibility.userText(posted: message.content) : message.content,
+                content: message.author.id == bot ? NoteMarkers.userText(posted: message.content) : message.content,
                 author: .init(id: message.author.id, username: message.author.username), type: message.type,
                 timestamp: message.timestamp, edited_timestamp: message.editedTimestamp,
                 attachments: message.attachments.map {

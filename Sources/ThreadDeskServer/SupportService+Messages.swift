@@ -30,7 +30,7 @@ extension SupportService {
                 let nonce = Self.nonce("message", id: id, idempotencyKey, String(index))
                 // Each part on its own: a part may begin with a note marker where the text was cut.
                 posted.append(
-                    try await post(.init(content: MessageVisibility.postable(userText: part), nonce: nonce), in: &context, from: address))
+                    try await post(.init(content: NoteMarkers.postable(userText: part), nonce: nonce), in: &context, from: address))
                 if parts.count > 1 {
                     let done = (context.record?.pendingPost?.postedMessageIDs ?? []) + [posted.last!.id]
                     context.record?.pendingPost = PendingPost(idempotencyKey: idempotencyKey, postedMessageIDs: done)

@@ -61,15 +61,15 @@ struct MessageVisibilityTests {
 
     @Test(arguments: [":ninja: I am a ninja", "🥷", "  !HiddenMessage please", "\\:ninja: already escaped", "\\\\🥷 twice"])
     func theUsersOwnTextThatStartsWithAMarkerIsNeitherHiddenNorANote(text: String) throws {
-        let posted = MessageVisibility.postable(userText: text)
+        let posted = NoteMarkers.postable(userText: text)
         #expect(posted != text)
         #expect(MessageVisibility(of: try Self.message(posted, author: Self.bot), botUserID: Self.bot) == .visible(.user))
-        #expect(MessageVisibility.userText(posted: posted) == text)
+        #expect(NoteMarkers.userText(posted: posted) == text)
     }
 
     @Test(arguments: ["hello", "a :ninja: later", "\\ just a backslash", ""])
     func otherTextIsPostedAsItIs(text: String) {
-        #expect(MessageVisibility.postable(userText: text) == text)
-        #expect(MessageVisibility.userText(posted: text) == text)
+        #expect(NoteMarkers.postable(userText: text) == text)
+        #expect(NoteMarkers.userText(posted: text) == text)
     }
 }

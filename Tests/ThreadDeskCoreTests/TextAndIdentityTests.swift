@@ -46,6 +46,14 @@ struct MessageTextTests {
             == Array(mixed.unicodeScalars).filter { $0 != " " })
     }
 
+    @Test func aSpaceCarryingACombiningMarkIsTextNotWhitespace() {
+        // Found by the fuzzer (scripts/fuzz text): trimming at a cut dropped the mark.
+        let text = "\n\u{0} \u{73F}"
+        let parts = MessageText.split(text, limit: 2)
+        #expect(parts.joined().unicodeScalars.contains("\u{73F}"))
+        #expect(parts.allSatisfy { $0.utf16.count <= 2 })
+    }
+
     @Test func refusesTextTooLongForFourPostsOrWithAbsurdCharacters() {
         #expect(MessageText.validate("e" + String(repeating: "\u{301}", count: 2500)) == .failure(.characterTooComplex))
         // 4,000 characters but 16,000 UTF-16 units: more than four posts.
