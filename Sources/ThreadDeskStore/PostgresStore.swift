@@ -287,9 +287,8 @@ public final class PostgresStore: UserStore, Service {
         try await client.withConnection { try await $0.rows(query, logger: logger) }
     }
 
-    /// One statement: the bucket's row is locked while it is refilled and taken from, so every
-    /// replica sees one bucket. (Two replicas creating the same bucket at the same moment may
-    /// each take a token from a full one: at most one extra per replica, once.)
+    /// The bucket's row is made first if missing (full), then locked while it is refilled and
+    /// taken from, so every replica sees one bucket, even at its first use.
     public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
         guard limit.count > 0 else { return nil }
         let capacity = Double(limit.count)
@@ -297,6 +296,9 @@ public final class PostgresStore: UserStore, Service {
         let available = try await database {
             let rows = try await client.withConnection { connection in
                 try await connection.rows(
+                    "INSERT INTO quota_buckets (key, tokens, updated_at) VALUES (\(key), \(capacity), clock_timestamp()) ON CONFLICT (key) DO NOTHING",
+                    logger: logger)
+                return try await connection.rows(
                     """
                     WITH previous AS (SELECT tokens, updated_at FROM quota_buckets WHERE key = \(key) FOR UPDATE),
                     available AS (
