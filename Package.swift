@@ -126,6 +126,7 @@ let package = Package(
             name: "ThreadDeskStore",
             dependencies: [
                 "Deadlines",
+                "DiscordREST",
                 "ThreadDeskCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -266,7 +267,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ThreadDeskStoreTests",
-            dependencies: ["ThreadDeskStore", "ThreadDeskCore", "TestSupport", "Deadlines"],
+            dependencies: ["ThreadDeskStore", "ThreadDeskCore", "TestSupport", "Deadlines", "DiscordREST"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

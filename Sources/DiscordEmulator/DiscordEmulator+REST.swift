@@ -1,3 +1,4 @@
+import DiscordREST
 import NIOFoundationCompat
 import Synchronization
 import Foundation

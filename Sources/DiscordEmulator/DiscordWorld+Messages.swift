@@ -1,3 +1,4 @@
+import DiscordREST
 import Synchronization
 import Foundation
 

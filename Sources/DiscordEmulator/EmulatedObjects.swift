@@ -1,3 +1,4 @@
+import DiscordREST
 import Foundation
 
 /// A Discord user as the emulator stores it: the bot, support agents, anyone else in the guild.

@@ -1,3 +1,4 @@
+import DiscordREST
 import Foundation
 
 /// What a message's content would ping, after `allowed_mentions` has had its say.

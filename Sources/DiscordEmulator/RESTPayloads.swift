@@ -1,3 +1,4 @@
+import DiscordREST
 import Foundation
 
 /// A REST request's body as Discord reads it: JSON, or multipart with `payload_json` and files.

@@ -1,29 +1,6 @@
+import DiscordREST
 import Foundation
 import Synchronization
-
-/// Discord's 64-bit ids: milliseconds since the Discord epoch in the top 42 bits, then worker,
-/// process and a per-millisecond increment, so ids sort by creation time as Discord's do.
-public struct Snowflake: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public static let discordEpochMilliseconds: UInt64 = 1_420_070_400_000
-
-    public let rawValue: UInt64
-
-    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
-
-    public init?(_ string: String) {
-        guard let value = UInt64(string) else { return nil }
-        self.rawValue = value
-    }
-
-    public var description: String { String(rawValue) }
-
-    public var date: Date {
-        let milliseconds = (rawValue >> 22) + Self.discordEpochMilliseconds
-        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
-
-    public static func < (lhs: Snowflake, rhs: Snowflake) -> Bool { lhs.rawValue < rhs.rawValue }
-}
 
 /// Hands out strictly increasing snowflakes, even when the wall clock stalls or steps back.
 final class SnowflakeGenerator: Sendable {

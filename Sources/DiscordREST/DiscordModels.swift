@@ -16,6 +16,9 @@ public struct DiscordAttachment: Sendable, Codable, Hashable {
     public var url: String
     public var proxyUrl: String
     public var contentType: String?
+    /// Images and videos only.
+    public var width: Int?
+    public var height: Int?
 }
 
 public struct DiscordMessageReference: Sendable, Codable, Hashable {

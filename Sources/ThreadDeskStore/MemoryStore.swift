@@ -1,3 +1,4 @@
+import DiscordREST
 import Foundation
 import Synchronization
 import ThreadDeskCore
@@ -14,6 +15,12 @@ public final class MemoryStore: UserStore {
     private let lock = KeyedFIFOLock<UserID>()
     /// One process serves from this store, so its quotas live in its memory.
     private let buckets = TokenBuckets()
+    struct Mirror {
+        var threads: [Snowflake: MirrorThread] = [:]
+        var messages: [Snowflake: MirroredMessage] = [:]
+    }
+    let mirror = Mutex(Mirror())
+    let jobs = ExclusiveJobs()
 
     public init() {}
 

@@ -13,9 +13,9 @@ import ThreadDeskCore
 /// Discord calls included, so serialization holds across processes; the in-process FIFO lock in
 /// front keeps one replica from queueing its own requests on the database.
 public final class PostgresStore: UserStore, Service {
-    private let client: PostgresClient
+    let client: PostgresClient
     private let lock = KeyedFIFOLock<UserID>()
-    private let logger: Logger
+    let logger: Logger
     private let migration = Mutex<Task<Void, any Error>?>(nil)
     private let takes = Atomic<Int>(0)
 
@@ -103,7 +103,7 @@ public final class PostgresStore: UserStore, Service {
         "CREATE TABLE IF NOT EXISTS global_values (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS quota_buckets (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, updated_at TIMESTAMPTZ NOT NULL)",
         "CREATE INDEX IF NOT EXISTS quota_buckets_updated_at ON quota_buckets (updated_at)",
-    ]
+    ] + mirrorSchema
 
     /// Migrates once, on first use, whichever request comes first; retried after a failure.
     private func ensureMigrated() async throws {
@@ -124,7 +124,7 @@ public final class PostgresStore: UserStore, Service {
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     /// The lease probe comes first: with the database away, the migration would otherwise wait
     /// for a connection as long as it stays away.
-    private func database<T>(_ operation: () async throws -> T) async throws -> T {
+    func database<T>(_ operation: () async throws -> T) async throws -> T {
         try await ensureConnectionAvailable()
         try await ensureMigrated()
         do {

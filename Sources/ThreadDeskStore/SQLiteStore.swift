@@ -6,7 +6,8 @@ import ThreadDeskCore
 /// The embedded default: one SQLite file in WAL mode, with the per-user FIFO lock in process.
 /// Only one process may serve from a file; several replicas need PostgreSQL.
 public final class SQLiteStore: UserStore {
-    private let pool: DatabasePool
+    let pool: DatabasePool
+    let jobs = ExclusiveJobs()
     private let lock = KeyedFIFOLock<UserID>()
     /// One process serves from this store, so its quotas live in its memory.
     private let buckets = TokenBuckets()
@@ -138,7 +139,15 @@ public final class SQLiteStore: UserStore {
                 t.column("value", .text).notNull()
             }
         }
+        migrateMirror(&migrator)
         return migrator
+    }
+
+    /// A write that finishes even if the caller is cancelled: what the body did in Discord must
+    /// be remembered even if the request that caused it went away.
+    func write(_ updates: @escaping @Sendable (Database) throws -> Void) async throws {
+        let pool = self.pool
+        try await Task { try await pool.write(updates) }.value
     }
 }
 

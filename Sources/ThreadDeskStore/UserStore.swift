@@ -4,7 +4,7 @@ import ThreadDeskCore
 ///
 /// `withUser` runs its body one at a time per user, in arrival order; different users run in
 /// parallel. Every implementation passes the same contract tests.
-public protocol UserStore: Sendable {
+public protocol UserStore: ConversationStore {
     func withUser<T: Sendable>(
         _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
     ) async throws -> T

@@ -1,0 +1,85 @@
+import DiscordREST
+import Foundation
+import Synchronization
+import ThreadDeskCore
+
+extension MemoryStore {
+    public func mirrorThread(_ id: Snowflake) async throws -> MirrorThread? {
+        mirror.withLock { $0.threads[id] }
+    }
+
+    public func saveMirrorThread(_ thread: MirrorThread) async throws {
+        mirror.withLock { $0.threads[thread.id] = thread }
+    }
+
+    public func mirroredMessages(_ ids: [Snowflake]) async throws -> [MirroredMessage] {
+        mirror.withLock { state in ids.compactMap { state.messages[$0] } }
+    }
+
+    public func saveMirroredMessages(_ messages: [MirroredMessage]) async throws {
+        mirror.withLock { state in
+            for message in messages { state.messages[message.id] = message }
+        }
+    }
+
+    public func mirrorPage(thread: Snowflake, _ cursor: MirrorCursor, limit: Int) async throws -> MirrorPage {
+        let shown = mirror.withLock { state in
+            state.messages.values.filter { $0.threadID == thread && $0.visible && !$0.deleted }.sorted { $0.id < $1.id }
+        }
+        switch cursor {
+        case .after(let after, let before):
+            let range = shown.filter { message in message.id > after && before.map { message.id < $0 } ?? true }
+            return MirrorPage(messages: Array(range.prefix(limit)), hasMore: range.count > limit)
+        case .before(let before):
+            let range = shown.filter { message in before.map { message.id < $0 } ?? true }
+            return MirrorPage(messages: Array(range.suffix(limit)), hasMore: range.count > limit)
+        }
+    }
+
+    public func mirroredIDs(thread: Snowflake, from lowest: Snowflake) async throws -> [Snowflake] {
+        mirror.withLock { state in
+            state.messages.values.filter { $0.threadID == thread && !$0.deleted && $0.id >= lowest }.map(\.id).sorted()
+        }
+    }
+
+    public func mirroredParts(of first: Snowflake) async throws -> [MirroredMessage] {
+        mirror.withLock { state in
+            state.messages.values.filter { $0.id == first || $0.partOf == first }.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int {
+        mirror.withLock { state in
+            state.messages.values.count { message in message.threadID == thread && message.isSupportReply && after.map { message.id > $0 } ?? true }
+        }
+    }
+
+    public func duePushes(at now: Date, limit: Int) async throws -> [DuePush] {
+        mirror.withLock { state in
+            state.messages.values.compactMap { message -> (Date, DuePush)? in
+                guard case .pending(_, let next) = message.push, next <= now,
+                    let owner = state.threads[message.threadID]?.owner
+                else { return nil }
+                return (next, DuePush(owner: owner, threadID: message.threadID, messageID: message.id))
+            }
+            .sorted { ($0.0, $0.1.messageID) < ($1.0, $1.1.messageID) }.prefix(limit).map(\.1)
+        }
+    }
+
+    public func nextPushDue() async throws -> Date? {
+        mirror.withLock { state in
+            state.messages.values.compactMap { message -> Date? in
+                if case .pending(_, let next) = message.push { return next }
+                return nil
+            }.min()
+        }
+    }
+
+    public func activeMirrorThreads(since date: Date) async throws -> [MirrorThread] {
+        mirror.withLock { state in state.threads.values.filter { !$0.gone && $0.lastActivity >= date }.sorted { $0.id < $1.id } }
+    }
+
+    public func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T? {
+        try await jobs.exclusively(job, body)
+    }
+}

@@ -1,0 +1,92 @@
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+
+/// What ThreadDesk knows about one thread's mirror as a whole.
+public struct MirrorThread: Sendable, Hashable, Codable {
+    public var id: Snowflake
+    public var owner: UserID
+    /// The whole history is in the mirror (backfilled, or mirrored since the thread began).
+    public var complete: Bool
+    /// The newest message id the mirror holds.
+    public var newestSeen: Snowflake?
+    /// The gateway feed's epoch in which REST last confirmed this thread (see `FeedState`).
+    public var syncedEpoch: Int
+    /// When REST last confirmed it.
+    public var syncedAt: Date?
+    /// The last time a message of it was created, edited or deleted: what reconciliation looks at.
+    public var lastActivity: Date
+    /// Deleted in Discord: nothing more to read from it.
+    public var gone: Bool
+
+    public init(
+        id: Snowflake, owner: UserID, complete: Bool, newestSeen: Snowflake? = nil, syncedEpoch: Int = 0, syncedAt: Date? = nil,
+        lastActivity: Date = Date(), gone: Bool = false
+    ) {
+        self.id = id
+        self.owner = owner
+        self.complete = complete
+        self.newestSeen = newestSeen
+        self.syncedEpoch = syncedEpoch
+        self.syncedAt = syncedAt
+        self.lastActivity = lastActivity
+        self.gone = gone
+    }
+}
+
+/// A page of the mirror, in the order asked for.
+public struct MirrorPage: Sendable, Hashable {
+    public var messages: [MirroredMessage]
+    public var hasMore: Bool
+
+    public init(messages: [MirroredMessage], hasMore: Bool) {
+        self.messages = messages
+        self.hasMore = hasMore
+    }
+}
+
+/// Which way a page reads: up from `after` (oldest first), or down from `before` or the newest.
+public enum MirrorCursor: Sendable, Hashable {
+    case after(Snowflake, before: Snowflake?)
+    case before(Snowflake?)
+}
+
+/// A push whose time has come.
+public struct DuePush: Sendable, Hashable {
+    public var owner: UserID
+    public var threadID: Snowflake
+    public var messageID: Snowflake
+
+    public init(owner: UserID, threadID: Snowflake, messageID: Snowflake) {
+        self.owner = owner
+        self.threadID = threadID
+        self.messageID = messageID
+    }
+}
+
+/// The conversation mirror's storage. Writes happen inside `withUser` of the thread's owner, so
+/// one thread's facts are merged one at a time; reads need no lock.
+public protocol ConversationStore: Sendable {
+    func mirrorThread(_ id: Snowflake) async throws -> MirrorThread?
+    func saveMirrorThread(_ thread: MirrorThread) async throws
+    /// The stored versions of these messages (those known).
+    func mirroredMessages(_ ids: [Snowflake]) async throws -> [MirroredMessage]
+    /// Inserts or replaces whole messages.
+    func saveMirroredMessages(_ messages: [MirroredMessage]) async throws
+    /// Visible, undeleted messages of a thread.
+    func mirrorPage(thread: Snowflake, _ cursor: MirrorCursor, limit: Int) async throws -> MirrorPage
+    /// Ids of the undeleted messages of a thread from `lowest` on (reconciliation looks for deletions).
+    func mirroredIDs(thread: Snowflake, from lowest: Snowflake) async throws -> [Snowflake]
+    /// The messages of one send split into several posts, first part first.
+    func mirroredParts(of first: Snowflake) async throws -> [MirroredMessage]
+    /// Visible, undeleted support messages newer than `after`: the unread count.
+    func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int
+    /// Pending pushes due at `now`, oldest first.
+    func duePushes(at now: Date, limit: Int) async throws -> [DuePush]
+    /// When the next pending push is due, if any.
+    func nextPushDue() async throws -> Date?
+    /// Threads with activity since `date`, not gone.
+    func activeMirrorThreads(since date: Date) async throws -> [MirrorThread]
+    /// Runs `body` if no other process of this store runs a job of that name now; nil if one does.
+    func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T?
+}

@@ -1,0 +1,177 @@
+import DiscordREST
+import Foundation
+import GRDB
+import ThreadDeskCore
+
+extension SQLiteStore {
+    static func migrateMirror(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v2: conversation mirror") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE mirror_threads (
+                        id INTEGER PRIMARY KEY, owner TEXT NOT NULL, complete INTEGER NOT NULL, newest_seen INTEGER,
+                        synced_epoch INTEGER NOT NULL, synced_at DOUBLE, last_activity DOUBLE NOT NULL, gone INTEGER NOT NULL);
+                    CREATE INDEX mirror_threads_activity ON mirror_threads (last_activity);
+                    CREATE TABLE mirror_messages (
+                        id INTEGER PRIMARY KEY, thread_id INTEGER NOT NULL, author TEXT NOT NULL, author_id INTEGER,
+                        author_username TEXT NOT NULL, author_name TEXT, type INTEGER NOT NULL, content TEXT NOT NULL,
+                        attachments TEXT NOT NULL, reply_to INTEGER, created_at TEXT NOT NULL, edited_at TEXT,
+                        visible INTEGER NOT NULL, deleted INTEGER NOT NULL, part_of INTEGER, push_state TEXT NOT NULL,
+                        push_attempts INTEGER NOT NULL, push_next_at DOUBLE);
+                    CREATE INDEX mirror_messages_thread ON mirror_messages (thread_id, id);
+                    CREATE INDEX mirror_messages_part_of ON mirror_messages (part_of) WHERE part_of IS NOT NULL;
+                    CREATE INDEX mirror_messages_due ON mirror_messages (push_next_at) WHERE push_state = 'pending';
+                    """)
+        }
+    }
+
+    public func mirrorThread(_ id: Snowflake) async throws -> MirrorThread? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM mirror_threads WHERE id = ?", arguments: [id.column]).map(Self.thread)
+        }
+    }
+
+    static func thread(_ row: Row) -> MirrorThread {
+        MirrorThread(
+            id: Snowflake(column: row["id"]), owner: UserID(row["owner"] as String) ?? UserID("invalid")!, complete: row["complete"],
+            newestSeen: (row["newest_seen"] as Int64?).map(Snowflake.init(column:)), syncedEpoch: row["synced_epoch"],
+            syncedAt: (row["synced_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            lastActivity: Date(timeIntervalSince1970: row["last_activity"]), gone: row["gone"])
+    }
+
+    public func saveMirrorThread(_ thread: MirrorThread) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO mirror_threads (id, owner, complete, newest_seen, synced_epoch, synced_at, last_activity, gone)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    thread.id.column, thread.owner.rawValue, thread.complete, thread.newestSeen?.column, thread.syncedEpoch,
+                    thread.syncedAt?.timeIntervalSince1970, thread.lastActivity.timeIntervalSince1970, thread.gone,
+                ])
+        }
+    }
+
+    public func mirroredMessages(_ ids: [Snowflake]) async throws -> [MirroredMessage] {
+        guard !ids.isEmpty else { return [] }
+        return try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM mirror_messages WHERE id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ",")))",
+                arguments: StatementArguments(ids.map(\.column))
+            ).map(Self.message)
+        }
+    }
+
+    public func saveMirroredMessages(_ messages: [MirroredMessage]) async throws {
+        guard !messages.isEmpty else { return }
+        try await write { db in
+            let statement = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO mirror_messages (\(MirrorRow.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+            for message in messages {
+                let row = MirrorRow(message)
+                try statement.execute(arguments: [
+                    row.id, row.threadID, row.author, row.authorID, row.authorUsername, row.authorName, row.type, row.content,
+                    row.attachments, row.replyTo, row.createdAt, row.editedAt, row.visible, row.deleted, row.partOf, row.pushState,
+                    row.pushAttempts, row.pushNextAt,
+                ])
+            }
+        }
+    }
+
+    static func message(_ row: Row) -> MirroredMessage {
+        MirrorRow(
+            id: row["id"], threadID: row["thread_id"], author: row["author"], authorID: row["author_id"],
+            authorUsername: row["author_username"], authorName: row["author_name"], type: row["type"], content: row["content"],
+            attachments: row["attachments"], replyTo: row["reply_to"], createdAt: row["created_at"], editedAt: row["edited_at"],
+            visible: row["visible"], deleted: row["deleted"], partOf: row["part_of"], pushState: row["push_state"],
+            pushAttempts: row["push_attempts"], pushNextAt: row["push_next_at"]
+        ).message
+    }
+
+    public func mirrorPage(thread: Snowflake, _ cursor: MirrorCursor, limit: Int) async throws -> MirrorPage {
+        let shown = "thread_id = ? AND visible = 1 AND deleted = 0"
+        let (sql, arguments): (String, StatementArguments) =
+            switch cursor {
+            case .after(let after, let before):
+                (
+                    "SELECT * FROM mirror_messages WHERE \(shown) AND id > ? AND id < ? ORDER BY id ASC LIMIT ?",
+                    [thread.column, after.column, before?.column ?? Int64.max, limit + 1]
+                )
+            case .before(let before):
+                (
+                    "SELECT * FROM mirror_messages WHERE \(shown) AND id < ? ORDER BY id DESC LIMIT ?",
+                    [thread.column, before?.column ?? Int64.max, limit + 1]
+                )
+            }
+        var messages = try await pool.read { db in try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.message) }
+        let more = messages.count > limit
+        messages = Array(messages.prefix(limit))
+        if case .before = cursor { messages.reverse() }
+        return MirrorPage(messages: messages, hasMore: more)
+    }
+
+    public func mirroredIDs(thread: Snowflake, from lowest: Snowflake) async throws -> [Snowflake] {
+        try await pool.read { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT id FROM mirror_messages WHERE thread_id = ? AND id >= ? AND deleted = 0 ORDER BY id",
+                arguments: [thread.column, lowest.column]
+            ).map(Snowflake.init(column:))
+        }
+    }
+
+    public func mirroredParts(of first: Snowflake) async throws -> [MirroredMessage] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM mirror_messages WHERE id = ? OR part_of = ? ORDER BY id", arguments: [first.column, first.column]
+            ).map(Self.message)
+        }
+    }
+
+    public func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM mirror_messages
+                    WHERE thread_id = ? AND id > ? AND visible = 1 AND deleted = 0 AND author = 'support'
+                    """, arguments: [thread.column, after?.column ?? 0]) ?? 0
+        }
+    }
+
+    public func duePushes(at now: Date, limit: Int) async throws -> [DuePush] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.id, m.thread_id, t.owner FROM mirror_messages m JOIN mirror_threads t ON t.id = m.thread_id
+                    WHERE m.push_state = 'pending' AND m.push_next_at <= ? ORDER BY m.push_next_at, m.id LIMIT ?
+                    """, arguments: [now.timeIntervalSince1970, limit]
+            ).compactMap { row in
+                UserID(row["owner"] as String).map {
+                    DuePush(owner: $0, threadID: Snowflake(column: row["thread_id"]), messageID: Snowflake(column: row["id"]))
+                }
+            }
+        }
+    }
+
+    public func nextPushDue() async throws -> Date? {
+        try await pool.read { db in
+            try Double.fetchOne(db, sql: "SELECT min(push_next_at) FROM mirror_messages WHERE push_state = 'pending'")
+                .map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    public func activeMirrorThreads(since date: Date) async throws -> [MirrorThread] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM mirror_threads WHERE last_activity >= ? AND gone = 0 ORDER BY id",
+                arguments: [date.timeIntervalSince1970]
+            ).map(Self.thread)
+        }
+    }
+
+    public func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T? {
+        try await jobs.exclusively(job, body)
+    }
+}

@@ -1,0 +1,103 @@
+import DiscordREST
+import Foundation
+import Testing
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The conversation mirror's storage, the same on every store.
+@Suite("ConversationStore contract")
+struct MirrorContractTests {
+    let owner = UserID("mirror-owner")!
+    let thread = Snowflake(1_000_000)
+
+    func message(_ id: UInt64, author: MessageAuthor = .support, visible: Bool = true, content: String? = nil, edited: String? = nil)
+        -> MirroredMessage
+    {
+        MirroredMessage(
+            id: Snowflake(id), threadID: thread, author: author, authorID: Snowflake(42), authorUsername: "agent", authorName: "Agent",
+            type: 0, content: content ?? "message \(id)",
+            attachments: [.init(id: Snowflake(id + 1), filename: "a.png", size: 3, contentType: "image/png", url: "u", proxyURL: "p", width: 2, height: 1)],
+            replyTo: nil, createdAt: "2026-11-23T10:00:00.000000+00:00", editedAt: edited, visible: visible)
+    }
+
+    @Test(arguments: StoreKind.available)
+    func keepsThreadsAndMessagesWholeAndPagesTheVisibleOnesBothWays(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let state = MirrorThread(
+                id: thread, owner: owner, complete: true, newestSeen: Snowflake(60), syncedEpoch: 3,
+                syncedAt: Date(timeIntervalSince1970: 1_700_000_000), lastActivity: Date(timeIntervalSince1970: 1_700_000_100))
+            try await store.saveMirrorThread(state)
+            #expect(try await store.mirrorThread(thread) == state)
+            var messages = (1...6).map { message(UInt64($0) * 10) }
+            messages[1].visible = false  // 20: a note
+            messages[2].deleted = true  // 30
+            messages[3].push = .pending(attempts: 2, nextAttempt: Date(timeIntervalSince1970: 1_700_000_050))
+            messages[4].partOf = Snowflake(40)
+            try await store.saveMirroredMessages(messages)
+            #expect(Set(try await store.mirroredMessages(messages.map(\.id))) == Set(messages))
+
+            let newest = try await store.mirrorPage(thread: thread, .before(nil), limit: 2)
+            #expect(newest.messages.map(\.id.rawValue) == [50, 60])
+            #expect(newest.hasMore)
+            let older = try await store.mirrorPage(thread: thread, .before(Snowflake(50)), limit: 5)
+            #expect(older.messages.map(\.id.rawValue) == [10, 40])
+            #expect(!older.hasMore)
+            let forwards = try await store.mirrorPage(thread: thread, .after(Snowflake(10), before: Snowflake(60)), limit: 5)
+            #expect(forwards.messages.map(\.id.rawValue) == [40, 50])
+            #expect(try await store.mirroredIDs(thread: thread, from: Snowflake(20)).map(\.rawValue) == [20, 40, 50, 60])
+            #expect(try await store.mirroredParts(of: Snowflake(40)).map(\.id.rawValue) == [40, 50])
+            #expect(try await store.supportMessageCount(thread: thread, after: Snowflake(10)) == 3)
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
+    func findsDuePushesOldestFirstWithTheirOwner(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.saveMirrorThread(MirrorThread(id: thread, owner: owner, complete: true))
+            let now = Date()
+            var due = message(10)
+            due.push = .pending(attempts: 0, nextAttempt: now.addingTimeInterval(-5))
+            var later = message(20)
+            later.push = .pending(attempts: 1, nextAttempt: now.addingTimeInterval(60))
+            var sent = message(30)
+            sent.push = .sent
+            try await store.saveMirroredMessages([due, later, sent])
+            #expect(try await store.duePushes(at: now, limit: 10) == [DuePush(owner: owner, threadID: thread, messageID: Snowflake(10))])
+            let next = try #require(try await store.nextPushDue())
+            #expect(abs(next.timeIntervalSince(now.addingTimeInterval(-5))) < 0.01)
+            let recent = try await store.activeMirrorThreads(since: now.addingTimeInterval(-60))
+            #expect(recent.map(\.id) == [thread])
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
+    func runsAJobOnlyOnceAtATime(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let inner = try await store.exclusively("reconcile") {
+                try await store.exclusively("reconcile") { "second" }
+            }
+            #expect(inner == .some(nil))
+            #expect(try await store.exclusively("reconcile") { "again" } == "again")
+        }
+    }
+
+    /// Every order of the same facts, each given twice, ends in one state.
+    @Test func mergingIsIndependentOfOrderAndRepetition() throws {
+        let created = message(10, content: "first")
+        let edited = message(10, content: "second", edited: "2026-11-23T10:05:00.000000+00:00")
+        let facts: [MirrorFact] = [.message(created), .message(edited), .deleted(Snowflake(10), thread: thread)]
+        var results = Set<MirroredMessage>()
+        for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+            var state: MirroredMessage?
+            for index in order + order { state = MirroredMessage.merge(facts[index], into: state)?.0 ?? state }
+            results.insert(try #require(state))
+        }
+        #expect(results.count == 1)
+        #expect(results.first?.deleted == true)
+
+        var state: MirroredMessage?
+        for index in [1, 0, 1, 0] { state = MirroredMessage.merge(facts[index], into: state)?.0 ?? state }
+        #expect(state?.content == "second")
+        #expect(MirroredMessage.merge(.message(created), into: created) == nil)
+    }
+}
