@@ -4,12 +4,18 @@ import DiscordREST
 /// threads are forwarded; everything else in the guild stays in the daemon.
 public enum ForumEvent: Sendable, Codable, Hashable {
     case messageCreated(DiscordMessage)
-    case messageUpdated(channelID: String, messageID: String)
+    /// An edit, with the whole message as it now is.
+    case messageUpdated(DiscordMessage)
+    /// An edit whose payload did not carry the whole message: the server asks REST for it.
+    case messageChanged(channelID: String, messageID: String)
     case messageDeleted(channelID: String, messageID: String)
+    case messagesDeleted(channelID: String, messageIDs: [String])
     case threadUpdated(threadID: String, archived: Bool, locked: Bool)
     case threadDeleted(threadID: String)
     /// A new session replaced a lost one: events in between may be missing, so catch up via REST.
     case gap
+    /// The connection is up (ready, resumed, or a heartbeat went out): the feed is live.
+    case alive
 }
 
 /// Where forum events go: the server's handler in process, or the HTTP forwarder to it.

@@ -51,10 +51,15 @@ public actor ForumEventFilter {
             return [.messageCreated(message)]
         case "MESSAGE_UPDATE":
             guard let channel = data["channel_id"]?.stringValue, let id = data["id"]?.stringValue, await isInForum(channel) == true else { return [] }
-            return [.messageUpdated(channelID: channel, messageID: id)]
+            if let message = try? Self.decoder.decode(DiscordMessage.self, from: data.encoded()) { return [.messageUpdated(message)] }
+            return [.messageChanged(channelID: channel, messageID: id)]
         case "MESSAGE_DELETE":
             guard let channel = data["channel_id"]?.stringValue, let id = data["id"]?.stringValue, await isInForum(channel) == true else { return [] }
             return [.messageDeleted(channelID: channel, messageID: id)]
+        case "MESSAGE_DELETE_BULK":
+            guard let channel = data["channel_id"]?.stringValue, await isInForum(channel) == true else { return [] }
+            let ids = (data["ids"]?.arrayValue ?? []).compactMap(\.stringValue)
+            return ids.isEmpty ? [] : [.messagesDeleted(channelID: channel, messageIDs: ids)]
         default:
             return []
         }

@@ -180,6 +180,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                             if type == "READY" { $0.sessions += 1 }
                         }
                         logger.info("Gateway session \(type == "READY" ? "started" : "resumed")")
+                        events.yield([.alive])
                     }
                     let forumEvents = await filter.events(for: type, data: data)
                     if !forumEvents.isEmpty { events.yield(forumEvents) }
@@ -202,6 +203,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 for await (first, interval) in heartbeats {
                     try await Task.sleep(for: first)
                     while try await perform(machine.withLock { $0.heartbeatDue() }) {
+                        if self.status.withLock({ $0.connected }) { events.yield([.alive]) }
                         try await Task.sleep(for: interval)
                     }
                     return

@@ -44,6 +44,35 @@ extension DiscordClient {
             as: DiscordMessage.self)
     }
 
+    /// One message.
+    public func message(_ messageID: String, in channelID: String) async throws(DiscordError) -> DiscordMessage {
+        try await send(
+            Request(
+                method: .GET, template: "/channels/{channel_id}/messages/{message_id}",
+                path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))", major: channelID,
+                retriesServerErrors: true),
+            as: DiscordMessage.self)
+    }
+
+    /// Replaces a message's text (the bot's own messages only); mentions stay off.
+    public func editMessage(_ messageID: String, in channelID: String, content: String) async throws(DiscordError) -> DiscordMessage {
+        return try await send(
+            Request(
+                method: .PATCH, template: "/channels/{channel_id}/messages/{message_id}",
+                path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))", major: channelID,
+                body: try Self.body(DiscordMessageEdit(content: content, allowed_mentions: .none), files: []),
+                retriesServerErrors: true),
+            as: DiscordMessage.self)
+    }
+
+    public func deleteMessage(_ messageID: String, in channelID: String) async throws(DiscordError) {
+        try await send(
+            Request(
+                method: .DELETE, template: "/channels/{channel_id}/messages/{message_id}",
+                path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))", major: channelID,
+                retriesServerErrors: true))
+    }
+
     /// One page of a channel's messages, newest first, as Discord returns them.
     public func messages(in channelID: String, before: String? = nil, after: String? = nil, limit: Int = 50)
         async throws(DiscordError) -> [DiscordMessage]
@@ -115,4 +144,10 @@ extension DiscordClient {
         }
         return files.isEmpty ? .json(data) : .multipart(payload: data, files: files)
     }
+}
+
+/// `PATCH /channels/{channel_id}/messages/{message_id}`: new text, mentions off.
+struct DiscordMessageEdit: Encodable {
+    var content: String
+    var allowed_mentions: DiscordAllowedMentions
 }

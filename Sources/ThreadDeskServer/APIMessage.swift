@@ -1,5 +1,6 @@
 import DiscordREST
 import ThreadDeskCore
+import ThreadDeskStore
 
 /// A message as the widget sees it.
 public struct APIMessage: Sendable, Codable, Hashable {
@@ -9,6 +10,8 @@ public struct APIMessage: Sendable, Codable, Hashable {
         public var size: Int
         public var contentType: String?
         public var url: String
+        public var width: Int?
+        public var height: Int?
     }
 
     public var id: String
@@ -22,13 +25,29 @@ public struct APIMessage: Sendable, Codable, Hashable {
     /// Only in the answer to a send whose text Discord needed in several posts: their ids, in order.
     public var partIds: [String]?
 
+    public var replyTo: String?
+
+    init(_ message: MirroredMessage) {
+        id = message.id.description
+        author = message.author
+        authorName = message.authorName
+        content = message.content
+        attachments = message.attachments.map {
+            Attachment(id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: $0.url,
+                width: $0.width, height: $0.height)
+        }
+        createdAt = message.createdAt
+        editedAt = message.editedAt
+        replyTo = message.replyTo?.description
+    }
+
     init(_ message: DiscordMessage, author: MessageAuthor) {
         id = message.id
         self.author = author
         authorName = author == .support ? (message.author.globalName ?? message.author.username) : nil
         content = author == .user ? NoteMarkers.userText(posted: message.content) : message.content
         attachments = message.attachments.map {
-            Attachment(id: $0.id, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: $0.url)
+            Attachment(id: $0.id, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: $0.url, width: $0.width, height: $0.height)
         }
         createdAt = message.timestamp
         editedAt = message.editedTimestamp

@@ -81,7 +81,7 @@ struct ServerParts {
         if let secret = configuration.gatewaySecret {
             InternalRoutes(service: service, secret: secret).register(on: router)
         }
-        var services: [any Service] = [CatchUpService(service: service, interval: configuration.push.catchUpInterval)]
+        var services: [any Service] = service.services
         // A store with a connection pool to run (PostgreSQL) runs beside the server.
         if let storeService = store as? any Service { services.insert(storeService, at: 0) }
         if let waits, let threshold = configuration.debugWaitThreshold {

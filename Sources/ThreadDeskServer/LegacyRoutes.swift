@@ -94,6 +94,20 @@ struct LegacyRoutes: Sendable {
 /// A message shaped as the reference system returned it: Discord's own fields, with the app
 /// user's messages showing the bot as author.
 struct LegacyMessage: Codable, Sendable, Hashable {
+    init(_ message: MirroredMessage) {
+        id = message.id.description
+        content = message.content
+        author = Author(id: message.authorID?.description ?? "", username: message.authorUsername)
+        type = message.type
+        timestamp = message.createdAt
+        edited_timestamp = message.editedAt
+        attachments = message.attachments.map {
+            Attachment(
+                id: $0.id.description, filename: $0.filename, size: $0.size, url: $0.url, proxy_url: $0.proxyURL,
+                content_type: $0.contentType)
+        }
+    }
+
     struct Author: Codable, Sendable, Hashable {
         var id: String
         var username: String
@@ -133,29 +147,14 @@ extension SupportService {
         }
     }
 
-    /// Visible messages after `after`, newest first as Discord lists them.
+    /// Visible messages after `after` (at most 100), newest first as Discord lists them, from the mirror.
     func legacyMessages(for id: UserID, after: String?) async throws -> [LegacyMessage] {
         let record = try await store.user(id)
         try Self.refuseV1User(record)
-        guard let thread = record?.threadID else { return [] }
-        let bot = try await discordCall { try await botUserID() }
-        let page: [DiscordMessage]
-        do {
-            page = try await discord.messages(in: thread, after: after, limit: 100)
-        } catch .api(let error) where error.threadIsGone {
-            return []
-        } catch {
-            throw APIError.from(error)
-        }
-        return page.filter { MessageVisibility(of: $0, botUserID: bot).isVisible }.map { message in
-            LegacyMessage(
-                id: message.id,
-                content: message.author.id == bot ? NoteMarkers.userText(posted: message.content) : message.content,
-                author: .init(id: message.author.id, username: message.author.username), type: message.type,
-                timestamp: message.timestamp, edited_timestamp: message.editedTimestamp,
-                attachments: message.attachments.map {
-                    .init(id: $0.id, filename: $0.filename, size: $0.size, url: $0.url, proxy_url: $0.proxyUrl, content_type: $0.contentType)
-                })
-        }
+        guard let record, let thread = record.threadID.flatMap({ Snowflake($0) }) else { return [] }
+        guard try await sync.ensureCurrent(thread, owner: id) else { return [] }
+        let cursor: MirrorCursor = after.flatMap { Snowflake($0) }.map { .after($0, before: nil) } ?? .before(nil)
+        let page = try await store.mirrorPage(thread: thread, cursor, limit: 100)
+        return page.messages.reversed().map(LegacyMessage.init)
     }
 }

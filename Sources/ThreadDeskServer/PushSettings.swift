@@ -9,10 +9,14 @@ public struct PushSettings: Sendable {
     public var sound: String? = "default"
     /// Also send a background (`content-available`) push so the app can refresh.
     public var background = false
-    /// The safety-net catch-up through REST, besides the one after every gateway gap.
-    public var catchUpInterval: Duration = .seconds(300)
-    /// How long a caller that asked for a catch-up while another ran waits for the next one.
-    public var catchUpWait: Duration = .seconds(60)
+    /// A push that failed for a passing reason is tried again after this, doubling up to `retryCap`.
+    public var retryBase: Duration = .seconds(2)
+    public var retryCap: Duration = .seconds(300)
+    /// A reply older than this is not pushed any more (by its Discord timestamp): given up after
+    /// that long of APNs failing, and never pushed when it is first learned that late.
+    public var maxAge: Duration = .seconds(6 * 3600)
+    /// Users whose pushes are sent at the same time; one user's pushes go one after the other.
+    public var concurrency = 16
 
     public init() {}
 }

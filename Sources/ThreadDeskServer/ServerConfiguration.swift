@@ -23,6 +23,7 @@ public struct ServerConfiguration: Sendable {
     /// nil: no pushes are sent (replies are still tracked).
     public var apns: APNsSettings?
     public var push = PushSettings()
+    public var mirror = MirrorSettings()
     public var quotas = QuotaSettings()
     /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).
     public var trustedProxies: Set<String> = []
@@ -136,8 +137,12 @@ public struct ServerConfiguration: Sendable {
         if let proxies = value("TRUSTED_PROXIES") {
             trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
-        if let interval = value("CATCH_UP_INTERVAL_SECONDS") {
-            if let seconds = Int(interval), seconds >= 10 { push.catchUpInterval = .seconds(seconds) } else { problem.invalid.append("CATCH_UP_INTERVAL_SECONDS (10 or more)") }
+        if let interval = value("RECONCILE_INTERVAL_SECONDS") {
+            if let seconds = Int(interval), seconds >= 10 { mirror.reconcileInterval = .seconds(seconds) } else { problem.invalid.append("RECONCILE_INTERVAL_SECONDS (10 or more)") }
+        }
+        if let stale = seconds("FEED_STALE_SECONDS", atLeast: 5) { mirror.feedStaleAfter = stale }
+        if let age = value("PUSH_MAX_AGE_SECONDS") {
+            if let seconds = Int(age), seconds >= 60 { push.maxAge = .seconds(seconds) } else { problem.invalid.append("PUSH_MAX_AGE_SECONDS (60 or more)") }
         }
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }

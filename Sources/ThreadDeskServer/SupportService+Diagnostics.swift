@@ -29,10 +29,12 @@ extension SupportService {
             let file = DiscordFile(filename: filename, contentType: "application/json", data: bytes)
             let upload = try await post(
                 .init(content: ":ninja: 📎 \(filename)", nonce: Self.nonce("diagnostics", id: id, key), files: [file]), in: &context, from: address)
+            try await ingestOwn(upload, partOf: nil, context: context)
             if let thread = context.record?.threadID {
-                try await discordCall {
-                    _ = try await discord.createMessage(in: thread, .init(content: summary.note, nonce: Self.nonce("summary", id: id, key)))
+                let posted = try await discordCall {
+                    try await discord.createMessage(in: thread, .init(content: summary.note, nonce: Self.nonce("summary", id: id, key)))
                 }
+                try await ingestOwn(posted, partOf: nil, context: context)
             }
             let result = DiagnosticsResult(filename: filename, size: bytes.count, messageId: upload.id)
             context.response = StoredResponse(status: 201, body: try JSONEncoder.api.encode(result), fingerprint: "")

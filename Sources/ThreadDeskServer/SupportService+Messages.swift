@@ -20,31 +20,20 @@ extension SupportService {
                 return stored
             }
             let parts = MessageText.split(text)
-            var posted: [DiscordMessage] = []
-            var earlier = context.record?.pendingPost?.idempotencyKey == idempotencyKey ? context.record?.pendingPost?.postedMessageIDs ?? [] : []
-            for (index, part) in parts.enumerated() {
-                if !earlier.isEmpty {
-                    earlier.removeFirst()
-                    continue
-                }
+            // Parts posted by an earlier attempt under this key (only this key's) are not posted again.
+            var ids = context.record?.postedParts(for: idempotencyKey) ?? []
+            for (index, part) in parts.enumerated() where index >= ids.count {
                 let nonce = Self.nonce("message", id: id, idempotencyKey, String(index))
                 // Each part on its own: a part may begin with a note marker where the text was cut.
-                posted.append(
-                    try await post(.init(content: NoteMarkers.postable(userText: part), nonce: nonce), in: &context, from: address))
-                if parts.count > 1 {
-                    let done = (context.record?.pendingPost?.postedMessageIDs ?? []) + [posted.last!.id]
-                    context.record?.pendingPost = PendingPost(idempotencyKey: idempotencyKey, postedMessageIDs: done)
-                }
+                let posted = try await post(.init(content: NoteMarkers.postable(userText: part), nonce: nonce), in: &context, from: address)
+                ids.append(posted.id)
+                try await ingestOwn(posted, partOf: parts.count > 1 ? ids.first.flatMap { Snowflake($0) } : nil, context: context)
+                if parts.count > 1 { context.record?.setPostedParts(ids, for: idempotencyKey) }
             }
-            let ids = context.record?.pendingPost?.postedMessageIDs ?? posted.map(\.id)
-            context.record?.pendingPost = nil
+            context.record?.setPostedParts([], for: idempotencyKey)
             metrics.messagesPosted.increment()
-            guard let first = posted.first else {
-                throw APIError(.conflict, "retry_in_progress", "This message was already sent; fetch messages to see it.")
-            }
-            var message = APIMessage(first, author: .user)
+            var message = try await sentMessage(ids.first, text: text)
             if parts.count > 1 {
-                message.id = ids.first ?? first.id
                 message.content = text
                 message.partIds = ids
             }
@@ -54,64 +43,48 @@ extension SupportService {
         }
     }
 
-    /// The user's visible messages, oldest first. Discord pages newest first and the user cannot
-    /// see everything in the thread, so this pages Discord until it has `limit` visible ones.
-    func messages(for id: UserID, after: String?, before: String?, limit: Int) async throws -> APIMessagePage {
-        guard let thread = try await store.user(id)?.threadID else { return APIMessagePage(messages: [], hasMore: false) }
-        let bot = try await discordCall { try await botUserID() }
-        var visible: [APIMessage] = []
-        var more = false
-        do {
-            if let after {
-                // Forwards from `after`, stopping at `before` if given.
-                var cursor = after
-                paging: while true {
-                    let page = try await discord.messages(in: thread, after: cursor, limit: 100).sorted { $0.id.snowflakeLess($1.id) }
-                    for message in page {
-                        if let before, !message.id.snowflakeLess(before) { break paging }
-                        if case .visible(let author) = MessageVisibility(of: message, botUserID: bot) {
-                            if visible.count == limit { more = true; break paging }
-                            visible.append(APIMessage(message, author: author))
-                        }
-                    }
-                    guard page.count == 100, let last = page.last else { break }
-                    cursor = last.id
-                }
-            } else {
-                // Backwards from `before` (or the newest).
-                var cursor = before
-                paging: while true {
-                    let page = try await discord.messages(in: thread, before: cursor, limit: 100)
-                    for message in page {
-                        if case .visible(let author) = MessageVisibility(of: message, botUserID: bot) {
-                            if visible.count == limit { more = true; break paging }
-                            visible.append(APIMessage(message, author: author))
-                        }
-                    }
-                    guard page.count == 100, let last = page.last else { break }
-                    cursor = last.id
-                }
-                visible.reverse()
-            }
-        } catch .api(let error) where error.threadIsGone {
-            // Deleted in Discord: nothing to show until the next message starts a new thread.
-            return APIMessagePage(messages: [], hasMore: false)
-        } catch {
-            throw APIError.from(error)
+    /// A post of ours, as Discord answered it, into the mirror (with the gateway it comes again; the
+    /// merge makes that a no-op).
+    func ingestOwn(_ posted: DiscordMessage, partOf: Snowflake?, context: UserContext) async throws {
+        guard let record = context.record, let thread = Snowflake(posted.channelId) else { return }
+        let bot = try await discordCall { () async throws(DiscordError) in try await self.bot.id() }
+        try await ingestion.apply(MirrorIngestion.facts([posted], bot: bot, partOf: partOf), thread: thread, record: record)
+    }
+
+    /// The answer to a send: its first part as the mirror has it (also when an earlier attempt
+    /// posted every part and only the answer was lost).
+    private func sentMessage(_ first: String?, text: String) async throws -> APIMessage {
+        guard let first = first.flatMap({ Snowflake($0) }), let mirrored = try await store.mirroredMessages([first]).first else {
+            throw APIError(.conflict, "retry_in_progress", "This message was already sent; fetch messages to see it.")
         }
-        try await markRead(visible, for: id)
-        return APIMessagePage(messages: visible, hasMore: more)
+        return APIMessage(mirrored)
+    }
+
+    /// The user's visible messages, oldest first, from the mirror: with the gateway feed live this
+    /// asks Discord nothing.
+    func messages(for id: UserID, after: String?, before: String?, limit: Int) async throws -> APIMessagePage {
+        guard let record = try await store.user(id), let thread = record.threadID.flatMap({ Snowflake($0) }) else {
+            return APIMessagePage(messages: [], hasMore: false)
+        }
+        guard try await sync.ensureCurrent(thread, owner: id) else { return APIMessagePage(messages: [], hasMore: false) }
+        let cursor: MirrorCursor =
+            if let after = after.flatMap({ Snowflake($0) }) {
+                .after(after, before: before.flatMap { Snowflake($0) })
+            } else {
+                .before(before.flatMap { Snowflake($0) })
+            }
+        let page = try await store.mirrorPage(thread: thread, cursor, limit: limit)
+        try await markRead(page.messages, for: id, record: record)
+        return APIMessagePage(messages: page.messages.map(APIMessage.init), hasMore: page.hasMore)
     }
 
     /// Remembers the newest support message the user has now seen (the push badge counts from it).
-    private func markRead(_ messages: [APIMessage], for id: UserID) async throws {
+    private func markRead(_ messages: [MirroredMessage], for id: UserID, record: UserRecord) async throws {
         guard let newest = messages.last(where: { $0.author == .support })?.id else { return }
-        let current = try await store.user(id)?.lastReadMessageID
-        guard current.map({ $0.snowflakeLess(newest) }) ?? true else { return }
+        guard record.lastReadMessageID.flatMap({ Snowflake($0) }).map({ $0 < newest }) ?? true else { return }
         try await withUser(id) { context in
-            if context.record?.lastReadMessageID.map({ $0.snowflakeLess(newest) }) ?? true {
-                context.record?.lastReadMessageID = newest
-                context.record?.unreadCount = 0
+            if context.record?.lastReadMessageID.flatMap({ Snowflake($0) }).map({ $0 < newest }) ?? true {
+                context.record?.lastReadMessageID = newest.description
             }
         }
     }

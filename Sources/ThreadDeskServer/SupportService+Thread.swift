@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import Prometheus
+import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
 
@@ -28,13 +29,54 @@ extension SupportService {
             }
             record.threadID = nil
         }
+        if let adopted = try await existingThread(for: record.id, posting: message) {
+            // An earlier attempt made the thread and then failed before the store kept it.
+            logger.notice("Found the user's thread in Discord; using it", metadata: ["user": "\(context.id)", "thread": "\(adopted.thread)"])
+            record.threadID = adopted.thread
+            record.updatedAt = Date()
+            context.record = record
+            if let starter = adopted.starter { return starter }
+            return try await discordCall { () async throws(DiscordError) in try await discord.createMessage(in: adopted.thread, message) }
+        }
         try await quotas.charge(.thread, address: address)
         let created = try await startThread(with: message, for: record)
         record.threadID = created.channel.id
         record.updatedAt = Date()
         context.record = record
+        if let thread = Snowflake(created.channel.id) {
+            // New: its whole history is the message just posted, which the caller ingests.
+            let epoch = try await feed.snapshot().epoch
+            try await store.saveMirrorThread(
+                MirrorThread(id: thread, owner: record.id, complete: true, syncedEpoch: epoch, syncedAt: Date(), lastActivity: Date()))
+        }
         try await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
         return created.message
+    }
+
+    /// The user's thread if Discord has one the store does not know: active, in the forum, started
+    /// by the bot, named for the user, not locked, nobody else's. When its starter post is
+    /// `message` (the same send retried), that post is returned too, so it is not posted twice.
+    private func existingThread(for id: UserID, posting message: DiscordMessageCreate) async throws
+        -> (thread: String, starter: DiscordMessage?)?
+    {
+        let bot = try await discordCall { () async throws(DiscordError) in try await self.bot.id() }
+        let active = try await discordCall { () async throws(DiscordError) in
+            try await discord.activeThreads(guildID: configuration.guildID).threads
+        }
+        let candidates = active.filter { thread in
+            thread.parentId == configuration.forumChannelID && thread.ownerId == bot.description
+                && (thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
+                && thread.threadMetadata?.locked != true
+        }
+        for thread in candidates.sorted(by: { (Snowflake($0.id) ?? Snowflake(0)) > (Snowflake($1.id) ?? Snowflake(0)) }) {
+            if let owner = try await store.userID(forThread: thread.id), owner != id { continue }
+            if try await store.mirrorThread(Snowflake(thread.id) ?? Snowflake(0))?.gone == true { continue }
+            // A forum thread's id is its starter message's id.
+            let starter = try? await discord.message(thread.id, in: thread.id)
+            let same = starter.map { $0.author.id == bot.description && $0.content == message.content } ?? false
+            return (thread.id, same ? starter : nil)
+        }
+        return nil
     }
 
     private func startThread(with message: DiscordMessageCreate, for record: UserRecord) async throws -> DiscordForumThread {
@@ -98,10 +140,13 @@ extension SupportService {
         do {
             if let locked {
                 let note = ":ninja: Continued from <#\(locked)>, which is locked."
-                _ = try await discord.createMessage(in: thread, .init(content: note, nonce: Self.nonce("continued", id: context.id, thread)))
+                let posted = try await discord.createMessage(in: thread, .init(content: note, nonce: Self.nonce("continued", id: context.id, thread)))
+                try await ingestOwn(posted, partOf: nil, context: context)
             }
             if let pending = context.record?.pendingInstallation ?? context.record?.installation {
-                _ = try await discord.createMessage(in: thread, .init(content: pending.note, nonce: Self.nonce("device", id: context.id, thread)))
+                let posted = try await discord.createMessage(
+                    in: thread, .init(content: pending.note, nonce: Self.nonce("device", id: context.id, thread)))
+                try await ingestOwn(posted, partOf: nil, context: context)
                 context.record?.installation = pending
                 context.record?.pendingInstallation = nil
             }

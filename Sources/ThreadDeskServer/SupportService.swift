@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import Prometheus
+import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
@@ -23,11 +24,20 @@ public struct SupportService: Sendable {
     /// The debugging switch's tracker (`DEBUG_WAIT_SECONDS`), nil when off.
     let waits: WaitTracker?
     var push: PushSettings { configuration.push }
-    private let shared = Shared()
+    let bot: BotIdentity
+    let feed: FeedState
+    /// Sends what ingestion leaves pending; nil without APNs credentials.
+    let pushes: PushDispatcher?
+    let ingestion: MirrorIngestion
+    let sync: MirrorSync
+    let reconciler: Reconciler
+    /// Reconciliations asked for (gateway gaps) and run by `ReconciliationService`.
+    let reconciliations = CatchUpGate()
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
-        apns: PushSender?, metrics: ServerMetrics, waits: WaitTracker? = nil, logger: Logger
+        apns: PushSender?, metrics: ServerMetrics, waits: WaitTracker? = nil, logger: Logger,
+        now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.waits = waits
         self.store = store
@@ -36,20 +46,22 @@ public struct SupportService: Sendable {
         self.apns = apns
         self.metrics = metrics
         self.logger = logger
+        bot = BotIdentity(discord: discord)
+        feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
+        pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, now: now) }
+        ingestion = MirrorIngestion(store: store, pushes: pushes, push: configuration.push, now: now)
+        sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
+        reconciler = Reconciler(
+            store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger)
     }
 
-    var catchUps: CatchUpGate { shared.catchUps }
+    /// What runs beside the HTTP server for this service.
+    var services: [any Service] {
+        [ReconciliationService(service: self, interval: configuration.mirror.reconcileInterval)] + (pushes.map { [$0] } ?? [])
+    }
 
     var quotas: Quotas {
         Quotas(store: store, settings: configuration.quotas, trustedProxies: configuration.trustedProxies, metrics: metrics)
-    }
-
-    /// The bot's user id, learned from Discord once: its posts are the app user's own messages.
-    func botUserID() async throws(DiscordError) -> String {
-        if let known = shared.botUserID.withLock({ $0 }) { return known }
-        let id = try await discord.currentUser().id
-        shared.botUserID.withLock { $0 = id }
-        return id
     }
 
     /// `withUser` with the store's latency recorded.
@@ -131,7 +143,9 @@ public struct SupportService: Sendable {
             record.pendingInstallation = info
             context.record = record
             do {
-                _ = try await discord.createMessage(in: thread, .init(content: info.note, nonce: Self.nonce("device", id: context.id, info.note)))
+                let posted = try await discord.createMessage(
+                    in: thread, .init(content: info.note, nonce: Self.nonce("device", id: context.id, info.note)))
+                try? await ingestOwn(posted, partOf: nil, context: context)
             } catch .api(let error) where error.threadIsGone || error.threadIsLocked {
                 // The next message recreates the thread and posts the pending note there.
                 return true
@@ -159,12 +173,6 @@ public struct SupportService: Sendable {
         let digest = SHA256.hash(data: Data(([purpose, id.rawValue] + parts).joined(separator: "\u{0}").utf8))
         return String(digest.map { String(format: "%02x", $0) }.joined().prefix(25))
     }
-}
-
-/// State shared by every copy of the service.
-private final class Shared: Sendable {
-    let botUserID = Mutex<String?>(nil)
-    let catchUps = CatchUpGate()
 }
 
 /// The APNs client and the credentials it was made from.

@@ -353,7 +353,7 @@ public final class PostgresStore: UserStore, Service {
             record.pushEnvironment = cells.4.flatMap(PushEnvironment.init(rawValue:))
             record.installation = RecordJSON.decode(cells.5)
             record.pendingInstallation = RecordJSON.decode(cells.6)
-            record.pendingPost = RecordJSON.decode(cells.7)
+            record.pendingPosts = RecordJSON.decode(cells.7) ?? []
             record.lastNotifiedMessageID = cells.8
             record.lastReadMessageID = cells.9
             record.recentNotifiedIDs = RecordJSON.decode(cells.10) ?? []
@@ -369,7 +369,7 @@ public final class PostgresStore: UserStore, Service {
             """
             INSERT INTO users (\(unescaped: columns))
             VALUES (\(record.id.rawValue), \(record.tokenHash), \(record.threadID), \(record.pushToken), \(record.pushEnvironment?.rawValue),
-                    \(RecordJSON.encode(record.installation)), \(RecordJSON.encode(record.pendingInstallation)), \(RecordJSON.encode(record.pendingPost)),
+                    \(RecordJSON.encode(record.installation)), \(RecordJSON.encode(record.pendingInstallation)), \(RecordJSON.encode(record.pendingPosts)),
                     \(record.lastNotifiedMessageID), \(record.lastReadMessageID), \(RecordJSON.encode(record.recentNotifiedIDs)),
                     \(record.unreadCount), \(record.createdAt), \(record.updatedAt))
             ON CONFLICT (id) DO UPDATE SET

@@ -176,7 +176,7 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         push_environment = record.pushEnvironment?.rawValue
         installation = RecordJSON.encode(record.installation)
         pending_installation = RecordJSON.encode(record.pendingInstallation)
-        pending_post = RecordJSON.encode(record.pendingPost)
+        pending_post = RecordJSON.encode(record.pendingPosts)
         last_notified_message_id = record.lastNotifiedMessageID
         last_read_message_id = record.lastReadMessageID
         recent_notified_ids = RecordJSON.encode(record.recentNotifiedIDs)
@@ -200,7 +200,7 @@ private struct UserRow: Codable, FetchableRecord, PersistableRecord {
         record.pushEnvironment = push_environment.flatMap(PushEnvironment.init(rawValue:))
         record.installation = RecordJSON.decode(installation)
         record.pendingInstallation = RecordJSON.decode(pending_installation)
-        record.pendingPost = RecordJSON.decode(pending_post)
+        record.pendingPosts = RecordJSON.decode(pending_post) ?? []
         record.lastNotifiedMessageID = last_notified_message_id
         record.lastReadMessageID = last_read_message_id
         record.recentNotifiedIDs = RecordJSON.decode(recent_notified_ids) ?? []

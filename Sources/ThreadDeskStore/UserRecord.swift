@@ -13,9 +13,9 @@ public struct UserRecord: Sendable, Hashable, Codable {
     public var installation: InstallationInfo?
     /// Device info reported before the user had a thread, posted when the thread is created.
     public var pendingInstallation: InstallationInfo?
-    /// A send split into several Discord posts that failed part-way: the posts already made, so
-    /// the client's retry with the same idempotency key posts only the rest.
-    public var pendingPost: PendingPost?
+    /// Sends split into several Discord posts that failed part-way, one per idempotency key (the
+    /// newest few): the posts already made, so the client's retry with that key posts only the rest.
+    public var pendingPosts: [PendingPost] = []
     public var lastNotifiedMessageID: String?
     /// Support replies pushed most recently (newest last, at most `recentNotifiedLimit`), so a
     /// reply seen twice — live and again in a catch-up — is pushed once, in whatever order.
@@ -35,6 +35,18 @@ public struct UserRecord: Sendable, Hashable, Codable {
 
 extension UserRecord {
     public static let recentNotifiedLimit = 64
+    public static let pendingPostLimit = 8
+
+    /// The parts already posted for the send under `key`.
+    public func postedParts(for key: String) -> [String] {
+        pendingPosts.first { $0.idempotencyKey == key }?.postedMessageIDs ?? []
+    }
+
+    /// Records the parts posted so far for the send under `key`; an empty list forgets the send.
+    public mutating func setPostedParts(_ ids: [String], for key: String) {
+        pendingPosts.removeAll { $0.idempotencyKey == key }
+        if !ids.isEmpty { pendingPosts = Array((pendingPosts + [PendingPost(idempotencyKey: key, postedMessageIDs: ids)]).suffix(Self.pendingPostLimit)) }
+    }
 }
 
 public struct PendingPost: Sendable, Hashable, Codable {

@@ -17,7 +17,7 @@ struct GatewayChaosTests {
         emulator.heartbeatInterval = .milliseconds(200)
         try await withServer(emulator: emulator, gateway: true, {
             $0.gatewayBackoffBase = .milliseconds(50)
-            $0.push.catchUpInterval = .seconds(3)
+            $0.mirror.reconcileInterval = .seconds(3)
         }) { server in
             // A hundred users, each with a device and a thread.
             let users = try await withThrowingTaskGroup(of: (Int, String).self) { group in

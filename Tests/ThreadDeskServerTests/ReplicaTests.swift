@@ -51,7 +51,7 @@ struct ReplicaTests {
                     let replicaB = buildApplication(configuration: configuration, store: try makeStore(url: url, logger: testLogger()), logger: testLogger())
                     try await replicaA.test(.ahc(.http)) { a in
                         try await replicaB.test(.ahc(.http)) { b in
-                            try await scenario(Client(client: a), Client(client: b), discord: discord, endpoints: endpoints, apns: apns)
+                            try await scenario(Client(client: a), Client(client: b), discord: discord, endpoints: endpoints, apns: apns, url: url)
                         }
                     }
                 }
@@ -60,7 +60,7 @@ struct ReplicaTests {
     }
 
     private func scenario(
-        _ a: Client, _ b: Client, discord: DiscordEmulator, endpoints: DiscordEmulator.Endpoints, apns: APNsEmulator
+        _ a: Client, _ b: Client, discord: DiscordEmulator, endpoints: DiscordEmulator.Endpoints, apns: APNsEmulator, url: String
     ) async throws {
         let opened = try await a.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
         let token = try #require(try JSON.parse(opened.body)["token"]?.stringValue)
@@ -106,6 +106,10 @@ struct ReplicaTests {
             }
             try await group.waitForAll()
         }
+        try await eventually("the reply pushed") { apns.deliveries(to: device).count >= 1 }
+        let id = try #require(Snowflake(reply.id))
+        let stored = try await PostgresStore.withRunning(url: url, logger: testLogger()) { try await $0.mirroredMessages([id]).first }
+        #expect(stored?.push == .sent)
         #expect(apns.deliveries(to: device).count == 1)
     }
 }

@@ -160,3 +160,16 @@ extension Harness {
         try await request(.post, "/internal/gateway/events", headers: [.authorization: "Bearer test-gateway-secret"], json: body)
     }
 }
+
+extension Harness {
+    /// The mirror's copy of a Discord message.
+    func mirrored(_ id: String) async throws -> MirroredMessage? {
+        guard let snowflake = Snowflake(id) else { return nil }
+        return try await store.mirroredMessages([snowflake]).first
+    }
+
+    /// The push state of a message once the mirror has it.
+    func pushState(of id: String) async throws -> PushState? {
+        try await mirrored(id)?.push
+    }
+}

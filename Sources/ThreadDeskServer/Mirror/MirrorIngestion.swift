@@ -1,0 +1,61 @@
+import DiscordREST
+import Foundation
+import Logging
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The one way facts from Discord enter the mirror — the answers to our own posts, gateway events
+/// and REST pages alike — merged one thread at a time under its owner's lock. A push is decided
+/// here, when a visible support reply enters the mirror for the first time, and nowhere else.
+struct MirrorIngestion: Sendable {
+    let store: any UserStore
+    let pushes: PushDispatcher?
+    let push: PushSettings
+    let now: @Sendable () -> Date
+
+    /// Merges `facts` about `thread` into the mirror. The caller holds the owner's `withUser`;
+    /// `record` is the owner as it stands there.
+    @discardableResult
+    func apply(_ facts: [MirrorFact], thread: Snowflake, record: UserRecord) async throws -> [MirrorChange] {
+        guard !facts.isEmpty else { return [] }
+        var current: [Snowflake: MirroredMessage] = [:]
+        for message in try await store.mirroredMessages(Array(Set(facts.map(\.messageID)))) { current[message.id] = message }
+        var written: [Snowflake: MirroredMessage] = [:]
+        var changes: [MirrorChange] = []
+        var pending = false
+        for fact in facts {
+            guard case (var next, let change)? = MirroredMessage.merge(fact, into: current[fact.messageID]) else { continue }
+            if case .inserted(let message) = change, shouldPush(message, record) {
+                next.push = .pending(attempts: 0, nextAttempt: now())
+                pending = true
+            }
+            current[next.id] = next
+            written[next.id] = next
+            if let change { changes.append(change) }
+        }
+        try await store.saveMirroredMessages(written.values.sorted { $0.id < $1.id })
+        var state = try await store.mirrorThread(thread) ?? MirrorThread(id: thread, owner: record.id, complete: false, lastActivity: now())
+        let before = state
+        if let newest = written.values.filter({ !$0.deleted }).map(\.id).max(), state.newestSeen.map({ $0 < newest }) ?? true {
+            state.newestSeen = newest
+        }
+        if !changes.isEmpty { state.lastActivity = now() }
+        if state != before { try await store.saveMirrorThread(state) }
+        if pending { pushes?.wake() }
+        return changes
+    }
+
+    /// A first-seen visible support reply to a user with a device, recent enough to be news, and
+    /// newer than what the design before the mirror had pushed already.
+    private func shouldPush(_ message: MirroredMessage, _ record: UserRecord) -> Bool {
+        guard pushes != nil, message.isSupportReply, record.pushToken != nil else { return false }
+        guard message.id.date.timeIntervalSince(now()) > -(push.maxAge / .seconds(1)) else { return false }
+        if let floor = record.lastNotifiedMessageID.flatMap({ Snowflake($0) }), message.id <= floor { return false }
+        return true
+    }
+
+    /// Facts from Discord messages (skipping any whose ids are not snowflakes).
+    static func facts(_ messages: [DiscordMessage], bot: Snowflake, partOf: Snowflake? = nil) -> [MirrorFact] {
+        messages.compactMap { MirroredMessage($0, bot: bot, partOf: partOf).map(MirrorFact.message) }
+    }
+}

@@ -1,0 +1,111 @@
+import DiscordREST
+import Foundation
+import Logging
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Brings a thread's mirror up to date through REST when the gateway feed cannot vouch for it:
+/// a thread never mirrored is backfilled once; one the feed may have missed facts of is refreshed
+/// (its newest page, plus anything newer than the mirror). Everything goes through the ingestion.
+struct MirrorSync: Sendable {
+    let store: any UserStore
+    let discord: DiscordClient<ContinuousClock>
+    let bot: BotIdentity
+    let feed: FeedState
+    let ingestion: MirrorIngestion
+    let logger: Logger
+
+    static let pageSize = 100
+
+    /// Makes `thread` current enough to answer a read from the mirror: no Discord call when the
+    /// feed vouches for it; else one (a backfill of a thread never mirrored takes one per 100
+    /// messages). False when the thread turns out to be deleted.
+    func ensureCurrent(_ thread: Snowflake, owner: UserID) async throws -> Bool {
+        let feed = try await self.feed.snapshot()
+        if let state = try await store.mirrorThread(thread) {
+            if state.gone { return false }
+            if feed.trusts(state) { return true }
+        }
+        try await store.withUser(owner) { context in
+            guard let record = context.record, record.threadID == thread.description else { return }
+            let state = try await store.mirrorThread(thread)
+            if let state, state.gone || feed.trusts(state) { return }
+            try await synchronize(thread, state: state, epoch: feed.epoch, record: record, context: &context)
+        }
+        return try await store.mirrorThread(thread)?.gone != true
+    }
+
+    /// Refreshes (or backfills) `thread` whatever the feed says: reconciliation's step.
+    func reconcile(_ thread: Snowflake, owner: UserID) async throws {
+        let epoch = try await feed.snapshot().epoch
+        try await store.withUser(owner) { context in
+            guard let record = context.record else { return }
+            let state = try await store.mirrorThread(thread)
+            if state?.gone == true { return }
+            try await synchronize(thread, state: state, epoch: epoch, record: record, context: &context)
+        }
+    }
+
+    private func synchronize(
+        _ thread: Snowflake, state: MirrorThread?, epoch: Int, record: UserRecord, context: inout UserContext
+    ) async throws {
+        let bot = try await discordCall { () async throws(DiscordError) in try await self.bot.id() }
+        do {
+            let complete = try await fetch(thread, since: state?.complete == true ? state?.newestSeen : nil, bot: bot, record: record)
+            var updated = try await store.mirrorThread(thread) ?? MirrorThread(id: thread, owner: record.id, complete: false)
+            updated.complete = updated.complete || complete
+            updated.syncedEpoch = max(updated.syncedEpoch, epoch)
+            updated.syncedAt = ingestion.now()
+            try await store.saveMirrorThread(updated)
+        } catch let error as DiscordError {
+            guard case .api(let failure) = error, failure.threadIsGone else { throw APIError.from(error) }
+            try await markGone(thread, context: &context)
+        }
+    }
+
+    /// Pages `thread` newest first until it reaches `since` (a refresh) or the thread's start
+    /// (a backfill, when `since` is nil), ingesting every page; messages the mirror holds in the
+    /// range read that Discord no longer lists are deleted. Returns whether the whole thread was read.
+    private func fetch(_ thread: Snowflake, since: Snowflake?, bot: Snowflake, record: UserRecord) async throws -> Bool {
+        var before: Snowflake?
+        var seen: Set<Snowflake> = []
+        var reachedStart = false
+        while true {
+            let page = try await discord.messages(in: thread.description, before: before?.description, limit: Self.pageSize)
+            let facts = MirrorIngestion.facts(page, bot: bot)
+            try await ingestion.apply(facts, thread: thread, record: record)
+            seen.formUnion(facts.map(\.messageID))
+            let oldest = page.compactMap { Snowflake($0.id) }.min()
+            if page.count < Self.pageSize { reachedStart = true }
+            guard !reachedStart, let oldest else { break }
+            if let since, oldest <= since { break }
+            before = oldest
+        }
+        // Only the range read is known: from its oldest message on (or everything, at the start).
+        let lowest = reachedStart ? Snowflake(0) : (seen.min() ?? Snowflake(UInt64.max))
+        let missing = try await store.mirroredIDs(thread: thread, from: lowest).filter { !seen.contains($0) }
+        try await ingestion.apply(missing.map { .deleted($0, thread: thread) }, thread: thread, record: record)
+        return reachedStart
+    }
+
+    /// Deleted in Discord: reads answer from what is left and never ask Discord about it again;
+    /// the user's next message starts a new thread.
+    func markGone(_ thread: Snowflake, context: inout UserContext) async throws {
+        var state = try await store.mirrorThread(thread) ?? MirrorThread(id: thread, owner: context.id, complete: false)
+        state.gone = true
+        try await store.saveMirrorThread(state)
+        if context.record?.threadID == thread.description {
+            context.record?.threadID = nil
+            context.record?.updatedAt = Date()
+        }
+        logger.notice("A thread was deleted in Discord", metadata: ["user": "\(context.id)", "thread": "\(thread)"])
+    }
+
+    private func discordCall<T>(_ body: () async throws(DiscordError) -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw APIError.from(error)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import DiscordREST
+import ThreadDeskCore
+import ThreadDeskStore
+
+extension MirroredMessage {
+    /// A Discord message as the mirror keeps it; nil when Discord's ids are not snowflakes.
+    init?(_ message: DiscordMessage, bot: Snowflake, partOf: Snowflake? = nil) {
+        guard let id = Snowflake(message.id), let thread = Snowflake(message.channelId) else { return nil }
+        let visibility = MessageVisibility(of: message, botUserID: bot.description)
+        let author: MessageAuthor = message.author.id == bot.description ? .user : .support
+        self.init(
+            id: id, threadID: thread, author: author, authorID: Snowflake(message.author.id), authorUsername: message.author.username,
+            authorName: author == .support ? (message.author.globalName ?? message.author.username) : nil, type: message.type,
+            content: author == .user ? NoteMarkers.userText(posted: message.content) : message.content,
+            attachments: message.attachments.compactMap { attachment in
+                Snowflake(attachment.id).map {
+                    Attachment(
+                        id: $0, filename: attachment.filename, size: attachment.size, contentType: attachment.contentType, url: attachment.url,
+                        proxyURL: attachment.proxyUrl, width: attachment.width, height: attachment.height)
+                }
+            },
+            replyTo: message.messageReference?.messageId.flatMap { Snowflake($0) }, createdAt: message.timestamp,
+            editedAt: message.editedTimestamp, visible: visibility.isVisible, partOf: partOf)
+    }
+}

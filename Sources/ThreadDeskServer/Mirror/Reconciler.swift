@@ -1,0 +1,68 @@
+import DiscordREST
+import Foundation
+import Logging
+import Prometheus
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Checks the mirror against Discord through REST, on one replica at a time:
+/// - after a gap of the gateway feed, every active ThreadDesk thread of the forum (Discord lists
+///   them in one call), then the feed's epoch counts as reconciled;
+/// - on every run, threads whose newest message in Discord is newer than the mirror's;
+/// - on the timer, every thread with activity in `MirrorSettings.reconcileWindow` — its newest
+///   100 messages and anything newer — which catches edits and deletes a gap hid.
+struct Reconciler: Sendable {
+    let store: any UserStore
+    let discord: DiscordClient<ContinuousClock>
+    let feed: FeedState
+    let sync: MirrorSync
+    let configuration: ServerConfiguration
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func run(reason: String, periodic: Bool) async {
+        defer { metrics.catchUps.increment() }
+        do {
+            let ran = try await store.exclusively("reconcile") { try await reconcile(reason: reason, periodic: periodic) }
+            if ran == nil { logger.debug("Another replica is reconciling", metadata: ["reason": "\(reason)"]) }
+        } catch {
+            metrics.catchUpFailures.increment()
+            logger.warning("Reconciliation failed; the next one retries", metadata: ["reason": "\(reason)", "error": "\(error)"])
+        }
+    }
+
+    private func reconcile(reason: String, periodic: Bool) async throws {
+        feed.invalidate()
+        let state = try await feed.snapshot()
+        let afterGap = state.reconciledEpoch < state.epoch
+        var threads: [Snowflake: UserID] = [:]
+        let active = try await discordCall { () async throws(DiscordError) in try await discord.activeThreads(guildID: configuration.guildID).threads }
+        for channel in active where channel.parentId == configuration.forumChannelID {
+            guard let id = Snowflake(channel.id) else { continue }
+            let mirrored = try await store.mirrorThread(id)
+            var behind = false
+            if let newest = channel.lastMessageId.flatMap({ Snowflake($0) }) {
+                behind = mirrored?.newestSeen.map { $0 < newest } ?? true
+            }
+            guard afterGap || behind else { continue }
+            if let owner = try await store.userID(forThread: channel.id) ?? mirrored?.owner { threads[id] = owner }
+        }
+        if periodic {
+            let since = Date().addingTimeInterval(-(configuration.mirror.reconcileWindow / .seconds(1)))
+            for thread in try await store.activeMirrorThreads(since: since) { threads[thread.id] = thread.owner }
+        }
+        for (thread, owner) in threads.sorted(by: { $0.key < $1.key }) {
+            try await sync.reconcile(thread, owner: owner)
+        }
+        if afterGap { try await feed.reconciled(state.epoch) }
+        logger.info("Reconciliation done", metadata: ["reason": "\(reason)", "threads": "\(threads.count)", "after_gap": "\(afterGap)"])
+    }
+
+    private func discordCall<T>(_ body: () async throws(DiscordError) -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw APIError.from(error)
+        }
+    }
+}

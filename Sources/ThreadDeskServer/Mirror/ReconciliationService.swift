@@ -1,0 +1,39 @@
+import Deadlines
+import ServiceLifecycle
+
+/// Runs every reconciliation in a task of its own — the ones asked for (gateway gaps) and one
+/// every `interval` whatever the gateway said — never inside an HTTP request or the delivery of
+/// gateway events. A run is bounded by its Discord calls' budgets.
+struct ReconciliationService: Service, CustomStringConvertible {
+    let service: SupportService
+    let interval: Duration
+
+    var description: String { "ReconciliationService(every \(interval))" }
+
+    func run() async throws {
+        let gate = service.reconciliations
+        // Only cancellation (graceful shutdown) ends the loop.
+        try? await cancelWhenGracefulShutdown {
+            var periodic = true
+            while !Task.isCancelled {
+                while let reason = gate.startRun() {
+                    await WaitTracker.$current.withValue(service.waits) {
+                        await WaitTracker.run(job: "reconciliation (\(reason))") {
+                            await service.reconciler.run(reason: reason, periodic: periodic)
+                        }
+                    }
+                    gate.finishRun()
+                    periodic = false
+                }
+                do {
+                    try await withTimeout(interval, "a reconciliation request") {
+                        for await _ in gate.wakeUps { return }
+                    }
+                } catch is DeadlineExceeded {
+                    gate.request("timer")
+                    periodic = true
+                }
+            }
+        }
+    }
+}

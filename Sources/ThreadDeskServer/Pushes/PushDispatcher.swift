@@ -1,0 +1,185 @@
+import APNs
+import Deadlines
+import DiscordREST
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Sends the pushes the ingestion left pending, in a task of its own: users side by side (at
+/// most `PushSettings.concurrency` at once), one user's pushes one after the other under their
+/// lock, so that on several replicas each push goes out once. A push that fails for a passing
+/// reason stays pending for its message and is tried again with backoff, until it is older than
+/// `PushSettings.maxAge`; another user's success never skips it.
+final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertible {
+    let store: any UserStore
+    let apns: PushSender
+    let settings: PushSettings
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+    /// How long the loop sleeps at most before it looks for due pushes again (another replica may
+    /// have left some).
+    let idlePoll: Duration = .seconds(5)
+    private let (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    var description: String { "PushDispatcher" }
+
+    init(store: any UserStore, apns: PushSender, settings: PushSettings, metrics: ServerMetrics, logger: Logger, now: @escaping @Sendable () -> Date) {
+        self.store = store
+        self.apns = apns
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Something became pending.
+    func wake() { wakeUp.yield() }
+
+    /// Looks for due pushes whenever woken (or every `idlePoll`) and starts a task for each user
+    /// who has some and none running, so a user whose pushes wait (for their lock, or for APNs)
+    /// holds up no one else. At shutdown the pushes under way finish within their deadline.
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                while !stopping.withLock({ $0 }) {
+                    let started = await due()
+                    for (user, pushes) in started {
+                        group.addTask {
+                            await self.deliver(pushes, to: user)
+                            _ = self.inFlight.withLock { $0.remove(user) }
+                            self.wake()
+                        }
+                    }
+                    // Pushes due but not started belong to busy users: their tasks wake the loop.
+                    await sleepUntilWoken(atLeast: started.isEmpty ? .milliseconds(250) : .milliseconds(10))
+                }
+            }
+        } onGracefulShutdown: {
+            self.stopping.withLock { $0 = true }
+            self.wake()
+        }
+    }
+
+    private let stopping = Mutex(false)
+    private let inFlight = Mutex<Set<UserID>>([])
+
+    /// Due pushes by user, for users with nothing under way, at most `concurrency` users busy.
+    private func due() async -> [(UserID, [DuePush])] {
+        let due: [DuePush]
+        do {
+            due = try await store.duePushes(at: now(), limit: 1000)
+        } catch {
+            logger.warning("Could not read the pending pushes", metadata: ["error": "\(error)"])
+            return []
+        }
+        var order: [UserID] = []
+        var byUser: [UserID: [DuePush]] = [:]
+        for push in due {
+            if byUser[push.owner] == nil { order.append(push.owner) }
+            byUser[push.owner, default: []].append(push)
+        }
+        return inFlight.withLock { busy in
+            var started: [(UserID, [DuePush])] = []
+            for user in order where !busy.contains(user) && busy.count < max(1, settings.concurrency) {
+                busy.insert(user)
+                started.append((user, byUser[user] ?? []))
+            }
+            return started
+        }
+    }
+
+    private func sleepUntilWoken(atLeast minimum: Duration) async {
+        var wait = idlePoll
+        if let next = try? await store.nextPushDue() {
+            wait = max(minimum, min(wait, .milliseconds(Int64(next.timeIntervalSince(now()) * 1000))))
+        }
+        try? await withTimeout(wait, "pushes to send") {
+            for await _ in self.wakeUps { return }
+        }
+    }
+
+    /// Sends every push due now and returns when they are done (tests).
+    func dispatchDue() async {
+        await withDiscardingTaskGroup { group in
+            for (user, pushes) in await due() {
+                group.addTask {
+                    await self.deliver(pushes, to: user)
+                    _ = self.inFlight.withLock { $0.remove(user) }
+                }
+            }
+        }
+    }
+
+    private func deliver(_ pushes: [DuePush], to user: UserID) async {
+        do {
+            try await Deadline.within(settings.retryCap) {
+                try await store.withUser(user) { context in
+                    for push in pushes { try await deliver(push, context: &context) }
+                }
+            }
+        } catch {
+            logger.warning("Pushes for a user failed; they stay pending", metadata: ["user": "\(user)", "error": "\(error)"])
+        }
+    }
+
+    private func deliver(_ push: DuePush, context: inout UserContext) async throws {
+        guard var message = try await store.mirroredMessages([push.messageID]).first,
+            case .pending(let attempts, let nextAttempt) = message.push, nextAttempt <= now()
+        else { return }  // sent by another replica meanwhile, deleted, or not due after all
+        message.push = try await send(message, attempts: attempts, context: &context)
+        try await store.saveMirroredMessages([message])
+    }
+
+    /// The message's push state after one attempt.
+    private func send(_ message: MirroredMessage, attempts: Int, context: inout UserContext) async throws -> PushState {
+        guard message.isSupportReply else { return .abandoned }
+        guard now().timeIntervalSince(message.id.date) < settings.maxAge / .seconds(1) else {
+            metrics.pushes(outcome: "expired")
+            logger.warning("Gave up on a push older than the push age limit", metadata: ["user": "\(context.id)", "attempts": "\(attempts)"])
+            return .abandoned
+        }
+        guard var record = context.record, let token = record.pushToken else { return .abandoned }
+        let environment = record.pushEnvironment.map { APNsEnvironment(rawValue: $0.rawValue)! } ?? apns.settings.defaultEnvironment
+        let badge = try await store.supportMessageCount(
+            thread: message.threadID, after: record.lastReadMessageID.flatMap { Snowflake($0) })
+        let text = message.content.isEmpty ? Self.attachmentSummary(message) : message.content
+        let alert = APNsNotification(
+            title: settings.title, body: text, badge: badge, sound: settings.sound, threadID: context.id.rawValue,
+            category: settings.category, custom: ["messageId": message.id.description])
+        do {
+            try await apns.client.send(alert, to: token, environment: environment)
+        } catch APNsError.rejected(let status, let reason, _) where reason.invalidatesDeviceToken {
+            logger.notice("APNs says the device token is gone; removing it", metadata: ["user": "\(context.id)", "status": "\(status)"])
+            record.pushToken = nil
+            record.pushEnvironment = nil
+            record.updatedAt = Date()
+            context.record = record
+            metrics.pushes(outcome: "unregistered")
+            return .abandoned
+        } catch APNsError.rejected(let status, let reason, _) {
+            // Retrying would be refused the same way.
+            logger.error("APNs refused a push", metadata: ["user": "\(context.id)", "status": "\(status)", "reason": "\(reason)"])
+            metrics.pushes(outcome: "rejected")
+            return .abandoned
+        } catch {
+            metrics.pushes(outcome: "unavailable")
+            let delay = min(settings.retryCap, settings.retryBase * Double(1 << min(attempts, 20)))
+            return .pending(attempts: attempts + 1, nextAttempt: now().addingTimeInterval(delay / .seconds(1)))
+        }
+        metrics.pushes(outcome: "sent")
+        if settings.background {
+            try? await apns.client.send(
+                APNsNotification(pushType: .background, badge: badge, custom: ["messageId": message.id.description]), to: token,
+                environment: environment)
+        }
+        return .sent
+    }
+
+    static func attachmentSummary(_ message: MirroredMessage) -> String {
+        message.attachments.count == 1 ? "📎 \(message.attachments[0].filename)" : "📎 \(message.attachments.count) files"
+    }
+}
