@@ -15,6 +15,8 @@ extension SupportService: ForumEventSink {
         }
     }
 
+    /// Records that the gateway spoke, then queues each event's facts behind its thread owner's
+    /// earlier ones and returns: one user's backlog never holds up another's events.
     private func handle(_ events: [ForumEvent]) async {
         var gap = false
         do {
@@ -23,47 +25,69 @@ extension SupportService: ForumEventSink {
             logger.warning("Could not record that the gateway spoke", metadata: ["error": "\(error)"])
         }
         for event in events {
+            if case .gap = event { gap = true }
+            guard let thread = Self.thread(of: event) else { continue }
             do {
-                try await Deadline.within(configuration.requestTimeout) { try await handle(event) }
+                guard let owner = try await owner(of: thread) else { continue }
+                let accepted = ingestionQueue.enqueue(owner) {
+                    do {
+                        try await Deadline.within(configuration.requestTimeout) { try await handle(event, thread: thread, owner: owner) }
+                    } catch {
+                        logger.warning("Could not ingest a gateway event; reconciling", metadata: ["error": "\(error)"])
+                        await recordGap()
+                    }
+                }
+                if !accepted {
+                    logger.warning("The ingestion queue is full; reconciling instead")
+                    gap = true
+                }
             } catch {
-                logger.warning("Could not ingest a gateway event; reconciling", metadata: ["error": "\(error)"])
+                logger.warning("Could not find a thread's owner; reconciling", metadata: ["error": "\(error)"])
                 gap = true
             }
-            if case .gap = event { gap = true }
         }
-        if gap {
-            do {
-                try await feed.gap()
-            } catch {
-                logger.warning("Could not record a gateway gap", metadata: ["error": "\(error)"])
-            }
-            reconciliations.request("gateway gap")
+        if gap { await recordGap() }
+    }
+
+    /// Facts may be lost: every thread must be confirmed again, and a reconciliation does that.
+    func recordGap() async {
+        do {
+            try await feed.gap()
+        } catch {
+            logger.warning("Could not record a gateway gap", metadata: ["error": "\(error)"])
+        }
+        reconciliations.request("gateway gap")
+    }
+
+    static func thread(of event: ForumEvent) -> Snowflake? {
+        switch event {
+        case .messageCreated(let message), .messageUpdated(let message): Snowflake(message.channelId)
+        case .messageChanged(let channel, _), .messageDeleted(let channel, _), .messagesDeleted(let channel, _): Snowflake(channel)
+        case .threadDeleted(let thread): Snowflake(thread)
+        case .threadUpdated, .alive, .gap: nil
         }
     }
 
-    private func handle(_ event: ForumEvent) async throws {
+    private func handle(_ event: ForumEvent, thread: Snowflake, owner: UserID) async throws {
         switch event {
         case .messageCreated(let message), .messageUpdated(let message):
             let bot = try await self.bot.id()
-            guard let thread = Snowflake(message.channelId) else { return }
-            try await ingest(MirrorIngestion.facts([message], bot: bot), into: thread)
+            try await ingest(MirrorIngestion.facts([message], bot: bot), into: thread, owner: owner)
         case .messageChanged(let channel, let id):
             // An update without the whole message: ask for it.
-            guard let thread = Snowflake(channel), let messageID = Snowflake(id) else { return }
+            guard let messageID = Snowflake(id) else { return }
             let bot = try await self.bot.id()
             if let message = try await existingMessage(id, in: channel) {
-                try await ingest(MirrorIngestion.facts([message], bot: bot), into: thread)
+                try await ingest(MirrorIngestion.facts([message], bot: bot), into: thread, owner: owner)
             } else {
-                try await ingest([.deleted(messageID, thread: thread)], into: thread)
+                try await ingest([.deleted(messageID, thread: thread)], into: thread, owner: owner)
             }
-        case .messageDeleted(let channel, let id):
-            guard let thread = Snowflake(channel), let messageID = Snowflake(id) else { return }
-            try await ingest([.deleted(messageID, thread: thread)], into: thread)
-        case .messagesDeleted(let channel, let ids):
-            guard let thread = Snowflake(channel) else { return }
-            try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread)
-        case .threadDeleted(let threadID):
-            guard let thread = Snowflake(threadID), let owner = try await owner(of: thread) else { return }
+        case .messageDeleted(_, let id):
+            guard let messageID = Snowflake(id) else { return }
+            try await ingest([.deleted(messageID, thread: thread)], into: thread, owner: owner)
+        case .messagesDeleted(_, let ids):
+            try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread, owner: owner)
+        case .threadDeleted:
             try await withUser(owner) { context in try await sync.markGone(thread, context: &context) }
         case .threadUpdated, .alive, .gap:
             break
@@ -86,9 +110,8 @@ extension SupportService: ForumEventSink {
         return try await store.mirrorThread(thread)?.owner
     }
 
-    /// Facts about a thread ThreadDesk knows; other threads of the forum are not ours to mirror.
-    private func ingest(_ facts: [MirrorFact], into thread: Snowflake) async throws {
-        guard let owner = try await owner(of: thread) else { return }
+    /// Facts about a thread of `owner`'s, under their lock.
+    private func ingest(_ facts: [MirrorFact], into thread: Snowflake, owner: UserID) async throws {
         try await withUser(owner) { context in
             guard let record = context.record else { return }
             try await ingestion.apply(facts, thread: thread, record: record)

@@ -33,6 +33,8 @@ public struct SupportService: Sendable {
     let reconciler: Reconciler
     /// Reconciliations asked for (gateway gaps) and run by `ReconciliationService`.
     let reconciliations = CatchUpGate()
+    /// Gateway facts on their way into the mirror, per user.
+    let ingestionQueue = IngestionQueue()
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
@@ -57,7 +59,8 @@ public struct SupportService: Sendable {
 
     /// What runs beside the HTTP server for this service.
     var services: [any Service] {
-        [ReconciliationService(service: self, interval: configuration.mirror.reconcileInterval)] + (pushes.map { [$0] } ?? [])
+        [ingestionQueue, ReconciliationService(service: self, interval: configuration.mirror.reconcileInterval)]
+            + (pushes.map { [$0] } ?? [])
     }
 
     var quotas: Quotas {

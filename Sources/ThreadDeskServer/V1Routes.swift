@@ -17,6 +17,8 @@ struct V1Routes: Sendable {
         v1.post("session", use: openSession)
         v1.post("messages", use: postMessage)
         v1.get("messages", use: messages)
+        v1.patch("messages/:id", use: editMessage)
+        v1.delete("messages/:id", use: deleteMessage)
         v1.post("diagnostics", use: uploadDiagnostics)
         v1.put("installation", use: updateInstallation)
         v1.put("push-token", use: setPushToken)
@@ -63,6 +65,29 @@ struct V1Routes: Sendable {
         let text = try APIError.validText(body.content)
         let stored = try await service.postMessage(text, idempotencyKey: key, for: user, from: address(request, context))
         return jsonResponse(raw: stored.body, status: .init(code: stored.status))
+    }
+
+    @Sendable func editMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        try await service.quotas.charge(.send(user), address: address(request, context))
+        let id = try Self.messageID(context)
+        let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
+        let text = try APIError.validText(body.content)
+        return try jsonResponse(try await service.editMessage(id, text: text, for: user))
+    }
+
+    @Sendable func deleteMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        try await service.quotas.charge(.send(user), address: address(request, context))
+        try await service.deleteMessage(try Self.messageID(context), for: user)
+        return Response(status: .noContent)
+    }
+
+    static func messageID(_ context: ThreadDeskRequestContext) throws -> Snowflake {
+        guard let raw = context.parameters.get("id"), let id = Snowflake(raw) else {
+            throw APIError.badRequest("invalid_message_id", "The message id must be a Discord message id (digits).")
+        }
+        return id
     }
 
     @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

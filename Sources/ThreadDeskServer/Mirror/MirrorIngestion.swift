@@ -23,10 +23,12 @@ struct MirrorIngestion: Sendable {
         var written: [Snowflake: MirroredMessage] = [:]
         var changes: [MirrorChange] = []
         var pending = false
-        for fact in facts {
+        let time = now()
+        // Oldest first (the merge does not care about order; pushes go out in this one).
+        for fact in facts.enumerated().sorted(by: { ($0.element.messageID, $0.offset) < ($1.element.messageID, $1.offset) }).map(\.element) {
             guard case (var next, let change)? = MirroredMessage.merge(fact, into: current[fact.messageID]) else { continue }
             if case .inserted(let message) = change, shouldPush(message, record) {
-                next.push = .pending(attempts: 0, nextAttempt: now())
+                next.push = .pending(attempts: 0, nextAttempt: time)
                 pending = true
             }
             current[next.id] = next

@@ -35,6 +35,11 @@ struct Reconciler: Sendable {
         feed.invalidate()
         let state = try await feed.snapshot()
         let afterGap = state.reconciledEpoch < state.epoch
+        // Nothing mirrored yet (a new installation): nothing to check against Discord.
+        guard try await !store.activeMirrorThreads(since: .distantPast).isEmpty else {
+            if afterGap { try await feed.reconciled(state.epoch) }
+            return
+        }
         var threads: [Snowflake: UserID] = [:]
         let active = try await discordCall { () async throws(DiscordError) in try await discord.activeThreads(guildID: configuration.guildID).threads }
         for channel in active where channel.parentId == configuration.forumChannelID {

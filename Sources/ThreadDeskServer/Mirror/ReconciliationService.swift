@@ -1,4 +1,5 @@
 import Deadlines
+import Logging
 import ServiceLifecycle
 
 /// Runs every reconciliation in a task of its own — the ones asked for (gateway gaps) and one
@@ -14,6 +15,13 @@ struct ReconciliationService: Service, CustomStringConvertible {
         let gate = service.reconciliations
         // Only cancellation (graceful shutdown) ends the loop.
         try? await cancelWhenGracefulShutdown {
+            // A restart is a gap: facts queued for ingestion when the last process stopped are lost.
+            do {
+                try await service.feed.gap()
+            } catch {
+                service.logger.warning("Could not record the start as a gap", metadata: ["error": "\(error)"])
+            }
+            gate.request("start")
             var periodic = true
             while !Task.isCancelled {
                 while let reason = gate.startRun() {

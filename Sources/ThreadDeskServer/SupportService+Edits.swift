@@ -1,0 +1,81 @@
+import DiscordREST
+import Foundation
+import HTTPTypes
+import ThreadDeskCore
+import ThreadDeskStore
+
+extension SupportService {
+    static let messageNotFound = APIError(.notFound, "message_not_found", "No message of yours has this id.")
+
+    /// Replaces the text of one of the user's own messages in Discord. A send that took several
+    /// Discord posts is edited as a whole: the new text is cut the same way and may not need more
+    /// posts than the original (posts left over are deleted).
+    func editMessage(_ messageID: Snowflake, text: String, for id: UserID) async throws -> APIMessage {
+        try await withOwnMessage(messageID, for: id) { parts, thread, context in
+            let texts = MessageText.split(text)
+            guard texts.count <= parts.count else {
+                throw APIError(
+                    .unprocessableContent, "edit_too_long",
+                    "The new text needs \(texts.count) Discord messages; the original used \(parts.count). Send it as a new message.")
+            }
+            let first = parts[0].id
+            var ids: [String] = []
+            for (index, part) in parts.enumerated() {
+                if index < texts.count {
+                    let edited = try await discordCall { () async throws(DiscordError) in
+                        try await discord.editMessage(part.id.description, in: thread.description, content: NoteMarkers.postable(userText: texts[index]))
+                    }
+                    try await ingestOwn(edited, partOf: parts.count > 1 ? first : nil, context: context)
+                    ids.append(edited.id)
+                } else {
+                    try await deletePart(part, in: thread, context: context)
+                }
+            }
+            guard let stored = try await store.mirroredMessages([first]).first else { throw Self.messageNotFound }
+            var message = APIMessage(stored)
+            if parts.count > 1 {
+                message.content = text
+                message.partIds = ids
+            }
+            return message
+        }
+    }
+
+    /// Deletes one of the user's own messages in Discord (every post of a split send).
+    func deleteMessage(_ messageID: Snowflake, for id: UserID) async throws {
+        try await withOwnMessage(messageID, for: id) { parts, thread, context in
+            for part in parts { try await deletePart(part, in: thread, context: context) }
+        }
+    }
+
+    private func deletePart(_ part: MirroredMessage, in thread: Snowflake, context: UserContext) async throws {
+        do {
+            try await discord.deleteMessage(part.id.description, in: thread.description)
+        } catch .api(let error) where error.status == 404 {
+            // Already gone in Discord: the mirror just learns it.
+        } catch {
+            throw APIError.from(error)
+        }
+        guard let record = context.record else { return }
+        try await ingestion.apply([.deleted(part.id, thread: thread)], thread: thread, record: record)
+    }
+
+    /// Runs `body` with every post of the user's message `messageID` (first part first), under the
+    /// user's lock; 404 for anything that is not the user's own visible message in their thread.
+    private func withOwnMessage<T: Sendable>(
+        _ messageID: Snowflake, for id: UserID,
+        _ body: ([MirroredMessage], Snowflake, inout UserContext) async throws -> T
+    ) async throws -> T {
+        guard let thread = try await store.user(id)?.threadID.flatMap({ Snowflake($0) }),
+            try await sync.ensureCurrent(thread, owner: id)
+        else { throw Self.messageNotFound }
+        return try await withUser(id) { context in
+            guard context.record?.threadID == thread.description, let target = try await store.mirroredMessages([messageID]).first,
+                target.threadID == thread, target.author == .user, target.visible, !target.deleted
+            else { throw Self.messageNotFound }
+            let parts = try await store.mirroredParts(of: target.partOf ?? target.id).filter { !$0.deleted && $0.author == .user }
+            guard !parts.isEmpty else { throw Self.messageNotFound }
+            return try await body(parts, thread, &context)
+        }
+    }
+}
