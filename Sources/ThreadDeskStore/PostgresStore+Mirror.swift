@@ -184,8 +184,10 @@ extension PostgresStore {
     public func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T? {
         try await database {
             try await client.withConnection { connection in
+                // Advisory locks are per database: the schema in the key keeps deployments that share one apart.
                 let key = "threaddesk job \(job)"
-                let rows = try await connection.rows("SELECT pg_try_advisory_lock(hashtextextended(\(key), 0))", logger: logger)
+                let rows = try await connection.rows(
+                    "SELECT pg_try_advisory_lock(hashtextextended(current_schema() || \(key), 0))", logger: logger)
                 guard try rows.first?.decode(Bool.self) == true else { return nil }
                 let result: Result<T, any Error>
                 do {
@@ -194,7 +196,7 @@ extension PostgresStore {
                     result = .failure(error)
                 }
                 if !connection.isClosed {
-                    _ = try? await connection.rows("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger, deadline: .seconds(5))
+                    _ = try? await connection.rows("SELECT pg_advisory_unlock(hashtextextended(current_schema() || \(key), 0))", logger: logger, deadline: .seconds(5))
                 }
                 return try result.get()
             }
