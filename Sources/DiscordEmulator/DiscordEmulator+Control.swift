@@ -92,9 +92,14 @@ extension DiscordEmulator {
         world.state.withLock { $0.channels[world.forumID]?.availableTags.map(\.id.description) ?? [] }
     }
 
-    /// The next `count` REST requests (control routes excluded) answer `status` without effect.
-    public func injectServerErrors(count: Int, status: Int = 500) {
-        world.state.withLock { $0.faults.serverErrors = count; $0.faults.serverErrorStatus = status }
+    /// The next `count` REST requests (control routes excluded) answer `status` without effect,
+    /// after `after` requests that go through as usual.
+    public func injectServerErrors(count: Int, status: Int = 500, after: Int = 0) {
+        world.state.withLock {
+            $0.faults.serverErrors = count
+            $0.faults.serverErrorStatus = status
+            $0.faults.serverErrorsAfter = after
+        }
     }
 
     /// The next `count` REST requests get Cloudflare's ban answer: 429 with an HTML body, no

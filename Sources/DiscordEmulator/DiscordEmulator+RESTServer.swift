@@ -61,6 +61,13 @@ extension DiscordEmulator {
         let contentType = request.headers[.contentType]
         let faults = world.state.withLock { state in
             state.counters.requestsByRoute[routeKey, default: 0] += 1
+            if state.faults.serverErrors > 0 && state.faults.serverErrorsAfter > 0 {
+                // Let this one through; the errors start later.
+                state.faults.serverErrorsAfter -= 1
+                var passing = state.faults
+                passing.serverErrors = 0
+                return passing
+            }
             defer {
                 if state.faults.serverErrors > 0 {
                     state.faults.serverErrors -= 1

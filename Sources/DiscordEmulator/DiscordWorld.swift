@@ -28,6 +28,8 @@ final class DiscordWorld: Sendable {
 
     struct Faults: Sendable {
         var serverErrors = 0
+        /// Requests let through before the injected errors start.
+        var serverErrorsAfter = 0
         var serverErrorStatus = 500
         var latency: Duration = .zero
         /// The next requests answered as Cloudflare answers a banned IP: 429, HTML, this Retry-After.

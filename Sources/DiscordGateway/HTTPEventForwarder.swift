@@ -29,8 +29,15 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
     }
 
     private struct Queue {
-        var events: [ForumEvent] = []
+        /// Each event with its number, so a post in flight removes exactly what it carried.
+        var events: [(number: UInt64, event: ForumEvent)] = []
+        var next: UInt64 = 0
         var dropped = 0
+
+        mutating func append(_ event: ForumEvent) {
+            events.append((next, event))
+            next += 1
+        }
     }
 
     public let configuration: Configuration
@@ -67,11 +74,13 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
 
     public func deliver(_ events: [ForumEvent]) async {
         queue.withLock { queue in
-            queue.events.append(contentsOf: events)
+            for event in events { queue.append(event) }
             let excess = queue.events.count - configuration.maxQueued
             if excess > 0 {
+                // The oldest go, and a gap (a new number: no post in flight carries it) takes their place.
                 queue.events.removeFirst(excess + 1)
-                queue.events.insert(.gap, at: 0)
+                queue.events.insert((queue.next, .gap), at: 0)
+                queue.next += 1
                 queue.dropped += excess
             }
         }
@@ -90,8 +99,10 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
             while !Task.isCancelled {
                 // Taken anew for every attempt, so a retry carries what arrived meanwhile.
                 let batch = try await self.nextBatch()
-                if await self.post(batch) {
-                    self.queue.withLock { $0.events.removeFirst(min(batch.count, $0.events.count)) }
+                if await self.post(batch.map(\.event)) {
+                    // Only what this post carried: an overflow meanwhile may have changed the front.
+                    let posted = Set(batch.map(\.number))
+                    self.queue.withLock { $0.events.removeAll { posted.contains($0.number) } }
                     delay = self.configuration.backoffBase
                 } else {
                     try await self.clock.sleep(for: delay * Double.random(in: 0.5...1.0))
@@ -103,7 +114,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
     }
 
     /// Waits for events and returns the oldest ones, still queued until posted.
-    private func nextBatch() async throws -> [ForumEvent] {
+    private func nextBatch() async throws -> [(number: UInt64, event: ForumEvent)] {
         while true {
             let batch = queue.withLock { Array($0.events.prefix(configuration.maxBatch)) }
             if !batch.isEmpty { return batch }

@@ -1,0 +1,122 @@
+import DiscordEmulator
+import DiscordGateway
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+import TestSupport
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+/// Defects of the design before the mirror, each with the test that showed it.
+@Suite("Defects that must not come back", .timeLimit(.minutes(2)))
+struct DefectTests {
+    @Test func aSplitSendsRetryUsesOnlyItsOwnKeysParts() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            _ = try await server.send("hello", token: user.token)
+            let thread = try #require(try await server.thread(of: user.userId))
+            let long = { (letter: String) in String(repeating: letter, count: 1990) + " " + String(repeating: letter, count: 500) }
+            // The first part goes in, the second is refused: the send stops part-way.
+            server.emulator.injectServerErrors(count: 1, status: 400, after: 1)
+            let broken = try await server.send(long("a"), token: user.token, key: "first")
+            #expect(broken.status == .badGateway)
+            #expect(server.emulator.messages(inThread: thread).count == 2)
+
+            // Another split send in between answers with its own parts only.
+            let other = try await server.send(long("b"), token: user.token, key: "second")
+            #expect(other.status == .created)
+            let otherParts = (other.json["partIds"]?.arrayValue ?? []).compactMap(\.stringValue)
+            #expect(otherParts.count == 2)
+            let contents = Dictionary(uniqueKeysWithValues: server.emulator.messages(inThread: thread).map { ($0.id, $0.content) })
+            #expect(otherParts.allSatisfy { contents[$0]?.hasPrefix("b") == true })
+
+            // The retry of the first posts only its missing part.
+            let retried = try await server.send(long("a"), token: user.token, key: "first")
+            #expect(retried.status == .created)
+            let parts = (retried.json["partIds"]?.arrayValue ?? []).compactMap(\.stringValue)
+            #expect(parts.count == 2)
+            let after = Dictionary(uniqueKeysWithValues: server.emulator.messages(inThread: thread).map { ($0.id, $0.content) })
+            #expect(parts.allSatisfy { after[$0]?.hasPrefix("a") == true })
+            #expect(server.emulator.messages(inThread: thread).count == 5)
+        }
+    }
+
+    @Test func aDeletedThreadCostsOneDiscordCallNotOnePerPoll() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            _ = try await server.send("hello", token: user.token)
+            let thread = try #require(try await server.thread(of: user.userId))
+            try server.emulator.deleteThread(thread)
+            #expect(try await server.messages(token: user.token).isEmpty)
+            let reads = MirrorTests.messageReads(server)
+            for _ in 0..<20 { #expect(try await server.messages(token: user.token).isEmpty) }
+            #expect(MirrorTests.messageReads(server) == reads)
+            // The next message starts a new thread.
+            #expect(try await server.send("again", token: user.token).status == .created)
+            #expect(try await server.thread(of: user.userId) != thread)
+        }
+    }
+
+    @Test func aCrashBetweenCreatingTheThreadAndStoringItMakesNoSecondThread() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            // What the crashed attempt left: the thread exists in Discord, the store never heard of it.
+            let orphan = try await server.discordClient.startForumThread(
+                in: server.discord.forumChannelID, .init(name: user.userId, message: .init(content: "my first message")))
+            let retry = try await server.send("my first message", token: user.token)
+            #expect(retry.status == .created)
+            #expect(server.emulator.threads().count == 1)
+            #expect(try await server.thread(of: user.userId) == orphan.channel.id)
+            #expect(server.emulator.messages(inThread: orphan.channel.id).count == 1)
+            #expect(retry.json["id"]?.stringValue == orphan.message.id)
+            // And later messages go into it.
+            _ = try await server.send("second", token: user.token)
+            #expect(server.emulator.threads().count == 1)
+            #expect(server.emulator.messages(inThread: orphan.channel.id).count == 2)
+        }
+    }
+
+    /// The daemon's forwarder: an overflow while a post is in flight must not delete the gap it
+    /// queued, nor events that were never sent.
+    @Test func anOverflowDuringAPostKeepsTheGapAndTheUnsentEvents() async throws {
+        let received = Mutex<[[ForumEvent]]>([])
+        let (release, releaseFirst) = AsyncStream.makeStream(of: Void.self)
+        let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+        let router = Router()
+        router.post("internal/gateway/events") { request, context -> Response in
+            struct Batch: Decodable { var events: [ForumEvent] }
+            let batch = try await request.decode(as: Batch.self, context: context)
+            let count = received.withLock {
+                $0.append(batch.events)
+                return $0.count
+            }
+            arrived.yield()
+            if count == 1 { for await _ in release { break } }
+            return Response(status: .ok)
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            var configuration = HTTPEventForwarder.Configuration(serverURL: "http://127.0.0.1:\(try #require(client.port))", secret: "s")
+            configuration.maxQueued = 5
+            let forwarder = HTTPEventForwarder(configuration: configuration, logger: testLogger())
+            let running = Task { try await forwarder.run() }
+            defer { running.cancel() }
+            let event = { (index: Int) in ForumEvent.messageDeleted(channelID: "1", messageID: String(index)) }
+            await forwarder.deliver((1...3).map(event))
+            #expect(await yields(arrivals, within: .seconds(10)), "the first post never came")
+            // The server holds the first post while six more events overflow the queue.
+            await forwarder.deliver((4...9).map(event))
+            releaseFirst.yield()
+            try await eventually("a second post") { received.withLock { $0.count } >= 2 }
+            try await eventually("the queue empty") { forwarder.queued == 0 }
+            let later = received.withLock { Array($0.dropFirst()).flatMap { $0 } }
+            #expect(later.first == .gap)
+            #expect(Array(later.dropFirst()) == (6...9).map(event))
+        }
+    }
+}
