@@ -46,7 +46,17 @@ public func constantTimeEquals(_ a: String, _ b: String) -> Bool {
 }
 
 extension Sequence where Element == UInt8 {
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    /// Lower-case hex (on the hot path of every authenticated request: no `String(format:)`).
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }
 
 extension Data {

@@ -62,8 +62,9 @@ extension SupportService {
 
     /// The user's visible messages, oldest first, from the mirror: with the gateway feed live this
     /// asks Discord nothing.
-    func messages(for id: UserID, after: String?, before: String?, limit: Int) async throws -> APIMessagePage {
-        guard let record = try await store.user(id), let thread = record.threadID.flatMap({ Snowflake($0) }) else {
+    func messages(for record: UserRecord, after: String?, before: String?, limit: Int) async throws -> APIMessagePage {
+        let id = record.id
+        guard let thread = record.threadID.flatMap({ Snowflake($0) }) else {
             return APIMessagePage(messages: [], hasMore: false)
         }
         guard try await sync.ensureCurrent(thread, owner: id) else { return APIMessagePage(messages: [], hasMore: false) }

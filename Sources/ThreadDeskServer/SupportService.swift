@@ -116,10 +116,15 @@ public struct SupportService: Sendable {
 
     /// The user a bearer token belongs to.
     func authenticate(token: String) async throws -> UserID {
-        guard !token.isEmpty, token.utf8.count <= 256, let id = try await store.userID(forTokenHash: UserToken.hash(token)) else {
+        try await authenticatedUser(token: token).id
+    }
+
+    /// The whole record of the user a bearer token belongs to (one lookup for a read).
+    func authenticatedUser(token: String) async throws -> UserRecord {
+        guard !token.isEmpty, token.utf8.count <= 256, let record = try await store.user(forTokenHash: UserToken.hash(token)) else {
             throw APIError.unauthorized
         }
-        return id
+        return record
     }
 
     // MARK: Device info and push tokens

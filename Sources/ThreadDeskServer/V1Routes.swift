@@ -91,8 +91,9 @@ struct V1Routes: Sendable {
     }
 
     @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
-        try await service.quotas.charge(.read(user), address: address(request, context))
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        let record = try await service.authenticatedUser(token: token)
+        try await service.quotas.charge(.read(record.id), address: address(request, context))
         let query = request.uri.queryParameters
         func snowflake(_ name: String) throws -> String? {
             guard let value = query[name[...]].map(String.init), !value.isEmpty else { return nil }
@@ -108,7 +109,7 @@ struct V1Routes: Sendable {
             }
             limit = value
         }
-        return try jsonResponse(try await service.messages(for: user, after: after, before: before, limit: limit))
+        return try jsonResponse(try await service.messages(for: record, after: after, before: before, limit: limit))
     }
 
     @Sendable func uploadDiagnostics(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

@@ -46,8 +46,8 @@ public final class MemoryStore: UserStore {
         state.withLock { $0.users[id] }
     }
 
-    public func userID(forTokenHash hash: String) async throws -> UserID? {
-        state.withLock { $0.users.values.first { $0.tokenHash == hash }?.id }
+    public func user(forTokenHash hash: String) async throws -> UserRecord? {
+        state.withLock { $0.users.values.first { $0.tokenHash == hash } }
     }
 
     public func userID(forThread threadID: String) async throws -> UserID? {

@@ -250,8 +250,14 @@ public final class PostgresStore: UserStore, Service {
         try await database { try await client.withConnection { try await Self.fetchUser(id, on: $0, logger: logger) } }
     }
 
-    public func userID(forTokenHash hash: String) async throws -> UserID? {
-        try await singleID("SELECT id FROM users WHERE token_hash = \(hash)")
+    public func user(forTokenHash hash: String) async throws -> UserRecord? {
+        try await database {
+            try await client.withConnection { connection in
+                let rows = try await connection.rows("SELECT id FROM users WHERE token_hash = \(hash)", logger: logger)
+                guard let id = try rows.first.flatMap({ UserID(try $0.decode(String.self)) }) else { return nil }
+                return try await Self.fetchUser(id, on: connection, logger: logger)
+            }
+        }
     }
 
     public func userID(forThread threadID: String) async throws -> UserID? {

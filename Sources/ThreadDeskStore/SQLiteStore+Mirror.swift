@@ -26,8 +26,9 @@ extension SQLiteStore {
     }
 
     public func mirrorThread(_ id: Snowflake) async throws -> MirrorThread? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM mirror_threads WHERE id = ?", arguments: [id.column]).map(Self.thread)
+        try read { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM mirror_threads WHERE id = ?"), arguments: [id.column]).map(Self.thread)
         }
     }
 
@@ -55,7 +56,7 @@ extension SQLiteStore {
 
     public func mirroredMessages(_ ids: [Snowflake]) async throws -> [MirroredMessage] {
         guard !ids.isEmpty else { return [] }
-        return try await pool.read { db in
+        return try read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM mirror_messages WHERE id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ",")))",
                 arguments: StatementArguments(ids.map(\.column))
@@ -104,7 +105,8 @@ extension SQLiteStore {
                     [thread.column, before?.column ?? Int64.max, limit + 1]
                 )
             }
-        var messages = try await pool.read { db in try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.message) }
+        var messages = try read { db in try Row.fetchAll(
+                db.cachedStatement(sql: sql), arguments: arguments).map(Self.message) }
         let more = messages.count > limit
         messages = Array(messages.prefix(limit))
         if case .before = cursor { messages.reverse() }
@@ -112,24 +114,24 @@ extension SQLiteStore {
     }
 
     public func mirroredIDs(thread: Snowflake, from lowest: Snowflake) async throws -> [Snowflake] {
-        try await pool.read { db in
+        try read { db in
             try Int64.fetchAll(
-                db, sql: "SELECT id FROM mirror_messages WHERE thread_id = ? AND id >= ? AND deleted = 0 ORDER BY id",
+                db.cachedStatement(sql: "SELECT id FROM mirror_messages WHERE thread_id = ? AND id >= ? AND deleted = 0 ORDER BY id"),
                 arguments: [thread.column, lowest.column]
             ).map(Snowflake.init(column:))
         }
     }
 
     public func mirroredParts(of first: Snowflake) async throws -> [MirroredMessage] {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM mirror_messages WHERE id = ? OR part_of = ? ORDER BY id", arguments: [first.column, first.column]
+                db.cachedStatement(sql: "SELECT * FROM mirror_messages WHERE id = ? OR part_of = ? ORDER BY id"), arguments: [first.column, first.column]
             ).map(Self.message)
         }
     }
 
     public func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int {
-        try await pool.read { db in
+        try read { db in
             try Int.fetchOne(
                 db,
                 sql: """
@@ -140,7 +142,7 @@ extension SQLiteStore {
     }
 
     public func duePushes(at now: Date, limit: Int) async throws -> [DuePush] {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -156,16 +158,17 @@ extension SQLiteStore {
     }
 
     public func nextPushDue() async throws -> Date? {
-        try await pool.read { db in
-            try Double.fetchOne(db, sql: "SELECT min(push_next_at) FROM mirror_messages WHERE push_state = 'pending'")
+        try read { db in
+            try Double.fetchOne(
+                db.cachedStatement(sql: "SELECT min(push_next_at) FROM mirror_messages WHERE push_state = 'pending'"))
                 .map(Date.init(timeIntervalSince1970:))
         }
     }
 
     public func activeMirrorThreads(since date: Date) async throws -> [MirrorThread] {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM mirror_threads WHERE last_activity >= ? AND gone = 0 ORDER BY id",
+                db.cachedStatement(sql: "SELECT * FROM mirror_threads WHERE last_activity >= ? AND gone = 0 ORDER BY id"),
                 arguments: [date.timeIntervalSince1970]
             ).map(Self.thread)
         }

@@ -11,7 +11,8 @@ public protocol UserStore: ConversationStore {
 
     /// Read-only lookups, outside the per-user lock.
     func user(_ id: UserID) async throws -> UserRecord?
-    func userID(forTokenHash hash: String) async throws -> UserID?
+    /// The user a bearer token (by its hash) belongs to, whole: an authenticated read needs no second lookup.
+    func user(forTokenHash hash: String) async throws -> UserRecord?
     func userID(forThread threadID: String) async throws -> UserID?
 
     /// Small process-wide values, such as the gateway's high-water mark.

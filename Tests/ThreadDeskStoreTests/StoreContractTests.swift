@@ -58,8 +58,9 @@ struct StoreContractTests {
             #expect(stored.threadID == "123")
             #expect(stored.pushEnvironment == .development)
             #expect(stored.installation?.other == ["theme": "dark"])
-            #expect(try await store.userID(forTokenHash: UserToken.hash("secret")) == alice)
-            #expect(try await store.userID(forTokenHash: UserToken.hash("other")) == nil)
+            #expect(try await store.user(forTokenHash: UserToken.hash("secret"))?.id == alice)
+            #expect(try await store.user(forTokenHash: UserToken.hash("secret"))?.threadID == "123")
+            #expect(try await store.user(forTokenHash: UserToken.hash("other")) == nil)
             #expect(try await store.userID(forThread: "123") == alice)
 
             try await store.withUser(alice) { context in
