@@ -78,3 +78,13 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         }
     }
 }
+
+/// Runs Discord calls, reporting their failure as the API's error: the one place a `DiscordError`
+/// becomes an `APIError` (through `APIError.from`).
+func discordCall<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as DiscordError {
+        throw APIError.from(error)
+    }
+}

@@ -60,7 +60,7 @@ struct LegacyRoutes: Sendable {
         let user = try Self.userID(context.parameters.get("userId") ?? "")
         try await service.quotas.charge(.read(user), address: service.quotas.clientAddress(request, context))
         let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
-        if let after, !after.isSnowflake { throw APIError.badRequest("invalid_after", "after must be a message id.") }
+        if let after, Snowflake(after) == nil { throw APIError.badRequest("invalid_after", "after must be a message id.") }
         return try jsonResponse(try await service.legacyMessages(for: user, after: after))
     }
 

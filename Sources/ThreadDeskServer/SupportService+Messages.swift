@@ -89,24 +89,6 @@ extension SupportService {
             }
         }
     }
-
-    /// Runs Discord calls, reporting their failure as the API's error.
-    func discordCall<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as DiscordError {
-            throw APIError.from(error)
-        }
-    }
-}
-
-extension String {
-    /// Snowflakes compare as numbers: a shorter id is an older one.
-    func snowflakeLess(_ other: String) -> Bool {
-        count != other.count ? count < other.count : self < other
-    }
-
-    var isSnowflake: Bool { (1...20).contains(utf8.count) && allSatisfy { $0.isASCII && $0.isNumber } && UInt64(self) != nil }
 }
 
 extension JSONEncoder {

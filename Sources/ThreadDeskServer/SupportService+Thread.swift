@@ -116,7 +116,8 @@ extension SupportService {
         for thread in active where thread.parentId == configuration.forumChannelID {
             if try await store.userID(forThread: thread.id) != nil { ours.append(thread) }
         }
-        let idlest = ours.sorted { ($0.lastMessageId ?? $0.id).snowflakeLess($1.lastMessageId ?? $1.id) }.prefix(Self.archivedWhenFull)
+        let lastActive = { (thread: DiscordChannel) in Snowflake(thread.lastMessageId ?? thread.id) ?? Snowflake(0) }
+        let idlest = ours.sorted { lastActive($0) < lastActive($1) }.prefix(Self.archivedWhenFull)
         for thread in idlest {
             _ = try await discordCall { try await discord.modifyThread(thread.id, archived: true) }
         }

@@ -97,7 +97,7 @@ struct V1Routes: Sendable {
         let query = request.uri.queryParameters
         func snowflake(_ name: String) throws -> String? {
             guard let value = query[name[...]].map(String.init), !value.isEmpty else { return nil }
-            guard value.isSnowflake else { throw APIError.badRequest("invalid_\(name)", "\(name) must be a message id.") }
+            guard Snowflake(value) != nil else { throw APIError.badRequest("invalid_\(name)", "\(name) must be a message id.") }
             return value
         }
         let after = try snowflake("after")

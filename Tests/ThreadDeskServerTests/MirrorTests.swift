@@ -143,8 +143,12 @@ struct MirrorTests {
 
             #expect(try await server.forward(try Self.events(events)).status == .ok)
             try await Self.reconciled(server)
-            try await eventually("the edit ingested") { try await server.mirrored(one.id)?.content == "one, edited" }
+            // Facts are ingested in order per user: once a marker after them is in, so are they.
+            let first = try server.emulator.replyAsAgent(inThread: thread, content: "first marker")
+            #expect(try await server.forward(try Self.events([.messageCreated(try await discord.message(first.id, in: thread))])).status == .ok)
+            try await eventually("the first marker pushed") { try await server.pushState(of: first.id) == .sent }
             try await eventually("no push left pending") { try await server.store.nextPushDue() == nil }
+            #expect(try await server.mirrored(one.id)?.content == "one, edited")
             let ids = [one.id, two.id, note.id, own.id].compactMap { Snowflake($0) }
             #expect(ids.count == 4)
             let before = Set(try await server.store.mirroredMessages(ids))
@@ -160,7 +164,7 @@ struct MirrorTests {
             try await eventually("the marker pushed") { try await server.pushState(of: marker.id) == .sent }
             #expect(Set(try await server.store.mirroredMessages(ids)) == before)
             #expect(server.apns.deliveries(to: device).count == pushed + 1)
-            #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["hello", "one, edited", "marker"])
+            #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["hello", "one, edited", "first marker", "marker"])
         }
     }
 

@@ -100,12 +100,4 @@ struct MirrorSync: Sendable {
         }
         logger.notice("A thread was deleted in Discord", metadata: ["user": "\(context.id)", "thread": "\(thread)"])
     }
-
-    private func discordCall<T>(_ body: () async throws(DiscordError) -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch {
-            throw APIError.from(error)
-        }
-    }
 }

@@ -62,12 +62,4 @@ struct Reconciler: Sendable {
         if afterGap { try await feed.reconciled(state.epoch) }
         logger.info("Reconciliation done", metadata: ["reason": "\(reason)", "threads": "\(threads.count)", "after_gap": "\(afterGap)"])
     }
-
-    private func discordCall<T>(_ body: () async throws(DiscordError) -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch {
-            throw APIError.from(error)
-        }
-    }
 }
