@@ -56,6 +56,33 @@ struct MirrorTests {
         }
     }
 
+    @Test func legacyPollsWithALiveFeedNeverReadDiscordAndKeepTheirWireShape() async throws {
+        try await withServer(gateway: true, { $0.legacyAPIKey = "legacy-key" }) { server in
+            let key: HTTPFields = [.init("x-api-key")!: "legacy-key"]
+            let first = #"{"content":"from the old app","userId":"k7q-2mz-9xa"}"#
+            #expect(try await server.request(.post, "/new-message", headers: key, json: first).status == .ok)
+            let thread = try #require(try await server.thread(of: "k7q-2mz-9xa"))
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "hello from support")
+            try server.emulator.postNote(inThread: thread, content: ":ninja: internal")
+            try await eventually("the reply mirrored") { try await server.mirrored(reply.id) != nil }
+            try await Self.reconciled(server)
+            _ = try await server.request(.get, "/messages/k7q-2mz-9xa", headers: key)
+            let reads = Self.messageReads(server)
+            for _ in 0..<50 {
+                let page = try await server.request(.get, "/messages/k7q-2mz-9xa", headers: key)
+                #expect(page.status == .ok)
+                let messages = page.json.arrayValue ?? []
+                // Newest first, Discord's own fields, no note.
+                #expect(messages.map { $0["content"]?.stringValue } == ["hello from support", "from the old app"])
+                #expect(messages.first?["author"]?["username"]?.stringValue == "support-agent")
+                #expect(messages.first?["type"]?.intValue == 0)
+            }
+            let after = try await server.request(.get, "/messages/k7q-2mz-9xa?after=\(reply.id)", headers: key)
+            #expect(after.json.arrayValue?.isEmpty == true)
+            #expect(Self.messageReads(server) == reads)
+        }
+    }
+
     @Test func theUserEditsAndDeletesTheirOwnMessagesAndNothingElse() async throws {
         try await withServer { server in
             let alice = try await server.session()
@@ -224,7 +251,8 @@ struct MirrorTests {
     }
 
     @Test func aUserWithThreeHundredQueuedSendsDoesNotDelayAnotherUsersPush() async throws {
-        try await withServer(gateway: true) { server in
+        // The last of 300 queued sends waits for the 299 before it: longer than the default request deadline on a loaded machine.
+        try await withServer(gateway: true, { $0.requestTimeout = .seconds(60) }) { server in
             let (busy, _, _) = try await server.userWithThread(device: String(repeating: "ab", count: 32))
             let (_, quietThread, quietDevice) = try await server.userWithThread(device: String(repeating: "cd", count: 32))
             let posted = { server.emulator.counters.requests("POST", "/channels/{channel_id}/messages") }

@@ -1,4 +1,5 @@
 import APNsEmulator
+import AsyncHTTPClient
 import DiscordEmulator
 import DiscordGateway
 import DiscordREST
@@ -7,6 +8,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import NIOHTTP1
 import NIOFoundationCompat
 import Testing
 import TestSupport
@@ -16,17 +18,30 @@ import ThreadDeskStore
 
 @Suite("Two replicas on one PostgreSQL", .enabled(if: postgresIsAvailable), .timeLimit(.minutes(2)))
 struct ReplicaTests {
+    /// A client with a connection for every request in flight: the 100 concurrent sends wait in
+    /// the servers (what the test is about), not in a client's connection pool.
     struct Client: Sendable {
-        let client: any TestClientProtocol
+        let base: String
+        let http: HTTPClient
+
+        init(port: Int, http: HTTPClient) {
+            base = "http://127.0.0.1:\(port)"
+            self.http = http
+        }
 
         func call(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], json: String? = nil) async throws
             -> (status: HTTPResponse.Status, body: Data)
         {
-            var headers = headers
-            if json != nil { headers[.contentType] = "application/json" }
-            let response = try await client.executeRequest(
-                uri: path, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) })
-            return (response.status, Data(buffer: response.body))
+            var request = HTTPClientRequest(url: base + path)
+            request.method = .init(rawValue: method.rawValue)
+            for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
+            if let json {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(string: json))
+            }
+            let response = try await http.execute(request, timeout: .seconds(60))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (HTTPResponse.Status(code: Int(response.status.code)), Data(buffer: body))
         }
     }
 
@@ -43,17 +58,31 @@ struct ReplicaTests {
                     configuration.storeURL = url
                     configuration.gatewaySecret = "secret"
                     configuration.quotas = .off
+                    // 100 sends of one user wait for each other across both replicas; on a loaded
+                    // machine the last waits longer than a real client's request would be allowed.
+                    configuration.requestTimeout = .seconds(60)
                     var settings = APNsSettings(keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
                     settings.url = credentials.url
                     settings.caCertificatePEM = credentials.caCertificatePEM
                     configuration.apns = settings
                     let replicaA = buildApplication(configuration: configuration, store: try makeStore(url: url, logger: testLogger()), logger: testLogger())
                     let replicaB = buildApplication(configuration: configuration, store: try makeStore(url: url, logger: testLogger()), logger: testLogger())
-                    try await replicaA.test(.ahc(.http)) { a in
-                        try await replicaB.test(.ahc(.http)) { b in
-                            try await scenario(Client(client: a), Client(client: b), discord: discord, endpoints: endpoints, apns: apns, url: url)
+                    var pool = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(60)))
+                    pool.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 128
+                    let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: pool)
+                    do {
+                        try await replicaA.test(.live) { a in
+                            try await replicaB.test(.live) { b in
+                                try await scenario(
+                                    Client(port: try #require(a.port), http: http), Client(port: try #require(b.port), http: http),
+                                    discord: discord, endpoints: endpoints, apns: apns, url: url)
+                            }
                         }
+                    } catch {
+                        try? await http.shutdown()
+                        throw error
                     }
+                    try await http.shutdown()
                 }
             }
         }
