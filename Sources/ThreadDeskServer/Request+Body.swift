@@ -61,6 +61,11 @@ extension Request {
     /// `Authorization: Bearer <token>`.
     var bearerToken: String? {
         guard let value = headers[.authorization] else { return nil }
+        // The usual spelling first: no lower-casing or trimming on every authenticated request.
+        if value.hasPrefix("Bearer "), !value.hasSuffix(" ") {
+            let token = value.dropFirst(7)
+            if !token.isEmpty, token.first != " " { return String(token) }
+        }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         return parts[1].trimmingCharacters(in: .whitespaces)

@@ -58,7 +58,7 @@ extension SQLiteStore {
         guard !ids.isEmpty else { return [] }
         return try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM mirror_messages WHERE id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ",")))",
+                db, sql: "SELECT \(MirrorRow.columns) FROM mirror_messages WHERE id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ",")))",
                 arguments: StatementArguments(ids.map(\.column))
             ).map(Self.message)
         }
@@ -80,13 +80,12 @@ extension SQLiteStore {
         }
     }
 
+    /// A row selected with `MirrorRow.columns`, read by position (no name lookups on the poll path).
     static func message(_ row: Row) -> MirroredMessage {
         MirrorRow(
-            id: row["id"], threadID: row["thread_id"], author: row["author"], authorID: row["author_id"],
-            authorUsername: row["author_username"], authorName: row["author_name"], type: row["type"], content: row["content"],
-            attachments: row["attachments"], replyTo: row["reply_to"], createdAt: row["created_at"], editedAt: row["edited_at"],
-            visible: row["visible"], deleted: row["deleted"], partOf: row["part_of"], pushState: row["push_state"],
-            pushAttempts: row["push_attempts"], pushNextAt: row["push_next_at"]
+            id: row[0], threadID: row[1], author: row[2], authorID: row[3], authorUsername: row[4], authorName: row[5], type: row[6],
+            content: row[7], attachments: row[8], replyTo: row[9], createdAt: row[10], editedAt: row[11], visible: row[12],
+            deleted: row[13], partOf: row[14], pushState: row[15], pushAttempts: row[16], pushNextAt: row[17]
         ).message
     }
 
@@ -96,12 +95,12 @@ extension SQLiteStore {
             switch cursor {
             case .after(let after, let before):
                 (
-                    "SELECT * FROM mirror_messages WHERE \(shown) AND id > ? AND id < ? ORDER BY id ASC LIMIT ?",
+                    "SELECT \(MirrorRow.columns) FROM mirror_messages WHERE \(shown) AND id > ? AND id < ? ORDER BY id ASC LIMIT ?",
                     [thread.column, after.column, before?.column ?? Int64.max, limit + 1]
                 )
             case .before(let before):
                 (
-                    "SELECT * FROM mirror_messages WHERE \(shown) AND id < ? ORDER BY id DESC LIMIT ?",
+                    "SELECT \(MirrorRow.columns) FROM mirror_messages WHERE \(shown) AND id < ? ORDER BY id DESC LIMIT ?",
                     [thread.column, before?.column ?? Int64.max, limit + 1]
                 )
             }
@@ -125,7 +124,7 @@ extension SQLiteStore {
     public func mirroredParts(of first: Snowflake) async throws -> [MirroredMessage] {
         try read { db in
             try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM mirror_messages WHERE id = ? OR part_of = ? ORDER BY id"), arguments: [first.column, first.column]
+                db.cachedStatement(sql: "SELECT \(MirrorRow.columns) FROM mirror_messages WHERE id = ? OR part_of = ? ORDER BY id"), arguments: [first.column, first.column]
             ).map(Self.message)
         }
     }
