@@ -253,9 +253,9 @@ public final class PostgresStore: UserStore, Service {
     public func user(forTokenHash hash: String) async throws -> UserRecord? {
         try await database {
             try await client.withConnection { connection in
-                let rows = try await connection.rows("SELECT id FROM users WHERE token_hash = \(hash)", logger: logger)
-                guard let id = try rows.first.flatMap({ UserID(try $0.decode(String.self)) }) else { return nil }
-                return try await Self.fetchUser(id, on: connection, logger: logger)
+                let rows = try await connection.rows(
+                    "SELECT \(unescaped: Self.columns) FROM users WHERE token_hash = \(hash)", logger: logger)
+                return try rows.first.map(Self.user)
             }
         }
     }
@@ -349,25 +349,28 @@ public final class PostgresStore: UserStore, Service {
 
     static func fetchUser(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> UserRecord? {
         let rows = try await connection.rows("SELECT \(unescaped: columns) FROM users WHERE id = \(id.rawValue)", logger: logger)
-        for row in rows {
-            let cells = try row.decode(
-                (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date).self)
-            var record = UserRecord(id: id, now: cells.12)
-            record.tokenHash = cells.1
-            record.threadID = cells.2
-            record.pushToken = cells.3
-            record.pushEnvironment = cells.4.flatMap(PushEnvironment.init(rawValue:))
-            record.installation = RecordJSON.decode(cells.5)
-            record.pendingInstallation = RecordJSON.decode(cells.6)
-            record.pendingPosts = RecordJSON.decode(cells.7) ?? []
-            record.lastNotifiedMessageID = cells.8
-            record.lastReadMessageID = cells.9
-            record.recentNotifiedIDs = RecordJSON.decode(cells.10) ?? []
-            record.unreadCount = cells.11
-            record.updatedAt = cells.13
-            return record
-        }
-        return nil
+        return try rows.first.map(user)
+    }
+
+    /// A row selected with `columns`.
+    static func user(_ row: PostgresRow) throws -> UserRecord {
+        let cells = try row.decode(
+            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date).self)
+        guard let id = UserID(cells.0) else { throw StoreError.invalidRow("user id") }
+        var record = UserRecord(id: id, now: cells.12)
+        record.tokenHash = cells.1
+        record.threadID = cells.2
+        record.pushToken = cells.3
+        record.pushEnvironment = cells.4.flatMap(PushEnvironment.init(rawValue:))
+        record.installation = RecordJSON.decode(cells.5)
+        record.pendingInstallation = RecordJSON.decode(cells.6)
+        record.pendingPosts = RecordJSON.decode(cells.7) ?? []
+        record.lastNotifiedMessageID = cells.8
+        record.lastReadMessageID = cells.9
+        record.recentNotifiedIDs = RecordJSON.decode(cells.10) ?? []
+        record.unreadCount = cells.11
+        record.updatedAt = cells.13
+        return record
     }
 
     static func saveUser(_ record: UserRecord, on connection: PostgresConnection, logger: Logger) async throws {
