@@ -1,5 +1,6 @@
 import DiscordREST
 import Foundation
+import Synchronization
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -45,8 +46,26 @@ extension Request {
         guard first == UInt8(ascii: "{") else {
             throw APIError.badRequest("not_an_object", "Diagnostics must be a JSON object.")
         }
+        // Counted on the bytes before anything is built: a tree of millions of tiny values would
+        // cost far more memory than the 8 MiB it came in.
+        let shape = JSON.shape(of: bytes)
+        guard shape.depth <= Self.maxDepth, shape.values <= Self.maxValues else {
+            throw APIError.badRequest(
+                "too_complex", "Diagnostics may nest at most \(Self.maxDepth) levels and hold at most \(Self.maxValues) values.")
+        }
+        // Large documents are parsed a few at a time; the others are told to come back.
+        guard bytes.count < Self.largeBody || Self.largeParses.enter() else {
+            throw APIError(.serviceUnavailable, "busy", "Other large uploads are being read; try again shortly.", retryAfterSeconds: 2)
+        }
+        defer { if bytes.count >= Self.largeBody { Self.largeParses.leave() } }
         return try Self.parse(bytes)
     }
+
+    static let maxDepth = 32
+    static let maxValues = 200_000
+    /// Bodies from this size on count against `largeParses`.
+    static let largeBody = 1 << 20
+    static let largeParses = ConcurrencyGate(limit: 2)
 
     /// The body decoded as `T`, with the failing field named in the error.
     func decode<T: Decodable>(_ type: T.Type, limit: Int) async throws -> T {
@@ -106,4 +125,26 @@ func jsonResponse<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) t
 
 func jsonResponse(raw: Data, status: HTTPResponse.Status) -> Response {
     Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(data: raw)))
+}
+
+/// At most `limit` holders at once; `enter` never waits.
+final class ConcurrencyGate: Sendable {
+    private let holders = Mutex(0)
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func enter() -> Bool {
+        holders.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func leave() {
+        holders.withLock { $0 -= 1 }
+    }
 }

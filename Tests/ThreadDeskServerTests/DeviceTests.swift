@@ -62,6 +62,34 @@ struct DeviceTests {
         }
     }
 
+    @Test func diagnosticsTooDeepOrWithTooManyValuesAreRefusedBeforeParsing() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            let deep = "{\"a\":" + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}"
+            // 300,000 values in 600 KB: a tree of that is far larger in memory than on the wire.
+            let wide = "{\"a\":[" + Array(repeating: "0", count: 300_000).joined(separator: ",") + "]}"
+            for body in [deep, wide] {
+                let reply = try await server.request(.post, "/v1/diagnostics", token: user.token, raw: Data(body.utf8))
+                #expect(reply.status == .badRequest)
+                #expect(reply.errorCode == "too_complex")
+            }
+            // Brackets inside strings are text, not nesting.
+            let quoted = #"{"log":"\#(String(repeating: "[", count: 100))"}"#
+            let fine = try await server.request(.post, "/v1/diagnostics", token: user.token, raw: Data(quoted.utf8))
+            #expect(fine.status == .created)
+            #expect(server.emulator.recordedRequests.filter { $0.method == "POST" }.count >= 1)
+        }
+    }
+
+    @Test func theShapeScanBoundsWhatParsingBuilds() throws {
+        for text in [#"{"a":[1,{"b":[[]]}],"c":"]]}}\"["}"#, "[[1],[2],[3]]", #"{"k":{"k":{"k":1}}}"#, "[]", "7"] {
+            let shape = JSON.shape(of: Data(text.utf8))
+            let measured = try JSON.parse(Data(text.utf8)).measured
+            #expect(measured.depth == shape.depth, "\(text)")
+            #expect(measured.values <= shape.values, "\(text)")
+        }
+    }
+
     @Test func diagnosticsMustBeAJSONObjectOfAtMost8MiB() async throws {
         try await withServer { server in
             let user = try await server.session()
