@@ -82,7 +82,9 @@ public struct GatewayStateMachine: Sendable {
         if let sequence = payload["s"]?.intValue { session?.sequence = sequence; lastSequence = sequence }
         switch payload["op"]?.intValue {
         case 10:
-            let milliseconds = payload["d"]?["heartbeat_interval"]?.intValue ?? 41_250
+            // Discord sends about 41 s; anything outside 0.1 s–10 min (or not a number) is not trusted
+            // (a negative interval would beat as fast as the loop runs; a huge one never).
+            let milliseconds = min(600_000, max(100, payload["d"]?["heartbeat_interval"]?.intValue ?? 41_250))
             let interval = Duration.milliseconds(milliseconds)
             awaitingAck = false
             var actions: [Action] = [.startHeartbeats(first: interval * random(), interval: interval)]

@@ -31,6 +31,16 @@ struct GatewayStateMachineTests {
         #expect(machine.identifiesRemaining == 9)
     }
 
+    /// Found by the gateway fuzz target: a negative interval asked for heartbeats as fast as the loop runs.
+    @Test func aHeartbeatIntervalOutsideReasonIsClamped() {
+        for (sent, expected) in [(-5, Duration.milliseconds(100)), (0, .milliseconds(100)), (86_400_000, .seconds(600))] {
+            var machine = machine()
+            let actions = machine.received(["op": 10, "d": ["heartbeat_interval": JSON(sent)]])
+            guard case .startHeartbeats(_, let interval) = actions.first else { Issue.record("no heartbeats for \(sent)"); continue }
+            #expect(interval == expected, "\(sent)")
+        }
+    }
+
     @Test func readyStartsASessionAndSignalsAGap() {
         var machine = machine()
         _ = machine.received(Self.hello)
