@@ -24,6 +24,8 @@ extension DiscordEmulator {
         public var locked: Bool
         public var appliedTags: [String]
         public var lastMessageID: String?
+        /// When the bot (relaying the app user) last started typing here, if it has.
+        public var botTypingAt: Date?
     }
 
     public struct MessageSnapshot: Sendable, Codable, Equatable {
@@ -37,6 +39,8 @@ extension DiscordEmulator {
         public var mentionEveryone: Bool
         public var nonce: String?
         public var timestamp: String
+        /// Emoji the bot reacted with.
+        public var reactions: [String]
     }
 
     /// Posts as the human support agent; `replyingTo` makes it a type-19 reply.
@@ -63,6 +67,11 @@ extension DiscordEmulator {
     @discardableResult
     public func postNote(inThread threadID: String, content: String) throws(DiscordFailure) -> MessageSnapshot {
         try replyAsAgent(inThread: threadID, content: ":ninja: " + content)
+    }
+
+    /// The agent starts typing in the thread (TYPING_START, as Discord's client sends it).
+    public func typeAsAgent(inThread threadID: String) throws(DiscordFailure) {
+        try world.startTyping(in: try Self.snowflake(threadID), user: world.agent.id)
     }
 
     public func editMessage(_ messageID: String, inChannel channelID: String, content: String) throws(DiscordFailure) {
@@ -135,7 +144,8 @@ extension DiscordEmulator {
                 ThreadSnapshot(
                     id: $0.id.description, name: $0.name, parentID: $0.parentID?.description,
                     archived: $0.thread?.archived ?? false, locked: $0.thread?.locked ?? false,
-                    appliedTags: $0.appliedTags.map(\.description), lastMessageID: $0.lastMessageID?.description)
+                    appliedTags: $0.appliedTags.map(\.description), lastMessageID: $0.lastMessageID?.description,
+                    botTypingAt: $0.typing[world.bot.id])
             }
         }
     }
@@ -157,7 +167,8 @@ extension DiscordEmulator {
             attachmentNames: (json["attachments"]?.arrayValue ?? []).compactMap { $0["filename"]?.stringValue },
             mentionEveryone: json["mention_everyone"]?.boolValue ?? false,
             nonce: json["nonce"]?.stringValue ?? json["nonce"]?.intValue.map(String.init),
-            timestamp: json["timestamp"]?.stringValue ?? "")
+            timestamp: json["timestamp"]?.stringValue ?? "",
+            reactions: (json["reactions"]?.arrayValue ?? []).compactMap { $0["emoji"]?["name"]?.stringValue })
     }
 
     static func snowflake(_ value: String) throws(DiscordFailure) -> Snowflake {

@@ -57,6 +57,12 @@ extension DiscordEmulator {
                     replyingTo: body.replyTo)
             }
         }
+        control.post("/threads/:id/typing") { _, context in
+            try await Self.answer {
+                try self.typeAsAgent(inThread: context.parameters.get("id") ?? "")
+                return ["typing": true]
+            }
+        }
         control.post("/threads/:id/notes") { request, context in
             try await Self.answer {
                 let body = try await request.decode(as: ReplyRequest.self, context: context)

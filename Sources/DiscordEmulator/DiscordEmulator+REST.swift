@@ -145,7 +145,15 @@ extension DiscordEmulator {
         }
 
         rest(router, .post, "/channels/{channel_id}/typing", bucket: .route) { call throws(DiscordFailure) in
-            _ = try world.channel(try call.snowflake("channel_id"))
+            try world.startTyping(in: try call.snowflake("channel_id"), user: world.bot.id)
+            return .noContent
+        }
+
+        rest(router, .delete, "/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/@me", bucket: .route) {
+            call throws(DiscordFailure) in
+            let emoji = call.parameters["emoji_name"]?.removingPercentEncoding ?? ""
+            guard Self.isValidReactionEmoji(emoji) else { throw .unknownEmoji }
+            try world.removeReaction(emoji, from: try call.snowflake("message_id"), in: try call.snowflake("channel_id"))
             return .noContent
         }
 

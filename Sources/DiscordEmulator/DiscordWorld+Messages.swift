@@ -93,6 +93,8 @@ extension DiscordWorld {
             state.nonces[NonceKey(channelID: channelID, authorID: author, nonce: nonce)] = id
         }
         state.channels[channelID]?.lastMessageID = id
+        // A message from someone ends their typing indicator, as Discord's clients show it.
+        state.channels[channelID]?.typing[author] = nil
         state.channels[channelID]?.totalMessageSent += 1
         if id != channelID { state.channels[channelID]?.messageCount += 1 }
         if stored.mentionEveryone { state.counters.everyonePings += 1 }
@@ -183,7 +185,58 @@ extension DiscordWorld {
             }
             if !state.messages[channelID]![index].reactions.contains(emoji) {
                 state.messages[channelID]![index].reactions.append(emoji)
+                state.gateway.dispatch(
+                    "MESSAGE_REACTION_ADD",
+                    [
+                        "user_id": .string(bot.id.description), "channel_id": .string(channelID.description),
+                        "message_id": .string(messageID.description), "guild_id": .string(guildID.description),
+                        "emoji": ["id": nil, "name": .string(emoji)], "burst": false, "type": 0,
+                        "message_author_id": .string(state.messages[channelID]![index].authorID.description),
+                    ],
+                    intent: .guildMessageReactions, author: nil)
             }
+        }
+    }
+
+    func removeReaction(_ emoji: String, from messageID: Snowflake, in channelID: Snowflake) throws(DiscordFailure) {
+        try state.withLock { state throws(DiscordFailure) in
+            guard state.channels[channelID] != nil else { throw .unknownChannel }
+            guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
+                throw .unknownMessage
+            }
+            // Discord answers 204 whether or not the reaction was there.
+            guard let position = state.messages[channelID]![index].reactions.firstIndex(of: emoji) else { return }
+            state.messages[channelID]![index].reactions.remove(at: position)
+            state.gateway.dispatch(
+                "MESSAGE_REACTION_REMOVE",
+                [
+                    "user_id": .string(bot.id.description), "channel_id": .string(channelID.description),
+                    "message_id": .string(messageID.description), "guild_id": .string(guildID.description),
+                    "emoji": ["id": nil, "name": .string(emoji)], "burst": false, "type": 0,
+                ],
+                intent: .guildMessageReactions, author: nil)
+        }
+    }
+
+    /// `user` starts typing in `channelID`: TYPING_START to the sessions with GUILD_MESSAGE_TYPING.
+    func startTyping(in channelID: Snowflake, user userID: Snowflake) throws(DiscordFailure) {
+        try state.withLock { state throws(DiscordFailure) in
+            guard state.channels[channelID] != nil else { throw .unknownChannel }
+            let now = Date()
+            state.channels[channelID]?.typing[userID] = now
+            let user = state.users[userID] ?? (userID == bot.id ? bot : agent)
+            state.gateway.dispatch(
+                "TYPING_START",
+                [
+                    "channel_id": .string(channelID.description), "guild_id": .string(guildID.description),
+                    "user_id": .string(userID.description), "timestamp": JSON(Int(now.timeIntervalSince1970)),
+                    "member": [
+                        "user": user.json, "roles": [], "joined_at": "2024-01-01T00:00:00.000000+00:00", "deaf": false,
+                        "mute": false, "flags": 0, "nick": nil, "avatar": nil, "banner": nil, "premium_since": nil,
+                        "pending": false, "communication_disabled_until": nil,
+                    ],
+                ],
+                intent: .guildMessageTyping, author: nil)
         }
     }
 

@@ -115,6 +115,8 @@ struct EmulatedChannel: Sendable {
     /// Forums only: tags that may be applied, and whether posts must carry one.
     var availableTags: [(id: Snowflake, name: String)] = []
     var requiresTag = false
+    /// When each user last started typing here (TYPING_START lasts about 10 s).
+    var typing: [Snowflake: Date] = [:]
 
     var isThread: Bool { type == .publicThread }
 

@@ -5,6 +5,8 @@ enum GatewayIntent: Int, Sendable {
     case guildMembers = 2
     case guildPresences = 256
     case guildMessages = 512
+    case guildMessageReactions = 1024
+    case guildMessageTyping = 2048
     case messageContent = 32768
 
     static let privileged: [GatewayIntent] = [.guildMembers, .guildPresences, .messageContent]

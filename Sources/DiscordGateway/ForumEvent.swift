@@ -12,6 +12,8 @@ public enum ForumEvent: Sendable, Codable, Hashable {
     case messagesDeleted(channelID: String, messageIDs: [String])
     case threadUpdated(threadID: String, archived: Bool, locked: Bool)
     case threadDeleted(threadID: String)
+    /// Someone started typing in a forum thread (TYPING_START; it lasts about 10 s).
+    case typing(channelID: String, userID: String)
     /// A new session replaced a lost one: events in between may be missing, so catch up via REST.
     case gap
     /// The connection is up (ready, resumed, or a heartbeat went out): the feed is live.

@@ -56,6 +56,11 @@ public actor ForumEventFilter {
         case "MESSAGE_DELETE":
             guard let channel = data["channel_id"]?.stringValue, let id = data["id"]?.stringValue, await isInForum(channel) == true else { return [] }
             return [.messageDeleted(channelID: channel, messageID: id)]
+        case "TYPING_START":
+            guard let channel = data["channel_id"]?.stringValue, let user = data["user_id"]?.stringValue,
+                await isInForum(channel) == true
+            else { return [] }
+            return [.typing(channelID: channel, userID: user)]
         case "MESSAGE_DELETE_BULK":
             guard let channel = data["channel_id"]?.stringValue, await isInForum(channel) == true else { return [] }
             let ids = (data["ids"]?.arrayValue ?? []).compactMap(\.stringValue)

@@ -3,8 +3,8 @@ import DiscordREST
 /// The gateway protocol (v10, JSON) as a pure state machine: every input returns what to do
 /// next, so it is tested without a network and with no clock but the durations it returns.
 public struct GatewayStateMachine: Sendable {
-    /// GUILDS | GUILD_MESSAGES | MESSAGE_CONTENT.
-    public static let supportIntents = 1 | 1 << 9 | 1 << 15
+    /// GUILDS, GUILD_MESSAGES, GUILD_MESSAGE_TYPING and MESSAGE_CONTENT.
+    public static let supportIntents = 1 | 1 << 9 | 1 << 11 | 1 << 15
 
     public struct Session: Sendable, Equatable {
         public var id: String

@@ -105,12 +105,24 @@ extension DiscordClient {
 
     /// Adds the bot's reaction; `emoji` is a unicode emoji or `name:id`.
     public func addReaction(_ emoji: String, to messageID: String, in channelID: String) async throws(DiscordError) {
-        let encoded = emoji.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ":"))) ?? emoji
         try await send(
             Request(
                 method: .PUT, template: "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me",
-                path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))/reactions/\(encoded)/@me",
+                path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))/reactions/\(Self.reactionPath(emoji))/@me",
                 major: channelID, retriesServerErrors: true))
+    }
+
+    /// Removes the bot's own reaction (Discord answers 204 also when there was none).
+    public func removeOwnReaction(_ emoji: String, from messageID: String, in channelID: String) async throws(DiscordError) {
+        try await send(
+            Request(
+                method: .DELETE, template: "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me",
+                path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))/reactions/\(Self.reactionPath(emoji))/@me",
+                major: channelID, retriesServerErrors: true))
+    }
+
+    private static func reactionPath(_ emoji: String) -> String {
+        emoji.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ":"))) ?? emoji
     }
 
     /// Archives or locks a thread (`PATCH /channels/{id}`).

@@ -24,6 +24,7 @@ public struct ServerConfiguration: Sendable {
     public var apns: APNsSettings?
     public var push = PushSettings()
     public var mirror = MirrorSettings()
+    public var live = LiveSettings()
     public var quotas = QuotaSettings()
     /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).
     public var trustedProxies: Set<String> = []
@@ -144,6 +145,23 @@ public struct ServerConfiguration: Sendable {
         if let age = value("PUSH_MAX_AGE_SECONDS") {
             if let seconds = Int(age), seconds >= 60 { push.maxAge = .seconds(seconds) } else { problem.invalid.append("PUSH_MAX_AGE_SECONDS (60 or more)") }
         }
+        if let keepAlive = seconds("LIVE_KEEPALIVE_SECONDS", atLeast: 0.05) { live.keepAlive = keepAlive }
+        if let timeout = seconds("LIVE_WRITE_TIMEOUT_SECONDS", atLeast: 0.1) { live.writeTimeout = timeout }
+        if let duration = seconds("LIVE_MAX_STREAM_SECONDS", atLeast: 1) { live.maxStreamDuration = duration }
+        if let text = value("LIVE_MAX_STREAMS") {
+            if let count = Int(text), count >= 1 { live.maxStreams = count } else { problem.invalid.append("LIVE_MAX_STREAMS (1 or more)") }
+        }
+        if let interval = seconds("TYPING_INTERVAL_SECONDS", atLeast: 1) { live.typingInterval = interval }
+        if let emoji = value("READ_RECEIPT_EMOJI") {
+            if emoji == "none" {
+                live.readReceiptEmoji = nil
+            } else if emoji.count == 1, emoji.unicodeScalars.contains(where: { $0.properties.isEmoji && $0.value > 0xFF }) {
+                live.readReceiptEmoji = emoji
+            } else {
+                problem.invalid.append("READ_RECEIPT_EMOJI (one emoji, or none)")
+            }
+        }
+        if let delay = seconds("READ_RECEIPT_DELAY_SECONDS", atLeast: 0.05) { live.readReceiptDelay = delay }
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 

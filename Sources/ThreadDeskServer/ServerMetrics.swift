@@ -12,6 +12,10 @@ public struct ServerMetrics: Sendable {
     let catchUpFailures: Counter
     let threadsArchived: Counter
     let discordInvalidRequests: Gauge
+    let liveStreams: Gauge
+    let liveStreamsDropped: Counter
+    let liveEvents: Counter
+    let typingSent: Counter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -26,6 +30,11 @@ public struct ServerMetrics: Sendable {
         discordInvalidRequests = registry.makeGauge(
             name: "threaddesk_discord_invalid_requests_10m",
             help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
+        liveStreams = registry.makeGauge(name: "threaddesk_live_streams", help: "Open /v1/events streams in this process")
+        liveStreamsDropped = registry.makeCounter(
+            name: "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
+        liveEvents = registry.makeCounter(name: "threaddesk_live_events_total", help: "Events written to /v1/events streams")
+        typingSent = registry.makeCounter(name: "threaddesk_typing_sent_total", help: "Typing indicators sent to Discord")
         threadsArchived = registry.makeCounter(
             name: "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }

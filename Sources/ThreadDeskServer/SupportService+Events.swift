@@ -26,6 +26,10 @@ extension SupportService: ForumEventSink {
         }
         for event in events {
             if case .gap = event { gap = true }
+            if case .typing(let channel, let user) = event {
+                await relayTyping(channelID: channel, userID: user)
+                continue
+            }
             guard let thread = Self.thread(of: event) else { continue }
             do {
                 guard let owner = try await owner(of: thread) else { continue }
@@ -64,7 +68,7 @@ extension SupportService: ForumEventSink {
         case .messageCreated(let message), .messageUpdated(let message): Snowflake(message.channelId)
         case .messageChanged(let channel, _), .messageDeleted(let channel, _), .messagesDeleted(let channel, _): Snowflake(channel)
         case .threadDeleted(let thread): Snowflake(thread)
-        case .threadUpdated, .alive, .gap: nil
+        case .threadUpdated, .alive, .gap, .typing: nil
         }
     }
 
@@ -89,7 +93,7 @@ extension SupportService: ForumEventSink {
             try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread, owner: owner)
         case .threadDeleted:
             try await withUser(owner) { context in try await sync.markGone(thread, context: &context) }
-        case .threadUpdated, .alive, .gap:
+        case .threadUpdated, .alive, .gap, .typing:
             break
         }
     }

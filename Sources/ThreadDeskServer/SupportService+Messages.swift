@@ -61,7 +61,8 @@ extension SupportService {
     }
 
     /// The user's visible messages, oldest first, from the mirror: with the gateway feed live this
-    /// asks Discord nothing.
+    /// asks Discord nothing. Reading does not mark anything read: the app says what the user saw
+    /// (`POST /v1/read`).
     func messages(for record: UserRecord, after: String?, before: String?, limit: Int) async throws -> APIMessagePage {
         let id = record.id
         guard let thread = record.threadID.flatMap({ Snowflake($0) }) else {
@@ -75,19 +76,7 @@ extension SupportService {
                 .before(before.flatMap { Snowflake($0) })
             }
         let page = try await store.mirrorPage(thread: thread, cursor, limit: limit)
-        try await markRead(page.messages, for: id, record: record)
         return APIMessagePage(messages: page.messages.map(APIMessage.init), hasMore: page.hasMore)
-    }
-
-    /// Remembers the newest support message the user has now seen (the push badge counts from it).
-    private func markRead(_ messages: [MirroredMessage], for id: UserID, record: UserRecord) async throws {
-        guard let newest = messages.last(where: { $0.author == .support })?.id else { return }
-        guard record.lastReadMessageID.flatMap({ Snowflake($0) }).map({ $0 < newest }) ?? true else { return }
-        try await withUser(id) { context in
-            if context.record?.lastReadMessageID.flatMap({ Snowflake($0) }).map({ $0 < newest }) ?? true {
-                context.record?.lastReadMessageID = newest.description
-            }
-        }
     }
 }
 

@@ -35,6 +35,12 @@ public struct SupportService: Sendable {
     let reconciliations = CatchUpGate()
     /// Gateway facts on their way into the mirror, per user.
     let ingestionQueue = IngestionQueue()
+    /// The open event streams, and the wake-ups between replicas.
+    let live: LiveHub
+    let liveFeed: LiveFeed
+    let typingGate: TypingGate
+    /// Read receipts shown in Discord; nil when switched off.
+    let receipts: ReadReceipts?
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
@@ -51,7 +57,20 @@ public struct SupportService: Sendable {
         bot = BotIdentity(discord: discord)
         feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
         pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, now: now) }
-        ingestion = MirrorIngestion(store: store, pushes: pushes, push: configuration.push, now: now)
+        let settings = configuration.live
+        live = LiveHub(
+            settings: .init(
+                keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
+                maxStreams: settings.maxStreams,
+                streamsPerUser: settings.streamsPerUser),
+            bus: store as? any LiveBus, metrics: metrics, logger: logger)
+        liveFeed = LiveFeed(store: store)
+        typingGate = TypingGate(interval: settings.typingInterval)
+        receipts = settings.readReceiptEmoji.map {
+            ReadReceipts(
+                store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger)
+        }
+        ingestion = MirrorIngestion(store: store, pushes: pushes, push: configuration.push, live: live, now: now)
         sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
         reconciler = Reconciler(
             store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger)
@@ -59,8 +78,8 @@ public struct SupportService: Sendable {
 
     /// What runs beside the HTTP server for this service.
     var services: [any Service] {
-        [ingestionQueue, ReconciliationService(service: self, interval: configuration.mirror.reconcileInterval)]
-            + (pushes.map { [$0] } ?? [])
+        [ingestionQueue, ReconciliationService(service: self, interval: configuration.mirror.reconcileInterval), live]
+            + (pushes.map { [$0] } ?? []) + (receipts.map { [$0] } ?? [])
     }
 
     var quotas: Quotas {

@@ -23,6 +23,10 @@ struct V1Routes: Sendable {
         v1.put("installation", use: updateInstallation)
         v1.put("push-token", use: setPushToken)
         v1.delete("push-token", use: deletePushToken)
+        v1.get("events", use: events)
+        v1.post("typing", use: typing)
+        v1.post("read", use: read)
+        v1.get("unread", use: unread)
     }
 
     private struct SessionBody: Decodable {

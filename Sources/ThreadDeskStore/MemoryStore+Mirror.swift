@@ -79,6 +79,28 @@ extension MemoryStore {
         mirror.withLock { state in state.threads.values.filter { !$0.gone && $0.lastActivity >= date }.sorted { $0.id < $1.id } }
     }
 
+    public func nextEventSequences(_ count: Int) async throws -> [Int64] {
+        mirror.withLock { state in
+            let first = state.eventSequence + 1
+            state.eventSequence += Int64(max(0, count))
+            return Array(first..<(first + Int64(max(0, count))))
+        }
+    }
+
+    public func mirrorEvents(owner: UserID, after sequence: Int64, limit: Int) async throws -> [MirroredMessage] {
+        mirror.withLock { state in
+            Array(
+                state.messages.values.filter { $0.eventSeq > sequence && state.threads[$0.threadID]?.owner == owner }
+                    .sorted { $0.eventSeq < $1.eventSeq }.prefix(limit))
+        }
+    }
+
+    public func latestEventSequence(owner: UserID) async throws -> Int64 {
+        mirror.withLock { state in
+            state.messages.values.filter { state.threads[$0.threadID]?.owner == owner }.map(\.eventSeq).max() ?? 0
+        }
+    }
+
     public func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T? {
         try await jobs.exclusively(job, body)
     }

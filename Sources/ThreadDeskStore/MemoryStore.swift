@@ -18,6 +18,7 @@ public final class MemoryStore: UserStore {
     struct Mirror {
         var threads: [Snowflake: MirrorThread] = [:]
         var messages: [Snowflake: MirroredMessage] = [:]
+        var eventSequence: Int64 = 0
     }
     let mirror = Mutex(Mirror())
     let jobs = ExclusiveJobs()

@@ -22,6 +22,13 @@ extension PostgresStore {
         "CREATE INDEX IF NOT EXISTS mirror_messages_thread ON mirror_messages (thread_id, id)",
         "CREATE INDEX IF NOT EXISTS mirror_messages_part_of ON mirror_messages (part_of) WHERE part_of IS NOT NULL",
         "CREATE INDEX IF NOT EXISTS mirror_messages_due ON mirror_messages (push_next_at) WHERE push_state = 'pending'",
+        // Live events (the "v3" of the SQLite migrations).
+        "ALTER TABLE mirror_messages ADD COLUMN IF NOT EXISTS event_seq BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE mirror_messages ADD COLUMN IF NOT EXISTS shown_seq BIGINT NOT NULL DEFAULT 0",
+        "CREATE INDEX IF NOT EXISTS mirror_messages_events ON mirror_messages (thread_id, event_seq) WHERE event_seq > 0",
+        "CREATE INDEX IF NOT EXISTS mirror_threads_owner ON mirror_threads (owner)",
+        "CREATE SEQUENCE IF NOT EXISTS event_sequence",
+        "ALTER TABLE users ADD COLUMN IF NOT EXISTS live_state TEXT",
     ]
 
     private static let threadColumns = "id, owner, complete, newest_seen, synced_epoch, synced_at, last_activity, gone"
@@ -60,7 +67,7 @@ extension PostgresStore {
 
     public func saveMirroredMessages(_ messages: [MirroredMessage]) async throws {
         guard !messages.isEmpty else { return }
-        var sql = PostgresQuery.StringInterpolation(literalCapacity: 200 * messages.count, interpolationCount: 18 * messages.count)
+        var sql = PostgresQuery.StringInterpolation(literalCapacity: 200 * messages.count, interpolationCount: 20 * messages.count)
         sql.appendLiteral("INSERT INTO mirror_messages (\(MirrorRow.columns)) VALUES ")
         for (index, row) in messages.map(MirrorRow.init).enumerated() {
             sql.appendLiteral(index == 0 ? "(" : ", (")
@@ -76,7 +83,7 @@ extension PostgresStore {
             try add(row.threadID); try add(row.author); try add(row.authorID); try add(row.authorUsername); try add(row.authorName)
             try add(row.type); try add(row.content); try add(row.attachments); try add(row.replyTo); try add(row.createdAt)
             try add(row.editedAt); try add(row.visible); try add(row.deleted); try add(row.partOf); try add(row.pushState)
-            try add(row.pushAttempts); try add(row.pushNextAt)
+            try add(row.pushAttempts); try add(row.pushNextAt); try add(row.eventSeq); try add(row.shownSeq)
             sql.appendLiteral(")")
         }
         sql.appendLiteral(
@@ -87,7 +94,8 @@ extension PostgresStore {
                 content = excluded.content, attachments = excluded.attachments, reply_to = excluded.reply_to,
                 created_at = excluded.created_at, edited_at = excluded.edited_at, visible = excluded.visible,
                 deleted = excluded.deleted, part_of = excluded.part_of, push_state = excluded.push_state,
-                push_attempts = excluded.push_attempts, push_next_at = excluded.push_next_at
+                push_attempts = excluded.push_attempts, push_next_at = excluded.push_next_at, event_seq = excluded.event_seq,
+                shown_seq = excluded.shown_seq
             """)
         try await query(PostgresQuery(stringInterpolation: sql))
     }
@@ -103,7 +111,8 @@ extension PostgresStore {
             createdAt: try cells["created_at"].decode(String.self), editedAt: try cells["edited_at"].decode(String?.self),
             visible: try cells["visible"].decode(Bool.self), deleted: try cells["deleted"].decode(Bool.self),
             partOf: try cells["part_of"].decode(Int64?.self), pushState: try cells["push_state"].decode(String.self),
-            pushAttempts: try cells["push_attempts"].decode(Int.self), pushNextAt: try cells["push_next_at"].decode(Double?.self)
+            pushAttempts: try cells["push_attempts"].decode(Int.self), pushNextAt: try cells["push_next_at"].decode(Double?.self),
+            eventSeq: try cells["event_seq"].decode(Int64.self), shownSeq: try cells["shown_seq"].decode(Int64.self)
         ).message
     }
 
@@ -177,6 +186,28 @@ extension PostgresStore {
             WHERE last_activity >= \(date.timeIntervalSince1970) AND NOT gone ORDER BY id
             """
         ).map(Self.thread)
+    }
+
+    public func nextEventSequences(_ count: Int) async throws -> [Int64] {
+        guard count > 0 else { return [] }
+        return try await query("SELECT nextval('event_sequence') FROM generate_series(1, \(count))")
+            .map { try $0.decode(Int64.self) }.sorted()
+    }
+
+    public func mirrorEvents(owner: UserID, after sequence: Int64, limit: Int) async throws -> [MirroredMessage] {
+        try await query(
+            """
+            SELECT \(unescaped: MirrorRow.columns) FROM mirror_messages
+            WHERE thread_id IN (SELECT id FROM mirror_threads WHERE owner = \(owner.rawValue)) AND event_seq > \(sequence)
+            ORDER BY event_seq LIMIT \(limit)
+            """
+        ).map(Self.message)
+    }
+
+    public func latestEventSequence(owner: UserID) async throws -> Int64 {
+        try await query(
+            "SELECT max(event_seq) FROM mirror_messages WHERE thread_id IN (SELECT id FROM mirror_threads WHERE owner = \(owner.rawValue))"
+        ).first.flatMap { try $0.decode(Int64?.self) } ?? 0
     }
 
     /// A session-level advisory lock, tried and not waited for, on a connection held for the job:

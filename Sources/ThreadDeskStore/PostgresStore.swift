@@ -16,6 +16,9 @@ public final class PostgresStore: UserStore, Service {
     let client: PostgresClient
     private let lock = KeyedFIFOLock<UserID>()
     let logger: Logger
+    /// The NOTIFY channel of this deployment's live events (one per schema, so deployments that
+    /// share a database stay apart).
+    let liveChannel: String
     private let migration = Mutex<Task<Void, any Error>?>(nil)
     private let takes = Atomic<Int>(0)
 
@@ -32,7 +35,9 @@ public final class PostgresStore: UserStore, Service {
             database: components.path.isEmpty ? nil : String(components.path.dropFirst()), tls: .disable)
         configuration.options.maximumConnections = 20
         var parameters: [(String, String)] = [("statement_timeout", "30000"), ("idle_in_transaction_session_timeout", "60000")]
-        if let schema = components.queryItems?.first(where: { $0.name == "search_path" })?.value { parameters.append(("search_path", schema)) }
+        let schema = components.queryItems?.first(where: { $0.name == "search_path" })?.value
+        if let schema { parameters.append(("search_path", schema)) }
+        liveChannel = "threaddesk_live" + (schema.map { "_" + String($0.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }.prefix(40)) } ?? "")
         configuration.options.additionalStartupParameters = parameters
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
@@ -344,7 +349,7 @@ public final class PostgresStore: UserStore, Service {
 
     private static let columns = """
         id, token_hash, thread_id, push_token, push_environment, installation, pending_installation, pending_post,
-        last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at
+        last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at, live_state
         """
 
     static func fetchUser(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> UserRecord? {
@@ -355,7 +360,7 @@ public final class PostgresStore: UserStore, Service {
     /// A row selected with `columns`.
     static func user(_ row: PostgresRow) throws -> UserRecord {
         let cells = try row.decode(
-            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date).self)
+            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?).self)
         guard let id = UserID(cells.0) else { throw StoreError.invalidRow("user id") }
         var record = UserRecord(id: id, now: cells.12)
         record.tokenHash = cells.1
@@ -370,6 +375,7 @@ public final class PostgresStore: UserStore, Service {
         record.recentNotifiedIDs = RecordJSON.decode(cells.10) ?? []
         record.unreadCount = cells.11
         record.updatedAt = cells.13
+        record.live = RecordJSON.decode(cells.14) ?? LiveState()
         return record
     }
 
@@ -380,13 +386,14 @@ public final class PostgresStore: UserStore, Service {
             VALUES (\(record.id.rawValue), \(record.tokenHash), \(record.threadID), \(record.pushToken), \(record.pushEnvironment?.rawValue),
                     \(RecordJSON.encode(record.installation)), \(RecordJSON.encode(record.pendingInstallation)), \(RecordJSON.encode(record.pendingPosts)),
                     \(record.lastNotifiedMessageID), \(record.lastReadMessageID), \(RecordJSON.encode(record.recentNotifiedIDs)),
-                    \(record.unreadCount), \(record.createdAt), \(record.updatedAt))
+                    \(record.unreadCount), \(record.createdAt), \(record.updatedAt), \(record.live.isEmpty ? nil : RecordJSON.encode(record.live)))
             ON CONFLICT (id) DO UPDATE SET
                 token_hash = excluded.token_hash, thread_id = excluded.thread_id, push_token = excluded.push_token,
                 push_environment = excluded.push_environment, installation = excluded.installation,
                 pending_installation = excluded.pending_installation, pending_post = excluded.pending_post,
                 last_notified_message_id = excluded.last_notified_message_id, last_read_message_id = excluded.last_read_message_id,
-                recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at
+                recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at,
+                live_state = excluded.live_state
             """, logger: logger)
     }
 }

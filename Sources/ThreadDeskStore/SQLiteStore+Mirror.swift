@@ -23,6 +23,18 @@ extension SQLiteStore {
                     CREATE INDEX mirror_messages_due ON mirror_messages (push_next_at) WHERE push_state = 'pending';
                     """)
         }
+        migrator.registerMigration("v3: live events") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE mirror_messages ADD COLUMN event_seq INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE mirror_messages ADD COLUMN shown_seq INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX mirror_messages_events ON mirror_messages (thread_id, event_seq) WHERE event_seq > 0;
+                    CREATE INDEX mirror_threads_owner ON mirror_threads (owner);
+                    CREATE TABLE event_sequence (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+                    INSERT INTO event_sequence (id, value) VALUES (1, 0);
+                    ALTER TABLE users ADD COLUMN live_state TEXT;
+                    """)
+        }
     }
 
     public func mirrorThread(_ id: Snowflake) async throws -> MirrorThread? {
@@ -68,13 +80,13 @@ extension SQLiteStore {
         guard !messages.isEmpty else { return }
         try await write { db in
             let statement = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO mirror_messages (\(MirrorRow.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+                sql: "INSERT OR REPLACE INTO mirror_messages (\(MirrorRow.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
             for message in messages {
                 let row = MirrorRow(message)
                 try statement.execute(arguments: [
                     row.id, row.threadID, row.author, row.authorID, row.authorUsername, row.authorName, row.type, row.content,
                     row.attachments, row.replyTo, row.createdAt, row.editedAt, row.visible, row.deleted, row.partOf, row.pushState,
-                    row.pushAttempts, row.pushNextAt,
+                    row.pushAttempts, row.pushNextAt, row.eventSeq, row.shownSeq,
                 ])
             }
         }
@@ -85,7 +97,8 @@ extension SQLiteStore {
         MirrorRow(
             id: row[0], threadID: row[1], author: row[2], authorID: row[3], authorUsername: row[4], authorName: row[5], type: row[6],
             content: row[7], attachments: row[8], replyTo: row[9], createdAt: row[10], editedAt: row[11], visible: row[12],
-            deleted: row[13], partOf: row[14], pushState: row[15], pushAttempts: row[16], pushNextAt: row[17]
+            deleted: row[13], partOf: row[14], pushState: row[15], pushAttempts: row[16], pushNextAt: row[17], eventSeq: row[18],
+            shownSeq: row[19]
         ).message
     }
 
@@ -170,6 +183,41 @@ extension SQLiteStore {
                 db.cachedStatement(sql: "SELECT * FROM mirror_threads WHERE last_activity >= ? AND gone = 0 ORDER BY id"),
                 arguments: [date.timeIntervalSince1970]
             ).map(Self.thread)
+        }
+    }
+
+    public func nextEventSequences(_ count: Int) async throws -> [Int64] {
+        guard count > 0 else { return [] }
+        // One writer at a time: the numbers are handed out in the order they are committed.
+        let pool = self.pool
+        let last = try await Task {
+            try await pool.write { db in
+                try db.execute(sql: "UPDATE event_sequence SET value = value + ? WHERE id = 1", arguments: [count])
+                return try Int64.fetchOne(db, sql: "SELECT value FROM event_sequence WHERE id = 1") ?? Int64(count)
+            }
+        }.value
+        return Array((last - Int64(count) + 1)...last)
+    }
+
+    public func mirrorEvents(owner: UserID, after sequence: Int64, limit: Int) async throws -> [MirroredMessage] {
+        try read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(MirrorRow.columns) FROM mirror_messages
+                        WHERE thread_id IN (SELECT id FROM mirror_threads WHERE owner = ?) AND event_seq > ?
+                        ORDER BY event_seq LIMIT ?
+                        """), arguments: [owner.rawValue, sequence, limit]
+            ).map(Self.message)
+        }
+    }
+
+    public func latestEventSequence(owner: UserID) async throws -> Int64 {
+        try read { db in
+            try Int64.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT max(event_seq) FROM mirror_messages WHERE thread_id IN (SELECT id FROM mirror_threads WHERE owner = ?)"),
+                arguments: [owner.rawValue]) ?? 0
         }
     }
 

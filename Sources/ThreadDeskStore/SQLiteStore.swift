@@ -183,14 +183,16 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
     var unread_count: Int
     var created_at: Date
     var updated_at: Date
+    var live_state: String?
 
-    /// By position, in the order migration v1 made the columns (later ones are added after them):
+    /// By position, in the order the migrations made the columns (v1's, then v3's `live_state`):
     /// Codable decoding of a row cost more than the query on every authenticated request.
     init(row: Row) {
         (id, token_hash, thread_id, push_token, push_environment) = (row[0], row[1], row[2], row[3], row[4])
         (installation, pending_installation, pending_post) = (row[5], row[6], row[7])
         (last_notified_message_id, last_read_message_id, recent_notified_ids) = (row[8], row[9], row[10])
         (unread_count, created_at, updated_at) = (row[11], row[12], row[13])
+        live_state = row[14]
     }
 
     init(_ record: UserRecord) {
@@ -208,6 +210,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
         unread_count = record.unreadCount
         created_at = record.createdAt
         updated_at = record.updatedAt
+        live_state = record.live.isEmpty ? nil : RecordJSON.encode(record.live)
     }
 
     var record: UserRecord {
@@ -231,6 +234,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
         record.recentNotifiedIDs = RecordJSON.decode(recent_notified_ids) ?? []
         record.unreadCount = unread_count
         record.updatedAt = updated_at
+        record.live = RecordJSON.decode(live_state) ?? LiveState()
         return record
     }
 }

@@ -22,7 +22,10 @@ public struct UserRecord: Sendable, Hashable, Codable {
     public var recentNotifiedIDs: [String] = []
     /// Support replies pushed since the user last read the conversation: the badge.
     public var unreadCount = 0
+    /// The newest message the user has read (never moves backwards).
     public var lastReadMessageID: String?
+    /// Read receipts as live events and in Discord.
+    public var live = LiveState()
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -47,6 +50,21 @@ extension UserRecord {
         pendingPosts.removeAll { $0.idempotencyKey == key }
         if !ids.isEmpty { pendingPosts = Array((pendingPosts + [PendingPost(idempotencyKey: key, postedMessageIDs: ids)]).suffix(Self.pendingPostLimit)) }
     }
+}
+
+/// What the live conversation keeps per user beside the mirror.
+public struct LiveState: Sendable, Hashable, Codable {
+    /// The live-event number of the last change of `lastReadMessageID` (0: never).
+    public var readSeq: Int64 = 0
+    /// The support message that carries the bot's read-receipt reaction in Discord, if any.
+    public var reactionMessageID: String?
+
+    public init(readSeq: Int64 = 0, reactionMessageID: String? = nil) {
+        self.readSeq = readSeq
+        self.reactionMessageID = reactionMessageID
+    }
+
+    public var isEmpty: Bool { self == LiveState() }
 }
 
 public struct PendingPost: Sendable, Hashable, Codable {

@@ -16,6 +16,7 @@ struct Sandbox: AsyncParsableCommand {
 
     @Option(help: "Port of the ThreadDesk API.") var port = 8080
     @Option(help: "Folder for the sandbox's SQLite database.") var dataDirectory = "data/sandbox"
+    @Option(help: "Seconds an event stream lasts before the page resumes it (LIVE_MAX_STREAM_SECONDS).") var maxStreamSeconds = 3600
 
     func run() async throws {
         var logger = Logger(label: "threaddesk.sandbox")
@@ -34,6 +35,7 @@ struct Sandbox: AsyncParsableCommand {
             configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
             // One browser plays every user here: quotas per address would only get in the way.
             configuration.quotas = .off
+            configuration.live.maxStreamDuration = .seconds(max(1, maxStreamSeconds))
             let apns = await apnsEmulator.credentials()
             var apnsSettings = APNsSettings(keyID: apns.keyID, teamID: apns.teamID, privateKeyPEM: apns.privateKeyPEM, topic: apns.topic)
             apnsSettings.url = apns.url

@@ -21,6 +21,8 @@ struct SandboxRoutes: Sendable {
         var archived: Bool
         var locked: Bool
         var messages: [MessageView]
+        /// The app user is typing (the bot's typing indicator is on).
+        var userTyping: Bool
     }
 
     struct MessageView: Codable, Sendable {
@@ -31,6 +33,8 @@ struct SandboxRoutes: Sendable {
         var content: String
         var attachments: [String]
         var timestamp: String
+        /// Reactions on it: the read receipt (👀) marks the newest reply the user has read.
+        var reactions: [String]
     }
 
     struct PushView: Codable, Sendable {
@@ -61,6 +65,15 @@ struct SandboxRoutes: Sendable {
         // The keys a widget (or a test run against the sandbox) needs; sandbox secrets only.
         sandbox.get("api/config") { _, _ in try Self.json(["appKey": appKey, "legacyKey": legacyKey]) }
         sandbox.get("api/state") { _, _ in try Self.json(state()) }
+        // The agent starts typing (as Discord's client does while a reply is being written).
+        sandbox.post("api/threads/:id/typing") { _, context in
+            do {
+                try discord.typeAsAgent(inThread: context.parameters.get("id") ?? "")
+                return Response(status: .noContent)
+            } catch {
+                return try Self.json(["error": ["code": "discord_refused", "message": "\(error)"]], status: .badRequest)
+            }
+        }
         sandbox.post("api/threads/:id/replies") { request, context in
             let id = context.parameters.get("id") ?? ""
             guard let bytes = try? await request.body.collect(upTo: 64 * 1024) else {
@@ -90,8 +103,9 @@ struct SandboxRoutes: Sendable {
                     MessageView(
                         id: message.id, author: message.authorIsBot ? "app" : "agent",
                         isNote: message.content.hasPrefix(":ninja:"), content: message.content,
-                        attachments: message.attachmentNames, timestamp: message.timestamp)
-                })
+                        attachments: message.attachmentNames, timestamp: message.timestamp, reactions: message.reactions)
+                },
+                userTyping: thread.botTypingAt.map { Date().timeIntervalSince($0) < 10 } ?? false)
         }
         let pushes = apns.deliveries.reversed().map { delivery in
             let aps = delivery.aps

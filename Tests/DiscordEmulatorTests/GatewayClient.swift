@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOPosix
 
 /// A raw gateway client for tests: a script reads payloads and writes payloads over a real
 /// WebSocket, so what we check is the wire protocol, not the emulator's internals.
@@ -73,4 +74,46 @@ func withGateway(
         var gateway = GatewayScript(inbound: inbound, outbound: outbound)
         try await script(&gateway)
     }
+}
+
+/// What a gateway that closes at once sends, read off a plain TCP connection: the status line of
+/// the upgrade and the code of the close frame after it. (The WebSocket client library can miss
+/// a close frame that arrives together with the upgrade answer and then waits forever, so the
+/// frame is parsed here by hand.)
+func immediateGatewayClose(_ url: String, query: String, within timeout: Duration = .seconds(10)) async throws -> (status: String, code: UInt16?) {
+    guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
+        throw GatewayScriptError.closedBefore("a valid gateway URL")
+    }
+    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: host, port: port) { channel in
+        channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+    }
+    let path = components.path.isEmpty ? "/" : components.path
+    let request = "GET \(path)?\(query) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    // The deadline: the connection is closed, which ends the read below without a close code.
+    let deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout / .nanoseconds(1)))) {
+        channel.channel.close(promise: nil)
+    }
+    defer { deadline.cancel() }
+    let received: (ByteBuffer, UInt16?) = try await channel.executeThenClose { inbound, outbound in
+        try await outbound.write(ByteBuffer(string: request))
+        var all = ByteBuffer()
+        for try await var chunk in inbound {
+            all.writeBuffer(&chunk)
+            if let close = parseClose(all) { return (all, close as UInt16?) }
+        }
+        return (all, nil as UInt16?)
+    }
+    let text = String(buffer: received.0)
+    return (String(text.prefix { $0 != "\r" }), received.1)
+}
+
+/// The code of the first close frame after the HTTP head in `bytes`, once it has all arrived.
+private func parseClose(_ bytes: ByteBuffer) -> UInt16? {
+    let all = Array(bytes.readableBytesView)
+    guard let end = all.indices.dropLast(3).first(where: { all[$0...$0 + 3] == [13, 10, 13, 10] }) else { return nil }
+    let frame = all[(end + 4)...]
+    guard frame.count >= 4, let first = frame.first, first & 0x0F == 0x8 else { return nil }
+    let start = frame.startIndex
+    return UInt16(frame[start + 2]) << 8 | UInt16(frame[start + 3])
 }

@@ -27,7 +27,7 @@ struct GatewayStateMachineTests {
         guard case .send(let identify) = actions.last else { Issue.record("no identify"); return }
         #expect(identify["op"] == 2)
         #expect(identify["d"]?["token"] == "TOKEN")
-        #expect(identify["d"]?["intents"] == JSON(1 | 1 << 9 | 1 << 15))
+        #expect(identify["d"]?["intents"] == JSON(1 | 1 << 9 | 1 << 11 | 1 << 15))
         #expect(machine.identifiesRemaining == 9)
     }
 

@@ -79,6 +79,26 @@ struct ConfigurationTests {
         }
     }
 
+    @Test func liveSettingsAreReadAndChecked() throws {
+        var environment = Self.complete
+        environment["LIVE_KEEPALIVE_SECONDS"] = "15"
+        environment["LIVE_MAX_STREAM_SECONDS"] = "600"
+        environment["TYPING_INTERVAL_SECONDS"] = "5"
+        environment["READ_RECEIPT_EMOJI"] = "✅"
+        let configuration = try ServerConfiguration(environment: environment)
+        #expect(configuration.live.keepAlive == .seconds(15))
+        #expect(configuration.live.maxStreamDuration == .seconds(600))
+        #expect(configuration.live.typingInterval == .seconds(5))
+        #expect(configuration.live.readReceiptEmoji == "✅")
+        environment["READ_RECEIPT_EMOJI"] = "none"
+        #expect(try ServerConfiguration(environment: environment).live.readReceiptEmoji == nil)
+        for (name, bad) in [("READ_RECEIPT_EMOJI", "seen"), ("LIVE_MAX_STREAMS", "0"), ("TYPING_INTERVAL_SECONDS", "0.1")] {
+            var wrong = environment
+            wrong[name] = bad
+            #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration(environment: wrong) }
+        }
+    }
+
     @Test func aShortGatewaySecretIsRefused() throws {
         var environment = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k"]
         environment["GATEWAY_SECRET"] = "short"

@@ -26,9 +26,15 @@ struct MirrorTests {
         String(decoding: try JSONEncoder().encode(["events": events]), as: UTF8.self)
     }
 
-    /// Waits until the reconciliations asked for so far have run (the start's, a gap's).
+    /// Waits until the reconciliations asked for so far have run (the start's, a gap's): `runs`
+    /// of them, and the last gap reconciled. (A count alone can be met by a run that started
+    /// before the latest gap, with that gap's own run, and its Discord reads, still to come.)
     static func reconciled(_ server: Harness, runs: Double = 1) async throws {
-        try await eventually("\(Int(runs)) reconciliation(s)") { try await server.metric("threaddesk_catch_ups_total") >= runs }
+        try await eventually("\(Int(runs)) reconciliation(s), the last gap included") {
+            let epoch = try await server.store.globalValue("feed.epoch").flatMap { Int($0) } ?? 0
+            let reconciled = try await server.store.globalValue("feed.reconciled-epoch").flatMap { Int($0) } ?? 0
+            return try await server.metric("threaddesk_catch_ups_total") >= runs && reconciled >= epoch
+        }
     }
 
     @Test func pollsWithALiveFeedNeverReadDiscordAndShowEditsAndDeletes() async throws {
@@ -229,7 +235,9 @@ struct MirrorTests {
         try await withServer(gateway: true, {
             $0.push.retryBase = .milliseconds(100)
             $0.push.retryCap = .milliseconds(400)
-            $0.apns?.budget = .milliseconds(200)
+            // Room for the emulator's answer on a busy machine: a push whose answer comes too late
+            // is sent again (the device shows it once, by its collapse id, but the emulator counts two).
+            $0.apns?.budget = .seconds(2)
         }) { server in
             let (_, first, firstDevice) = try await server.userWithThread(device: String(repeating: "ab", count: 32))
             let (_, second, secondDevice) = try await server.userWithThread(device: String(repeating: "cd", count: 32))
@@ -250,46 +258,49 @@ struct MirrorTests {
         }
     }
 
-    @Test func aUserWithThreeHundredQueuedSendsDoesNotDelayAnotherUsersPush() async throws {
-        // The last of 300 queued sends waits for the 299 before it: longer than the default request deadline on a loaded machine.
-        try await withServer(gateway: true, { $0.requestTimeout = .seconds(60) }) { server in
+    @Test func aUserWithAHundredQueuedSendsDoesNotDelayAnotherUsersPush() async throws {
+        // The last of 100 queued sends waits for the 99 before it, each behind the owner's lock, which
+        // gives up after 30 s: on a machine busy with the rest of the suite a send takes up to
+        // 100 ms here, so a longer queue would test the lock's deadline instead.
+        try await withServer(gateway: true, { $0.requestTimeout = .seconds(90) }) { server in
             let (busy, _, _) = try await server.userWithThread(device: String(repeating: "ab", count: 32))
             let (_, quietThread, quietDevice) = try await server.userWithThread(device: String(repeating: "cd", count: 32))
             let posted = { server.emulator.counters.requests("POST", "/channels/{channel_id}/messages") }
             let start = posted()
-            server.emulator.setLatency(.milliseconds(5))
-            // A client of its own with a connection per send, so all 300 wait in the server.
-            var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
-            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 300
-            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            let url = "http://127.0.0.1:\(try #require(server.client.port))/v1/messages"
-            let sends = Task {
-                try await withThrowingTaskGroup(of: UInt.self) { group in
-                    for index in 0..<300 {
-                        group.addTask {
-                            var request = HTTPClientRequest(url: url)
-                            request.method = .POST
-                            request.headers.add(name: "Authorization", value: "Bearer \(busy.token)")
-                            request.headers.add(name: "Idempotency-Key", value: "queued-\(index)")
-                            request.headers.add(name: "Content-Type", value: "application/json")
-                            request.body = .bytes(ByteBuffer(string: #"{"content":"queued \#(index)"}"#))
-                            return try await http.execute(request, timeout: .seconds(30)).status.code
+            server.emulator.setLatency(.milliseconds(20))
+            // A client of its own with a connection per send, so all 100 wait in the server.
+            var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(90)))
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 100
+            try await withOwnHTTPClient(configuration) { http in
+                let url = "http://127.0.0.1:\(try #require(server.client.port))/v1/messages"
+                let sends = Task {
+                    try await withThrowingTaskGroup(of: UInt.self) { group in
+                        for index in 0..<100 {
+                            group.addTask {
+                                var request = HTTPClientRequest(url: url)
+                                request.method = .POST
+                                request.headers.add(name: "Authorization", value: "Bearer \(busy.token)")
+                                request.headers.add(name: "Idempotency-Key", value: "queued-\(index)")
+                                request.headers.add(name: "Content-Type", value: "application/json")
+                                request.body = .bytes(ByteBuffer(string: #"{"content":"queued \#(index)"}"#))
+                                return try await http.execute(request, timeout: .seconds(90)).status.code
+                            }
                         }
+                        return try await group.reduce(into: [UInt]()) { $0.append($1) }
                     }
-                    return try await group.reduce(into: [UInt]()) { $0.append($1) }
                 }
+                defer { sends.cancel() }
+                try await eventually("the busy user's sends under way") { posted() - start >= 10 }
+                let reply = try server.emulator.replyAsAgent(inThread: quietThread, content: "for the quiet user")
+                try await eventually("the quiet user's push") { !server.apns.deliveries(to: quietDevice).isEmpty }
+                let doneWhenPushed = posted() - start
+                #expect(doneWhenPushed < 100, "the push waited for the whole queue")
+                #expect(server.apns.deliveries(to: quietDevice).map(PushTests.messageID) == [reply.id])
+                let statuses = try await sends.value
+                #expect(statuses.count == 100)
+                #expect(statuses.filter { $0 != 201 } == [])
+                #expect(posted() - start == 100)
             }
-            try await eventually("the busy user's sends under way") { posted() - start >= 10 }
-            let reply = try server.emulator.replyAsAgent(inThread: quietThread, content: "for the quiet user")
-            try await eventually("the quiet user's push") { !server.apns.deliveries(to: quietDevice).isEmpty }
-            let doneWhenPushed = posted() - start
-            #expect(doneWhenPushed < 300, "the push waited for the whole queue")
-            #expect(server.apns.deliveries(to: quietDevice).map(PushTests.messageID) == [reply.id])
-            let statuses = try await sends.value
-            try await http.shutdown()
-            #expect(statuses.count == 300)
-            #expect(statuses.allSatisfy { $0 == 201 })
-            #expect(posted() - start == 300)
         }
     }
 }

@@ -85,9 +85,13 @@ struct PushTests {
         try await withServer(gateway: true) { server in
             let (user, thread, device) = try await server.userWithThread()
             try server.emulator.replyAsAgent(inThread: thread, content: "one")
-            try server.emulator.replyAsAgent(inThread: thread, content: "two")
+            let two = try server.emulator.replyAsAgent(inThread: thread, content: "two")
             try await eventually("two pushes") { server.apns.deliveries.count >= 2 }
+            // Reading the conversation marks nothing; the app says what the user has read.
             _ = try await server.messages(token: user.token)
+            #expect(try await server.request(.get, "/v1/unread", token: user.token).json["count"]?.intValue == 2)
+            let read = try await server.request(.post, "/v1/read", token: user.token, json: #"{"messageId":"\#(two.id)"}"#)
+            #expect(read.json["count"]?.intValue == 0)
             try server.emulator.replyAsAgent(inThread: thread, content: "three")
             try await eventually("the third push") { server.apns.deliveries.count >= 3 }
             let badges = server.apns.deliveries(to: device).map { $0.aps["badge"] as? Int }
@@ -118,7 +122,7 @@ struct PushTests {
     @Test func aPushThatFailsStaysPendingAndIsRetriedUntilItGoesOutOnce() async throws {
         try await withServer(gateway: true, {
             $0.push.retryBase = .milliseconds(200)
-            $0.apns?.budget = .milliseconds(300)
+            $0.apns?.budget = .seconds(2)
         }) { server in
             let (_, thread, device) = try await server.userWithThread()
             server.apns.setPermanentOutcome(.reject(status: 503, reason: "ServiceUnavailable"), for: device)

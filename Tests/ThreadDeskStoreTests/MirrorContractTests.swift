@@ -101,3 +101,53 @@ struct MirrorContractTests {
         #expect(MirroredMessage.merge(.message(created), into: created) == nil)
     }
 }
+
+extension MirrorContractTests {
+    @Test(arguments: StoreKind.available)
+    func numbersLiveEventsInOrderAndListsAnOwnersChangesAfterAPosition(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let first = try await store.nextEventSequences(3)
+            #expect(first.count == 3 && first == first.sorted() && Set(first).count == 3)
+            let next = try await store.nextEventSequences(1)
+            #expect(next[0] > first[2])
+            #expect(try await store.nextEventSequences(0).isEmpty)
+
+            let other = UserID("someone-else")!
+            let otherThread = Snowflake(2_000_000)
+            try await store.saveMirrorThread(MirrorThread(id: thread, owner: owner, complete: true))
+            try await store.saveMirrorThread(MirrorThread(id: otherThread, owner: other, complete: true))
+            var a = message(10)
+            (a.eventSeq, a.shownSeq) = (first[2], first[0])
+            var b = message(20)
+            (b.eventSeq, b.shownSeq) = (first[1], first[1])
+            let untouched = message(30)  // never numbered: no event
+            var foreign = message(40)
+            foreign.threadID = otherThread
+            (foreign.eventSeq, foreign.shownSeq) = (next[0], next[0])
+            try await store.saveMirroredMessages([a, b, untouched, foreign])
+
+            #expect(try await store.mirrorEvents(owner: owner, after: 0, limit: 10).map(\.id.rawValue) == [20, 10])
+            #expect(try await store.mirrorEvents(owner: owner, after: first[1], limit: 10).map(\.id.rawValue) == [10])
+            #expect(try await store.mirrorEvents(owner: owner, after: 0, limit: 1).map(\.id.rawValue) == [20])
+            #expect(try await store.mirrorEvents(owner: owner, after: 0, limit: 10).first?.shownSeq == first[1])
+            #expect(try await store.latestEventSequence(owner: owner) == first[2])
+            #expect(try await store.latestEventSequence(owner: other) == next[0])
+            #expect(try await store.latestEventSequence(owner: UserID("nobody")!) == 0)
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
+    func keepsTheLiveStateOfAUser(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.withUser(owner) { context in
+                var record = UserRecord(id: owner)
+                record.lastReadMessageID = "10"
+                record.live = LiveState(readSeq: 7, reactionMessageID: "10")
+                context.record = record
+            }
+            let stored = try await store.user(owner)
+            #expect(stored?.live == LiveState(readSeq: 7, reactionMessageID: "10"))
+            #expect(stored?.lastReadMessageID == "10")
+        }
+    }
+}

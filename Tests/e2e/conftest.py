@@ -16,7 +16,10 @@ def sandbox(swift_bin, tmp_path_factory):
     # Its output goes to a file: a pipe nobody drains would block it.
     with tempfile.TemporaryFile(mode="w+") as log:
         process = subprocess.Popen(
-            [str(swift_bin / "threaddesk"), "sandbox", "--port", str(port), "--data-directory", str(data)],
+            # Short event streams: schemathesis reads each response to its end, and the pages must
+            # resume across reconnections anyway.
+            [str(swift_bin / "threaddesk"), "sandbox", "--port", str(port), "--data-directory", str(data),
+             "--max-stream-seconds", "2"],
             stdout=log, stderr=subprocess.STDOUT, text=True)
         base = f"http://127.0.0.1:{port}"
         try:

@@ -1,6 +1,7 @@
 """The sandbox's two pages in a real headless Chromium: a message typed in the widget reaches the
-agent console, a reply typed in the console reaches the widget and the APNs emulator, and a
-`:ninja:` note stays in the console only."""
+agent console, a reply typed in the console reaches the widget (over its event stream) and the
+APNs emulator, a `:ninja:` note stays in the console only, each side sees the other typing, and
+the console shows what the user has read."""
 import shutil
 import uuid
 
@@ -87,10 +88,28 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser):
     # The reply reaches the phone as a push (through the gateway and APNs emulators)...
     _wait_for_text(browser, "#pushes .push .body", answer)
 
-    # ...and the widget shows it, without the note.
+    # ...and the widget shows it, without the note: it arrives on the widget's event stream (the
+    # page does not poll).
     browser.switch_to.window(widget)
     _wait_for_text(browser, '#messages .message[data-author="support"]', answer)
     assert not any(note in text for text in _texts(browser, "#messages .message")), "an internal note reached the user"
+    assert browser.find_element(By.ID, "messages").get_attribute("data-live") == "true"
+
+    # The user starts typing: the console shows it (Discord's typing indicator on the thread).
+    browser.find_element(By.ID, "message-input").send_keys("one more thing")
+    browser.switch_to.window(console)
+    wait.until(lambda d: d.find_element(By.ID, "user-typing").is_displayed(), message="the console never showed the user typing")
+
+    # The widget read the reply when it showed it: the console shows the read receipt on it.
+    _wait_for_text(browser, "#thread-messages .message .reactions", "👀")
+    read = [t for t in _texts(browser, '#thread-messages .message[data-author="agent"]') if "👀" in t]
+    assert len(read) == 1 and answer in read[0], read
+
+    # The agent starts typing: the widget shows "Support is typing…" (TYPING_START through the gateway).
+    browser.find_element(By.ID, "reply-input").send_keys("let me check")
+    browser.switch_to.window(widget)
+    wait.until(lambda d: d.find_element(By.ID, "agent-typing").is_displayed(), message="the widget never showed the agent typing")
+    browser.find_element(By.ID, "message-input").clear()
 
     # Diagnostics from the widget land in the thread as a file, for the agent's eyes only.
     browser.find_element(By.ID, "diagnostics-button").click()

@@ -11,6 +11,8 @@ struct MirrorIngestion: Sendable {
     let store: any UserStore
     let pushes: PushDispatcher?
     let push: PushSettings
+    /// Wakes the owner's event streams (here and, through the store, in other replicas).
+    let live: LiveHub?
     let now: @Sendable () -> Date
 
     /// Merges `facts` about `thread` into the mirror. The caller holds the owner's `withUser`;
@@ -22,18 +24,32 @@ struct MirrorIngestion: Sendable {
         for message in try await store.mirroredMessages(Array(Set(facts.map(\.messageID)))) { current[message.id] = message }
         var written: [Snowflake: MirroredMessage] = [:]
         var changes: [MirrorChange] = []
+        /// Messages whose change the user can see, in the order their events go out.
+        var seen: [Snowflake] = []
+        /// Of those, the ones the user could not see before.
+        var appeared: Set<Snowflake> = []
         var pending = false
         let time = now()
         // Oldest first (the merge does not care about order; pushes go out in this one).
         for fact in facts.enumerated().sorted(by: { ($0.element.messageID, $0.offset) < ($1.element.messageID, $1.offset) }).map(\.element) {
-            guard case (var next, let change)? = MirroredMessage.merge(fact, into: current[fact.messageID]) else { continue }
+            let before = current[fact.messageID]
+            guard case (var next, let change)? = MirroredMessage.merge(fact, into: before) else { continue }
             if case .inserted(let message) = change, shouldPush(message, record) {
                 next.push = .pending(attempts: 0, nextAttempt: time)
                 pending = true
             }
             current[next.id] = next
             written[next.id] = next
-            if let change { changes.append(change) }
+            if let change {
+                changes.append(change)
+                if next.isShown || before?.isShown == true, !seen.contains(next.id) { seen.append(next.id) }
+                if next.isShown, before?.isShown != true, next.shownSeq == 0 { appeared.insert(next.id) }
+            }
+        }
+        // Each change the user can see gets the next number of the live-event sequence.
+        for (id, number) in zip(seen, try await store.nextEventSequences(seen.count)) {
+            written[id]?.eventSeq = number
+            if appeared.contains(id) { written[id]?.shownSeq = number }
         }
         try await store.saveMirroredMessages(written.values.sorted { $0.id < $1.id })
         var state = try await store.mirrorThread(thread) ?? MirrorThread(id: thread, owner: record.id, complete: false, lastActivity: now())
@@ -44,6 +60,7 @@ struct MirrorIngestion: Sendable {
         if !changes.isEmpty { state.lastActivity = now() }
         if state != before { try await store.saveMirrorThread(state) }
         if pending { pushes?.wake() }
+        if !seen.isEmpty { live?.changed(record.id) }
         return changes
     }
 

@@ -144,12 +144,13 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         }
         guard var record = context.record, let token = record.pushToken else { return .abandoned }
         let environment = record.pushEnvironment.map { APNsEnvironment(rawValue: $0.rawValue)! } ?? apns.settings.defaultEnvironment
-        let badge = try await store.supportMessageCount(
-            thread: message.threadID, after: record.lastReadMessageID.flatMap { Snowflake($0) })
+        let badge = try await LiveFeed(store: store).unreadCount(record)
         let text = message.content.isEmpty ? Self.attachmentSummary(message) : message.content
         let alert = APNsNotification(
             title: settings.title, body: text, badge: badge, sound: settings.sound, threadID: context.id.rawValue,
-            category: settings.category, custom: ["messageId": message.id.description])
+            category: settings.category, custom: ["messageId": message.id.description],
+            // A retry after an answer that was lost replaces the first delivery on the device instead of doubling it.
+            collapseID: message.id.description)
         do {
             try await apns.client.send(alert, to: token, environment: environment)
         } catch APNsError.rejected(let status, let reason, _) where reason.invalidatesDeviceToken {

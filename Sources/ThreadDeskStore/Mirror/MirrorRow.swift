@@ -7,7 +7,7 @@ import ThreadDeskCore
 struct MirrorRow: Sendable, Hashable {
     static let columns = """
         id, thread_id, author, author_id, author_username, author_name, type, content, attachments, reply_to, created_at,
-        edited_at, visible, deleted, part_of, push_state, push_attempts, push_next_at
+        edited_at, visible, deleted, part_of, push_state, push_attempts, push_next_at, event_seq, shown_seq
         """
 
     var id: Int64
@@ -29,6 +29,8 @@ struct MirrorRow: Sendable, Hashable {
     var pushAttempts: Int
     /// Seconds since 1970.
     var pushNextAt: Double?
+    var eventSeq: Int64
+    var shownSeq: Int64
 
     init(_ message: MirroredMessage) {
         id = Int64(bitPattern: message.id.rawValue)
@@ -52,12 +54,13 @@ struct MirrorRow: Sendable, Hashable {
         case .sent: (pushState, pushAttempts, pushNextAt) = ("sent", 0, nil)
         case .abandoned: (pushState, pushAttempts, pushNextAt) = ("abandoned", 0, nil)
         }
+        (eventSeq, shownSeq) = (message.eventSeq, message.shownSeq)
     }
 
     init(
         id: Int64, threadID: Int64, author: String, authorID: Int64?, authorUsername: String, authorName: String?, type: Int,
         content: String, attachments: String, replyTo: Int64?, createdAt: String, editedAt: String?, visible: Bool, deleted: Bool,
-        partOf: Int64?, pushState: String, pushAttempts: Int, pushNextAt: Double?
+        partOf: Int64?, pushState: String, pushAttempts: Int, pushNextAt: Double?, eventSeq: Int64, shownSeq: Int64
     ) {
         (self.id, self.threadID, self.author, self.authorID, self.authorUsername, self.authorName) =
             (id, threadID, author, authorID, authorUsername, authorName)
@@ -65,6 +68,7 @@ struct MirrorRow: Sendable, Hashable {
             (type, content, attachments, replyTo, createdAt, editedAt)
         (self.visible, self.deleted, self.partOf, self.pushState, self.pushAttempts, self.pushNextAt) =
             (visible, deleted, partOf, pushState, pushAttempts, pushNextAt)
+        (self.eventSeq, self.shownSeq) = (eventSeq, shownSeq)
     }
 
     var message: MirroredMessage {
@@ -75,13 +79,15 @@ struct MirrorRow: Sendable, Hashable {
             case "abandoned": .abandoned
             default: .none
             }
-        return MirroredMessage(
+        var message = MirroredMessage(
             id: Snowflake(UInt64(bitPattern: id)), threadID: Snowflake(UInt64(bitPattern: threadID)),
             author: MessageAuthor(rawValue: author) ?? .support, authorID: authorID.map { Snowflake(UInt64(bitPattern: $0)) },
             authorUsername: authorUsername, authorName: authorName, type: type, content: content,
             attachments: RecordJSON.decode(attachments) ?? [], replyTo: replyTo.map { Snowflake(UInt64(bitPattern: $0)) },
             createdAt: createdAt, editedAt: editedAt, visible: visible, deleted: deleted,
             partOf: partOf.map { Snowflake(UInt64(bitPattern: $0)) }, push: push)
+        (message.eventSeq, message.shownSeq) = (eventSeq, shownSeq)
+        return message
     }
 }
 

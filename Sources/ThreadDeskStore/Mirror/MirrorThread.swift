@@ -87,6 +87,13 @@ public protocol ConversationStore: Sendable {
     func nextPushDue() async throws -> Date?
     /// Threads with activity since `date`, not gone.
     func activeMirrorThreads(since date: Date) async throws -> [MirrorThread]
+    /// `count` fresh numbers of the store-wide live-event sequence, in increasing order.
+    func nextEventSequences(_ count: Int) async throws -> [Int64]
+    /// The messages of `owner`'s threads whose last change the user could see is numbered after
+    /// `sequence`, in the order of those numbers (what a live stream missed).
+    func mirrorEvents(owner: UserID, after sequence: Int64, limit: Int) async throws -> [MirroredMessage]
+    /// The highest change number among `owner`'s messages (0 when none).
+    func latestEventSequence(owner: UserID) async throws -> Int64
     /// Runs `body` if no other process of this store runs a job of that name now; nil if one does.
     func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T?
 }

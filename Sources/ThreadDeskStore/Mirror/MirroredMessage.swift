@@ -50,6 +50,12 @@ public struct MirroredMessage: Sendable, Hashable, Codable {
     /// The first part's id when ThreadDesk posted one send as several messages.
     public var partOf: Snowflake?
     public var push: PushState
+    /// The live-event sequence number of the last change the user could see (0: none since events
+    /// were numbered). Numbers come from one store-wide sequence, so they also order one user's changes.
+    public var eventSeq: Int64 = 0
+    /// The sequence number at which the user could first see it (0: before events were numbered,
+    /// or never): a replay tells `message.created` from `message.updated` by it.
+    public var shownSeq: Int64 = 0
 
     public init(
         id: Snowflake, threadID: Snowflake, author: MessageAuthor, authorID: Snowflake?, authorUsername: String, authorName: String?,
@@ -83,6 +89,9 @@ public struct MirroredMessage: Sendable, Hashable, Codable {
 
     /// Whether the user's device should hear about it.
     public var isSupportReply: Bool { visible && !deleted && author == .support }
+
+    /// Whether the user can see it now.
+    public var isShown: Bool { visible && !deleted }
 }
 
 /// Where a message's push notification stands.
@@ -136,12 +145,14 @@ extension MirroredMessage {
             // Whatever was known, a deleted message is the same tombstone; only a push already sent stays on record.
             var tombstone = MirroredMessage.tombstone(id, in: thread)
             if current.push == .sent { tombstone.push = .sent }
+            (tombstone.eventSeq, tombstone.shownSeq) = (current.eventSeq, current.shownSeq)
             return (tombstone, current.visible ? .deleted(current) : nil)
         case .message(var incoming):
             guard let current = existing else { return (incoming, .inserted(incoming)) }
             guard !current.deleted, isNewer(incoming.editedAt, than: current.editedAt) || sameVersion(incoming, current) else { return nil }
             incoming.push = current.push
             incoming.partOf = incoming.partOf ?? current.partOf
+            (incoming.eventSeq, incoming.shownSeq) = (current.eventSeq, current.shownSeq)
             guard incoming != current else { return nil }
             let seen = incoming.visible || current.visible
             return (incoming, seen && incoming.differsForTheUser(from: current) ? .updated(incoming) : nil)

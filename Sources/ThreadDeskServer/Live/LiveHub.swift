@@ -1,0 +1,273 @@
+import Foundation
+import Logging
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// What an open event stream hears from the hub.
+enum LiveSignal: Sendable, Equatable {
+    /// The user's mirror or read state changed: read what is new since the stream's position.
+    case changed
+    /// An agent is typing in the user's thread, until `expiresAt`.
+    case typing(expiresAt: Date)
+    /// Time for a keep-alive comment.
+    case keepAlive
+}
+
+/// The open `/v1/events` streams of this process, by user. Ingestion and read receipts tell it
+/// which user changed; it wakes that user's streams here and, through the store's `LiveBus`
+/// (PostgreSQL LISTEN/NOTIFY), in every other replica. A signal is only a wake-up: each stream
+/// reads what it missed from the mirror, so a lost or repeated signal never loses or repeats an event.
+///
+/// One timer serves every stream: it sends the keep-alives and closes streams whose client has
+/// stopped reading (a write pending longer than `writeTimeout`), which frees what they hold.
+final class LiveHub: Service, Sendable {
+    struct Settings: Sendable {
+        var keepAlive: Duration = .seconds(20)
+        var writeTimeout: Duration = .seconds(30)
+        var maxDuration: Duration = .seconds(3600)
+        var maxStreams = 20_000
+        var streamsPerUser = 8
+    }
+
+    /// One open stream.
+    final class Subscriber: Sendable {
+        let id: UInt64
+        let user: UserID
+        let signals: AsyncStream<LiveSignal>
+        fileprivate let continuation: AsyncStream<LiveSignal>.Continuation
+        /// Whether a `.changed` is queued and not yet read (changes coalesce into one wake-up).
+        private let changePending = Atomic<Bool>(false)
+        /// When the write in progress began (uptime nanoseconds), 0 when none is.
+        private let writingSince = Atomic<UInt64>(0)
+        /// Closes the stream's connection (a client that stopped reading never lets a write finish).
+        let close: @Sendable () -> Void
+        /// When the stream is due to end (uptime nanoseconds).
+        private let endsAt: UInt64
+
+        fileprivate init(id: UInt64, user: UserID, lifetime: Duration, close: @escaping @Sendable () -> Void) {
+            self.id = id
+            self.user = user
+            self.close = close
+            let nanoseconds = Double(lifetime.components.seconds) * 1e9 + Double(lifetime.components.attoseconds) / 1e9
+            endsAt = DispatchTime.now().uptimeNanoseconds + UInt64(nanoseconds * Double.random(in: 0.9...1.0))
+            (signals, continuation) = AsyncStream.makeStream(of: LiveSignal.self, bufferingPolicy: .bufferingNewest(8))
+        }
+
+        fileprivate func signal(_ signal: LiveSignal) {
+            if signal == .changed {
+                guard changePending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+            }
+            continuation.yield(signal)
+        }
+
+        /// Call before reading what changed: a change after this point wakes the stream again.
+        func takeChange() { changePending.store(false, ordering: .relaxed) }
+
+        /// Runs one write, so the hub can tell a stalled client.
+        func writing<T>(_ body: () async throws -> T) async rethrows -> T {
+            writingSince.store(max(1, DispatchTime.now().uptimeNanoseconds), ordering: .relaxed)
+            defer { writingSince.store(0, ordering: .relaxed) }
+            return try await body()
+        }
+
+        fileprivate func expired(at now: UInt64) -> Bool { now >= endsAt }
+
+        fileprivate func stalled(at now: UInt64, limit: Duration) -> Bool {
+            let since = writingSince.load(ordering: .relaxed)
+            return since != 0 && now > since && Duration.nanoseconds(Int64(now - since)) > limit
+        }
+
+        func finish() { continuation.finish() }
+    }
+
+    struct TooManyStreams: Error {}
+
+    private struct State {
+        var nextID: UInt64 = 0
+        var streams: [UserID: [UInt64: Subscriber]] = [:]
+        var count = 0
+        var stopped = false
+        /// Announcements not yet sent to other replicas, one per user and kind.
+        var outbox: [String: String] = [:]
+    }
+
+    let settings: Settings
+    private let bus: (any LiveBus)?
+    private let logger: Logger
+    private let metrics: ServerMetrics
+    private let state = Mutex(State())
+    /// Tells this replica's own announcements from the others'.
+    private let origin = UUID().uuidString.prefix(8).lowercased()
+    private let outboxSignal = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    init(settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger) {
+        self.settings = settings
+        self.bus = bus
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    var openStreams: Int { state.withLock { $0.count } }
+
+    /// Registers a stream for `user`. Past `streamsPerUser` the user's oldest stream is closed (a
+    /// device reconnecting before its old connection timed out); past `maxStreams` in all, refused.
+    func subscribe(_ user: UserID, close: @escaping @Sendable () -> Void) throws(TooManyStreams) -> Subscriber {
+        let (subscriber, evicted) = try state.withLock { state throws(TooManyStreams) -> (Subscriber, Subscriber?) in
+            guard !state.stopped, state.count < settings.maxStreams else { throw TooManyStreams() }
+            state.nextID += 1
+            let subscriber = Subscriber(id: state.nextID, user: user, lifetime: settings.maxDuration, close: close)
+            var evicted: Subscriber?
+            if let mine = state.streams[user], mine.count >= settings.streamsPerUser, let oldest = mine.keys.min() {
+                evicted = state.streams[user]?.removeValue(forKey: oldest)
+                state.count -= 1
+            }
+            state.streams[user, default: [:]][subscriber.id] = subscriber
+            state.count += 1
+            return (subscriber, evicted)
+        }
+        if let evicted {
+            evicted.finish()
+            evicted.close()
+        }
+        metrics.liveStreams.set(to: Double(openStreams))
+        return subscriber
+    }
+
+    func unsubscribe(_ subscriber: Subscriber) {
+        let count = state.withLock { state -> Int in
+            if state.streams[subscriber.user]?.removeValue(forKey: subscriber.id) != nil {
+                if state.streams[subscriber.user]?.isEmpty == true { state.streams[subscriber.user] = nil }
+                state.count -= 1
+            }
+            return state.count
+        }
+        subscriber.finish()
+        metrics.liveStreams.set(to: Double(count))
+    }
+
+    /// `user`'s conversation changed: wakes their streams everywhere.
+    func changed(_ user: UserID) {
+        deliver(user, .changed)
+        announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: nil))
+    }
+
+    /// An agent types in `user`'s thread until `expiresAt`.
+    func typing(_ user: UserID, until expiresAt: Date) {
+        deliver(user, .typing(expiresAt: expiresAt))
+        announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: expiresAt.timeIntervalSince1970))
+    }
+
+    private func deliver(_ user: UserID, _ signal: LiveSignal) {
+        let subscribers = state.withLock { state in state.streams[user].map { Array($0.values) } ?? [] }
+        for subscriber in subscribers { subscriber.signal(signal) }
+    }
+
+    private func broadcast(_ signal: LiveSignal) {
+        for subscriber in allSubscribers() { subscriber.signal(signal) }
+    }
+
+    private func allSubscribers() -> [Subscriber] {
+        state.withLock { state in state.streams.values.flatMap(\.values) }
+    }
+
+    // MARK: Other replicas
+
+    private struct Announcement: Codable {
+        var origin: String
+        var user: String
+        var typingUntil: Double?
+    }
+
+    /// Queues `announcement` for the one sender task: a user changed twice before it ran is
+    /// announced once, so what waits is bounded by the number of users, not of changes.
+    private func announce(_ announcement: Announcement) {
+        guard bus != nil, let payload = try? JSONEncoder().encode(announcement) else { return }
+        let text = String(decoding: payload, as: UTF8.self)
+        let key = announcement.typingUntil == nil ? "changed:" + announcement.user : "typing:" + announcement.user
+        state.withLock { $0.outbox[key] = text }
+        outboxSignal.continuation.yield()
+    }
+
+    /// Sends what `announce` queued, one NOTIFY at a time (each bounded by the store's query deadline).
+    private func sendAnnouncements(_ bus: any LiveBus) async {
+        for await _ in outboxSignal.stream {
+            let batch = state.withLock { state in
+                defer { state.outbox.removeAll() }
+                return Array(state.outbox.values)
+            }
+            for text in batch {
+                do {
+                    try await bus.announce(text)
+                } catch {
+                    // Other replicas' streams catch up at their next wake-up or reconnection.
+                    logger.notice("Could not announce a live event to other replicas", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    private func received(_ payload: String) {
+        guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)),
+            announcement.origin != origin, let user = UserID(announcement.user)
+        else { return }
+        if let until = announcement.typingUntil {
+            deliver(user, .typing(expiresAt: Date(timeIntervalSince1970: until)))
+        } else {
+            deliver(user, .changed)
+        }
+    }
+
+    // MARK: Running
+
+    /// Keep-alives and stall checks until graceful shutdown, then ends every stream (their
+    /// responses finish, so the server's drain is not held up by them).
+    func run() async throws {
+        await withDiscardingTaskGroup { group in
+            if let bus {
+                group.addTask {
+                    // After a (re)connection, streams re-read: announcements may have been missed.
+                    await bus.listen(receive: { [weak self] in self?.received($0) }, connected: { [weak self] in self?.broadcast(.changed) })
+                }
+            }
+            if let bus { group.addTask { await self.sendAnnouncements(bus) } }
+            group.addTask { await self.tick() }
+            try? await gracefulShutdown()
+            outboxSignal.continuation.finish()
+            group.cancelAll()
+        }
+        let streams = state.withLock { state in
+            state.stopped = true
+            return state.streams.values.flatMap(\.values)
+        }
+        for stream in streams { stream.finish() }
+    }
+
+    private func tick() async {
+        let interval = min(settings.keepAlive, settings.writeTimeout / 2, max(settings.maxDuration / 10, .milliseconds(100)))
+        var sinceKeepAlive = Duration.zero
+        while !Task.isCancelled {
+            guard (try? await Task.sleep(for: interval)) != nil else { return }
+            sinceKeepAlive += interval
+            // Rounded to the nearest tick: never more than half a tick late.
+            let keepAlive = sinceKeepAlive + interval / 2 >= settings.keepAlive
+            if keepAlive { sinceKeepAlive = .zero }
+            let now = DispatchTime.now().uptimeNanoseconds
+            for subscriber in allSubscribers() {
+                if subscriber.stalled(at: now, limit: settings.writeTimeout) {
+                    logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user)"])
+                    metrics.liveStreamsDropped.increment()
+                    subscriber.finish()
+                    subscriber.close()
+                } else if subscriber.expired(at: now) {
+                    // Ends the response normally; the client resumes from its last event.
+                    subscriber.finish()
+                } else if keepAlive {
+                    subscriber.signal(.keepAlive)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+/// The live conversation: event streams, typing and read receipts.
+public struct LiveSettings: Sendable {
+    /// A keep-alive comment goes down every idle stream this often (proxies close silent connections).
+    public var keepAlive: Duration = .seconds(20)
+    /// A stream whose write has not finished for this long belongs to a client that stopped
+    /// reading: it is closed and what it held is freed (the client reconnects and resumes).
+    public var writeTimeout: Duration = .seconds(30)
+    /// A stream ends (cleanly) after about this long and the client resumes with `Last-Event-ID`:
+    /// connections spread over replicas again after a deploy or scale-out, and proxies with a
+    /// response time limit never cut one mid-event. Each stream gets up to 10 % less, so they do
+    /// not all reconnect at once.
+    public var maxStreamDuration: Duration = .seconds(3600)
+    /// Open streams this process accepts in all; more are answered 503.
+    public var maxStreams = 20_000
+    /// Open streams one user may hold; a further one closes their oldest.
+    public var streamsPerUser = 8
+    /// At most one typing indicator per thread is sent to Discord this often, however often the
+    /// app reports typing (Discord shows one for about 10 s).
+    public var typingInterval: Duration = .seconds(8)
+    /// How long an agent's `typing` event holds (Discord's TYPING_START lasts about 10 s).
+    public var typingExpiry: Duration = .seconds(10)
+    /// The reaction that shows an agent what the user has read; nil: none.
+    public var readReceiptEmoji: String? = "👀"
+    /// Read receipts are moved in Discord at most this often per user.
+    public var readReceiptDelay: Duration = .seconds(3)
+
+    public init() {}
+}

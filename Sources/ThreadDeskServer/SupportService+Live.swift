@@ -1,0 +1,70 @@
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Logging
+import Prometheus
+import ThreadDeskCore
+import ThreadDeskStore
+
+extension SupportService {
+    /// The user is typing: "typing…" in their thread, at most once per `typingInterval` per thread
+    /// whatever the app sends (this process's gate first, then the store's bucket shared by every
+    /// replica). Best effort: a failure is logged, never the app's problem.
+    func userTyping(_ record: UserRecord) async throws {
+        guard let thread = record.threadID, typingGate.admit(thread) else { return }
+        let interval = configuration.live.typingInterval
+        guard try await store.takeToken("typing:\(thread)", limit: QuotaLimit(1, per: interval)) == nil else { return }
+        do {
+            try await discord.triggerTyping(in: thread)
+            metrics.typingSent.increment()
+        } catch {
+            logger.info("Could not show the user typing in Discord", metadata: ["user": "\(record.id)", "error": "\(error)"])
+        }
+    }
+
+    public struct ReadState: Sendable, Codable, Hashable {
+        public var lastReadMessageId: String?
+        /// Visible support messages newer than `lastReadMessageId`.
+        public var count: Int
+    }
+
+    /// The user has read up to `messageId` (a message of their conversation they can see). The
+    /// mark never moves backwards; a move reaches their other streams and, coalesced, Discord.
+    func markRead(_ messageID: Snowflake, for user: UserID) async throws -> ReadState {
+        let moved = try await withUser(user) { context -> Bool in
+            guard var record = context.record, let message = try await store.mirroredMessages([messageID]).first, message.isShown,
+                try await owner(of: message.threadID) == user
+            else {
+                throw APIError(.notFound, "message_not_found", "No message with this id in your conversation.")
+            }
+            if let current = record.lastReadMessageID.flatMap({ Snowflake($0) }), current >= messageID { return false }
+            record.lastReadMessageID = messageID.description
+            record.live.readSeq = try await store.nextEventSequences(1)[0]
+            record.updatedAt = Date()
+            context.record = record
+            return true
+        }
+        if moved {
+            live.changed(user)
+            receipts?.schedule(user)
+        }
+        return try await readState(user)
+    }
+
+    func readState(_ user: UserID) async throws -> ReadState {
+        guard let record = try await store.user(user) else { throw APIError.unauthorized }
+        return ReadState(lastReadMessageId: record.lastReadMessageID, count: try await liveFeed.unreadCount(record))
+    }
+
+    /// An agent types in a thread (gateway TYPING_START): a `typing` event on its owner's streams.
+    /// The bot's own typing (the user's, relayed) is not news to the user.
+    func relayTyping(channelID: String, userID: String) async {
+        guard let thread = Snowflake(channelID) else { return }
+        do {
+            guard try await userID != bot.id().description, let owner = try await owner(of: thread) else { return }
+            live.typing(owner, until: Date().addingTimeInterval(configuration.live.typingExpiry / .seconds(1)))
+        } catch {
+            logger.info("Could not relay an agent's typing", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Deadlines
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+import NIOCore
+import ServiceLifecycle
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// `/v1/events`, `/v1/typing`, `/v1/read`, `/v1/unread`: the live conversation.
+extension V1Routes {
+    /// Server-sent events of the user's conversation. `Last-Event-ID` (or `?lastEventId=`, for
+    /// clients that cannot set headers) resumes after that event.
+    @Sendable func events(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        let record = try await service.authenticatedUser(token: token)
+        try await service.quotas.charge(.read(record.id), address: service.quotas.clientAddress(request, context))
+        let lastEventID = request.headers[.lastEventID] ?? request.uri.queryParameters["lastEventId"].map(String.init)
+        if let lastEventID, lastEventID.utf8.count > 20 || !lastEventID.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw APIError.badRequest("invalid_last_event_id", "Last-Event-ID must be the id of an event this stream sent (digits).")
+        }
+        let hub = service.live
+        let subscriber: LiveHub.Subscriber
+        do {
+            let channel = context.channel
+            subscriber = try hub.subscribe(record.id) { channel.close(promise: nil) }
+        } catch {
+            throw APIError(.serviceUnavailable, "busy", "Too many open event streams; try again shortly.", retryAfterSeconds: 5)
+        }
+        // A stream needs little kernel buffer: a client that stops reading is found sooner and costs less.
+        _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 16 * 1024)
+        let stream = LiveStream(service: service, subscriber: subscriber, lastEventID: lastEventID)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache, no-transform",
+                // nginx and similar proxies otherwise hold the stream back in their buffers.
+                .xAccelBuffering: "no",
+            ],
+            body: ResponseBody { writer in
+                defer { hub.unsubscribe(subscriber) }
+                await stream.run(&writer)
+                try? await writer.finish(nil)
+            })
+    }
+
+    @Sendable func typing(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        let record = try await service.authenticatedUser(token: token)
+        try await service.userTyping(record)
+        return Response(status: .noContent)
+    }
+
+    private struct ReadBody: Decodable {
+        var messageId: String
+    }
+
+    @Sendable func read(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        let record = try await service.authenticatedUser(token: token)
+        try await service.quotas.charge(.update(record.id), address: service.quotas.clientAddress(request, context))
+        let body = try await request.decode(ReadBody.self, limit: Self.smallBodyLimit)
+        guard let id = Snowflake(body.messageId) else {
+            throw APIError.badRequest("invalid_message_id", "messageId must be a message id (digits).")
+        }
+        return try jsonResponse(try await service.markRead(id, for: record.id))
+    }
+
+    @Sendable func unread(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        let record = try await service.authenticatedUser(token: token)
+        try await service.quotas.charge(.read(record.id), address: service.quotas.clientAddress(request, context))
+        return try jsonResponse(try await service.readState(record.id))
+    }
+}
+
+/// One open `/v1/events` stream: its first events, then whatever its wake-ups bring, until the
+/// client goes, the hub closes it, or the server shuts down.
+struct LiveStream: Sendable {
+    let service: SupportService
+    let subscriber: LiveHub.Subscriber
+    let lastEventID: String?
+
+    private struct Typing: Encodable { var expiresAt: String }
+
+    func run(_ writer: inout any ResponseBodyWriter) async {
+        let logger = service.logger
+        let timeout = service.configuration.requestTimeout
+        do {
+            try await withGracefulShutdownHandler {
+                // Reconnect after 3 s when the connection drops.
+                try await send("retry: 3000\n\n", &writer)
+                let start = try await Deadline.within(timeout) { try await service.liveFeed.start(subscriber.user, lastEventID: lastEventID) }
+                var position = start.position
+                try await send(start.events, &writer)
+                for await signal in subscriber.signals {
+                    switch signal {
+                    case .changed:
+                        subscriber.takeChange()
+                        do {
+                            let batch = try await Deadline.within(timeout) { try await service.liveFeed.events(subscriber.user, after: position) }
+                            position = batch.position
+                            try await send(batch.events, &writer)
+                        } catch let error as StoreUnavailableError {
+                            // The next wake-up (or the client's reconnection) reads from the same position.
+                            logger.notice("Could not read a stream's events", metadata: ["error": "\(error)"])
+                        }
+                    case .typing(let expiresAt):
+                        guard expiresAt > Date() else { continue }
+                        try await send([.encoded(position, "typing", Typing(expiresAt: expiresAt.formatted(.iso8601)))], &writer)
+                    case .keepAlive:
+                        try await send(": keep-alive\n\n", &writer)
+                    }
+                }
+            } onGracefulShutdown: {
+                subscriber.finish()
+            }
+        } catch {
+            // The client went away or stopped reading; it reconnects with Last-Event-ID.
+            logger.debug("An event stream ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func send(_ events: [LiveEvent], _ writer: inout any ResponseBodyWriter) async throws {
+        guard !events.isEmpty else { return }
+        try await send(events.map(\.text).joined(), &writer)
+        service.metrics.liveEvents.increment(by: Int64(events.count))
+    }
+
+    private func send(_ text: String, _ writer: inout any ResponseBodyWriter) async throws {
+        try await subscriber.writing { try await writer.write(ByteBuffer(string: text)) }
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
+}
