@@ -42,6 +42,7 @@ let package = Package(
             dependencies: [
                 "Deadlines",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -53,6 +54,7 @@ let package = Package(
             name: "DiscordEmulator",
             dependencies: [
                 "DiscordREST",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -140,6 +142,7 @@ let package = Package(
         .target(
             name: "ThreadDeskServer",
             dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "Deadlines",
                 "APNs",
                 "DiscordGateway",

@@ -36,6 +36,9 @@ extension DiscordEmulator {
         public var content: String
         public var type: Int
         public var attachmentNames: [String]
+        /// The attachments' ids and CDN URLs (signed now), in order.
+        public var attachmentIDs: [String]
+        public var attachmentURLs: [String]
         public var mentionEveryone: Bool
         public var nonce: String?
         public var timestamp: String
@@ -67,6 +70,17 @@ extension DiscordEmulator {
     @discardableResult
     public func postNote(inThread threadID: String, content: String) throws(DiscordFailure) -> MessageSnapshot {
         try replyAsAgent(inThread: threadID, content: ":ninja: " + content)
+    }
+
+    /// The bytes of an attachment as Discord keeps them.
+    public func attachmentData(_ attachmentID: String, inChannel channelID: String) -> Data? {
+        guard let attachment = Snowflake(attachmentID), let channel = Snowflake(channelID) else { return nil }
+        return world.attachment(attachment, in: channel)?.data
+    }
+
+    /// Moves the CDN's clock forward: signed attachment URLs older than a day stop working.
+    public func advanceClock(by seconds: TimeInterval) {
+        world.advanceClock(by: seconds)
     }
 
     /// The agent starts typing in the thread (TYPING_START, as Discord's client sends it).
@@ -165,6 +179,8 @@ extension DiscordEmulator {
             authorIsBot: json["author"]?["bot"]?.boolValue ?? false,
             content: json["content"]?.stringValue ?? "", type: json["type"]?.intValue ?? 0,
             attachmentNames: (json["attachments"]?.arrayValue ?? []).compactMap { $0["filename"]?.stringValue },
+            attachmentIDs: (json["attachments"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue },
+            attachmentURLs: (json["attachments"]?.arrayValue ?? []).compactMap { $0["url"]?.stringValue },
             mentionEveryone: json["mention_everyone"]?.boolValue ?? false,
             nonce: json["nonce"]?.stringValue ?? json["nonce"]?.intValue.map(String.init),
             timestamp: json["timestamp"]?.stringValue ?? "",

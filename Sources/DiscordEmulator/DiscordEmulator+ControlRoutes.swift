@@ -35,12 +35,22 @@ extension DiscordEmulator {
 
     struct EditRequest: Decodable { var content: String }
 
+    struct ClockRequest: Decodable { var advanceSeconds: Double }
+
     func addControlRoutes(to router: Router<BasicRequestContext>) {
         let control = router.group("/_emulator")
         control.get("/info") { _, _ in try Self.encode(await self.endpoints()) }
         control.get("/counters") { _, _ in try Self.encode(self.counters) }
         control.get("/requests") { _, _ in try Self.encode(self.recordedRequests) }
         control.get("/threads") { _, _ in try Self.encode(self.threads()) }
+        // Moves the CDN's clock forward, so signed attachment URLs expire without waiting a day.
+        control.post("/clock") { request, context in
+            try await Self.answer {
+                let body = try await request.decode(as: ClockRequest.self, context: context)
+                self.advanceClock(by: body.advanceSeconds)
+                return ["advancedSeconds": body.advanceSeconds]
+            }
+        }
         control.get("/threads/:id/messages") { _, context in
             try Self.encode(self.messages(inThread: context.parameters.get("id") ?? ""))
         }

@@ -15,6 +15,9 @@ extension DiscordEmulator {
         public var resumesRejected = 0
         public var resumesOffResumeURL = 0
         public var heartbeats = 0
+        /// Attachment downloads the CDN served, and those it refused (expired or forged URLs).
+        public var cdnDownloads = 0
+        public var cdnRefusals = 0
 
         public func requests(_ method: String, _ route: String) -> Int {
             requestsByRoute["\(method) \(route)"] ?? 0

@@ -169,16 +169,61 @@ extension DiscordEmulator {
             .ok(try world.activeThreads(guild: try call.snowflake("guild_id")))
         }
 
-        // The CDN: attachment URLs point here.
-        router.get("/attachments/:channel/:attachment/:filename") { _, context -> Response in
+        rest(router, .post, "/attachments/refresh-urls", bucket: .route) { call throws(DiscordFailure) in
+            guard let urls = call.body.object["attachment_urls"]?.arrayValue, !urls.isEmpty, urls.count <= 50,
+                urls.allSatisfy({ $0.stringValue != nil })
+            else {
+                throw .invalidForm(["attachment_urls"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 50 in length.")
+            }
+            let refreshed = world.refreshURLs(urls.compactMap(\.stringValue))
+            return .ok(["refreshed_urls": .array(refreshed.map { ["original": .string($0.original), "refreshed": .string($0.refreshed)] })])
+        }
+
+        // The CDN: attachment URLs point here, signed; an expired or forged one is a 404, as Discord's is.
+        router.get("/attachments/:channel/:attachment/:filename") { request, context -> Response in
+            let query = request.uri.queryParameters
             guard let channel = context.parameters.get("channel").flatMap(Snowflake.init),
                 let attachmentID = context.parameters.get("attachment").flatMap(Snowflake.init),
-                let attachment = world.attachment(attachmentID, in: channel)
-            else { return Response(status: .notFound) }
-            return Response(
-                status: .ok, headers: [.contentType: attachment.contentType ?? "application/octet-stream"],
-                body: .init(byteBuffer: ByteBuffer(data: attachment.data)))
+                let attachment = world.attachment(attachmentID, in: channel),
+                world.isValidSignature(
+                    path: DiscordWorld.attachmentPath(channelID: channel, attachment: attachment),
+                    ex: query["ex"].map(String.init), issued: query["is"].map(String.init), hm: query["hm"].map(String.init))
+            else {
+                world.state.withLock { $0.counters.cdnRefusals += 1 }
+                return Response(
+                    status: .notFound, headers: [.contentType: "text/plain"],
+                    body: .init(byteBuffer: ByteBuffer(string: "This content is no longer available.")))
+            }
+            world.state.withLock { $0.counters.cdnDownloads += 1 }
+            return Self.cdnResponse(attachment, range: request.headers[.range])
         }
+    }
+
+    /// The bytes, whole or one `bytes=` range of them (206), as a CDN serves them.
+    static func cdnResponse(_ attachment: EmulatedAttachment, range: String?) -> Response {
+        let data = attachment.data
+        var headers: HTTPFields = [.contentType: attachment.contentType ?? "application/octet-stream", .acceptRanges: "bytes"]
+        guard let range, range.hasPrefix("bytes="), !range.contains(",") else {
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
+        }
+        let bounds = range.dropFirst("bytes=".count).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        let total = data.count
+        var lower: Int?
+        var upper = total - 1
+        if bounds.count == 2, bounds[0].isEmpty, let suffix = Int(bounds[1]), suffix > 0 {
+            lower = max(0, total - suffix)
+        } else if bounds.count == 2, let first = Int(bounds[0]) {
+            lower = first
+            if let last = Int(bounds[1]) { upper = min(last, total - 1) } else if !bounds[1].isEmpty { lower = nil }
+        }
+        guard let lower, lower <= upper, lower < total else {
+            headers[.contentRange] = "bytes */\(total)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        headers[.contentRange] = "bytes \(lower)-\(upper)/\(total)"
+        return Response(
+            status: .partialContent, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(data: data[data.startIndex + lower...data.startIndex + upper])))
     }
 
     /// A unicode emoji (no ASCII letters) or a custom `name:id`.

@@ -49,6 +49,9 @@ final class DiscordWorld: Sendable {
     let token: String
     let state: Mutex<State>
     private let baseURLStorage = Mutex<String>("")
+    /// The CDN's signing key and how far a test moved its clock forward (`DiscordWorld+CDN`).
+    let cdnKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    let clockOffset = Mutex<TimeInterval>(0)
 
     init(configuration: DiscordEmulator.Configuration) {
         self.configuration = configuration
@@ -101,7 +104,7 @@ final class DiscordWorld: Sendable {
             "mention_everyone": .bool(message.mentionEveryone),
             "mentions": .array(message.mentionIDs.compactMap { state.users[$0]?.json }),
             "mention_roles": [],
-            "attachments": .array(message.attachments.map { $0.json(baseURL: baseURL, channelID: message.channelID) }),
+            "attachments": .array(message.attachments.map { $0.json(url: signedURL(channelID: message.channelID, attachment: $0)) }),
             "embeds": [],
             "components": [],
             "pinned": false,

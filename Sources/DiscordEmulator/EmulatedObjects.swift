@@ -45,9 +45,8 @@ struct EmulatedAttachment: Sendable {
     var description: String?
     var data: Data
 
-    func json(baseURL: String, channelID: Snowflake) -> JSON {
-        let escaped = filename.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? filename
-        let url = "\(baseURL)/attachments/\(channelID)/\(id)/\(escaped)"
+    /// As Discord shows it, with `url` (and `proxy_url`) signed by the CDN.
+    func json(url: String) -> JSON {
         var object: [String: JSON] = [
             "id": .string(id.description),
             "filename": .string(filename),
@@ -57,6 +56,10 @@ struct EmulatedAttachment: Sendable {
         ]
         if let contentType { object["content_type"] = .string(contentType) }
         if let description { object["description"] = .string(description) }
+        if let size = imageSize {
+            object["width"] = JSON(size.width)
+            object["height"] = JSON(size.height)
+        }
         return .object(object)
     }
 }

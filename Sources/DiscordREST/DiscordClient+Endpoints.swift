@@ -125,6 +125,17 @@ extension DiscordClient {
         emoji.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ":"))) ?? emoji
     }
 
+    /// Fresh signed URLs for attachment URLs that expired or are about to (at most 50 a call).
+    public func refreshAttachmentURLs(_ urls: [String]) async throws(DiscordError) -> [DiscordRefreshedURL] {
+        guard !urls.isEmpty else { return [] }
+        let answer = try await send(
+            Request(
+                method: .POST, template: "/attachments/refresh-urls", path: "/attachments/refresh-urls", major: "",
+                body: try Self.body(DiscordRefreshURLsRequest(attachment_urls: Array(urls.prefix(50))), files: []), retriesServerErrors: true),
+            as: DiscordRefreshURLsResponse.self)
+        return answer.refreshedUrls
+    }
+
     /// Archives or locks a thread (`PATCH /channels/{id}`).
     public func modifyThread(_ threadID: String, archived: Bool? = nil, locked: Bool? = nil) async throws(DiscordError)
         -> DiscordChannel

@@ -261,7 +261,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         case .multipart(let payload, let files):
             let form = MultipartEncoder(payloadJSON: payload, files: files)
             http.headers.add(name: "Content-Type", value: form.contentType)
-            http.body = .bytes(ByteBuffer(data: form.body))
+            http.body = .stream(BufferSequence(chunks: form.chunks), length: .known(Int64(form.length)))
         }
         return http
     }

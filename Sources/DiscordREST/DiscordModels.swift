@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOFoundationCompat
 
 public struct DiscordUser: Sendable, Codable, Hashable {
     public var id: String
@@ -144,16 +146,21 @@ public struct DiscordAllowedMentions: Sendable, Codable, Hashable {
     public static let none = DiscordAllowedMentions(parse: [])
 }
 
-/// A file to upload with a message.
+/// A file to upload with a message. Its bytes are a `ByteBuffer` so an upload can go out as a
+/// slice of the request it came in (no copy).
 public struct DiscordFile: Sendable, Hashable {
     public var filename: String
     public var contentType: String
-    public var data: Data
+    public var bytes: ByteBuffer
 
-    public init(filename: String, contentType: String = "application/octet-stream", data: Data) {
+    public init(filename: String, contentType: String = "application/octet-stream", bytes: ByteBuffer) {
         self.filename = filename
         self.contentType = contentType
-        self.data = data
+        self.bytes = bytes
+    }
+
+    public init(filename: String, contentType: String = "application/octet-stream", data: Data) {
+        self.init(filename: filename, contentType: contentType, bytes: ByteBuffer(data: data))
     }
 }
 
@@ -236,4 +243,18 @@ public struct DiscordForumThreadCreate: Sendable, Hashable, Encodable {
         if !appliedTags.isEmpty { try container.encode(appliedTags, forKey: .appliedTags) }
         try container.encode(message, forKey: .message)
     }
+}
+
+/// `POST /attachments/refresh-urls`: a fresh signed CDN URL for each one given.
+public struct DiscordRefreshedURL: Sendable, Codable, Hashable {
+    public var original: String
+    public var refreshed: String
+}
+
+struct DiscordRefreshURLsRequest: Encodable {
+    var attachment_urls: [String]
+}
+
+struct DiscordRefreshURLsResponse: Decodable {
+    var refreshedUrls: [DiscordRefreshedURL]
 }

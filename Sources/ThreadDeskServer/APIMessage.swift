@@ -9,6 +9,8 @@ public struct APIMessage: Sendable, Codable, Hashable {
         public var filename: String
         public var size: Int
         public var contentType: String?
+        /// Where the app fetches the bytes: ThreadDesk's own `/v1/attachments/{id}` (with the bearer
+        /// token), never Discord's CDN, whose signed URLs expire.
         public var url: String
         public var width: Int?
         public var height: Int?
@@ -33,8 +35,9 @@ public struct APIMessage: Sendable, Codable, Hashable {
         authorName = message.authorName
         content = message.content
         attachments = message.attachments.map {
-            Attachment(id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: $0.url,
-                width: $0.width, height: $0.height)
+            Attachment(
+                id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType,
+                url: Self.attachmentPath($0.id.description), width: $0.width, height: $0.height)
         }
         createdAt = message.createdAt
         editedAt = message.editedAt
@@ -47,11 +50,17 @@ public struct APIMessage: Sendable, Codable, Hashable {
         authorName = author == .support ? (message.author.globalName ?? message.author.username) : nil
         content = author == .user ? NoteMarkers.userText(posted: message.content) : message.content
         attachments = message.attachments.map {
-            Attachment(id: $0.id, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: $0.url, width: $0.width, height: $0.height)
+            Attachment(
+                id: $0.id, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: Self.attachmentPath($0.id),
+                width: $0.width, height: $0.height)
         }
         createdAt = message.timestamp
         editedAt = message.editedTimestamp
     }
+}
+
+extension APIMessage {
+    static func attachmentPath(_ id: String) -> String { "/v1/attachments/\(id)" }
 }
 
 /// `GET /v1/messages`.

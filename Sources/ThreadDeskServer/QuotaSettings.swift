@@ -13,6 +13,9 @@ public struct QuotaSettings: Sendable, Hashable {
     public var diagnosticsPerAddress = QuotaLimit(30, per: .seconds(3600))
     public var readsPerUser = QuotaLimit(120, per: .seconds(60))
     public var updatesPerUser = QuotaLimit(30, per: .seconds(60))
+    /// Uploaded files, in MiB (a token per MiB).
+    public var uploadMiBPerUser = QuotaLimit(200, per: .seconds(3600))
+    public var uploadMiBPerAddress = QuotaLimit(500, per: .seconds(3600))
     /// New forum threads: Discord caps a forum's active threads, and a flood of sessions must
     /// not fill it and lock out real users.
     public var threadsPerAddress = QuotaLimit(5, per: .seconds(3600))
@@ -34,6 +37,7 @@ public struct QuotaSettings: Sendable, Hashable {
             ("QUOTA_SENDS_PER_USER", \.sendsPerUser), ("QUOTA_SENDS_PER_ADDRESS", \.sendsPerAddress),
             ("QUOTA_DIAGNOSTICS_PER_USER", \.diagnosticsPerUser), ("QUOTA_DIAGNOSTICS_PER_ADDRESS", \.diagnosticsPerAddress),
             ("QUOTA_READS_PER_USER", \.readsPerUser), ("QUOTA_UPDATES_PER_USER", \.updatesPerUser),
+            ("QUOTA_UPLOAD_MIB_PER_USER", \.uploadMiBPerUser), ("QUOTA_UPLOAD_MIB_PER_ADDRESS", \.uploadMiBPerAddress),
             ("QUOTA_THREADS_PER_ADDRESS", \.threadsPerAddress), ("QUOTA_THREADS_TOTAL", \.threadsTotal),
         ]
     }

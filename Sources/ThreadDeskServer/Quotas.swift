@@ -19,14 +19,17 @@ struct Quotas: Sendable {
         case diagnostics(UserID)
         case read(UserID)
         case update(UserID)
+        /// Uploaded bytes: a token per MiB.
+        case upload(UserID, bytes: Int)
         /// A new forum thread.
         case thread
     }
 
     /// Takes one token from each bucket `cost` touches, or throws 429 naming the first that is empty.
     func charge(_ cost: Cost, address: String) async throws {
+        let tokens: Double = if case .upload(_, let bytes) = cost { Double(bytes) / 1_048_576 } else { 1 }
         for (name, key, limit) in buckets(cost, address: address) {
-            guard let wait = try await store.takeToken(key, limit: limit) else { continue }
+            guard let wait = try await store.takeToken(key, limit: limit, cost: tokens) else { continue }
             metrics.quotaRefused(name)
             let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             throw APIError(
@@ -49,6 +52,9 @@ struct Quotas: Sendable {
             [("reads per user", "read:u:\(user)", settings.readsPerUser)]
         case .update(let user):
             [("updates per user", "update:u:\(user)", settings.updatesPerUser)]
+        case .upload(let user, _):
+            [("upload MiB per user", "upload:u:\(user)", settings.uploadMiBPerUser),
+             ("upload MiB per address", "upload:a:\(address)", settings.uploadMiBPerAddress)]
         case .thread:
             [("new threads per address", "thread:a:\(address)", settings.threadsPerAddress),
              ("new threads", "thread:all", settings.threadsTotal)]

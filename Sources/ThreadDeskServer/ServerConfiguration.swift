@@ -1,3 +1,4 @@
+import ThreadDeskCore
 import APNs
 import Foundation
 import Logging
@@ -26,6 +27,7 @@ public struct ServerConfiguration: Sendable {
     public var mirror = MirrorSettings()
     public var live = LiveSettings()
     public var quotas = QuotaSettings()
+    public var attachments = AttachmentSettings()
     /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).
     public var trustedProxies: Set<String> = []
     /// First reconnect delay of the in-process gateway (doubled per failure, jittered).
@@ -162,6 +164,24 @@ public struct ServerConfiguration: Sendable {
             }
         }
         if let delay = seconds("READ_RECEIPT_DELAY_SECONDS", atLeast: 0.05) { live.readReceiptDelay = delay }
+        func mebibytes(_ name: String) -> Int? {
+            guard let text = value(name) else { return nil }
+            guard let number = Int(text), (1...500).contains(number) else {
+                problem.invalid.append("\(name) (MiB, 1 to 500)")
+                return nil
+            }
+            return number * 1024 * 1024
+        }
+        if let bytes = mebibytes("ATTACHMENT_MAX_MIB") { attachments.maxFileBytes = bytes }
+        if let bytes = mebibytes("ATTACHMENT_MAX_TOTAL_MIB") { attachments.maxTotalBytes = bytes }
+        if let types = value("ATTACHMENT_TYPES") {
+            let list = types.split(separator: ",").map { AttachmentRules.mediaType(String($0)) }.filter { !$0.isEmpty }
+            if !list.isEmpty, list.allSatisfy({ $0.split(separator: "/").count == 2 }) {
+                attachments.allowedTypes = list
+            } else {
+                problem.invalid.append("ATTACHMENT_TYPES (media types separated by commas, e.g. image/png,image/*)")
+            }
+        }
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 

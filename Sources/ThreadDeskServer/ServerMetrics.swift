@@ -7,6 +7,9 @@ public struct ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let storeLatency: DurationHistogram
     let messagesPosted: Counter
+    let filesUploaded: Counter
+    let attachmentsServed: Counter
+    let attachmentURLsRefreshed: Counter
     let diagnosticsUploaded: Counter
     let catchUps: Counter
     let catchUpFailures: Counter
@@ -24,6 +27,10 @@ public struct ServerMetrics: Sendable {
             buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)],
             help: "Time inside withUser, Discord calls included")
         messagesPosted = registry.makeCounter(name: "threaddesk_messages_posted_total", help: "User messages posted to Discord")
+        filesUploaded = registry.makeCounter(name: "threaddesk_files_uploaded_total", help: "Files users sent with their messages")
+        attachmentsServed = registry.makeCounter(name: "threaddesk_attachments_served_total", help: "Attachment downloads served to apps")
+        attachmentURLsRefreshed = registry.makeCounter(
+            name: "threaddesk_attachment_urls_refreshed_total", help: "Expired Discord CDN URLs signed anew")
         diagnosticsUploaded = registry.makeCounter(name: "threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
         catchUps = registry.makeCounter(name: "threaddesk_catch_ups_total", help: "REST catch-ups run, failed ones included")
         catchUpFailures = registry.makeCounter(name: "threaddesk_catch_up_failures_total", help: "REST catch-ups that failed part-way")

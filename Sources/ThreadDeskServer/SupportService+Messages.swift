@@ -7,11 +7,14 @@ import ThreadDeskCore
 import ThreadDeskStore
 
 extension SupportService {
-    /// Sends the user's text to their thread. A retry with the same idempotency key answers what
-    /// the first attempt answered and posts nothing new; a retry after a part-way failure posts
-    /// only the parts still missing.
-    func postMessage(_ text: String, idempotencyKey: String, for id: UserID, from address: String) async throws -> StoredResponse {
-        let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text).utf8)).map { String(format: "%02x", $0) }.joined()
+    /// Sends the user's text (and files) to their thread. A retry with the same idempotency key
+    /// answers what the first attempt answered and posts nothing new; a retry after a part-way
+    /// failure posts only the parts still missing. Files go with the first part.
+    func postMessage(
+        _ text: String, files: [DiscordFile] = [], filesFingerprint: String = "", idempotencyKey: String, for id: UserID, from address: String
+    ) async throws -> StoredResponse {
+        let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text + (files.isEmpty ? "" : "\u{0}" + filesFingerprint)).utf8))
+            .map { String(format: "%02x", $0) }.joined()
         return try await withUser(id, idempotencyKey: idempotencyKey) { context in
             if let stored = context.storedResponse {
                 guard stored.fingerprint == fingerprint else {
@@ -19,19 +22,21 @@ extension SupportService {
                 }
                 return stored
             }
-            let parts = MessageText.split(text)
+            let parts = text.isEmpty && !files.isEmpty ? [""] : MessageText.split(text)
             // Parts posted by an earlier attempt under this key (only this key's) are not posted again.
             var ids = context.record?.postedParts(for: idempotencyKey) ?? []
             for (index, part) in parts.enumerated() where index >= ids.count {
                 let nonce = Self.nonce("message", id: id, idempotencyKey, String(index))
                 // Each part on its own: a part may begin with a note marker where the text was cut.
-                let posted = try await post(.init(content: NoteMarkers.postable(userText: part), nonce: nonce), in: &context, from: address)
+                let posted = try await post(
+                    .init(content: NoteMarkers.postable(userText: part), nonce: nonce, files: index == 0 ? files : []), in: &context, from: address)
                 ids.append(posted.id)
                 try await ingestOwn(posted, partOf: parts.count > 1 ? ids.first.flatMap { Snowflake($0) } : nil, context: context)
                 if parts.count > 1 { context.record?.setPostedParts(ids, for: idempotencyKey) }
             }
             context.record?.setPostedParts([], for: idempotencyKey)
             metrics.messagesPosted.increment()
+            if !files.isEmpty { metrics.filesUploaded.increment(by: Int64(files.count)) }
             var message = try await sentMessage(ids.first, text: text)
             if parts.count > 1 {
                 message.content = text

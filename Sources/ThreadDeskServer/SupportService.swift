@@ -41,6 +41,9 @@ public struct SupportService: Sendable {
     let typingGate: TypingGate
     /// Read receipts shown in Discord; nil when switched off.
     let receipts: ReadReceipts?
+    /// Files from users, checked and read; attachments to users, streamed from Discord's CDN.
+    let uploads: UploadReader
+    let attachments: AttachmentProxy
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
@@ -70,6 +73,9 @@ public struct SupportService: Sendable {
             ReadReceipts(
                 store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger)
         }
+        uploads = UploadReader(settings: configuration.attachments)
+        attachments = AttachmentProxy(
+            store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger)
         ingestion = MirrorIngestion(store: store, pushes: pushes, push: configuration.push, live: live, now: now)
         sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
         reconciler = Reconciler(

@@ -27,6 +27,7 @@ struct V1Routes: Sendable {
         v1.post("typing", use: typing)
         v1.post("read", use: read)
         v1.get("unread", use: unread)
+        v1.get("attachments/:id", use: attachment)
     }
 
     private struct SessionBody: Decodable {
@@ -65,9 +66,22 @@ struct V1Routes: Sendable {
         guard IdempotencyKey.isValid(key) else {
             throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
-        let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
-        let text = try APIError.validText(body.content)
-        let stored = try await service.postMessage(text, idempotencyKey: key, for: user, from: address(request, context))
+        let stored: StoredResponse
+        let type = request.headers[.contentType] ?? ""
+        if type.lowercased().hasPrefix("multipart/") {
+            guard let boundary = MultipartBody.boundary(contentType: type) else {
+                throw APIError.badRequest("invalid_multipart", "Send files as multipart/form-data with a valid boundary.")
+            }
+            let upload = try await service.uploads.read(request, boundary: boundary)
+            try await service.quotas.charge(.upload(user, bytes: upload.totalBytes), address: address(request, context))
+            stored = try await service.postMessage(
+                upload.text, files: upload.files, filesFingerprint: upload.fingerprint, idempotencyKey: key, for: user,
+                from: address(request, context))
+        } else {
+            let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
+            let text = try APIError.validText(body.content)
+            stored = try await service.postMessage(text, idempotencyKey: key, for: user, from: address(request, context))
+        }
         return jsonResponse(raw: stored.body, status: .init(code: stored.status))
     }
 

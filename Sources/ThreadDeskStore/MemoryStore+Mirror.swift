@@ -48,6 +48,12 @@ extension MemoryStore {
         }
     }
 
+    public func mirroredMessage(withAttachment id: Snowflake, thread: Snowflake) async throws -> MirroredMessage? {
+        mirror.withLock { state in
+            state.messages.values.first { $0.threadID == thread && !$0.deleted && $0.attachments.contains { $0.id == id } }
+        }
+    }
+
     public func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int {
         mirror.withLock { state in
             state.messages.values.count { message in message.threadID == thread && message.isSupportReply && after.map { message.id > $0 } ?? true }

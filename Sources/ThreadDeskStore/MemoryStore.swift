@@ -63,8 +63,8 @@ public final class MemoryStore: UserStore {
         state.withLock { $0.globals[key] = value }
     }
 
-    public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
-        buckets.take(key, limit: limit)
+    public func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration? {
+        buckets.take(key, limit: limit, cost: cost)
     }
 
     public func checkReachable() async throws {}

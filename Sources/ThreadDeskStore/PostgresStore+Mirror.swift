@@ -153,6 +153,16 @@ extension PostgresStore {
         ).map(Self.message)
     }
 
+    /// The attachments column is JSON text: rows are narrowed by the id's digits, then checked exactly.
+    public func mirroredMessage(withAttachment id: Snowflake, thread: Snowflake) async throws -> MirroredMessage? {
+        try await query(
+            """
+            SELECT \(unescaped: MirrorRow.columns) FROM mirror_messages
+            WHERE thread_id = \(thread.column) AND NOT deleted AND strpos(attachments, \(id.description)) > 0
+            """
+        ).map(Self.message).first { $0.attachments.contains { $0.id == id } }
+    }
+
     public func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int {
         try await query(
             """

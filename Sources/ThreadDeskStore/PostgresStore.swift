@@ -300,9 +300,10 @@ public final class PostgresStore: UserStore, Service {
 
     /// The bucket's row is made first if missing (full), then locked while it is refilled and
     /// taken from, so every replica sees one bucket, even at its first use.
-    public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
+    public func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration? {
         guard limit.count > 0 else { return nil }
         let capacity = Double(limit.count)
+        let cost = min(max(cost, 0), capacity)
         let rate = limit.rate
         let available = try await database {
             let rows = try await client.withConnection { connection in
@@ -318,7 +319,7 @@ public final class PostgresStore: UserStore, Service {
                             \(capacity))) AS tokens),
                     taken AS (
                         INSERT INTO quota_buckets (key, tokens, updated_at)
-                        SELECT \(key), CASE WHEN tokens >= 1 THEN tokens - 1 ELSE tokens END, clock_timestamp() FROM available
+                        SELECT \(key), CASE WHEN tokens >= \(cost) THEN tokens - \(cost) ELSE tokens END, clock_timestamp() FROM available
                         ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at)
                     SELECT tokens FROM available
                     """, logger: logger)
@@ -326,8 +327,8 @@ public final class PostgresStore: UserStore, Service {
             return try rows.first?.decode(Double.self) ?? capacity
         }
         if takes.add(1, ordering: .relaxed).newValue % 1000 == 0 { await pruneQuotas() }
-        guard available < 1 else { return nil }
-        return .milliseconds(Int64(((1 - available) / rate * 1000).rounded(.up)))
+        guard available < cost else { return nil }
+        return .milliseconds(Int64(((cost - available) / rate * 1000).rounded(.up)))
     }
 
     /// Buckets untouched for a day are full again: the same as none.

@@ -142,6 +142,17 @@ extension SQLiteStore {
         }
     }
 
+    /// The attachments column is JSON text: rows are narrowed by the id's digits, then checked exactly.
+    public func mirroredMessage(withAttachment id: Snowflake, thread: Snowflake) async throws -> MirroredMessage? {
+        try read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT \(MirrorRow.columns) FROM mirror_messages WHERE thread_id = ? AND deleted = 0 AND instr(attachments, ?) > 0"),
+                arguments: [thread.column, id.description]
+            ).map(Self.message).first { $0.attachments.contains { $0.id == id } }
+        }
+    }
+
     public func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int {
         try read { db in
             try Int.fetchOne(

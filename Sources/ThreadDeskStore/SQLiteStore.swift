@@ -94,8 +94,8 @@ public final class SQLiteStore: UserStore {
         }
     }
 
-    public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
-        buckets.take(key, limit: limit)
+    public func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration? {
+        buckets.take(key, limit: limit, cost: cost)
     }
 
     public func checkReachable() async throws {

@@ -16,8 +16,11 @@ public final class TokenBuckets: Sendable {
         self.maxKeys = maxKeys
     }
 
-    public func take(_ key: String, limit: QuotaLimit, now: ContinuousClock.Instant = .now) -> Duration? {
+    /// Takes `cost` tokens (at most the bucket's size: a cost bigger than the bucket takes all of
+    /// it); nil when taken, else how long until there are enough.
+    public func take(_ key: String, limit: QuotaLimit, cost: Double = 1, now: ContinuousClock.Instant = .now) -> Duration? {
         guard limit.count > 0 else { return nil }
+        let cost = min(max(cost, 0), Double(limit.count))
         return buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: Double(limit.count), at: now)
             let elapsed = max(0, bucket.at.duration(to: now) / .seconds(1))
@@ -27,11 +30,11 @@ public final class TokenBuckets: Sendable {
                 buckets[key] = bucket
                 if buckets.count > maxKeys { Self.prune(&buckets, limit: limit, now: now, to: maxKeys * 9 / 10) }
             }
-            if bucket.tokens >= 1 {
-                bucket.tokens -= 1
+            if bucket.tokens >= cost {
+                bucket.tokens -= cost
                 return nil
             }
-            return .milliseconds(Int64(((1 - bucket.tokens) / limit.rate * 1000).rounded(.up)))
+            return .milliseconds(Int64(((cost - bucket.tokens) / limit.rate * 1000).rounded(.up)))
         }
     }
 

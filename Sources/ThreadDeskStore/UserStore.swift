@@ -25,7 +25,14 @@ public protocol UserStore: ConversationStore {
     /// Takes one token from the bucket `key` (`limit.count` tokens, refilled evenly over
     /// `limit.period`): nil when taken, else how long until one is there. Every replica that
     /// shares the store shares the bucket.
-    func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration?
+    func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration?
+}
+
+extension UserStore {
+    /// One token.
+    public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
+        try await takeToken(key, limit: limit, cost: 1)
+    }
 }
 
 /// A token bucket's size: `count` requests, refilled evenly over `period`.

@@ -79,6 +79,8 @@ public protocol ConversationStore: Sendable {
     func mirroredIDs(thread: Snowflake, from lowest: Snowflake) async throws -> [Snowflake]
     /// The messages of one send split into several posts, first part first.
     func mirroredParts(of first: Snowflake) async throws -> [MirroredMessage]
+    /// The undeleted message of `thread` that carries attachment `id`, if any.
+    func mirroredMessage(withAttachment id: Snowflake, thread: Snowflake) async throws -> MirroredMessage?
     /// Visible, undeleted support messages newer than `after`: the unread count.
     func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int
     /// Pending pushes due at `now`, oldest first.

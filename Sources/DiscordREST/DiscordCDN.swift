@@ -1,0 +1,49 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Discord's CDN, where attachment bytes live behind signed URLs that expire (`ex`, `is`, `hm`).
+/// Only Discord's attachment hosts (and the API's own host, which is where the emulator serves
+/// them) are ever fetched, so a URL from anywhere else cannot make the server call it.
+public struct DiscordCDN: Sendable {
+    public static let discordHosts: Set<String> = ["cdn.discordapp.com", "media.discordapp.net"]
+    let httpClient: HTTPClient
+    let allowedHosts: Set<String>
+
+    public init(apiBaseURL: String, httpClient: HTTPClient = .shared) {
+        self.httpClient = httpClient
+        var hosts = Self.discordHosts
+        if let host = URLComponents(string: apiBaseURL)?.host?.lowercased(), !host.hasSuffix("discord.com") { hosts.insert(host) }
+        self.allowedHosts = hosts
+    }
+
+    /// Whether `url` is an attachment URL of Discord's (or the emulator's) CDN.
+    public func isAllowed(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url), let host = components.host?.lowercased(),
+            components.scheme == "https" || (components.scheme == "http" && !Self.discordHosts.contains(host))
+        else { return false }
+        return allowedHosts.contains(host) && components.path.hasPrefix("/attachments/")
+    }
+
+    /// When a signed URL stops working (its `ex` parameter, hexadecimal Unix seconds); nil when unsigned.
+    public static func expiry(of url: String) -> Date? {
+        guard let value = URLComponents(string: url)?.queryItems?.first(where: { $0.name == "ex" })?.value,
+            let seconds = UInt64(value, radix: 16)
+        else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    public enum Failure: Error, Sendable {
+        case notAllowed
+    }
+
+    /// Starts a download; the caller streams the body and must consume or drop it.
+    public func fetch(_ url: String, range: String?, timeout: Duration) async throws -> HTTPClientResponse {
+        guard isAllowed(url) else { throw Failure.notAllowed }
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        if let range { request.headers.add(name: "Range", value: range) }
+        return try await httpClient.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
+    }
+}

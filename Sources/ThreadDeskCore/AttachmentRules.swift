@@ -1,0 +1,78 @@
+/// What a user may upload: names made safe to show and store, types from an allow-list, and
+/// images that are what they say they are.
+public enum AttachmentRules {
+    /// Images, video, PDF, text, JSON and zip: what a support chat needs, and nothing a browser
+    /// would run (no SVG, no HTML).
+    public static let defaultTypes = [
+        "image/png", "image/jpeg", "image/gif", "image/webp", "image/heic", "image/heif", "video/mp4", "video/quicktime",
+        "application/pdf", "text/plain", "application/json", "application/zip",
+    ]
+
+    /// Longest file name kept, in characters (the extension is kept when cutting).
+    public static let filenameLimit = 100
+
+    /// A file name with no path, no control or reserved characters and no leading dots, at most
+    /// `filenameLimit` characters; "file" when nothing is left.
+    public static func sanitizedFilename(_ raw: String) -> String {
+        let last = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        let reserved: Set<Character> = ["\"", "<", ">", ":", "|", "?", "*", "%", "`"]
+        var name = String(
+            last.unicodeScalars.filter { scalar in
+                !(scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value))
+                    && !(0x200B...0x200F).contains(scalar.value) && !(0x202A...0x202E).contains(scalar.value)
+                    && !(0x2066...0x2069).contains(scalar.value) && scalar.value != 0xFEFF
+            }.map(Character.init).map { reserved.contains($0) || $0.isNewline ? "_" : $0 })
+        name = String(name.drop { $0 == "." || $0 == " " })
+        while name.last == " " || name.last == "." { name.removeLast() }
+        if name.count > filenameLimit {
+            let dot = name.lastIndex(of: ".")
+            let ext = dot.map { String(name[$0...]) }.flatMap { $0.count <= 12 ? $0 : nil } ?? ""
+            name = String(name.prefix(filenameLimit - ext.count)) + ext
+        }
+        return name.isEmpty ? "file" : name
+    }
+
+    /// The media type without parameters, lower-cased (`Image/PNG; x=y` → `image/png`).
+    public static func mediaType(_ contentType: String) -> String {
+        String(contentType.prefix { $0 != ";" }).lowercased().filter { !$0.isWhitespace }
+    }
+
+    /// Whether `contentType` is on `allowed` (entries may be `type/*`).
+    public static func isAllowed(_ contentType: String, in allowed: [String]) -> Bool {
+        let type = mediaType(contentType)
+        guard type.split(separator: "/").count == 2 else { return false }
+        return allowed.contains { entry in
+            let entry = mediaType(entry)
+            if entry.hasSuffix("/*") { return type.hasPrefix(entry.dropLast()) }
+            return entry == type
+        }
+    }
+
+    /// The image type the bytes begin with (magic numbers), or nil when they are not one we know.
+    public static func sniffedImageType(_ prefix: some Collection<UInt8>) -> String? {
+        let bytes = Array(prefix.prefix(16))
+        func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
+            bytes.count >= offset + magic.count && Array(bytes[offset..<(offset + magic.count)]) == magic
+        }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if starts([0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return "image/gif" }
+        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return "image/webp" }
+        if starts(Array("ftyp".utf8), at: 4) {
+            let brand = String(decoding: bytes.dropFirst(8).prefix(4), as: UTF8.self)
+            if ["heic", "heix", "hevc", "hevx"].contains(brand) { return "image/heic" }
+            if ["mif1", "msf1"].contains(brand) { return "image/heif" }
+        }
+        return nil
+    }
+
+    /// Whether bytes declared as `contentType` may go out as that: an image must begin like one
+    /// of its kind (HEIC and HEIF share a container and are taken for each other).
+    public static func contentMatches(_ contentType: String, prefix: some Collection<UInt8>) -> Bool {
+        let declared = mediaType(contentType)
+        guard declared.hasPrefix("image/") else { return true }
+        guard let sniffed = sniffedImageType(prefix) else { return false }
+        let family: Set<String> = ["image/heic", "image/heif"]
+        return sniffed == declared || (family.contains(sniffed) && family.contains(declared))
+    }
+}

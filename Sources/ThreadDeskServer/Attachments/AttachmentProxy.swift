@@ -1,0 +1,142 @@
+import Prometheus
+import NIOHTTP1
+import AsyncHTTPClient
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Serves attachments of a user's conversation from ThreadDesk's own URL, streaming the bytes
+/// from Discord's CDN. Why not a redirect: the app would get (and cache) a signed CDN URL that
+/// stops working after about a day; through here one URL works for as long as the message
+/// exists, the bearer token guards it, and expired URLs are signed anew where the app never
+/// sees them. Ranges pass through, so a video can be scrubbed.
+struct AttachmentProxy: Sendable {
+    let store: any UserStore
+    let discord: DiscordClient<ContinuousClock>
+    let cdn: DiscordCDN
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// Fresh URLs signed since the mirror last learned the message, by attachment id.
+    let fresh = FreshURLs()
+    /// A download (the whole body) must end by then, however slowly the app reads.
+    static let downloadDeadline: Duration = .seconds(300)
+    /// A URL this close to its expiry is signed anew before use.
+    static let expiryMargin: TimeInterval = 60
+
+    /// The attachment `id` of a visible message in `record`'s thread, or 404.
+    func response(for id: Snowflake, record: UserRecord, range: String?) async throws -> Response {
+        guard let thread = record.threadID.flatMap({ Snowflake($0) }),
+            let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
+            let attachment = message.attachments.first(where: { $0.id == id })
+        else {
+            throw APIError(.notFound, "attachment_not_found", "No attachment with this id in your conversation.")
+        }
+        var url = fresh.url(for: id) ?? attachment.url
+        var refreshed = false
+        if let expiry = DiscordCDN.expiry(of: url), expiry.timeIntervalSinceNow < Self.expiryMargin {
+            url = try await refresh(attachment)
+            refreshed = true
+        }
+        var answer = try await fetch(url, range: range)
+        if [403, 404, 410].contains(answer.status.code), !refreshed {
+            // Expired early, or signed by a key Discord rotated: sign anew once.
+            url = try await refresh(attachment)
+            answer = try await fetch(url, range: range)
+        }
+        guard [200, 206, 416].contains(answer.status.code) else {
+            logger.notice("Discord's CDN refused an attachment", metadata: ["attachment": "\(id)", "status": "\(answer.status.code)"])
+            throw APIError(.serviceUnavailable, "attachment_unavailable", "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
+        }
+        metrics.attachmentsServed.increment()
+        return Self.relay(answer, attachment: attachment)
+    }
+
+    private func fetch(_ url: String, range: String?) async throws -> HTTPClientResponse {
+        do {
+            return try await cdn.fetch(url, range: range, timeout: Self.downloadDeadline)
+        } catch DiscordCDN.Failure.notAllowed {
+            logger.error("An attachment URL is not on Discord's CDN; refusing to fetch it", metadata: ["host": "\(URLComponents(string: url)?.host ?? "?")"])
+            throw APIError(.notFound, "attachment_not_found", "No attachment with this id in your conversation.")
+        } catch {
+            throw APIError(.serviceUnavailable, "attachment_unavailable", "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
+        }
+    }
+
+    /// A newly signed URL for the attachment (Discord's `POST /attachments/refresh-urls`).
+    private func refresh(_ attachment: MirroredMessage.Attachment) async throws -> String {
+        let refreshed: [DiscordRefreshedURL]
+        do {
+            refreshed = try await discord.refreshAttachmentURLs([attachment.url])
+        } catch {
+            throw APIError.from(error)
+        }
+        guard let url = refreshed.first?.refreshed else {
+            throw APIError(.notFound, "attachment_not_found", "Discord no longer has this file.")
+        }
+        metrics.attachmentURLsRefreshed.increment()
+        fresh.remember(url, for: attachment.id)
+        return url
+    }
+
+    /// The CDN's answer with our headers: the type the mirror knows, inline only for images and
+    /// video (anything else downloads, so nothing can run on the API's origin), cacheable by the
+    /// app alone (an attachment's bytes never change).
+    static func relay(_ answer: HTTPClientResponse, attachment: MirroredMessage.Attachment) -> Response {
+        let type = attachment.contentType.map(AttachmentRules.mediaType) ?? "application/octet-stream"
+        let inline = type.hasPrefix("image/") || type.hasPrefix("video/")
+        let name = AttachmentRules.sanitizedFilename(attachment.filename)
+        let asciiName = String(name.unicodeScalars.map { $0.isASCII && $0 != "\\" && $0 != "\"" ? Character($0) : "_" })
+        let encodedName = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ".-_"))) ?? asciiName
+        var headers: HTTPFields = [
+            .contentType: type,
+            .contentDisposition: "\(inline ? "inline" : "attachment"); filename=\"\(asciiName)\"; filename*=UTF-8''\(encodedName)",
+            .cacheControl: "private, max-age=86400",
+            .acceptRanges: "bytes",
+            .xContentTypeOptions: "nosniff",
+            .contentSecurityPolicy: "default-src 'none'; sandbox",
+        ]
+        if let length = answer.headers.first(name: "content-length") { headers[.contentLength] = length }
+        if let range = answer.headers.first(name: "content-range") { headers[.contentRange] = range }
+        let body = answer.body
+        return Response(
+            status: .init(code: Int(answer.status.code)), headers: headers,
+            body: ResponseBody { writer in
+                for try await chunk in body { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
+    }
+}
+
+/// URLs signed anew, kept until shortly before they expire (bounded: the oldest go first).
+final class FreshURLs: Sendable {
+    private let urls = Mutex<[Snowflake: String]>([:])
+    private static let limit = 10_000
+
+    func url(for id: Snowflake) -> String? {
+        urls.withLock { urls in
+            guard let url = urls[id] else { return nil }
+            if let expiry = DiscordCDN.expiry(of: url), expiry.timeIntervalSinceNow < AttachmentProxy.expiryMargin {
+                urls[id] = nil
+                return nil
+            }
+            return url
+        }
+    }
+
+    func remember(_ url: String, for id: Snowflake) {
+        urls.withLock { urls in
+            if urls.count >= Self.limit, let oldest = urls.keys.min() { urls[oldest] = nil }
+            urls[id] = url
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+}

@@ -1,0 +1,132 @@
+import Crypto
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ThreadDeskCore
+
+/// A message with files, as `POST /v1/messages` takes it in `multipart/form-data`: an optional
+/// `content` field and up to `maxFiles` file parts. Everything is checked before anything
+/// reaches Discord; the files stay slices of the one buffer the body was read into.
+struct Upload: Sendable {
+    var text: String
+    var files: [DiscordFile]
+    var totalBytes: Int { files.reduce(0) { $0 + $1.bytes.readableBytes } }
+
+    /// Names, types and a digest of each file's bytes: a retry with the same key must carry the same files.
+    var fingerprint: String {
+        files.map { file in
+            let digest = file.bytes.withUnsafeReadableBytes { SHA256.hash(data: $0) }
+            return "\(file.filename)\u{0}\(file.contentType)\u{0}\(digest.map { String($0, radix: 16) }.joined())"
+        }.joined(separator: "\u{1}")
+    }
+}
+
+struct UploadReader: Sendable {
+    let settings: AttachmentSettings
+    /// Large uploads in memory at once, per process.
+    let gate: ConcurrencyGate
+
+    init(settings: AttachmentSettings) {
+        self.settings = settings
+        gate = ConcurrencyGate(limit: settings.maxConcurrentLarge)
+    }
+
+    /// Headers, the text field and multipart framing on top of the files.
+    static let overhead = 256 * 1024
+    static let textLimit = 64 * 1024
+
+    func read(_ request: Request, boundary: String) async throws -> Upload {
+        let limit = settings.maxTotalBytes + Self.overhead
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        if let declared, declared > limit { throw tooLarge() }
+        let large = (declared ?? Int.max) >= settings.largeUpload
+        if large {
+            guard gate.enter() else {
+                throw APIError(.serviceUnavailable, "busy", "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
+            }
+        }
+        defer { if large { gate.leave() } }
+        // Read once into a buffer of the declared size: no growing copies on the way.
+        var body = ByteBufferAllocator().buffer(capacity: min(declared ?? 64 * 1024, limit))
+        for try await chunk in request.body {
+            guard body.readableBytes + chunk.readableBytes <= limit else { throw tooLarge() }
+            body.writeImmutableBuffer(chunk)
+        }
+        let parts: [MultipartBody.Part]
+        do {
+            parts = try body.withUnsafeReadableBytes { try MultipartBody.parse($0, boundary: boundary, maxParts: settings.maxFiles + 4) }
+        } catch let failure as MultipartBody.Failure {
+            switch failure {
+            case .malformed(let why): throw APIError.badRequest("invalid_multipart", "The multipart body is malformed: \(why).")
+            case .tooManyParts: throw APIError.badRequest("too_many_files", "Send at most \(settings.maxFiles) files with one message.")
+            }
+        }
+        return try upload(from: parts, in: body)
+    }
+
+    private func upload(from parts: [MultipartBody.Part], in body: ByteBuffer) throws -> Upload {
+        var text: String?
+        var files: [DiscordFile] = []
+        for part in parts {
+            let bytes = body.getSlice(at: body.readerIndex + part.range.lowerBound, length: part.range.count) ?? ByteBuffer()
+            guard let filename = part.filename else {
+                guard part.name == "content", text == nil else {
+                    throw APIError.badRequest("unexpected_field", "Only a `content` field and files may be sent; got `\(String(part.name.prefix(40)))`.")
+                }
+                guard bytes.readableBytes <= Self.textLimit, let value = String(validating: bytes.readableBytesView, as: UTF8.self)
+                else { throw APIError.badRequest("invalid_text", "content must be UTF-8 text of at most \(Self.textLimit) bytes.") }
+                text = value
+                continue
+            }
+            guard files.count < settings.maxFiles else {
+                throw APIError.badRequest("too_many_files", "Send at most \(settings.maxFiles) files with one message.")
+            }
+            files.append(try file(named: filename, declared: part.contentType, bytes: bytes))
+        }
+        let total = files.reduce(0) { $0 + $1.bytes.readableBytes }
+        guard total <= settings.maxTotalBytes else {
+            throw APIError(.contentTooLarge, "upload_too_large", "The files add up to \(total) bytes; the limit is \(settings.maxTotalBytes).")
+        }
+        let raw = text ?? ""
+        let content = raw.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && !files.isEmpty ? "" : try APIError.validText(raw)
+        guard !files.isEmpty || !content.isEmpty else { throw APIError.badRequest("empty_message", "Send content, files, or both.") }
+        return Upload(text: content, files: files)
+    }
+
+    private func file(named raw: String, declared: String?, bytes: ByteBuffer) throws -> DiscordFile {
+        let filename = AttachmentRules.sanitizedFilename(raw)
+        guard bytes.readableBytes > 0 else { throw APIError.badRequest("empty_file", "\(filename) is empty.") }
+        guard bytes.readableBytes <= settings.maxFileBytes else {
+            throw APIError(
+                .contentTooLarge, "file_too_large", "\(filename) has \(bytes.readableBytes) bytes; the limit is \(settings.maxFileBytes) per file.")
+        }
+        let declaredType = declared.map(AttachmentRules.mediaType) ?? ""
+        let type = declaredType.isEmpty || declaredType == "application/octet-stream" ? Self.type(byExtensionOf: filename) : declaredType
+        guard let type, AttachmentRules.isAllowed(type, in: settings.allowedTypes) else {
+            throw APIError(
+                .unsupportedMediaType, "unsupported_file_type",
+                "\(filename): \(declaredType.isEmpty ? "unknown type" : String(declaredType.prefix(80))) is not accepted; accepted: \(settings.allowedTypes.joined(separator: ", ")).")
+        }
+        guard AttachmentRules.contentMatches(type, prefix: bytes.readableBytesView.prefix(16)) else {
+            throw APIError(.unprocessableContent, "file_content_mismatch", "\(filename) is declared as \(type) but its bytes are not.")
+        }
+        return DiscordFile(filename: filename, contentType: type, bytes: bytes)
+    }
+
+    /// What a file's extension says it is, for clients that send no type (or octet-stream).
+    static func type(byExtensionOf filename: String) -> String? {
+        guard let dot = filename.lastIndex(of: ".") else { return nil }
+        let types = [
+            "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
+            "heic": "image/heic", "heif": "image/heif", "mp4": "video/mp4", "mov": "video/quicktime", "pdf": "application/pdf",
+            "txt": "text/plain", "log": "text/plain", "json": "application/json", "zip": "application/zip",
+        ]
+        return types[filename[filename.index(after: dot)...].lowercased()]
+    }
+
+    private func tooLarge() -> APIError {
+        APIError(.contentTooLarge, "upload_too_large", "A message's files may add up to \(settings.maxTotalBytes) bytes.")
+    }
+}

@@ -1,0 +1,221 @@
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import TestSupport
+import ThreadDeskServer
+import ThreadDeskStore
+
+/// Files both ways: a user's upload reaches the thread as Discord attachments, checked before
+/// anything is sent; an agent's file reaches the user through ThreadDesk, before and after
+/// Discord's signed CDN URL expires.
+@Suite("Attachments both ways")
+struct AttachmentTests {
+    /// A PNG's signature and IHDR (2 × 3 pixels), then arbitrary bytes.
+    static func png(extra: Int = 300) -> Data {
+        var data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0])
+        data.append(Data((0..<extra).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        return data
+    }
+
+    struct Part {
+        var name: String
+        var filename: String?
+        var contentType: String?
+        var data: Data
+    }
+
+    static func multipart(_ parts: [Part], boundary: String = "test-boundary-42") -> (Data, String) {
+        var body = Data()
+        for part in parts {
+            var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.name)\""
+            if let filename = part.filename { head += "; filename=\"\(filename)\"" }
+            head += "\r\n"
+            if let type = part.contentType { head += "Content-Type: \(type)\r\n" }
+            body.append(Data((head + "\r\n").utf8))
+            body.append(part.data)
+            body.append(Data("\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)--\r\n".utf8))
+        return (body, "multipart/form-data; boundary=\(boundary)")
+    }
+
+    static func send(_ server: Harness, token: String, _ parts: [Part], key: String = UUID().uuidString) async throws -> Harness.Reply {
+        let (body, type) = multipart(parts)
+        return try await server.request(.post, "/v1/messages", token: token, headers: [.init("Idempotency-Key")!: key], raw: body, contentType: type)
+    }
+
+    @Test func aUsersPNGWithTextReachesTheThreadAndARetryPostsNothingNew() async throws {
+        try await withServer { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let image = Self.png()
+            let parts = [
+                Part(name: "content", data: Data("Here is the screen".utf8)),
+                Part(name: "files", filename: "../../etc/Screen Shot.png", contentType: "image/png", data: image),
+            ]
+            let key = UUID().uuidString
+            let sent = try await Self.send(server, token: user.token, parts, key: key)
+            #expect(sent.status == .created, "\(String(decoding: sent.body, as: UTF8.self))")
+            let attachment = try #require(sent.json["attachments"]?[0])
+            #expect(attachment["filename"]?.stringValue == "Screen Shot.png")
+            #expect(attachment["contentType"]?.stringValue == "image/png")
+            #expect(attachment["width"]?.intValue == 2 && attachment["height"]?.intValue == 3)
+            #expect(attachment["url"]?.stringValue == "/v1/attachments/\(attachment["id"]?.stringValue ?? "")")
+            #expect(sent.json["content"]?.stringValue == "Here is the screen")
+
+            let posted = try #require(server.emulator.messages(inThread: thread).last)
+            #expect(posted.content == "Here is the screen" && posted.attachmentNames == ["Screen Shot.png"])
+            let id = try #require(posted.attachmentIDs.first)
+            #expect(server.emulator.attachmentData(id, inChannel: thread) == image)
+
+            let posts = server.discordPosts
+            let again = try await Self.send(server, token: user.token, parts, key: key)
+            #expect(again.status == .created)
+            #expect(again.body == sent.body)
+            #expect(server.discordPosts == posts)
+            // The same key with other files is a different message: refused, not posted.
+            var other = parts
+            other[1].data = Self.png(extra: 400)
+            let reused = try await Self.send(server, token: user.token, other, key: key)
+            #expect(reused.status == .unprocessableContent && reused.errorCode == "idempotency_key_reused")
+            #expect(server.discordPosts == posts)
+
+            // The user gets their own file back through ThreadDesk.
+            let download = try await server.request(.get, "/v1/attachments/\(id)", token: user.token)
+            #expect(download.status == .ok && download.body == image)
+            #expect(download.headers[.contentType] == "image/png")
+        }
+    }
+
+    @Test func anAttachmentOnlyMessageAndTheFirstMessageOfAThreadCarryTheirFiles() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            let sent = try await Self.send(server, token: user.token, [Part(name: "files", filename: "log.txt", contentType: "text/plain", data: Data("line 1\n".utf8))])
+            #expect(sent.status == .created, "\(String(decoding: sent.body, as: UTF8.self))")
+            #expect(sent.json["content"]?.stringValue == "")
+            let thread = try #require(try await server.thread(of: user.userId))
+            let starter = try #require(server.emulator.messages(inThread: thread).first)
+            #expect(starter.attachmentNames == ["log.txt"])
+            let page = try await server.messages(token: user.token)
+            #expect(page.count == 1 && page[0]["attachments"]?[0]?["filename"]?.stringValue == "log.txt")
+        }
+    }
+
+    @Test func everyLimitIsAClearErrorAndNothingReachesDiscord() async throws {
+        try await withServer({ $0.attachments.maxFileBytes = 64 * 1024; $0.attachments.maxTotalBytes = 100 * 1024 }) { server in
+            let (user, _, _) = try await server.userWithThread()
+            let posts = server.discordPosts
+            let cases: [(String, [Part], HTTPResponse.Status, String)] = [
+                ("oversized", [Part(name: "files", filename: "big.png", contentType: "image/png", data: Self.png(extra: 70 * 1024))],
+                 .contentTooLarge, "file_too_large"),
+                ("over the total", (0..<3).map { Part(name: "files", filename: "p\($0).png", contentType: "image/png", data: Self.png(extra: 40 * 1024)) },
+                 .contentTooLarge, "upload_too_large"),
+                ("disallowed type", [Part(name: "files", filename: "page.html", contentType: "text/html", data: Data("<script>".utf8))],
+                 .unsupportedMediaType, "unsupported_file_type"),
+                ("svg", [Part(name: "files", filename: "x.svg", contentType: "image/svg+xml", data: Data("<svg/>".utf8))],
+                 .unsupportedMediaType, "unsupported_file_type"),
+                ("not a PNG", [Part(name: "files", filename: "fake.png", contentType: "image/png", data: Data("GIF89a-and-more".utf8))],
+                 .unprocessableContent, "file_content_mismatch"),
+                ("empty file", [Part(name: "files", filename: "e.png", contentType: "image/png", data: Data())], .badRequest, "empty_file"),
+                ("too many", (0..<11).map { Part(name: "files", filename: "\($0).txt", contentType: "text/plain", data: Data("x".utf8)) },
+                 .badRequest, "too_many_files"),
+                ("unknown field", [Part(name: "payload_json", data: Data("{}".utf8))], .badRequest, "unexpected_field"),
+                ("nothing", [Part(name: "content", data: Data("   ".utf8))], .badRequest, "empty_message"),
+            ]
+            for (what, parts, status, code) in cases {
+                let reply = try await Self.send(server, token: user.token, parts)
+                #expect(reply.status == status && reply.errorCode == code, "\(what): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+            let broken = try await server.request(
+                .post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "k-broken"],
+                raw: Data("--b\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\nno end".utf8), contentType: "multipart/form-data; boundary=b")
+            #expect(broken.status == .badRequest && broken.errorCode == "invalid_multipart")
+            let noBoundary = try await server.request(
+                .post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "k-nb"], raw: Data("x".utf8),
+                contentType: "multipart/form-data")
+            #expect(noBoundary.status == .badRequest && noBoundary.errorCode == "invalid_multipart")
+            #expect(server.discordPosts == posts)
+        }
+    }
+
+    @Test func anAgentsImageReachesTheUserBeforeAndAfterTheCDNURLExpires() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let image = Self.png(extra: 5000)
+            let reply = try server.emulator.replyAsAgent(
+                inThread: thread, content: "", attachments: [.init(filename: "fix.png", contentType: "image/png", data: image)])
+            var attachment: JSON?
+            try await eventually("the agent's image in the user's conversation") {
+                attachment = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?[0]
+                return attachment != nil
+            }
+            let id = try #require(attachment?["id"]?.stringValue)
+            #expect(attachment?["url"]?.stringValue == "/v1/attachments/\(id)")
+            #expect(attachment?["width"]?.intValue == 2)
+
+            let first = try await server.request(.get, "/v1/attachments/\(id)", token: user.token)
+            #expect(first.status == .ok && first.body == image)
+            #expect(first.headers[.contentDisposition]?.hasPrefix("inline") == true)
+            #expect(first.headers[.init("X-Content-Type-Options")!] == "nosniff")
+            let ranged = try await server.request(.get, "/v1/attachments/\(id)", token: user.token, headers: [.range: "bytes=8-15"])
+            #expect(ranged.status == .partialContent && ranged.body == image[8...15])
+            #expect(ranged.headers[.contentRange] == "bytes 8-15/\(image.count)")
+
+            // A day and more later (by Discord's clock; ours did not move) the mirror's URL no longer
+            // works at the CDN: refused once, signed anew, served.
+            server.emulator.advanceClock(by: 25 * 3600)
+            let refusalsBefore = server.emulator.counters.cdnRefusals
+            let later = try await server.request(.get, "/v1/attachments/\(id)", token: user.token)
+            #expect(later.status == .ok && later.body == image)
+            #expect(server.emulator.counters.requests("POST", "/attachments/refresh-urls") == 1)
+            #expect(server.emulator.counters.cdnRefusals == refusalsBefore + 1)
+            // The fresh URL is kept: the next download needs no new signature.
+            let again = try await server.request(.get, "/v1/attachments/\(id)", token: user.token)
+            #expect(again.status == .ok && again.body == image)
+            #expect(server.emulator.counters.requests("POST", "/attachments/refresh-urls") == 1)
+            #expect(try await server.metric("threaddesk_attachment_urls_refreshed_total") == 1)
+        }
+    }
+
+    @Test func anotherUsersANotesAndAnUnknownAttachmentAre404() async throws {
+        try await withServer(gateway: true) { server in
+            let (alice, aliceThread, _) = try await server.userWithThread()
+            let (bob, _, _) = try await server.userWithThread(device: String(repeating: "cd", count: 32))
+            let shared = try server.emulator.replyAsAgent(
+                inThread: aliceThread, content: "for alice", attachments: [.init(filename: "a.png", contentType: "image/png", data: Self.png())])
+            let note = try server.emulator.replyAsAgent(
+                inThread: aliceThread, content: ":ninja: internal", attachments: [.init(filename: "secret.txt", contentType: "text/plain", data: Data("s".utf8))])
+            var visibleID: String?
+            try await eventually("alice's attachment in her conversation") {
+                visibleID = try await server.messages(token: alice.token).first { $0["id"]?.stringValue == shared.id }?["attachments"]?[0]?["id"]?.stringValue
+                return visibleID != nil
+            }
+            let aliceAttachment = try #require(visibleID)
+            let noteAttachment = try #require(server.emulator.messages(inThread: aliceThread).first { $0.id == note.id }?.attachmentIDs.first)
+            try await eventually("the note in the mirror") {
+                try await server.store.mirroredMessages([Snowflake(note.id)!]).first != nil
+            }
+            let cases = [
+                (bob.token, aliceAttachment, "another user's attachment"),
+                (alice.token, noteAttachment, "a note's attachment"),
+                (alice.token, "123456789012345678", "an unknown id"),
+                (alice.token, "not-an-id", "a malformed id"),
+            ]
+            for (token, id, what) in cases {
+                let reply = try await server.request(.get, "/v1/attachments/\(id)", token: token)
+                #expect(reply.status == .notFound && reply.errorCode == "attachment_not_found", "\(what): \(reply.status)")
+            }
+            let anonymous = try await server.request(.get, "/v1/attachments/\(aliceAttachment)")
+            #expect(anonymous.status == .unauthorized)
+
+            // Deleted in Discord: gone for the user too.
+            try server.emulator.deleteMessage(shared.id, inChannel: aliceThread)
+            try await eventually("the deletion in the mirror") {
+                try await server.store.mirroredMessages([Snowflake(shared.id)!]).first?.deleted == true
+            }
+            let deleted = try await server.request(.get, "/v1/attachments/\(aliceAttachment)", token: alice.token)
+            #expect(deleted.status == .notFound)
+        }
+    }
+}
