@@ -32,6 +32,8 @@ struct SandboxRoutes: Sendable {
         var isNote: Bool
         var content: String
         var attachments: [String]
+        /// The emulator's signed CDN URLs of those attachments (the console shows images).
+        var attachmentURLs: [String]
         var timestamp: String
         /// Reactions on it: the read receipt (👀) marks the newest reply the user has read.
         var reactions: [String]
@@ -52,8 +54,14 @@ struct SandboxRoutes: Sendable {
     }
 
     struct Reply: Decodable {
+        struct File: Decodable {
+            var filename: String
+            var contentType: String?
+            var base64: String
+        }
         var content: String
         var note: Bool?
+        var attachments: [File]?
     }
 
     func register(on router: Router<ThreadDeskRequestContext>) {
@@ -76,18 +84,22 @@ struct SandboxRoutes: Sendable {
         }
         sandbox.post("api/threads/:id/replies") { request, context in
             let id = context.parameters.get("id") ?? ""
-            guard let bytes = try? await request.body.collect(upTo: 64 * 1024) else {
-                return try Self.json(["error": ["code": "body_too_large", "message": "A reply is at most 64 KiB."]], status: .contentTooLarge)
+            guard let bytes = try? await request.body.collect(upTo: 16 * 1024 * 1024) else {
+                return try Self.json(["error": ["code": "body_too_large", "message": "A reply is at most 16 MiB."]], status: .contentTooLarge)
             }
-            guard let reply = try? JSONDecoder().decode(Reply.self, from: Data(bytes.readableBytesView)),
-                !reply.content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, reply.content.count <= 2000
+            guard let reply = try? JSONDecoder().decode(Reply.self, from: Data(bytes.readableBytesView)), reply.content.count <= 2000,
+                !reply.content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !(reply.attachments ?? []).isEmpty
             else {
-                return try Self.json(["error": ["code": "invalid_reply", "message": "content must be 1–2000 characters."]], status: .badRequest)
+                return try Self.json(
+                    ["error": ["code": "invalid_reply", "message": "content must be 1–2000 characters (or attach a file)."]], status: .badRequest)
+            }
+            let files = (reply.attachments ?? []).compactMap { file in
+                Data(base64Encoded: file.base64).map { DiscordEmulator.UploadedFile(filename: file.filename, contentType: file.contentType, data: $0) }
             }
             do {
                 let posted = reply.note == true
                     ? try discord.postNote(inThread: id, content: reply.content)
-                    : try discord.replyAsAgent(inThread: id, content: reply.content)
+                    : try discord.replyAsAgent(inThread: id, content: reply.content, attachments: files)
                 return try Self.json(["id": posted.id], status: .created)
             } catch {
                 return try Self.json(["error": ["code": "discord_refused", "message": "\(error)"]], status: .badRequest)
@@ -103,7 +115,8 @@ struct SandboxRoutes: Sendable {
                     MessageView(
                         id: message.id, author: message.authorIsBot ? "app" : "agent",
                         isNote: message.content.hasPrefix(":ninja:"), content: message.content,
-                        attachments: message.attachmentNames, timestamp: message.timestamp, reactions: message.reactions)
+                        attachments: message.attachmentNames, attachmentURLs: message.attachmentURLs, timestamp: message.timestamp,
+                        reactions: message.reactions)
                 },
                 userTyping: thread.botTypingAt.map { Date().timeIntervalSince($0) < 10 } ?? false)
         }

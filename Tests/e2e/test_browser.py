@@ -3,7 +3,9 @@ agent console, a reply typed in the console reaches the widget (over its event s
 APNs emulator, a `:ninja:` note stays in the console only, each side sees the other typing, and
 the console shows what the user has read."""
 import shutil
+import struct
 import uuid
+import zlib
 
 import pytest
 from selenium import webdriver
@@ -52,7 +54,22 @@ def _wait_for_text(driver, selector: str, text: str, timeout: float = 20):
         pytest.fail(f"{text!r} never appeared in {selector}; saw {_texts(driver, selector)}")
 
 
-def test_widget_and_console_talk_through_threaddesk(sandbox, browser):
+def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A real PNG a browser can decode: one colour, 8-bit RGB."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def _image_shown(driver, selector: str) -> bool:
+    """An image under `selector` has loaded and decoded (not a broken-image icon)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).some(i => i.complete && i.naturalWidth > 0)", selector)
+
+
+def test_widget_and_console_talk_through_threaddesk(sandbox, browser, tmp_path):
     wait = WebDriverWait(browser, 20)
     question = f"My sync is stuck ({uuid.uuid4().hex[:8]})"
     answer = f"Try pulling to refresh ({uuid.uuid4().hex[:8]})"
@@ -119,3 +136,30 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser):
     _wait_for_text(browser, "#thread-messages .message.note .files", filename)
     browser.switch_to.window(widget)
     assert not any(filename in text for text in _texts(browser, "#messages .message"))
+
+    # The user sends a screenshot with a line of text: the agent sees the image in the thread.
+    screenshot = tmp_path / "screenshot.png"
+    screenshot.write_bytes(_png(40, 30, (200, 30, 30)))
+    browser.find_element(By.ID, "message-input").send_keys("the screen looks like this")
+    browser.find_element(By.ID, "file-input").send_keys(str(screenshot))
+    browser.find_element(By.ID, "send-button").click()
+    wait.until(lambda d: _image_shown(d, '#messages .message[data-author="user"] img.attachment-image'),
+               message="the widget never showed the user's own screenshot")
+    assert browser.find_element(By.ID, "error").text == ""
+    browser.switch_to.window(console)
+    wait.until(lambda d: _image_shown(d, '#thread-messages .message[data-author="app"] img.attachment-image'),
+               message="the console never showed the user's screenshot")
+
+    # The agent answers with an image: the widget shows it inline, fetched through ThreadDesk (with
+    # the user's token), never from Discord's CDN.
+    annotated = tmp_path / "annotated.png"
+    annotated.write_bytes(_png(20, 20, (30, 200, 30)))
+    browser.find_element(By.ID, "reply-input").clear()
+    browser.find_element(By.ID, "reply-input").send_keys("marked the button")
+    browser.find_element(By.ID, "reply-file").send_keys(str(annotated))
+    browser.find_element(By.ID, "reply-button").click()
+    browser.switch_to.window(widget)
+    selector = '#messages .message[data-author="support"] img.attachment-image'
+    wait.until(lambda d: _image_shown(d, selector), message="the widget never showed the agent's image")
+    sources = [image.get_attribute("src") for image in browser.find_elements(By.CSS_SELECTOR, selector)]
+    assert sources and all(source.startswith("blob:") for source in sources), sources
