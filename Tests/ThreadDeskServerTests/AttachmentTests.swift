@@ -139,6 +139,22 @@ struct AttachmentTests {
         }
     }
 
+    @Test func theUploadQuotaCountsMebibytes() async throws {
+        try await withServer({ $0.quotas.uploadMiBPerUser = QuotaLimit(1, per: .seconds(3600)) }) { server in
+            let (user, _, _) = try await server.userWithThread()
+            let file = { Part(name: "files", filename: "shot.png", contentType: "image/png", data: Self.png(extra: 600 * 1024)) }
+            let first = try await Self.send(server, token: user.token, [file()])
+            #expect(first.status == .created)
+            let posts = server.discordPosts
+            let second = try await Self.send(server, token: user.token, [file()])
+            #expect(second.status == .tooManyRequests && second.errorCode == "rate_limited")
+            #expect(second.headers[.retryAfter] != nil)
+            #expect(server.discordPosts == posts)
+            // Text alone costs no upload tokens.
+            #expect(try await server.send("still here", token: user.token).status == .created)
+        }
+    }
+
     @Test func anAgentsImageReachesTheUserBeforeAndAfterTheCDNURLExpires() async throws {
         try await withServer(gateway: true) { server in
             let (user, thread, _) = try await server.userWithThread()

@@ -34,7 +34,8 @@ struct VisibilityTests {
             #expect(attachment["filename"] == "fix.png")
             #expect(attachment["size"] == 4)
             #expect(attachment["contentType"] == "image/png")
-            #expect(attachment["url"]?.stringValue?.hasPrefix("http") == true)
+            // ThreadDesk's own URL for the bytes, never Discord's CDN (its signed URLs expire).
+            #expect(attachment["url"]?.stringValue == "/v1/attachments/\(attachment["id"]?.stringValue ?? "-")")
             // Support sees everything, including the device note and the diagnostics.
             #expect(server.emulator.messages(inThread: thread).count == 9)
         }
