@@ -37,7 +37,7 @@ public func buildApplication(
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     return Application(
         router: parts.router,
-        server: .http1(configuration: .init(idleTimeout: idle)),
+        server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
         services: parts.services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
@@ -68,11 +68,14 @@ struct ServerParts {
             store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, waits: waits, logger: logger)
 
         let router = Router(context: ThreadDeskRequestContext.self)
-        router.add(middleware: AccessLogMiddleware())
-        router.add(middleware: ErrorMiddleware(metrics: metrics))
         // In-flight requests get most of the shutdown grace; the last second is for their answers.
         let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
+        // First, so the whole request (logging and error mapping included) runs in the request's
+        // own task: a Swift task keeps the memory of its deepest stack until it ends, and the
+        // connection's task lives as long as the connection (an event stream: for an hour).
         router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits))
+        router.add(middleware: AccessLogMiddleware())
+        router.add(middleware: ErrorMiddleware(metrics: metrics))
         HealthRoutes(store: store, metrics: metrics, discord: discord).register(on: router)
         V1Routes(service: service).register(on: router)
         if let key = configuration.legacyAPIKey {

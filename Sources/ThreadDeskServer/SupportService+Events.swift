@@ -35,10 +35,10 @@ extension SupportService: ForumEventSink {
                 guard let owner = try await owner(of: thread) else { continue }
                 let accepted = ingestionQueue.enqueue(owner) {
                     do {
-                        try await Deadline.within(configuration.requestTimeout) { try await handle(event, thread: thread, owner: owner) }
+                        try await Deadline.within(self.configuration.requestTimeout) { try await self.handle(event, thread: thread, owner: owner) }
                     } catch {
-                        logger.warning("Could not ingest a gateway event; reconciling", metadata: ["error": "\(error)"])
-                        await recordGap()
+                        self.logger.warning("Could not ingest a gateway event; reconciling", metadata: ["error": "\(error)"])
+                        await self.recordGap()
                     }
                 }
                 if !accepted {

@@ -14,7 +14,7 @@ import ThreadDeskStore
 /// What the API does, independent of HTTP: both the `/v1` routes and the legacy routes call it.
 /// Every change to one user's state runs inside `store.withUser`, so concurrent requests for the
 /// same user happen one after the other and can never create two threads.
-public struct SupportService: Sendable {
+public final class SupportService: Sendable {
     let store: any UserStore
     let discord: DiscordClient<ContinuousClock>
     let configuration: ServerConfiguration

@@ -93,7 +93,9 @@ struct LiveStream: Sendable {
             try await withGracefulShutdownHandler {
                 // Reconnect after 3 s when the connection drops.
                 try await send("retry: 3000\n\n", &writer)
-                let start = try await Deadline.within(timeout) { try await service.liveFeed.start(subscriber.user, lastEventID: lastEventID) }
+                let start = try await Self.apart { [service, subscriber, lastEventID] in
+                    try await Deadline.within(timeout) { try await service.liveFeed.start(subscriber.user, lastEventID: lastEventID) }
+                }
                 var position = start.position
                 try await send(start.events, &writer)
                 for await signal in subscriber.signals {
@@ -101,7 +103,9 @@ struct LiveStream: Sendable {
                     case .changed:
                         subscriber.takeChange()
                         do {
-                            let batch = try await Deadline.within(timeout) { try await service.liveFeed.events(subscriber.user, after: position) }
+                            let batch = try await Self.apart { [service, subscriber, position] in
+                                try await Deadline.within(timeout) { try await service.liveFeed.events(subscriber.user, after: position) }
+                            }
                             position = batch.position
                             try await send(batch.events, &writer)
                         } catch let error as StoreUnavailableError {
@@ -121,6 +125,17 @@ struct LiveStream: Sendable {
         } catch {
             // The client went away or stopped reading; it reconnects with Last-Event-ID.
             logger.debug("An event stream ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Runs a store read in a child task. The stream itself runs in the connection's task, which
+    /// lives as long as the stream and keeps the memory of the deepest stack it ever had: the
+    /// read's frames go with the child instead.
+    private static func apart<T: Sendable>(_ read: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask(operation: read)
+            guard let value = try await group.next() else { throw CancellationError() }
+            return value
         }
     }
 
