@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         .target(name: "Deadlines", swiftSettings: swiftSettings),
@@ -55,6 +56,7 @@ let package = Package(
             name: "DiscordEmulator",
             dependencies: [
                 "DiscordREST",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -79,6 +81,7 @@ let package = Package(
         .target(
             name: "DiscordGateway",
             dependencies: [
+                .product(name: "CompressNIO", package: "compress-nio"),
                 "Deadlines",
                 "DiscordREST",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -10,6 +10,8 @@ extension DiscordEmulator {
         public var serverErrorsInjected = 0
         public var everyonePings = 0
         public var gatewayConnections = 0
+        /// Of those, connections that asked for `compress=zlib-stream`.
+        public var compressedGatewayConnections = 0
         public var identifies = 0
         public var resumes = 0
         public var resumesRejected = 0

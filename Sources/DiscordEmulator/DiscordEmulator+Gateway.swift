@@ -1,6 +1,8 @@
+import CompressNIO
 import Foundation
 import HummingbirdWebSocket
 import NIOCore
+import NIOFoundationCompat
 import NIOWebSocket
 
 extension DiscordEmulator {
@@ -8,20 +10,31 @@ extension DiscordEmulator {
     /// client payloads to the world. Ends when either side closes.
     static func serveGateway(
         world: DiscordWorld, channel: any Channel, inbound: WebSocketInboundStream,
-        outbound: WebSocketOutboundWriter, onResumeURL: Bool, version: String?
+        outbound: WebSocketOutboundWriter, onResumeURL: Bool, version: String?, compress: String? = nil
     ) async throws {
         guard version == nil || version == "10" else {
             try await outbound.close(.unknown(4012), reason: "Invalid API version.")
             return
         }
-        let (id, frames) = world.openGatewayConnection(onResumeURL: onResumeURL)
+        // Transport compression, as Discord offers it: one zlib stream for the connection, each
+        // payload a binary frame ending in a sync flush (00 00 ff ff).
+        guard compress == nil || compress == "zlib-stream" else {
+            try await outbound.close(.unknown(4000), reason: "Unknown compression.")
+            return
+        }
+        let (id, frames) = world.openGatewayConnection(onResumeURL: onResumeURL, compressed: compress != nil)
         defer { world.closeGatewayConnection(id) }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
+                let deflater = try compress.map { _ in try ZlibStreamDeflater() }
                 for await frame in frames {
                     switch frame {
                     case .payload(let payload):
-                        try await outbound.write(.text(String(decoding: payload.encoded(), as: UTF8.self)))
+                        if let deflater {
+                            try await outbound.write(.binary(try deflater.deflate(payload.encoded())))
+                        } else {
+                            try await outbound.write(.text(String(decoding: payload.encoded(), as: UTF8.self)))
+                        }
                     case .close(let code, let reason):
                         try await outbound.close(.unknown(code), reason: reason)
                         return true
@@ -52,5 +65,22 @@ extension DiscordEmulator {
             }
             group.cancelAll()
         }
+    }
+}
+
+/// One connection's `zlib-stream`: a zlib context kept for the connection's life, flushed
+/// (Z_SYNC_FLUSH) after each payload so the client can inflate it at once.
+final class ZlibStreamDeflater {
+    private let compressor: ZlibCompressor
+
+    init() throws {
+        compressor = try ZlibCompressor(algorithm: .zlib)
+    }
+
+    func deflate(_ data: Data) throws -> ByteBuffer {
+        var input = ByteBuffer(data: data)
+        var output = ByteBufferAllocator().buffer(capacity: compressor.maxSize(from: input))
+        try compressor.deflate(from: &input, to: &output, flush: .sync)
+        return output
     }
 }

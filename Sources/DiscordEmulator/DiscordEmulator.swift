@@ -46,10 +46,11 @@ public final class DiscordEmulator: Service, Sendable {
                 let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
                 guard route == "/gateway" || route == "/gateway-resume" else { return .dontUpgrade }
                 let version = Self.queryValue("v", in: path)
+                let compress = Self.queryValue("compress", in: path)
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await Self.serveGateway(
                         world: world, channel: channel, inbound: inbound, outbound: outbound,
-                        onResumeURL: route == "/gateway-resume", version: version)
+                        onResumeURL: route == "/gateway-resume", version: version, compress: compress)
                 }
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),

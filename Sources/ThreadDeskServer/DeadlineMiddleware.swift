@@ -1,6 +1,7 @@
 import Deadlines
 import Hummingbird
 import ServiceLifecycle
+import Synchronization
 
 /// Gives every request one deadline that all of its waits honour (the per-user lock, Discord,
 /// APNs, the database), names the request to the wait tracker when one is on, and at graceful
@@ -13,34 +14,65 @@ struct DeadlineMiddleware: RouterMiddleware {
     let waits: WaitTracker?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try await WaitTracker.$current.withValue(waits) {
-            try await WaitTracker.run(job: "\(request.method) \(request.uri.path)") {
-                try await Deadline.within(timeout) {
-                    try await withoutActuallyEscaping(next) { next in
-                        try await cancellableAtShutdown { try await next(request, context) }
+        let (waits, timeout) = (self.waits, self.timeout)
+        return try await withoutActuallyEscaping(next) { escapable in
+            // Awaited below before `handle` returns: it never outlives the call.
+            nonisolated(unsafe) let next = escapable
+            // The request's own task starts before anything else: the connection's task, which
+            // lives as long as the connection, only waits for it (a Swift task keeps the memory
+            // of the deepest stack it ever had until it ends).
+            return try await cancellableAtShutdown {
+                try await WaitTracker.$current.withValue(waits) {
+                    try await WaitTracker.run(job: "\(request.method) \(request.uri.path)") {
+                        try await Deadline.within(timeout) { try await next(request, context) }
                     }
                 }
             }
         }
     }
 
-    /// Runs `work` in a task of its own, cancelled `drain` after graceful shutdown begins (and
-    /// when the request's own task is cancelled); the answer it then gives still goes out.
+    /// Runs `work` in a task of its own, which cancels itself `drain` after graceful shutdown
+    /// begins; the answer it then gives still goes out. The connection's task only awaits it:
+    /// every frame here stays in that task's memory for as long as the connection is open (an
+    /// event stream: an hour), so no cancellation handler or shutdown handler is set up on it
+    /// (the request's deadline bounds the wait).
     private func cancellableAtShutdown(_ work: @escaping () async throws -> Response) async throws -> Response {
         nonisolated(unsafe) let work = work
-        let task = Task { try await work() }
         let drain = self.drain
-        return try await withTaskCancellationHandler {
+        let handle = TaskHandle()
+        let task = Task {
             try await withGracefulShutdownHandler {
-                try await task.value
+                try await work()
             } onGracefulShutdown: {
                 Task {
                     try? await Task.sleep(for: drain)
-                    task.cancel()
+                    handle.cancel()
                 }
             }
-        } onCancel: {
-            task.cancel()
         }
+        handle.set(task)
+        return try await task.value
+    }
+}
+
+/// A task's handle for code that runs inside it (or before it is known): a cancel asked for
+/// before the handle is set is carried out when it is.
+private final class TaskHandle: Sendable {
+    private let state = Mutex<(task: Task<Response, any Error>?, cancelled: Bool)>((nil, false))
+
+    func set(_ task: Task<Response, any Error>) {
+        let cancel = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancel { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
     }
 }

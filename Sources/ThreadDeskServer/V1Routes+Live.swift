@@ -87,50 +87,79 @@ struct LiveStream: Sendable {
     private struct Typing: Encodable { var expiresAt: String }
 
     func run(_ writer: inout any ResponseBodyWriter) async {
-        let logger = service.logger
-        let timeout = service.configuration.requestTimeout
         do {
             try await withGracefulShutdownHandler {
-                // Reconnect after 3 s when the connection drops.
-                try await send("retry: 3000\n\n", &writer)
-                let start = try await Self.apart { [service, subscriber, lastEventID] in
-                    try await Deadline.within(timeout) { try await service.liveFeed.start(subscriber.user, lastEventID: lastEventID) }
-                }
-                var position = start.position
-                try await send(start.events, &writer)
-                for await signal in subscriber.signals {
-                    switch signal {
-                    case .changed:
-                        subscriber.takeChange()
-                        do {
-                            let batch = try await Self.apart { [service, subscriber, position] in
-                                try await Deadline.within(timeout) { try await service.liveFeed.events(subscriber.user, after: position) }
-                            }
-                            position = batch.position
-                            try await send(batch.events, &writer)
-                        } catch let error as StoreUnavailableError {
-                            // The next wake-up (or the client's reconnection) reads from the same position.
-                            logger.notice("Could not read a stream's events", metadata: ["error": "\(error)"])
-                        }
-                    case .typing(let expiresAt):
-                        guard expiresAt > Date() else { continue }
-                        try await send([.encoded(position, "typing", Typing(expiresAt: expiresAt.formatted(.iso8601)))], &writer)
-                    case .keepAlive:
-                        try await send(": keep-alive\n\n", &writer)
-                    }
-                }
+                try await stream(&writer)
             } onGracefulShutdown: {
                 subscriber.finish()
             }
         } catch {
             // The client went away or stopped reading; it reconnects with Last-Event-ID.
-            logger.debug("An event stream ended", metadata: ["error": "\(error)"])
+            service.logger.debug("An event stream ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The stream's loop. It runs in the connection's task, which keeps the memory of the deepest
+    /// stack it ever had for as long as the stream is open: so the loop's own frame stays small
+    /// and each step is a call of its own, never inlined into it (the deepest point is then one
+    /// step, not all of them at once).
+    @inline(never)
+    private func stream(_ writer: inout any ResponseBodyWriter) async throws {
+        var position = try await begin(&writer)
+        for await signal in subscriber.signals {
+            // The most frequent step, kept the shallowest.
+            if signal == .keepAlive {
+                try await subscriber.writing { try await writer.write(ByteBuffer(staticString: ": keep-alive\n\n")) }
+                continue
+            }
+            position = try await handle(signal, after: position, &writer)
+        }
+    }
+
+    /// The first events: `retry`, then what the client missed (or a reset) and the unread count.
+    @inline(never)
+    private func begin(_ writer: inout any ResponseBodyWriter) async throws -> Int64 {
+        // Reconnect after 3 s when the connection drops.
+        try await send("retry: 3000\n\n", &writer)
+        let timeout = service.configuration.requestTimeout
+        let start = try await Self.apart { [service, subscriber, lastEventID] in
+            try await Deadline.within(timeout) { try await service.liveFeed.start(subscriber.user, lastEventID: lastEventID) }
+        }
+        try await send(start.events, &writer)
+        return start.position
+    }
+
+    @inline(never)
+    private func handle(_ signal: LiveSignal, after position: Int64, _ writer: inout any ResponseBodyWriter) async throws -> Int64 {
+        switch signal {
+        case .changed:
+            subscriber.takeChange()
+            let timeout = service.configuration.requestTimeout
+            do {
+                let batch = try await Self.apart { [service, subscriber] in
+                    try await Deadline.within(timeout) { try await service.liveFeed.events(subscriber.user, after: position) }
+                }
+                try await send(batch.events, &writer)
+                return batch.position
+            } catch let error as StoreUnavailableError {
+                // The next wake-up (or the client's reconnection) reads from the same position.
+                service.logger.notice("Could not read a stream's events", metadata: ["error": "\(error)"])
+                return position
+            }
+        case .typing(let expiresAt):
+            guard expiresAt > Date() else { return position }
+            try await send([.encoded(position, "typing", Typing(expiresAt: expiresAt.formatted(.iso8601)))], &writer)
+            return position
+        case .keepAlive:
+            try await send(": keep-alive\n\n", &writer)
+            return position
         }
     }
 
     /// Runs a store read in a child task. The stream itself runs in the connection's task, which
     /// lives as long as the stream and keeps the memory of the deepest stack it ever had: the
     /// read's frames go with the child instead.
+    @inline(never)
     private static func apart<T: Sendable>(_ read: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask(operation: read)

@@ -57,6 +57,35 @@ struct GatewayConnectionTests {
         }
     }
 
+    @Test(arguments: [true, false])
+    func readsCompressedAndPlainTransportsAlike(compress: Bool) async throws {
+        try await DiscordEmulator.withRunning(logger: quiet) { emulator in
+            let endpoints = await emulator.endpoints()
+            let client = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: quiet)
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "zlib", message: .init(content: "z")))
+            let sink = CollectingSink()
+            var settings = configuration(endpoints)
+            settings.compress = compress
+            let connection = GatewayConnection(configuration: settings, sink: sink, logger: quiet)
+            try await Self.running(connection) {
+                try await eventually("the gateway connected") { connection.currentStatus.connected }
+                // Enough replies that later payloads lean on the stream's shared dictionary.
+                var ids: [String] = []
+                for index in 0..<30 {
+                    ids.append(try emulator.replyAsAgent(inThread: thread.channel.id, content: "reply \(index) " + String(repeating: "ab", count: index * 40)).id)
+                }
+                try await eventually("every reply over the gateway") {
+                    sink.events.compactMap { event -> String? in
+                        if case .messageCreated(let message) = event { return message.id }
+                        return nil
+                    } == ids
+                }
+            }
+            #expect(emulator.counters.compressedGatewayConnections == (compress ? 1 : 0))
+            #expect(emulator.counters.gatewayConnections == 1)
+        }
+    }
+
     /// Runs `connection` during `body`, then stops it and waits until it has.
     static func running(_ connection: GatewayConnection, _ body: () async throws -> Void) async throws {
         let run = Task { try await connection.run() }
