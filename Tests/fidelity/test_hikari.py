@@ -2,11 +2,10 @@
 import asyncio
 
 import hikari
-import hikari.impl.shard
 import requests
 
-# The emulator's gateway speaks JSON without transport compression; hikari has no public switch for it.
-hikari.impl.shard.GatewayShardImpl.__init__.__kwdefaults__["compression"] = None
+# hikari runs with its defaults: it asks for zlib-stream transport compression, as Discord's
+# gateway offers and the emulator speaks.
 
 
 def test_hikari_creates_a_forum_post_reads_it_and_hears_the_agent(emulator):
@@ -45,3 +44,6 @@ def test_hikari_creates_a_forum_post_reads_it_and_hears_the_agent(emulator):
             await bot.close()
 
     asyncio.run(scenario())
+    # hikari's default transport: zlib-stream, not plain JSON.
+    counters = requests.get(f"{emulator['controlURL']}/counters", timeout=10).json()
+    assert counters["compressedGatewayConnections"] >= 1, counters
