@@ -9,7 +9,9 @@ def test_agent_replies_are_validated(sandbox):
         ("1", b'{"content": "   "}', 400, "invalid_reply"),
         ("1", b'{"content": "' + b"x" * 2001 + b'"}', 400, "invalid_reply"),
         ("123456789", b'{"content": "hello"}', 400, "discord_refused"),
-        ("1", b'{"content": "' + b"x" * 70_000 + b'"}', 413, "body_too_large"),
+        ("1", b'{"content": "' + b"x" * 70_000 + b'"}', 400, "invalid_reply"),
+        # Replies may carry files (base64): the body's limit is 16 MiB.
+        ("1", b'{"content": "' + b"x" * (16 * 1024 * 1024) + b'"}', 413, "body_too_large"),
     ]
     for thread, body, status, code in cases:
         answer = requests.post(replies.format(thread), data=body, headers={"Content-Type": "application/json"}, timeout=10)
