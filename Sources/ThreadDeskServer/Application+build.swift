@@ -76,7 +76,8 @@ struct ServerParts {
         router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits))
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: ErrorMiddleware(metrics: metrics))
-        HealthRoutes(store: store, metrics: metrics, discord: discord).register(on: router)
+        let gatewayHealth = GatewayHealth()
+        HealthRoutes(store: store, metrics: metrics, discord: discord, gateway: gatewayHealth).register(on: router)
         V1Routes(service: service).register(on: router)
         if let key = configuration.legacyAPIKey {
             LegacyRoutes(service: service, apiKey: key).register(on: router)
@@ -94,7 +95,9 @@ struct ServerParts {
             var gateway = GatewayConnection.Configuration(
                 token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
             gateway.backoffBase = configuration.gatewayBackoffBase
-            services.append(GatewayConnection(configuration: gateway, sink: service, logger: logger))
+            services.append(
+                InProcessGateway(
+                    connection: GatewayConnection(configuration: gateway, sink: service, logger: logger), health: gatewayHealth, logger: logger))
         }
         self.router = router
         self.services = services

@@ -12,6 +12,7 @@ struct HealthRoutes: Sendable {
     let store: any UserStore
     let metrics: ServerMetrics
     let discord: DiscordClient<ContinuousClock>
+    let gateway: GatewayHealth
 
     func register(on router: Router<ThreadDeskRequestContext>) {
         router.get("health") { _, _ in try jsonResponse(["status": "ok"]) }
@@ -19,6 +20,9 @@ struct HealthRoutes: Sendable {
             guard !discord.isUnauthorized else {
                 throw APIError(
                     .serviceUnavailable, "discord_unauthorized", "Discord refuses the bot token; check DISCORD_TOKEN.", retryAfterSeconds: 60)
+            }
+            if let reason = gateway.stoppedReason {
+                throw APIError(.serviceUnavailable, "gateway_stopped", "The Discord gateway stopped: \(reason)", retryAfterSeconds: 60)
             }
             do {
                 try await store.checkReachable()

@@ -72,3 +72,28 @@ struct GatewayChaosTests {
         }
     }
 }
+
+@Suite("serve --gateway when the gateway stops for good")
+struct FatalGatewayTests {
+    @Test func theAPIKeepsServingAndReadySaysWhy() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, _, _) = try await server.userWithThread()
+            try await eventually("the gateway up") { server.emulator.counters.identifies >= 1 }
+            #expect(try await server.request(.get, "/ready").status == .ok)
+            // Discord closes with 4014: nothing a reconnect can fix.
+            server.emulator.closeGatewayConnections(code: 4014, reason: "Disallowed intent(s).")
+            var ready: Harness.Reply?
+            try await eventually("/ready reporting the gateway down") {
+                ready = try await server.request(.get, "/ready")
+                return ready?.status == .serviceUnavailable
+            }
+            #expect(ready?.errorCode == "gateway_stopped")
+            #expect(ready?.json["error"]?["message"]?.stringValue?.contains("4014") == true)
+            // The API still takes messages and answers reads (over REST now: the feed is not live).
+            let sent = try await server.send("still works", token: user.token)
+            #expect(sent.status == .created)
+            #expect(try await server.messages(token: user.token).contains { $0["content"]?.stringValue == "still works" })
+            #expect(try await server.request(.get, "/health").status == .ok)
+        }
+    }
+}
