@@ -32,6 +32,8 @@ extension DiscordEmulator {
         /// Events kept per gateway session for RESUME.
         public var resumeBufferSize = 20_000
         public var identifyBudget = 1000
+        /// `session_start_limit` refills this long after the window's first identify (Discord: a day).
+        public var identifyWindow: Duration = .seconds(86_400)
         /// Active (unarchived) threads a guild may hold; one more is refused with 160006.
         public var maxActiveThreads = 1000
         /// A connection that sends nothing is closed after this long, and at once on shutdown.

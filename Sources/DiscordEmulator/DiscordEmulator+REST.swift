@@ -16,13 +16,13 @@ extension DiscordEmulator {
         rest(router, .get, "/gateway", bucket: .route) { _ in .ok(["url": .string(world.gatewayURL)]) }
 
         rest(router, .get, "/gateway/bot", bucket: .route) { _ in
-            let remaining = world.state.withLock { $0.identifyRemaining }
+            let budget = world.state.withLock { $0.identifyBudget(configuration) }
             return .ok([
                 "url": .string(world.gatewayURL),
                 "shards": 1,
                 "session_start_limit": [
-                    "total": JSON(configuration.identifyBudget), "remaining": JSON(remaining),
-                    "reset_after": 86_400_000, "max_concurrency": 1,
+                    "total": JSON(configuration.identifyBudget), "remaining": JSON(budget.remaining),
+                    "reset_after": JSON(Int(budget.resetAfter / .milliseconds(1))), "max_concurrency": 1,
                 ],
             ])
         }

@@ -50,7 +50,8 @@ extension DiscordWorld {
                     intents & $0.rawValue != 0 && !($0 == .messageContent && configuration.messageContentIntentEnabled)
                 }
                 guard disallowed.isEmpty else { return close(4014, "Disallowed intent(s).") }
-                guard state.identifyRemaining > 0 else { return close(4008, "Rate limited.") }
+                guard state.identifyBudget(configuration).remaining > 0 else { return close(4008, "Rate limited.") }
+                if state.identifyWindowStart == nil { state.identifyWindowStart = .now }
                 state.identifyRemaining -= 1
                 state.counters.identifies += 1
                 identify(connectionID, intents: intents, state: &state)

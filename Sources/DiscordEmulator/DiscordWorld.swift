@@ -18,6 +18,20 @@ final class DiscordWorld: Sendable {
         var requestLog: [DiscordEmulator.RecordedRequest] = []
         var faults = Faults()
         var identifyRemaining: Int
+        /// When the current `session_start_limit` window began (its first identify), if it has.
+        var identifyWindowStart: ContinuousClock.Instant?
+
+        /// The identifies left now, and how long until the budget refills; a window that has
+        /// passed refills first.
+        mutating func identifyBudget(_ configuration: DiscordEmulator.Configuration) -> (remaining: Int, resetAfter: Duration) {
+            let now = ContinuousClock.now
+            if let start = identifyWindowStart, start.duration(to: now) >= configuration.identifyWindow {
+                identifyRemaining = configuration.identifyBudget
+                identifyWindowStart = nil
+            }
+            let elapsed = identifyWindowStart.map { $0.duration(to: now) } ?? .zero
+            return (identifyRemaining, configuration.identifyWindow - elapsed)
+        }
     }
 
     struct NonceKey: Hashable, Sendable {

@@ -56,6 +56,8 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         public var sessions = 0
         public var resumes = 0
         public var connected = false
+        /// Times the connection waited for the session start budget to refill.
+        public var budgetWaits = 0
     }
 
     public init(configuration: Configuration, sink: any ForumEventSink, logger: Logger) {
@@ -94,6 +96,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 var next = machine.withLock { $0.firstConnect }
                 while !Task.isCancelled {
                     if next.after > .zero { try await Task.sleep(for: next.after) }
+                    if machine.withLock({ $0.needsIdentifyBudget }) { try await self.waitForIdentifyBudget(machine) }
                     switch await self.connectOnce(to: next, machine: machine, filter: filter, events: eventQueue) {
                     case .reconnect(let connect): next = connect
                     case .fatal(let message):
@@ -114,6 +117,23 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     private func drain(_ delivery: Task<Void, Never>, _ queue: AsyncStream<[ForumEvent]>.Continuation) async {
         queue.finish()
         await Deadlines.drain(delivery, within: configuration.drainTimeout)
+    }
+
+    /// The session start budget is spent: read it again, and while it is empty wait for Discord's
+    /// `reset_after` (a day at most) instead of identifying beyond it (Discord would reset the
+    /// bot's token) or giving up (a daemon that runs for months spends it eventually).
+    private func waitForIdentifyBudget(_ machine: Locked<GatewayStateMachine>) async throws {
+        while true {
+            let limit = try await gatewayInfo().sessionStartLimit
+            if limit.remaining > 0 {
+                machine.withLock { $0.refillIdentifies(limit.remaining) }
+                return
+            }
+            let wait = Duration.milliseconds(min(max(limit.resetAfter, 100), 86_400_000))
+            logger.warning("No gateway session starts left; waiting for Discord's budget to refill", metadata: ["seconds": "\(wait / .seconds(1))"])
+            status.withLock { $0.budgetWaits += 1 }
+            try await Task.sleep(for: wait)
+        }
     }
 
     /// `GET /gateway/bot`, retried until Discord answers (a 401 is fatal).

@@ -74,6 +74,15 @@ public struct GatewayStateMachine: Sendable {
         self.random = random
     }
 
+    /// Whether the next connection would have to identify with no budget left: the budget must be
+    /// read again from `GET /gateway/bot` (and waited for) first.
+    public var needsIdentifyBudget: Bool { session == nil && identifiesRemaining <= 0 }
+
+    /// The budget as `GET /gateway/bot` reports it now.
+    public mutating func refillIdentifies(_ remaining: Int) {
+        identifiesRemaining = max(0, remaining)
+    }
+
     /// The first connection.
     public var firstConnect: Connect { Connect(url: gatewayURL, resume: false, after: .zero) }
 
@@ -91,7 +100,9 @@ public struct GatewayStateMachine: Sendable {
             if let session {
                 actions.append(.send(["op": 6, "d": ["token": .string(token), "session_id": .string(session.id), "seq": JSON(session.sequence)]]))
             } else {
-                guard identifiesRemaining > 0 else { return [.fatal("The bot has no session starts left today (session_start_limit); try again after it resets.")] }
+                // Never identify beyond the budget: close, and the connection's owner waits for it to
+                // refill (`needsIdentifyBudget`) before connecting again.
+                guard identifiesRemaining > 0 else { return [.close(code: 4900, then: Connect(url: gatewayURL, resume: false, after: .zero))] }
                 identifiesRemaining -= 1
                 actions.append(.send([
                     "op": 2,

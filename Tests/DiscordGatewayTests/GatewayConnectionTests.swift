@@ -86,6 +86,28 @@ struct GatewayConnectionTests {
         }
     }
 
+    @Test func aSpentIdentifyBudgetIsWaitedForNotExceeded() async throws {
+        var emulatorConfiguration = DiscordEmulator.Configuration()
+        emulatorConfiguration.identifyBudget = 1
+        // Longer than the 1–5 s pause Discord asks for before identifying again.
+        emulatorConfiguration.identifyWindow = .seconds(8)
+        try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: quiet) { emulator in
+            let endpoints = await emulator.endpoints()
+            let connection = GatewayConnection(configuration: configuration(endpoints), sink: CollectingSink(), logger: quiet)
+            try await Self.running(connection) {
+                try await eventually("the first session") { connection.currentStatus.sessions == 1 }
+                // Discord ends the session: a new one needs an identify the budget no longer has.
+                emulator.sendInvalidSession(resumable: false)
+                try await eventually("the wait for the budget") { connection.currentStatus.budgetWaits >= 1 }
+                #expect(emulator.counters.identifies == 1)
+                try await eventually("a second session once the budget refilled", timeout: .seconds(15)) {
+                    connection.currentStatus.sessions == 2
+                }
+                #expect(emulator.counters.identifies == 2)
+            }
+        }
+    }
+
     /// Runs `connection` during `body`, then stops it and waits until it has.
     static func running(_ connection: GatewayConnection, _ body: () async throws -> Void) async throws {
         let run = Task { try await connection.run() }

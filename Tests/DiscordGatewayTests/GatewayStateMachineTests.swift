@@ -110,12 +110,21 @@ struct GatewayStateMachineTests {
         #expect(machine.connectionClosed(code: nil) == .reconnect(.init(url: "wss://resume.example", resume: true, after: .milliseconds(750))))
     }
 
-    @Test func theIdentifyBudgetIsRespected() {
+    @Test func theIdentifyBudgetIsRespectedAndRefilled() {
         var machine = machine(budget: 1)
+        #expect(!machine.needsIdentifyBudget)
         _ = machine.received(Self.hello)
         _ = machine.received(["op": 9, "d": false])
-        guard case .fatal(let message) = machine.received(Self.hello).first else { Issue.record("identified past the budget"); return }
-        #expect(message.contains("session_start_limit"))
+        // The budget is spent: the machine says so before the next connection...
+        #expect(machine.needsIdentifyBudget)
+        // ...and, reaching HELLO anyway (a stale budget), closes instead of identifying.
+        let actions = machine.received(Self.hello)
+        #expect(!actions.contains { if case .send(let payload) = $0 { return payload["op"] == 2 } else { return false } })
+        #expect(actions.contains { if case .close(4900, _) = $0 { return true } else { return false } })
+        machine.refillIdentifies(5)
+        #expect(!machine.needsIdentifyBudget)
+        #expect(machine.received(Self.hello).contains { if case .send(let payload) = $0 { return payload["op"] == 2 } else { return false } })
+        #expect(machine.identifiesRemaining == 4)
     }
 
     @Test func aRequestedHeartbeatIsSentAtOnce() {
