@@ -60,9 +60,12 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         public var budgetWaits = 0
     }
 
-    public init(configuration: Configuration, sink: any ForumEventSink, logger: Logger) {
+    /// - Parameter discord: the process's Discord client, so the gateway's REST calls share its
+    ///   rate limits and its 401 breaker (`serve --gateway`); nil makes one of its own.
+    public init(configuration: Configuration, sink: any ForumEventSink, discord: DiscordClient<ContinuousClock>? = nil, logger: Logger) {
         self.configuration = configuration
-        self.discord = DiscordClient(configuration: .init(baseURL: configuration.discordAPIURL, token: configuration.token), logger: logger)
+        self.discord = discord
+            ?? DiscordClient(configuration: .init(baseURL: configuration.discordAPIURL, token: configuration.token), logger: logger)
         self.sink = sink
         self.logger = logger
     }

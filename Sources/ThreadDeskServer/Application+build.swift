@@ -97,7 +97,9 @@ struct ServerParts {
             gateway.backoffBase = configuration.gatewayBackoffBase
             services.append(
                 InProcessGateway(
-                    connection: GatewayConnection(configuration: gateway, sink: service, logger: logger), health: gatewayHealth, logger: logger))
+                    // One Discord client per process: the gateway's REST calls share the API's budget.
+                    connection: GatewayConnection(configuration: gateway, sink: service, discord: discord, logger: logger),
+                    health: gatewayHealth, logger: logger))
         }
         self.router = router
         self.services = services

@@ -97,3 +97,16 @@ struct FatalGatewayTests {
         }
     }
 }
+
+@Suite("serve --gateway has one Discord client")
+struct SharedDiscordClientTests {
+    @Test func theGatewaysRESTCallsGoThroughTheServersClient() async throws {
+        try await withServer(gateway: true) { server in
+            try await eventually("the gateway up") { server.emulator.counters.identifies >= 1 }
+            // The server's client records every call it makes; the gateway's GET /gateway/bot is among them.
+            let series = #"threaddesk_discord_requests_total{route="GET /gateway/bot",status="200"}"#
+            #expect(try await server.metric(series) >= 1)
+            #expect(server.emulator.counters.requests("GET", "/gateway/bot") == Int(try await server.metric(series)))
+        }
+    }
+}
