@@ -62,7 +62,7 @@ struct GatewayDaemonTests {
                     discordToken: endpoints.botToken, discordAPIURL: endpoints.restURL, guildID: endpoints.guildID,
                     forumChannelID: endpoints.forumChannelID, appKey: "app")
                 configuration.port = 0
-                configuration.gatewaySecret = "daemon-secret"
+                configuration.gatewaySecret = "daemon-secret-at-least-thirty-two-characters"
                 var settings = APNsSettings(keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
                 settings.url = credentials.url
                 settings.caCertificatePEM = credentials.caCertificatePEM
@@ -91,16 +91,21 @@ struct GatewayDaemonTests {
 
                 // The daemon runs on its own, with the server down; its backoff runs on a clock the
                 // test drives.
-                var forwarding = HTTPEventForwarder.Configuration(serverURL: base, secret: "daemon-secret")
-                forwarding.backoffBase = .milliseconds(50)
-                forwarding.backoffCap = .milliseconds(500)
+                // The daemon's own wiring, from the environment `threaddesk gateway` reads.
+                let daemonSettings = try GatewayDaemonConfiguration(environment: [
+                    "DISCORD_TOKEN": endpoints.botToken, "DISCORD_FORUM_CHANNEL_ID": endpoints.forumChannelID,
+                    "DISCORD_API_URL": endpoints.restURL, "SERVER_URL": base, "GATEWAY_SECRET": "daemon-secret-at-least-thirty-two-characters",
+                ])
                 let clock = ManualClock()
-                let forwarder = HTTPEventForwarder(configuration: forwarding, clock: clock, logger: testLogger())
-                var gatewayConfiguration = GatewayConnection.Configuration(
-                    token: endpoints.botToken, forumChannelID: endpoints.forumChannelID, discordAPIURL: endpoints.restURL)
-                gatewayConfiguration.backoffBase = .milliseconds(20)
-                let connection = GatewayConnection(configuration: gatewayConfiguration, sink: forwarder, logger: testLogger())
-                let daemon = ServiceGroup(services: [forwarder, connection], gracefulShutdownSignals: [], logger: testLogger())
+                var backoffCap: Duration = .zero
+                let parts = buildGatewayServices(configuration: daemonSettings, logger: testLogger(), forwarderClock: clock) { forwarding, gateway in
+                    forwarding.backoffBase = .milliseconds(50)
+                    forwarding.backoffCap = .milliseconds(500)
+                    gateway.backoffBase = .milliseconds(20)
+                    backoffCap = forwarding.backoffCap
+                }
+                let (forwarder, connection) = (parts.forwarder, parts.connection)
+                let daemon = ServiceGroup(services: parts.services, gracefulShutdownSignals: [], logger: testLogger())
                 let daemonTask = Task { try await daemon.run() }
                 try await eventually("the daemon's gateway connected") { connection.currentStatus.connected }
 
@@ -112,8 +117,8 @@ struct GatewayDaemonTests {
                 var away: Duration = .zero
                 while away < .seconds(60) {
                     try await clock.waitForSleepers(1)
-                    clock.advance(by: forwarding.backoffCap)
-                    away += forwarding.backoffCap
+                    clock.advance(by: backoffCap)
+                    away += backoffCap
                 }
                 try await clock.waitForSleepers(1)
                 #expect(forwarder.attempts > 100)
@@ -121,7 +126,7 @@ struct GatewayDaemonTests {
                 #expect(forwarder.queued >= 6)
 
                 try await Self.withServerProcess(configuration, store: store) { _ in
-                    clock.advance(by: forwarding.backoffCap)
+                    clock.advance(by: backoffCap)
                     try await eventually("five pushes") { apns.deliveries.count >= 5 }
                     try await eventually("the daemon's queue drained") { forwarder.queued == 0 }
                     let pushed = apns.deliveries.compactMap(PushTests.messageID)

@@ -1,0 +1,100 @@
+import Logging
+import ServiceLifecycle
+
+/// `threaddesk gateway`'s settings, read from the environment and checked the way the server's
+/// are: every missing or malformed variable named in one message (the command exits 78).
+public struct GatewayDaemonConfiguration: Sendable {
+    public var discordToken: String
+    public var forumChannelID: String
+    public var discordAPIURL = "https://discord.com/api/v10"
+    public var serverURL: String
+    public var gatewaySecret: String
+    public var logLevel: Logger.Level = .info
+    /// The same floor the server holds `GATEWAY_SECRET` to.
+    public static let minimumSecretLength = 32
+
+    public struct Problem: Error, CustomStringConvertible, Sendable, Equatable {
+        public var missing: [String]
+        public var invalid: [String]
+
+        public init(missing: [String], invalid: [String]) {
+            self.missing = missing
+            self.invalid = invalid
+        }
+
+        public var description: String {
+            var parts: [String] = []
+            if !missing.isEmpty { parts.append("configuration missing: \(missing.joined(separator: ", "))") }
+            if !invalid.isEmpty { parts.append("configuration invalid: \(invalid.joined(separator: ", "))") }
+            return "threaddesk gateway cannot start; " + parts.joined(separator: "; ") + "."
+        }
+    }
+
+    public init(discordToken: String, forumChannelID: String, serverURL: String, gatewaySecret: String) {
+        self.discordToken = discordToken
+        self.forumChannelID = forumChannelID
+        self.serverURL = serverURL
+        self.gatewaySecret = gatewaySecret
+    }
+
+    public init(environment: [String: String]) throws(Problem) {
+        var problem = Problem(missing: [], invalid: [])
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        func required(_ name: String) -> String {
+            guard let text = value(name) else {
+                problem.missing.append(name)
+                return ""
+            }
+            return text
+        }
+        discordToken = required("DISCORD_TOKEN")
+        forumChannelID = required("DISCORD_FORUM_CHANNEL_ID")
+        serverURL = required("SERVER_URL")
+        gatewaySecret = required("GATEWAY_SECRET")
+        if !forumChannelID.isEmpty, !forumChannelID.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            problem.invalid.append("DISCORD_FORUM_CHANNEL_ID (a Discord id, digits only)")
+        }
+        if !serverURL.isEmpty, !(serverURL.hasPrefix("http://") || serverURL.hasPrefix("https://")) {
+            problem.invalid.append("SERVER_URL (http:// or https://)")
+        }
+        if !gatewaySecret.isEmpty, gatewaySecret.utf8.count < Self.minimumSecretLength {
+            problem.invalid.append("GATEWAY_SECRET (at least \(Self.minimumSecretLength) characters)")
+        }
+        if let url = value("DISCORD_API_URL") { discordAPIURL = url }
+        if let level = value("LOG_LEVEL") {
+            if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
+        }
+        if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
+    }
+}
+
+/// The daemon's parts, wired as `threaddesk gateway` runs them (its tests start the same): the
+/// forwarder to the server, and the gateway connection feeding it. `adjust` lets a test shorten
+/// backoffs or give the forwarder a clock it drives.
+public struct GatewayDaemonServices: Sendable {
+    public let forwarder: HTTPEventForwarder
+    public let connection: GatewayConnection
+
+    /// In the order a `ServiceGroup` should start them (it shuts them down in reverse: the
+    /// connection first, so events already read still reach the forwarder).
+    public var services: [any Service] { [forwarder, connection] }
+}
+
+public func buildGatewayServices(
+    configuration: GatewayDaemonConfiguration, logger: Logger,
+    forwarderClock: any Clock<Duration> = ContinuousClock(),
+    adjust: (inout HTTPEventForwarder.Configuration, inout GatewayConnection.Configuration) -> Void = { _, _ in }
+) -> GatewayDaemonServices {
+    var forwarding = HTTPEventForwarder.Configuration(serverURL: configuration.serverURL, secret: configuration.gatewaySecret)
+    var gateway = GatewayConnection.Configuration(
+        token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
+    adjust(&forwarding, &gateway)
+    let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, logger: logger)
+    return GatewayDaemonServices(forwarder: forwarder, connection: GatewayConnection(configuration: gateway, sink: forwarder, logger: logger))
+}
+
+extension GatewayDaemonConfiguration: CustomReflectable {
+    public var customMirror: Mirror {
+        Mirror(self, children: ["discordToken": "<redacted>", "gatewaySecret": "<redacted>", "forumChannelID": forumChannelID, "serverURL": serverURL])
+    }
+}

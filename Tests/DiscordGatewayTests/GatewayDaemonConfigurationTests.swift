@@ -1,0 +1,35 @@
+import DiscordGateway
+import Logging
+import Testing
+
+@Suite("threaddesk gateway's settings")
+struct GatewayDaemonConfigurationTests {
+    @Test func namesEveryMissingAndMalformedVariableAtOnce() {
+        #expect(throws: GatewayDaemonConfiguration.Problem(
+            missing: ["DISCORD_TOKEN", "DISCORD_FORUM_CHANNEL_ID", "SERVER_URL", "GATEWAY_SECRET"], invalid: [])) {
+            try GatewayDaemonConfiguration(environment: [:])
+        }
+        do {
+            _ = try GatewayDaemonConfiguration(environment: [
+                "DISCORD_TOKEN": "t", "DISCORD_FORUM_CHANNEL_ID": "12ab", "SERVER_URL": "localhost:8080", "GATEWAY_SECRET": "short",
+                "LOG_LEVEL": "loud",
+            ])
+            Issue.record("accepted malformed settings")
+        } catch {
+            #expect(error.missing.isEmpty)
+            #expect(error.invalid.count == 4)
+            #expect(error.description.contains("GATEWAY_SECRET (at least 32 characters)"))
+            #expect(!error.description.contains("short"), "a secret's value reached the message")
+        }
+    }
+
+    @Test func readsAGoodEnvironmentAndNeverPrintsItsSecrets() throws {
+        let settings = try GatewayDaemonConfiguration(environment: [
+            "DISCORD_TOKEN": "bot-token-value", "DISCORD_FORUM_CHANNEL_ID": "123", "SERVER_URL": "http://127.0.0.1:8080",
+            "GATEWAY_SECRET": String(repeating: "s", count: 32), "LOG_LEVEL": "debug",
+        ])
+        #expect(settings.discordAPIURL == "https://discord.com/api/v10" && settings.logLevel == .debug)
+        let printed = String(describing: settings) + String(reflecting: settings)
+        #expect(!printed.contains("bot-token-value") && !printed.contains(String(repeating: "s", count: 32)))
+    }
+}
