@@ -2,7 +2,7 @@ import DiscordREST
 
 /// What the gateway tells the server about the support forum. Only events in the forum's
 /// threads are forwarded; everything else in the guild stays in the daemon.
-public enum ForumEvent: Sendable, Codable, Hashable {
+public enum ForumEvent: Sendable, Hashable {
     case messageCreated(DiscordMessage)
     /// An edit, with the whole message as it now is.
     case messageUpdated(DiscordMessage)

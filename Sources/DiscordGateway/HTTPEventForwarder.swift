@@ -131,7 +131,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(configuration.secret)")
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(["events": batch])))
+            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(ForumEventBatch(events: batch))))
             let response = try await http.execute(request, timeout: .seconds(30))
             _ = try await withTimeout(.seconds(30), "the server's answer to a batch") {
                 try await response.body.collect(upTo: 1 << 20)

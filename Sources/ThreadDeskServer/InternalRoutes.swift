@@ -2,6 +2,8 @@ import DiscordGateway
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
+import Prometheus
 import ServiceLifecycle
 import ThreadDeskCore
 
@@ -12,18 +14,21 @@ struct InternalRoutes: Sendable {
 
     static let batchLimit = 16 * 1024 * 1024
 
-    struct Batch: Codable, Sendable {
-        var events: [ForumEvent]
-    }
-
     func register(on router: Router<ThreadDeskRequestContext>) {
         router.post("internal/gateway/events") { request, _ in
             guard let token = request.bearerToken, constantTimeEquals(token, secret) else {
                 throw APIError(.unauthorized, "invalid_gateway_secret", "The gateway secret is missing or wrong.")
             }
-            let batch = try await request.decode(Batch.self, limit: Self.batchLimit)
+            let batch = try await request.decode(ForumEventBatch.self, limit: Self.batchLimit)
+            if batch.skipped > 0 {
+                // A newer daemon: what this server cannot read is skipped, never refused (a 400
+                // would make the daemon retry the batch forever).
+                service.metrics.gatewayEventsSkipped.increment(by: Int64(batch.skipped))
+                service.logger.notice(
+                    "Skipped gateway events this server does not understand", metadata: ["count": "\(batch.skipped)", "version": "\(batch.version)"])
+            }
             await service.deliver(batch.events)
-            return try jsonResponse(["handled": batch.events.count])
+            return try jsonResponse(["handled": batch.events.count, "skipped": batch.skipped])
         }
     }
 }

@@ -8,6 +8,7 @@ public struct ServerMetrics: Sendable {
     let storeLatency: DurationHistogram
     let messagesPosted: Counter
     let filesUploaded: Counter
+    let gatewayEventsSkipped: Counter
     let attachmentsServed: Counter
     let attachmentURLsRefreshed: Counter
     let diagnosticsUploaded: Counter
@@ -28,6 +29,8 @@ public struct ServerMetrics: Sendable {
             help: "Time inside withUser, Discord calls included")
         messagesPosted = registry.makeCounter(name: "threaddesk_messages_posted_total", help: "User messages posted to Discord")
         filesUploaded = registry.makeCounter(name: "threaddesk_files_uploaded_total", help: "Files users sent with their messages")
+        gatewayEventsSkipped = registry.makeCounter(
+            name: "threaddesk_gateway_events_skipped_total", help: "Events from the gateway daemon of a type or shape this server does not know")
         attachmentsServed = registry.makeCounter(name: "threaddesk_attachments_served_total", help: "Attachment downloads served to apps")
         attachmentURLsRefreshed = registry.makeCounter(
             name: "threaddesk_attachment_urls_refreshed_total", help: "Expired Discord CDN URLs signed anew")

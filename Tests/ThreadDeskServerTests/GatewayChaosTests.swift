@@ -110,3 +110,47 @@ struct SharedDiscordClientTests {
         }
     }
 }
+
+@Suite("The daemon → server event contract")
+struct GatewayEventContractTests {
+    @Test func versionOneTheOldShapeAndUnknownTypesAreAllTakenWithoutA400() async throws {
+        try await withServer(gateway: false) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "from a daemon")
+            let message = try #require(try await server.discordClient.message(reply.id, in: thread))
+            let encoded = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+            // Version 1, as this daemon sends it, with an event type from a newer daemon beside it.
+            let batch = #"{"version":1,"events":[{"type":"message.created","message":\#(encoded)},{"type":"poll.created","poll":{}},{"type":"alive"}]}"#
+            let answer = try await server.forward(batch)
+            #expect(answer.status == .ok)
+            #expect(answer.json["handled"]?.intValue == 2 && answer.json["skipped"]?.intValue == 1)
+            #expect(try await server.metric("threaddesk_gateway_events_skipped_total") == 1)
+            try await eventually("the reply in the user's conversation") {
+                try await server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }
+            }
+            // A daemon from before version 1 (Swift's synthesized enum shape) is still understood.
+            let old = #"{"events":[{"messageDeleted":{"channelID":"\#(thread)","messageID":"\#(reply.id)"}},{"gap":{}}]}"#
+            let oldAnswer = try await server.forward(old)
+            #expect(oldAnswer.status == .ok && oldAnswer.json["handled"]?.intValue == 2 && oldAnswer.json["skipped"]?.intValue == 0)
+            try await eventually("the deletion from the old daemon") {
+                try await !server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }
+            }
+        }
+    }
+
+    @Test func everyEventSurvivesTheWire() async throws {
+        try await withServer(gateway: false) { server in
+            let (_, thread, _) = try await server.userWithThread()
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "on the wire")
+            let message = try #require(try await server.discordClient.message(reply.id, in: thread))
+            let events: [ForumEvent] = [
+                .messageCreated(message), .messageUpdated(message), .messageChanged(channelID: "4", messageID: "5"),
+                .messageDeleted(channelID: "4", messageID: "5"), .messagesDeleted(channelID: "4", messageIDs: ["5", "6"]),
+                .threadUpdated(threadID: "4", archived: true, locked: false), .threadDeleted(threadID: "4"),
+                .typing(channelID: "4", userID: "3"), .gap, .alive,
+            ]
+            let decoded = try JSONDecoder().decode(ForumEventBatch.self, from: try JSONEncoder().encode(ForumEventBatch(events: events)))
+            #expect(decoded.events == events && decoded.version == ForumEventBatch.currentVersion && decoded.skipped == 0)
+        }
+    }
+}
