@@ -45,6 +45,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     public let configuration: Configuration
     private let discord: DiscordClient<ContinuousClock>
     private let sink: any ForumEventSink
+    private let clock: any Clock<Duration>
 
     public var description: String { "GatewayConnection(forum \(configuration.forumChannelID))" }
     private let logger: Logger
@@ -62,8 +63,14 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
 
     /// - Parameter discord: the process's Discord client, so the gateway's REST calls share its
     ///   rate limits and its 401 breaker (`serve --gateway`); nil makes one of its own.
-    public init(configuration: Configuration, sink: any ForumEventSink, discord: DiscordClient<ContinuousClock>? = nil, logger: Logger) {
+    /// - Parameter clock: what heartbeats, reconnect backoff and the wait for the identify budget
+    ///   sleep on; tests pass one they move by hand.
+    public init(
+        configuration: Configuration, sink: any ForumEventSink, discord: DiscordClient<ContinuousClock>? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+    ) {
         self.configuration = configuration
+        self.clock = clock
         self.discord = discord
             ?? DiscordClient(configuration: .init(baseURL: configuration.discordAPIURL, token: configuration.token), logger: logger)
         self.sink = sink
@@ -98,7 +105,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
             do {
                 var next = machine.withLock { $0.firstConnect }
                 while !Task.isCancelled {
-                    if next.after > .zero { try await Task.sleep(for: next.after) }
+                    if next.after > .zero { try await self.clock.sleep(for: next.after) }
                     if machine.withLock({ $0.needsIdentifyBudget }) { try await self.waitForIdentifyBudget(machine) }
                     switch await self.connectOnce(to: next, machine: machine, filter: filter, events: eventQueue) {
                     case .reconnect(let connect): next = connect
@@ -135,7 +142,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
             let wait = Duration.milliseconds(min(max(limit.resetAfter, 100), 86_400_000))
             logger.warning("No gateway session starts left; waiting for Discord's budget to refill", metadata: ["seconds": "\(wait / .seconds(1))"])
             status.withLock { $0.budgetWaits += 1 }
-            try await Task.sleep(for: wait)
+            try await self.clock.sleep(for: wait)
         }
     }
 
@@ -149,7 +156,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 throw GatewayFatalError(description: "Discord refused the bot token (401): check DISCORD_TOKEN.")
             } catch {
                 logger.warning("Cannot reach Discord for the gateway URL; retrying", metadata: ["error": "\(error)"])
-                try await Task.sleep(for: delay)
+                try await self.clock.sleep(for: delay)
                 delay = min(delay * 2, configuration.backoffCap)
             }
         }
@@ -229,10 +236,10 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await (first, interval) in heartbeats {
-                    try await Task.sleep(for: first)
+                    try await self.clock.sleep(for: first)
                     while try await perform(machine.withLock { $0.heartbeatDue() }) {
                         if self.status.withLock({ $0.connected }) { events.yield([.alive]) }
-                        try await Task.sleep(for: interval)
+                        try await self.clock.sleep(for: interval)
                     }
                     return
                 }

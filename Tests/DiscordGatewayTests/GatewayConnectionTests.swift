@@ -108,6 +108,38 @@ struct GatewayConnectionTests {
         }
     }
 
+    @Test func heartbeatsAndReconnectBackoffRunOnTheInjectedClock() async throws {
+        try await DiscordEmulator.withRunning(logger: quiet) { emulator in
+            let endpoints = await emulator.endpoints()
+            let clock = ManualClock()
+            var settings = configuration(endpoints)
+            settings.backoffBase = .seconds(30)
+            settings.backoffCap = .seconds(60)
+            let connection = GatewayConnection(configuration: settings, sink: CollectingSink(), clock: clock, logger: quiet)
+            try await Self.running(connection) {
+                try await eventually("the gateway connected") { connection.currentStatus.connected }
+                // The heartbeat waits on the clock: nothing goes out until the test moves it.
+                try await clock.waitForSleepers(1)
+                let beats = emulator.counters.heartbeats
+                #expect(beats == 0)
+                clock.advance(by: .milliseconds(41_250))
+                try await eventually("a heartbeat once the clock passed the first beat") { emulator.counters.heartbeats == beats + 1 }
+
+                // A dropped connection comes back only after its backoff, on the clock.
+                emulator.dropGatewayConnections()
+                try await eventually("the drop noticed, the backoff sleeping") {
+                    !connection.currentStatus.connected && clock.sleeperCount == 1
+                }
+                #expect(connection.currentStatus.connections == 1)
+                clock.advance(by: .seconds(60))
+                try await eventually("the reconnection after the backoff") {
+                    connection.currentStatus.connections == 2 && connection.currentStatus.connected
+                }
+                #expect(connection.currentStatus.resumes == 1)
+            }
+        }
+    }
+
     /// Runs `connection` during `body`, then stops it and waits until it has.
     static func running(_ connection: GatewayConnection, _ body: () async throws -> Void) async throws {
         let run = Task { try await connection.run() }

@@ -11,7 +11,8 @@ public final class ManualClock: Clock, Sendable {
 
     private struct State {
         var now = Instant(offset: .zero)
-        var sleepers: [(deadline: Instant, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextID = 0
+        var sleepers: [(id: Int, deadline: Instant, continuation: CheckedContinuation<Void, any Error>)] = []
     }
 
     private let state = Mutex(State())
@@ -21,19 +22,38 @@ public final class ManualClock: Clock, Sendable {
     public var now: Instant { state.withLock { $0.now } }
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Sleeps until the test moves the clock past `deadline`; cancellation ends the sleep at once
+    /// (with `CancellationError`, as `Task.sleep` does), so shutting down never waits on the clock.
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        await withCheckedContinuation { continuation in
-            let due = state.withLock { state -> Bool in
-                if deadline <= state.now { return true }
-                state.sleepers.append((deadline, continuation))
-                return false
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let due = state.withLock { state -> Bool in
+                    if deadline <= state.now { return true }
+                    if Task.isCancelled { return false }
+                    state.sleepers.append((id, deadline, continuation))
+                    return false
+                }
+                if due {
+                    continuation.resume()
+                } else if Task.isCancelled, !state.withLock({ $0.sleepers.contains { $0.id == id } }) {
+                    continuation.resume(throwing: CancellationError())
+                }
             }
-            if due { continuation.resume() }
+        } onCancel: {
+            let sleeper = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index).continuation
+            }
+            sleeper?.resume(throwing: CancellationError())
         }
     }
 
     public func advance(by duration: Duration) {
-        let due = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let due = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             state.now = state.now.advanced(by: duration)
             let now = state.now
             let due = state.sleepers.filter { $0.deadline <= now }.map(\.continuation)
