@@ -23,37 +23,14 @@ struct Sandbox: AsyncParsableCommand {
         logger.logLevel = .notice
         let emulator = DiscordEmulator(configuration: .init(), logger: logger)
         let apnsEmulator = try APNsEmulator(logger: logger)
-        let group = buildServiceGroup([emulator, apnsEmulator], grace: .seconds(5), cancelGrace: .seconds(5), logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let discord = await emulator.endpoints()
-            var configuration = ServerConfiguration(
-                discordToken: discord.botToken, discordAPIURL: discord.restURL, guildID: discord.guildID,
-                forumChannelID: discord.forumChannelID, appKey: "sandbox-" + Self.randomHex(12))
-            configuration.port = port
-            configuration.legacyAPIKey = "sandbox-legacy-" + Self.randomHex(8)
-            configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
-            // One browser plays every user here: quotas per address would only get in the way.
-            configuration.quotas = .off
-            configuration.live.maxStreamDuration = .seconds(max(1, maxStreamSeconds))
-            let apns = await apnsEmulator.credentials()
-            var apnsSettings = APNsSettings(keyID: apns.keyID, teamID: apns.teamID, privateKeyPEM: apns.privateKeyPEM, topic: apns.topic)
-            apnsSettings.url = apns.url
-            apnsSettings.caCertificatePEM = apns.caCertificatePEM
-            apnsSettings.defaultEnvironment = .development
-            configuration.apns = apnsSettings
-            let store = try makeStore(url: configuration.storeURL, logger: logger)
-            let pages = SandboxRoutes(
-                discord: emulator, apns: apnsEmulator, appKey: configuration.appKey, legacyKey: configuration.legacyAPIKey)
-            let app = buildApplication(
-                configuration: configuration, store: store, inProcessGateway: true, logger: logger, extraRoutes: pages.register)
-            let server = buildServiceGroup(
-                [app], grace: configuration.shutdownGrace, cancelGrace: configuration.shutdownCancelGrace, logger: logger)
-            tasks.addTask { try await server.run() }
-            FileHandle.standardOutput.write(Data((Self.welcome(configuration: configuration, discord: discord, apns: apns.url) + "\n").utf8))
-            try await tasks.next()
-            tasks.cancelAll()
-        }
+        let server = SandboxServer(
+            discord: emulator, apns: apnsEmulator, port: port, dataDirectory: dataDirectory, maxStreamSeconds: maxStreamSeconds,
+            logger: logger)
+        // One group, one lifecycle: on SIGTERM/SIGINT the server drains first (it was started
+        // last), then the emulators it talks to stop.
+        // The server's default shutdown grace (10 s), and a few seconds for the emulators after it.
+        let group = buildServiceGroup([emulator, apnsEmulator, server], grace: .seconds(15), cancelGrace: .seconds(5), logger: logger)
+        try await group.run()
     }
 
     static func randomHex(_ bytes: Int) -> String {
@@ -88,5 +65,43 @@ struct Sandbox: AsyncParsableCommand {
 
             Ctrl-C stops it.
             """
+    }
+}
+
+/// The sandbox's ThreadDesk: built once the emulators have their ports, then run as a service of
+/// the sandbox's one group.
+struct SandboxServer: Service {
+    let discord: DiscordEmulator
+    let apns: APNsEmulator
+    let port: Int
+    let dataDirectory: String
+    let maxStreamSeconds: Int
+    let logger: Logger
+
+    func run() async throws {
+        let endpoints = await discord.endpoints()
+        var configuration = ServerConfiguration(
+            discordToken: endpoints.botToken, discordAPIURL: endpoints.restURL, guildID: endpoints.guildID,
+            forumChannelID: endpoints.forumChannelID, appKey: "sandbox-" + Sandbox.randomHex(12))
+        configuration.port = port
+        configuration.legacyAPIKey = "sandbox-legacy-" + Sandbox.randomHex(8)
+        configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
+        // One browser plays every user here: quotas per address would only get in the way.
+        configuration.quotas = .off
+        configuration.live.maxStreamDuration = .seconds(max(1, maxStreamSeconds))
+        let credentials = await apns.credentials()
+        var apnsSettings = APNsSettings(
+            keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
+        apnsSettings.url = credentials.url
+        apnsSettings.caCertificatePEM = credentials.caCertificatePEM
+        apnsSettings.defaultEnvironment = .development
+        configuration.apns = apnsSettings
+        let store = try makeStore(url: configuration.storeURL, logger: logger)
+        let pages = SandboxRoutes(discord: discord, apns: apns, appKey: configuration.appKey, legacyKey: configuration.legacyAPIKey)
+        let app = buildApplication(
+            configuration: configuration, store: store, inProcessGateway: true, logger: logger, extraRoutes: pages.register)
+        FileHandle.standardOutput.write(
+            Data((Sandbox.welcome(configuration: configuration, discord: endpoints, apns: credentials.url) + "\n").utf8))
+        try await app.run()
     }
 }
