@@ -38,6 +38,14 @@ def status_kib(pid: int, field: str) -> int:
     return 0
 
 
+def anon_kib(pid: int) -> int:
+    """Private memory (`Pss_Anon`): RSS without the shared, clean pages of code and libraries."""
+    for line in pathlib.Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss_Anon:"):
+            return int(line.split()[1])
+    return 0
+
+
 HIKARI = r'''
 import asyncio, sys, hikari
 count = 0
@@ -52,7 +60,8 @@ async def main():
     async def started(event):
         print("ready", flush=True)
     await bot.start(check_for_updates=False)
-    for line in sys.stdin:
+    # Reading stdin in a thread: the event loop must keep receiving meanwhile.
+    while await asyncio.to_thread(sys.stdin.readline):
         print(count, flush=True)
 asyncio.run(main())
 '''
@@ -109,7 +118,8 @@ def main() -> None:
                                json={"name": "bench", "message": {"content": "start"}},
                                headers={"Authorization": f"Bot {endpoints['botToken']}"}, timeout=10).json()["id"]
         time.sleep(2)
-        before = {"daemon": status_kib(daemon.pid, "VmRSS"), "hikari": status_kib(hikari.pid, "VmRSS")}
+        before = {"daemon": status_kib(daemon.pid, "VmRSS"), "hikari": status_kib(hikari.pid, "VmRSS"),
+                  "daemon-anon": anon_kib(daemon.pid), "hikari-anon": anon_kib(hikari.pid)}
         seconds = asyncio.run(post_replies(control, thread, args.events))
         time.sleep(5)
         hikari.stdin.write("count\n")
@@ -117,12 +127,14 @@ def main() -> None:
         hikari_seen = int(hikari.stdout.readline())
         compressed = requests.get(control + "/counters", timeout=5).json()["compressedGatewayConnections"]
         print(f"{args.events:,} MESSAGE_CREATE in {seconds:.0f} s ({args.events / seconds:,.0f}/s); zlib-stream connections: {compressed}")
-        print("| process | RSS before | RSS after | peak (VmHWM) | events seen |")
-        print("|---|---|---|---|---|")
+        print("| process | RSS before | RSS after | peak (VmHWM) | private before | private after | events seen |")
+        print("|---|---|---|---|---|---|---|")
         print(f"| `threaddesk gateway` (release) | {before['daemon'] / 1024:.1f} MiB | {status_kib(daemon.pid, 'VmRSS') / 1024:.1f} MiB | "
-              f"{status_kib(daemon.pid, 'VmHWM') / 1024:.1f} MiB | forwarded to the server |")
+              f"{status_kib(daemon.pid, 'VmHWM') / 1024:.1f} MiB | {before['daemon-anon'] / 1024:.1f} MiB | {anon_kib(daemon.pid) / 1024:.1f} MiB | "
+              "all, forwarded to the server |")
         print(f"| hikari 2.7 (CPython 3.11) | {before['hikari'] / 1024:.1f} MiB | {status_kib(hikari.pid, 'VmRSS') / 1024:.1f} MiB | "
-              f"{status_kib(hikari.pid, 'VmHWM') / 1024:.1f} MiB | {hikari_seen:,} |")
+              f"{status_kib(hikari.pid, 'VmHWM') / 1024:.1f} MiB | {before['hikari-anon'] / 1024:.1f} MiB | {anon_kib(hikari.pid) / 1024:.1f} MiB | "
+              f"{hikari_seen:,} |")
     finally:
         for process in reversed(processes):
             process.terminate()
