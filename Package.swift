@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        // The client SDK: the server builds on its wire types, so the two cannot drift apart.
+        .package(path: "Clients/ThreadDeskKit"),
     ],
     targets: [
         .target(name: "Deadlines", swiftSettings: swiftSettings),
@@ -74,6 +76,7 @@ let package = Package(
             name: "ThreadDeskCore",
             dependencies: [
                 "DiscordREST",
+                .product(name: "ThreadDeskWire", package: "ThreadDeskKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -134,6 +137,7 @@ let package = Package(
                 "Deadlines",
                 "DiscordREST",
                 "ThreadDeskCore",
+                .product(name: "ThreadDeskWire", package: "ThreadDeskKit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -153,6 +157,7 @@ let package = Package(
                 "ThreadDeskCore",
                 "ThreadDeskStore",
                 "DiscordREST",
+                .product(name: "ThreadDeskWire", package: "ThreadDeskKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -269,12 +274,32 @@ let package = Package(
         ),
         .testTarget(
             name: "ThreadDeskCoreTests",
-            dependencies: ["ThreadDeskCore", "DiscordREST"],
+            dependencies: ["ThreadDeskCore", "DiscordREST", .product(name: "ThreadDeskWire", package: "ThreadDeskKit")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ThreadDeskStoreTests",
-            dependencies: ["ThreadDeskStore", "ThreadDeskCore", "TestSupport", "Deadlines", "DiscordREST"],
+            dependencies: [
+                "ThreadDeskStore", "ThreadDeskCore", "TestSupport", "Deadlines", "DiscordREST",
+                .product(name: "ThreadDeskWire", package: "ThreadDeskKit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SDKIntegrationTests",
+            dependencies: [
+                "APNsEmulator",
+                "TestSupport",
+                "ThreadDeskServer",
+                "ThreadDeskStore",
+                "DiscordEmulator",
+                "DiscordREST",
+                .product(name: "ThreadDeskKit", package: "ThreadDeskKit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -289,6 +314,7 @@ let package = Package(
                 "ThreadDeskServer",
                 "ThreadDeskStore",
                 "ThreadDeskCore",
+                .product(name: "ThreadDeskWire", package: "ThreadDeskKit"),
                 "DiscordEmulator",
                 "DiscordREST",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,12 +1,8 @@
 import DiscordREST
+import ThreadDeskWire
 
-/// Who wrote a message, from the app user's point of view.
-public enum MessageAuthor: String, Sendable, Codable, Hashable {
-    /// The app user: the bot posts on their behalf.
-    case user
-    /// Anyone else in the thread: the developer or their support team.
-    case support
-}
+/// Who wrote a message, from the app user's point of view (the API's own type).
+public typealias MessageAuthor = ThreadDeskWire.MessageAuthor
 
 /// What the app user may see of a Discord message in their thread (the rules of DESIGN.md).
 public enum MessageVisibility: Sendable, Hashable {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// Turns every failure into the API's JSON error shape and counts every answer by route.
 /// Errors we did not anticipate are logged and answered 500 without their details.
@@ -34,21 +35,21 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as APIError:
             return error
         case is DeadlineExceeded:
-            return APIError(.serviceUnavailable, "timeout", "The request took too long; try again shortly.", retryAfterSeconds: 2)
+            return APIError(.serviceUnavailable, .timeout, "The request took too long; try again shortly.", retryAfterSeconds: 2)
         case is CancellationError:
-            return APIError(.serviceUnavailable, "shutting_down", "The server is restarting; try again shortly.", retryAfterSeconds: 2)
+            return APIError(.serviceUnavailable, .shuttingDown, "The server is restarting; try again shortly.", retryAfterSeconds: 2)
         case is StoreUnavailableError:
-            return APIError(.serviceUnavailable, "store_unavailable", "Storage is briefly unavailable; try again shortly.", retryAfterSeconds: 2)
+            return APIError(.serviceUnavailable, .storeUnavailable, "Storage is briefly unavailable; try again shortly.", retryAfterSeconds: 2)
         case let error as HTTPError:
             switch error.status {
             case .notFound: return .notFound
-            case .methodNotAllowed: return APIError(.methodNotAllowed, "method_not_allowed", "This route does not take that method.")
-            case .contentTooLarge: return APIError(.contentTooLarge, "body_too_large", "The request body is too large.")
+            case .methodNotAllowed: return APIError(.methodNotAllowed, .methodNotAllowed, "This route does not take that method.")
+            case .contentTooLarge: return APIError(.contentTooLarge, .bodyTooLarge, "The request body is too large.")
             default:
-                return APIError(error.status, "http_\(error.status.code)", error.body ?? error.status.reasonPhrase)
+                return APIError(error.status, .http(status: error.status.code), error.body ?? error.status.reasonPhrase)
             }
         default:
-            return APIError(.internalServerError, "internal_error", "Something went wrong on our side.")
+            return APIError(.internalServerError, .internalError, "Something went wrong on our side.")
         }
     }
 }

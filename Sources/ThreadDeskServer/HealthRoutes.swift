@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import Prometheus
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// Liveness, readiness and metrics, for load balancers and Prometheus, and the API's own
 /// OpenAPI document.
@@ -19,17 +20,17 @@ struct HealthRoutes: Sendable {
         router.get("ready") { _, context in
             guard !discord.isUnauthorized else {
                 throw APIError(
-                    .serviceUnavailable, "discord_unauthorized", "Discord refuses the bot token; check DISCORD_TOKEN.", retryAfterSeconds: 60)
+                    .serviceUnavailable, .discordUnauthorized, "Discord refuses the bot token; check DISCORD_TOKEN.", retryAfterSeconds: 60)
             }
             if let reason = gateway.stoppedReason {
-                throw APIError(.serviceUnavailable, "gateway_stopped", "The Discord gateway stopped: \(reason)", retryAfterSeconds: 60)
+                throw APIError(.serviceUnavailable, .gatewayStopped, "The Discord gateway stopped: \(reason)", retryAfterSeconds: 60)
             }
             do {
                 try await store.checkReachable()
                 return try jsonResponse(["status": "ready"])
             } catch {
                 context.logger.warning("Store unreachable", metadata: ["error": "\(error)"])
-                throw APIError(.serviceUnavailable, "store_unreachable", "The store cannot be reached.", retryAfterSeconds: 5)
+                throw APIError(.serviceUnavailable, .storeUnreachable, "The store cannot be reached.", retryAfterSeconds: 5)
             }
         }
         router.get("openapi.yaml") { _, _ in

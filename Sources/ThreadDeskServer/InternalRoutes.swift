@@ -6,6 +6,7 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 import ThreadDeskCore
+import ThreadDeskWire
 
 /// Routes for the gateway daemon, behind `GATEWAY_SECRET` (absent without it).
 struct InternalRoutes: Sendable {
@@ -17,7 +18,7 @@ struct InternalRoutes: Sendable {
     func register(on router: Router<ThreadDeskRequestContext>) {
         router.post("internal/gateway/events") { request, _ in
             guard let token = request.bearerToken, constantTimeEquals(token, secret) else {
-                throw APIError(.unauthorized, "invalid_gateway_secret", "The gateway secret is missing or wrong.")
+                throw APIError(.unauthorized, .invalidGatewaySecret, "The gateway secret is missing or wrong.")
             }
             let batch = try await request.decode(ForumEventBatch.self, limit: Self.batchLimit)
             if batch.skipped > 0 {

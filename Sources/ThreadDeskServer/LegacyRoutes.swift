@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// The reference system's routes, wire-compatible with its iOS client. Mounted only when
 /// `LEGACY_API_KEY` is set. The client identifies users by id alone, so the shared key is
@@ -40,7 +41,7 @@ struct LegacyRoutes: Sendable {
         try await service.quotas.charge(.send(user), address: address)
         let text = try APIError.validText(body.content)
         if let token = body.apnsToken, !V1Routes.isDeviceToken(token) {
-            throw APIError.badRequest("invalid_push_token", "apnsToken must be the APNs device token in hex.")
+            throw APIError.badRequest(.invalidPushToken, "apnsToken must be the APNs device token in hex.")
         }
         let installation = body.installationInfo.map {
             InstallationInfo(buildVersion: $0.buildVersion, osPlatform: $0.osPlatform, osVersion: $0.osVersion)
@@ -60,7 +61,7 @@ struct LegacyRoutes: Sendable {
         let user = try Self.userID(context.parameters.get("userId") ?? "")
         try await service.quotas.charge(.read(user), address: service.quotas.clientAddress(request, context))
         let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
-        if let after, Snowflake(after) == nil { throw APIError.badRequest("invalid_after", "after must be a message id.") }
+        if let after, Snowflake(after) == nil { throw APIError.badRequest(.invalidAfter, "after must be a message id.") }
         return try jsonResponse(try await service.legacyMessages(for: user, after: after))
     }
 
@@ -85,7 +86,7 @@ struct LegacyRoutes: Sendable {
     /// Legacy ids are the reference app's `xxx-xxx-xxx`.
     static func userID(_ raw: String) throws -> UserID {
         guard let id = UserID(raw), id.isLegacyShaped else {
-            throw APIError.badRequest("invalid_user_id", "userId must have the form xxx-xxx-xxx.")
+            throw APIError.badRequest(.invalidUserId, "userId must have the form xxx-xxx-xxx.")
         }
         return id
     }
@@ -143,7 +144,7 @@ extension SupportService {
 
     static func refuseV1User(_ record: UserRecord?) throws {
         if record?.tokenHash != nil {
-            throw APIError(.forbidden, "not_a_legacy_user", "This user has a /v1 session; the legacy key cannot act for them.")
+            throw APIError(.forbidden, .notALegacyUser, "This user has a /v1 session; the legacy key cannot act for them.")
         }
     }
 

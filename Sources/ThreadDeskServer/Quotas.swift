@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// Charges requests to their token buckets (see `QuotaSettings`); a request over any limit is
 /// answered 429 with `Retry-After` before it reaches Discord or the store's user records.
@@ -33,7 +34,7 @@ struct Quotas: Sendable {
             metrics.quotaRefused(name)
             let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             throw APIError(
-                .tooManyRequests, "rate_limited", "Too many requests (\(name), \(limit)); try again in \(seconds) s.",
+                .tooManyRequests, .rateLimited, "Too many requests (\(name), \(limit)); try again in \(seconds) s.",
                 retryAfterSeconds: seconds)
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import HTTPTypes
 import Hummingbird
+import ThreadDeskWire
 import NIOCore
 import NIOFoundationCompat
 
@@ -12,7 +13,7 @@ extension Request {
     func jsonBytes(limit: Int) async throws -> Data {
         let type = headers[.contentType]?.lowercased() ?? ""
         guard type.hasPrefix("application/json") || type.hasPrefix("application/") && type.contains("+json") else {
-            throw APIError(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
+            throw APIError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
         }
         if let length = headers[.contentLength].flatMap(Int.init), length > limit { throw APIError.tooLarge(limit: limit) }
         do {
@@ -29,12 +30,12 @@ extension Request {
 
     private static func parse(_ bytes: Data) throws -> (bytes: Data, value: JSON) {
         guard String(validating: bytes, as: UTF8.self) != nil else {
-            throw APIError.badRequest("invalid_encoding", "The body must be UTF-8.")
+            throw APIError.badRequest(.invalidEncoding, "The body must be UTF-8.")
         }
         do {
             return (bytes, try JSON.parse(bytes))
         } catch {
-            throw APIError.badRequest("invalid_json", "The body is not valid JSON.")
+            throw APIError.badRequest(.invalidJson, "The body is not valid JSON.")
         }
     }
 
@@ -44,18 +45,18 @@ extension Request {
         let bytes = try await jsonBytes(limit: limit)
         let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         guard first == UInt8(ascii: "{") else {
-            throw APIError.badRequest("not_an_object", "Diagnostics must be a JSON object.")
+            throw APIError.badRequest(.notAnObject, "Diagnostics must be a JSON object.")
         }
         // Counted on the bytes before anything is built: a tree of millions of tiny values would
         // cost far more memory than the 8 MiB it came in.
         let shape = JSON.shape(of: bytes)
         guard shape.depth <= Self.maxDepth, shape.values <= Self.maxValues else {
             throw APIError.badRequest(
-                "too_complex", "Diagnostics may nest at most \(Self.maxDepth) levels and hold at most \(Self.maxValues) values.")
+                .tooComplex, "Diagnostics may nest at most \(Self.maxDepth) levels and hold at most \(Self.maxValues) values.")
         }
         // Large documents are parsed a few at a time; the others are told to come back.
         guard bytes.count < Self.largeBody || Self.largeParses.enter() else {
-            throw APIError(.serviceUnavailable, "busy", "Other large uploads are being read; try again shortly.", retryAfterSeconds: 2)
+            throw APIError(.serviceUnavailable, .busy, "Other large uploads are being read; try again shortly.", retryAfterSeconds: 2)
         }
         defer { if bytes.count >= Self.largeBody { Self.largeParses.leave() } }
         return try Self.parse(bytes)
@@ -67,13 +68,15 @@ extension Request {
     static let largeBody = 1 << 20
     static let largeParses = ConcurrencyGate(limit: 2)
 
-    /// The body decoded as `T`, with the failing field named in the error.
-    func decode<T: Decodable>(_ type: T.Type, limit: Int) async throws -> T {
+    /// The body decoded as `T`, with the failing field named in the error; a failure inside one
+    /// of the fields of `invalid` gets that field's own code.
+    func decode<T: Decodable>(_ type: T.Type, limit: Int, invalid: [String: ErrorCode] = [:]) async throws -> T {
         let (bytes, _) = try await jsonValue(limit: limit)
         do {
             return try JSONDecoder().decode(T.self, from: bytes)
         } catch let error as DecodingError {
-            throw APIError.badRequest("invalid_body", error.fieldDescription)
+            let code = error.topLevelField.flatMap { invalid[$0] } ?? .invalidBody
+            throw APIError.badRequest(code, error.fieldDescription)
         }
     }
 
@@ -92,6 +95,17 @@ extension Request {
 }
 
 extension DecodingError {
+    /// The body's field the failure is in, if any.
+    var topLevelField: String? {
+        let context: Context
+        switch self {
+        case .keyNotFound(let key, let found): return found.codingPath.first?.stringValue ?? key.stringValue
+        case .typeMismatch(_, let found), .valueNotFound(_, let found), .dataCorrupted(let found): context = found
+        @unknown default: return nil
+        }
+        return context.codingPath.first?.stringValue
+    }
+
     /// Which field was wrong and how, without echoing the client's data back.
     var fieldDescription: String {
         func path(_ codingPath: [any CodingKey]) -> String {

@@ -4,14 +4,9 @@ import HTTPTypes
 import Prometheus
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 extension SupportService {
-    public struct DiagnosticsResult: Sendable, Codable, Hashable {
-        public var filename: String
-        public var size: Int
-        public var messageId: String
-    }
-
     /// Posts the document as a file, then a `:ninja:` note summarising it. Both are notes to
     /// Discord's eyes, so the user never sees their own diagnostics in the chat.
     func uploadDiagnostics(

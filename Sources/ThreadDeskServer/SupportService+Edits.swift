@@ -3,9 +3,10 @@ import Foundation
 import HTTPTypes
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 extension SupportService {
-    static let messageNotFound = APIError(.notFound, "message_not_found", "No message of yours has this id.")
+    static let messageNotFound = APIError(.notFound, .messageNotFound, "No message of yours has this id.")
 
     /// Replaces the text of one of the user's own messages in Discord. A send that took several
     /// Discord posts is edited as a whole: the new text is cut the same way and may not need more
@@ -15,7 +16,7 @@ extension SupportService {
             let texts = MessageText.split(text)
             guard texts.count <= parts.count else {
                 throw APIError(
-                    .unprocessableContent, "edit_too_long",
+                    .unprocessableContent, .editTooLong,
                     "The new text needs \(texts.count) Discord messages; the original used \(parts.count). Send it as a new message.")
             }
             let first = parts[0].id

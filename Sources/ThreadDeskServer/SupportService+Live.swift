@@ -5,6 +5,7 @@ import Logging
 import Prometheus
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 extension SupportService {
     /// The user is typing: "typing…" in their thread, at most once per `typingInterval` per thread
@@ -22,12 +23,6 @@ extension SupportService {
         }
     }
 
-    public struct ReadState: Sendable, Codable, Hashable {
-        public var lastReadMessageId: String?
-        /// Visible support messages newer than `lastReadMessageId`.
-        public var count: Int
-    }
-
     /// The user has read up to `messageId` (a message of their conversation they can see). The
     /// mark never moves backwards; a move reaches their other streams and, coalesced, Discord.
     func markRead(_ messageID: Snowflake, for user: UserID) async throws -> ReadState {
@@ -35,7 +30,7 @@ extension SupportService {
             guard var record = context.record, let message = try await store.mirroredMessages([messageID]).first, message.isShown,
                 try await owner(of: message.threadID) == user
             else {
-                throw APIError(.notFound, "message_not_found", "No message with this id in your conversation.")
+                throw APIError(.notFound, .messageNotFound, "No message with this id in your conversation.")
             }
             if let current = record.lastReadMessageID.flatMap({ Snowflake($0) }), current >= messageID { return false }
             record.lastReadMessageID = messageID.description

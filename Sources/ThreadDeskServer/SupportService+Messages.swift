@@ -5,6 +5,7 @@ import HTTPTypes
 import Prometheus
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 extension SupportService {
     /// Sends the user's text (and files) to their thread. A retry with the same idempotency key
@@ -18,7 +19,7 @@ extension SupportService {
         return try await withUser(id, idempotencyKey: idempotencyKey) { context in
             if let stored = context.storedResponse {
                 guard stored.fingerprint == fingerprint else {
-                    throw APIError(.unprocessableContent, "idempotency_key_reused", "This Idempotency-Key was used for a different message.")
+                    throw APIError(.unprocessableContent, .idempotencyKeyReused, "This Idempotency-Key was used for a different message.")
                 }
                 return stored
             }
@@ -60,7 +61,7 @@ extension SupportService {
     /// posted every part and only the answer was lost).
     private func sentMessage(_ first: String?, text: String) async throws -> APIMessage {
         guard let first = first.flatMap({ Snowflake($0) }), let mirrored = try await store.mirroredMessages([first]).first else {
-            throw APIError(.conflict, "retry_in_progress", "This message was already sent; fetch messages to see it.")
+            throw APIError(.conflict, .retryInProgress, "This message was already sent; fetch messages to see it.")
         }
         return APIMessage(mirrored)
     }
@@ -68,12 +69,12 @@ extension SupportService {
     /// The user's visible messages, oldest first, from the mirror: with the gateway feed live this
     /// asks Discord nothing. Reading does not mark anything read: the app says what the user saw
     /// (`POST /v1/read`).
-    func messages(for record: UserRecord, after: String?, before: String?, limit: Int) async throws -> APIMessagePage {
+    func messages(for record: UserRecord, after: String?, before: String?, limit: Int) async throws -> MessagePage {
         let id = record.id
         guard let thread = record.threadID.flatMap({ Snowflake($0) }) else {
-            return APIMessagePage(messages: [], hasMore: false)
+            return MessagePage(messages: [], hasMore: false)
         }
-        guard try await sync.ensureCurrent(thread, owner: id) else { return APIMessagePage(messages: [], hasMore: false) }
+        guard try await sync.ensureCurrent(thread, owner: id) else { return MessagePage(messages: [], hasMore: false) }
         let cursor: MirrorCursor =
             if let after = after.flatMap({ Snowflake($0) }) {
                 .after(after, before: before.flatMap { Snowflake($0) })
@@ -81,7 +82,7 @@ extension SupportService {
                 .before(before.flatMap { Snowflake($0) })
             }
         let page = try await store.mirrorPage(thread: thread, cursor, limit: limit)
-        return APIMessagePage(messages: page.messages.map(APIMessage.init), hasMore: page.hasMore)
+        return MessagePage(messages: page.messages.map(APIMessage.init), hasMore: page.hasMore)
     }
 }
 

@@ -6,6 +6,7 @@ import Prometheus
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 extension SupportService {
     /// Posts `message` into the user's thread, creating the thread with it as the starter post
@@ -130,7 +131,7 @@ extension SupportService {
         if let tag = configuration.defaultTagID { return tag }
         let forum = try await discordCall { try await discord.channel(configuration.forumChannelID) }
         guard let tag = forum.availableTags?.first?.id else {
-            throw APIError(.serviceUnavailable, "forum_needs_tag", "The support forum requires a tag but has none.", retryAfterSeconds: 60)
+            throw APIError(.serviceUnavailable, .forumNeedsTag, "The support forum requires a tag but has none.", retryAfterSeconds: 60)
         }
         return tag
     }

@@ -10,6 +10,7 @@ import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// What the API does, independent of HTTP: both the `/v1` routes and the legacy routes call it.
 /// Every change to one user's state runs inside `store.withUser`, so concurrent requests for the
@@ -103,11 +104,6 @@ public final class SupportService: Sendable {
 
     // MARK: Sessions
 
-    public struct Session: Sendable, Codable, Hashable {
-        public var userId: UserID
-        public var token: String
-    }
-
     /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
     /// proven (its current token, or the app backend's `userHash`). Every session gets a new token.
     func openSession(
@@ -116,7 +112,7 @@ public final class SupportService: Sendable {
         let verifier = configuration.identitySecret.map(IdentityVerifier.init(secret:))
         if let requested, let verifier {
             guard let userHash, verifier.verify(userHash, for: requested) else {
-                throw APIError(.forbidden, "invalid_user_hash", "userHash must be the HMAC-SHA256 of userId with the app's identity secret.")
+                throw APIError(.forbidden, .invalidUserHash, "userHash must be the HMAC-SHA256 of userId with the app's identity secret.")
             }
         }
         let id = requested ?? UserID.generate()
@@ -125,18 +121,18 @@ public final class SupportService: Sendable {
             var record = context.record ?? UserRecord(id: id)
             if let current = record.tokenHash, verifier == nil {
                 guard let presentedToken, constantTimeEquals(UserToken.hash(presentedToken), current) else {
-                    throw APIError(.conflict, "user_claimed", "This userId already has a session; present its current token to renew it.")
+                    throw APIError(.conflict, .userClaimed, "This userId already has a session; present its current token to renew it.")
                 }
             } else if record.threadID != nil, verifier == nil {
                 // A conversation without a token (a legacy user's): the app key alone must not take it over.
-                throw APIError(.conflict, "user_claimed", "This userId already has a conversation; it cannot be claimed with the app key alone.")
+                throw APIError(.conflict, .userClaimed, "This userId already has a conversation; it cannot be claimed with the app key alone.")
             }
             record.tokenHash = UserToken.hash(token)
             record.updatedAt = Date()
             context.record = record
             if let installation { try await applyInstallation(installation, to: &context) }
         }
-        return Session(userId: id, token: token)
+        return Session(userId: id.description, token: token)
     }
 
     /// The user a bearer token belongs to.
@@ -153,11 +149,6 @@ public final class SupportService: Sendable {
     }
 
     // MARK: Device info and push tokens
-
-    public struct InstallationResult: Sendable, Codable, Hashable {
-        /// Whether a device-info note was posted (or queued until the thread exists).
-        public var changed: Bool
-    }
 
     func updateInstallation(_ info: InstallationInfo, for id: UserID) async throws -> InstallationResult {
         try await withUser(id) { context in

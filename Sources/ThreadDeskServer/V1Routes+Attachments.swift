@@ -2,6 +2,7 @@ import DiscordREST
 import HTTPTypes
 import Hummingbird
 import ThreadDeskStore
+import ThreadDeskWire
 
 extension V1Routes {
     /// `GET /v1/attachments/{id}`: the bytes of an attachment of the user's own conversation.
@@ -10,7 +11,7 @@ extension V1Routes {
         let record = try await service.authenticatedUser(token: token)
         try await service.quotas.charge(.read(record.id), address: service.quotas.clientAddress(request, context))
         guard let raw = context.parameters.get("id"), let id = Snowflake(raw) else {
-            throw APIError(.notFound, "attachment_not_found", "No attachment with this id in your conversation.")
+            throw APIError(.notFound, .attachmentNotFound, "No attachment with this id in your conversation.")
         }
         let range = request.headers[.range].flatMap { $0.count <= 100 && $0.hasPrefix("bytes=") ? $0 : nil }
         return try await service.attachments.response(for: id, record: record, range: range)

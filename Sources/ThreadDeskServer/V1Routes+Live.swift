@@ -9,6 +9,7 @@ import NIOCore
 import ServiceLifecycle
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// `/v1/events`, `/v1/typing`, `/v1/read`, `/v1/unread`: the live conversation.
 extension V1Routes {
@@ -20,7 +21,7 @@ extension V1Routes {
         try await service.quotas.charge(.read(record.id), address: service.quotas.clientAddress(request, context))
         let lastEventID = request.headers[.lastEventID] ?? request.uri.queryParameters["lastEventId"].map(String.init)
         if let lastEventID, lastEventID.utf8.count > 20 || !lastEventID.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            throw APIError.badRequest("invalid_last_event_id", "Last-Event-ID must be the id of an event this stream sent (digits).")
+            throw APIError.badRequest(.invalidLastEventId, "Last-Event-ID must be the id of an event this stream sent (digits).")
         }
         let hub = service.live
         let subscriber: LiveHub.Subscriber
@@ -28,7 +29,7 @@ extension V1Routes {
             let channel = context.channel
             subscriber = try hub.subscribe(record.id) { channel.close(promise: nil) }
         } catch {
-            throw APIError(.serviceUnavailable, "busy", "Too many open event streams; try again shortly.", retryAfterSeconds: 5)
+            throw APIError(.serviceUnavailable, .busy, "Too many open event streams; try again shortly.", retryAfterSeconds: 5)
         }
         // A stream needs little kernel buffer: a client that stops reading is found sooner and costs less.
         _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 16 * 1024)
@@ -54,17 +55,13 @@ extension V1Routes {
         return Response(status: .noContent)
     }
 
-    private struct ReadBody: Decodable {
-        var messageId: String
-    }
-
     @Sendable func read(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         let record = try await service.authenticatedUser(token: token)
         try await service.quotas.charge(.update(record.id), address: service.quotas.clientAddress(request, context))
-        let body = try await request.decode(ReadBody.self, limit: Self.smallBodyLimit)
+        let body = try await request.decode(ReadRequest.self, limit: Self.smallBodyLimit)
         guard let id = Snowflake(body.messageId) else {
-            throw APIError.badRequest("invalid_message_id", "messageId must be a message id (digits).")
+            throw APIError.badRequest(.invalidMessageId, "messageId must be a message id (digits).")
         }
         return try jsonResponse(try await service.markRead(id, for: record.id))
     }
@@ -83,8 +80,6 @@ struct LiveStream: Sendable {
     let service: SupportService
     let subscriber: LiveHub.Subscriber
     let lastEventID: String?
-
-    private struct Typing: Encodable { var expiresAt: String }
 
     func run(_ writer: inout any ResponseBodyWriter) async {
         do {
@@ -148,7 +143,7 @@ struct LiveStream: Sendable {
             }
         case .typing(let expiresAt):
             guard expiresAt > Date() else { return position }
-            try await send([.encoded(position, "typing", Typing(expiresAt: expiresAt.formatted(.iso8601)))], &writer)
+            try await send([.encoded(position, .typing, Typing(expiresAt: expiresAt.formatted(.iso8601)))], &writer)
             return position
         case .keepAlive:
             try await send(": keep-alive\n\n", &writer)
@@ -180,6 +175,6 @@ struct LiveStream: Sendable {
 }
 
 extension HTTPField.Name {
-    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    static let lastEventID = HTTPField.Name(APIHeader.lastEventID)!
     static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
 }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// `/v1`: the API support widgets call.
 struct V1Routes: Sendable {
@@ -30,47 +31,37 @@ struct V1Routes: Sendable {
         v1.get("attachments/:id", use: attachment)
     }
 
-    private struct SessionBody: Decodable {
-        var userId: String?
-        var userHash: String?
-        var installation: JSON?
-    }
-
     @Sendable func openSession(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         guard let key = request.headers[.appKey], constantTimeEquals(key, service.configuration.appKey) else { throw APIError.badAppKey }
-        let body = try await request.decode(SessionBody.self, limit: Self.smallBodyLimit)
+        let body = try await request.decode(SessionRequest.self, limit: Self.smallBodyLimit, invalid: ["installation": .invalidInstallation])
         let userID = try body.userId.map { raw in
             guard let id = UserID(raw) else {
-                throw APIError.badRequest("invalid_user_id", "userId must be 1–128 characters of letters, digits and - _ . : @")
+                throw APIError.badRequest(.invalidUserId, "userId must be 1–128 characters of letters, digits and - _ . : @")
             }
             return id
         }
-        if let hash = body.userHash, hash.count > 128 { throw APIError.badRequest("invalid_user_hash", "userHash is too long.") }
-        let installation = try body.installation.map(Self.installation)
+        if let hash = body.userHash, hash.count > 128 { throw APIError.badRequest(.invalidUserHash, "userHash is too long.") }
+        let installation = try body.installation.map { try Self.installation(JSON($0)) }
         try await service.quotas.charge(.session, address: address(request, context))
         let session = try await service.openSession(
             userID: userID, userHash: body.userHash, presentedToken: request.bearerToken, installation: installation)
         return try jsonResponse(session, status: .created)
     }
 
-    private struct MessageBody: Decodable {
-        var content: String
-    }
-
     @Sendable func postMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
         try await service.quotas.charge(.send(user), address: address(request, context))
         guard let key = request.headers[.idempotencyKey] else {
-            throw APIError.badRequest("missing_idempotency_key", "Send an Idempotency-Key header, the same on every retry of one message.")
+            throw APIError.badRequest(.missingIdempotencyKey, "Send an Idempotency-Key header, the same on every retry of one message.")
         }
         guard IdempotencyKey.isValid(key) else {
-            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
+            throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
         let stored: StoredResponse
         let type = request.headers[.contentType] ?? ""
         if type.lowercased().hasPrefix("multipart/") {
             guard let boundary = MultipartBody.boundary(contentType: type) else {
-                throw APIError.badRequest("invalid_multipart", "Send files as multipart/form-data with a valid boundary.")
+                throw APIError.badRequest(.invalidMultipart, "Send files as multipart/form-data with a valid boundary.")
             }
             let upload = try await service.uploads.read(request, boundary: boundary)
             try await service.quotas.charge(.upload(user, bytes: upload.totalBytes), address: address(request, context))
@@ -78,7 +69,7 @@ struct V1Routes: Sendable {
                 upload.text, files: upload.files, filesFingerprint: upload.fingerprint, idempotencyKey: key, for: user,
                 from: address(request, context))
         } else {
-            let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
+            let body = try await request.decode(MessageRequest.self, limit: Self.smallBodyLimit)
             let text = try APIError.validText(body.content)
             stored = try await service.postMessage(text, idempotencyKey: key, for: user, from: address(request, context))
         }
@@ -89,7 +80,7 @@ struct V1Routes: Sendable {
         let user = try await authenticate(request)
         try await service.quotas.charge(.send(user), address: address(request, context))
         let id = try Self.messageID(context)
-        let body = try await request.decode(MessageBody.self, limit: Self.smallBodyLimit)
+        let body = try await request.decode(MessageRequest.self, limit: Self.smallBodyLimit)
         let text = try APIError.validText(body.content)
         return try jsonResponse(try await service.editMessage(id, text: text, for: user))
     }
@@ -103,7 +94,7 @@ struct V1Routes: Sendable {
 
     static func messageID(_ context: ThreadDeskRequestContext) throws -> Snowflake {
         guard let raw = context.parameters.get("id"), let id = Snowflake(raw) else {
-            throw APIError.badRequest("invalid_message_id", "The message id must be a Discord message id (digits).")
+            throw APIError.badRequest(.invalidMessageId, "The message id must be a Discord message id (digits).")
         }
         return id
     }
@@ -115,7 +106,7 @@ struct V1Routes: Sendable {
         let query = request.uri.queryParameters
         func snowflake(_ name: String) throws -> String? {
             guard let value = query[name[...]].map(String.init), !value.isEmpty else { return nil }
-            guard Snowflake(value) != nil else { throw APIError.badRequest("invalid_\(name)", "\(name) must be a message id.") }
+            guard Snowflake(value) != nil else { throw APIError.badRequest(ErrorCode(rawValue: "invalid_\(name)"), "\(name) must be a message id.") }
             return value
         }
         let after = try snowflake("after")
@@ -123,7 +114,7 @@ struct V1Routes: Sendable {
         var limit = 50
         if let raw = query["limit"] {
             guard let value = Int(raw), (1...100).contains(value) else {
-                throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to 100.")
+                throw APIError.badRequest(.invalidLimit, "limit must be a whole number from 1 to 100.")
             }
             limit = value
         }
@@ -135,7 +126,7 @@ struct V1Routes: Sendable {
         try await service.quotas.charge(.diagnostics(user), address: address(request, context))
         let key = request.headers[.idempotencyKey]
         if let key, !IdempotencyKey.isValid(key) {
-            throw APIError.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 visible ASCII characters.")
+            throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
         let (bytes, document) = try await request.jsonObject(limit: Self.diagnosticsLimit)
         let result = try await service.uploadDiagnostics(
@@ -150,20 +141,15 @@ struct V1Routes: Sendable {
         return try jsonResponse(try await service.updateInstallation(info, for: user))
     }
 
-    private struct PushTokenBody: Decodable {
-        var token: String
-        var environment: String
-    }
-
     @Sendable func setPushToken(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
         try await service.quotas.charge(.update(user), address: address(request, context))
-        let body = try await request.decode(PushTokenBody.self, limit: Self.smallBodyLimit)
+        let body = try await request.decode(PushTokenRequest.self, limit: Self.smallBodyLimit)
         guard Self.isDeviceToken(body.token) else {
-            throw APIError.badRequest("invalid_push_token", "token must be the APNs device token in hex (64 to 200 hex digits).")
+            throw APIError.badRequest(.invalidPushToken, "token must be the APNs device token in hex (64 to 200 hex digits).")
         }
         guard let environment = PushEnvironment(rawValue: body.environment) else {
-            throw APIError.badRequest("invalid_environment", "environment must be \"production\" or \"development\".")
+            throw APIError.badRequest(.invalidEnvironment, "environment must be \"production\" or \"development\".")
         }
         try await service.setPushToken(body.token.lowercased(), environment: environment, for: user)
         return Response(status: .noContent)
@@ -188,12 +174,12 @@ struct V1Routes: Sendable {
         do {
             return try InstallationInfo(json: json)
         } catch .notAnObject {
-            throw APIError.badRequest("invalid_installation", "installation must be a JSON object.")
+            throw APIError.badRequest(.invalidInstallation, "installation must be a JSON object.")
         } catch .tooManyFields {
-            throw APIError.badRequest("invalid_installation", "installation has more than \(InstallationInfo.maxFields) fields.")
+            throw APIError.badRequest(.invalidInstallation, "installation has more than \(InstallationInfo.maxFields) fields.")
         } catch .invalidValue(let field) {
             throw APIError.badRequest(
-                "invalid_installation", "installation.\(field) must be a single-line string, number or boolean of at most \(InstallationInfo.maxValueLength) characters.")
+                .invalidInstallation, "installation.\(field) must be a single-line string, number or boolean of at most \(InstallationInfo.maxValueLength) characters.")
         }
     }
 
@@ -203,7 +189,21 @@ struct V1Routes: Sendable {
 }
 
 extension HTTPField.Name {
-    static let appKey = HTTPField.Name("X-App-Key")!
+    static let appKey = HTTPField.Name(APIHeader.appKey)!
     static let apiKey = HTTPField.Name("x-api-key")!
-    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    static let idempotencyKey = HTTPField.Name(APIHeader.idempotencyKey)!
+}
+
+extension JSON {
+    /// The installation info of a session request, as the checks of ``InstallationInfo`` read it.
+    init(_ installation: [String: InstallationValue]) {
+        self = .object(
+            installation.mapValues {
+                switch $0 {
+                case .string(let value): .string(value)
+                case .number(let value): .number(value)
+                case .bool(let value): .bool(value)
+                }
+            })
+    }
 }

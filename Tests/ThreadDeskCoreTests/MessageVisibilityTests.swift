@@ -2,6 +2,7 @@ import DiscordREST
 import Foundation
 import Testing
 import ThreadDeskCore
+import ThreadDeskWire
 
 @Suite("Visibility rules")
 struct MessageVisibilityTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// The conversation mirror's storage, the same on every store.
 @Suite("ConversationStore contract")

@@ -10,6 +10,7 @@ import NIOCore
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// Serves attachments of a user's conversation from ThreadDesk's own URL, streaming the bytes
 /// from Discord's CDN. Why not a redirect: the app would get (and cache) a signed CDN URL that
@@ -35,7 +36,7 @@ struct AttachmentProxy: Sendable {
             let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
             let attachment = message.attachments.first(where: { $0.id == id })
         else {
-            throw APIError(.notFound, "attachment_not_found", "No attachment with this id in your conversation.")
+            throw APIError(.notFound, .attachmentNotFound, "No attachment with this id in your conversation.")
         }
         var url = fresh.url(for: id) ?? attachment.url
         var refreshed = false
@@ -51,7 +52,7 @@ struct AttachmentProxy: Sendable {
         }
         guard [200, 206, 416].contains(answer.status.code) else {
             logger.notice("Discord's CDN refused an attachment", metadata: ["attachment": "\(id)", "status": "\(answer.status.code)"])
-            throw APIError(.serviceUnavailable, "attachment_unavailable", "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
+            throw APIError(.serviceUnavailable, .attachmentUnavailable, "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
         }
         metrics.attachmentsServed.increment()
         return Self.relay(answer, attachment: attachment)
@@ -62,9 +63,9 @@ struct AttachmentProxy: Sendable {
             return try await cdn.fetch(url, range: range, timeout: Self.downloadDeadline)
         } catch DiscordCDN.Failure.notAllowed {
             logger.error("An attachment URL is not on Discord's CDN; refusing to fetch it", metadata: ["host": "\(URLComponents(string: url)?.host ?? "?")"])
-            throw APIError(.notFound, "attachment_not_found", "No attachment with this id in your conversation.")
+            throw APIError(.notFound, .attachmentNotFound, "No attachment with this id in your conversation.")
         } catch {
-            throw APIError(.serviceUnavailable, "attachment_unavailable", "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
+            throw APIError(.serviceUnavailable, .attachmentUnavailable, "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
         }
     }
 
@@ -77,7 +78,7 @@ struct AttachmentProxy: Sendable {
             throw APIError.from(error)
         }
         guard let url = refreshed.first?.refreshed else {
-            throw APIError(.notFound, "attachment_not_found", "Discord no longer has this file.")
+            throw APIError(.notFound, .attachmentNotFound, "Discord no longer has this file.")
         }
         metrics.attachmentURLsRefreshed.increment()
         fresh.remember(url, for: attachment.id)

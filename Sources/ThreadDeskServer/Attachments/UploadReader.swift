@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import ThreadDeskCore
+import ThreadDeskWire
 
 /// A message with files, as `POST /v1/messages` takes it in `multipart/form-data`: an optional
 /// `content` field and up to `maxFiles` file parts. Everything is checked before anything
@@ -44,7 +45,7 @@ struct UploadReader: Sendable {
         let large = (declared ?? Int.max) >= settings.largeUpload
         if large {
             guard gate.enter() else {
-                throw APIError(.serviceUnavailable, "busy", "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
+                throw APIError(.serviceUnavailable, .busy, "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
             }
         }
         defer { if large { gate.leave() } }
@@ -59,8 +60,8 @@ struct UploadReader: Sendable {
             parts = try body.withUnsafeReadableBytes { try MultipartBody.parse($0, boundary: boundary, maxParts: settings.maxFiles + 4) }
         } catch let failure as MultipartBody.Failure {
             switch failure {
-            case .malformed(let why): throw APIError.badRequest("invalid_multipart", "The multipart body is malformed: \(why).")
-            case .tooManyParts: throw APIError.badRequest("too_many_files", "Send at most \(settings.maxFiles) files with one message.")
+            case .malformed(let why): throw APIError.badRequest(.invalidMultipart, "The multipart body is malformed: \(why).")
+            case .tooManyParts: throw APIError.badRequest(.tooManyFiles, "Send at most \(settings.maxFiles) files with one message.")
             }
         }
         return try upload(from: parts, in: body)
@@ -72,45 +73,45 @@ struct UploadReader: Sendable {
         for part in parts {
             let bytes = body.getSlice(at: body.readerIndex + part.range.lowerBound, length: part.range.count) ?? ByteBuffer()
             guard let filename = part.filename else {
-                guard part.name == "content", text == nil else {
-                    throw APIError.badRequest("unexpected_field", "Only a `content` field and files may be sent; got `\(String(part.name.prefix(40)))`.")
+                guard part.name == MessageForm.content, text == nil else {
+                    throw APIError.badRequest(.unexpectedField, "Only a `content` field and files may be sent; got `\(String(part.name.prefix(40)))`.")
                 }
                 guard bytes.readableBytes <= Self.textLimit, let value = String(validating: bytes.readableBytesView, as: UTF8.self)
-                else { throw APIError.badRequest("invalid_text", "content must be UTF-8 text of at most \(Self.textLimit) bytes.") }
+                else { throw APIError.badRequest(.invalidText, "content must be UTF-8 text of at most \(Self.textLimit) bytes.") }
                 text = value
                 continue
             }
             guard files.count < settings.maxFiles else {
-                throw APIError.badRequest("too_many_files", "Send at most \(settings.maxFiles) files with one message.")
+                throw APIError.badRequest(.tooManyFiles, "Send at most \(settings.maxFiles) files with one message.")
             }
             files.append(try file(named: filename, declared: part.contentType, bytes: bytes))
         }
         let total = files.reduce(0) { $0 + $1.bytes.readableBytes }
         guard total <= settings.maxTotalBytes else {
-            throw APIError(.contentTooLarge, "upload_too_large", "The files add up to \(total) bytes; the limit is \(settings.maxTotalBytes).")
+            throw APIError(.contentTooLarge, .uploadTooLarge, "The files add up to \(total) bytes; the limit is \(settings.maxTotalBytes).")
         }
         let raw = text ?? ""
         let content = raw.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && !files.isEmpty ? "" : try APIError.validText(raw)
-        guard !files.isEmpty || !content.isEmpty else { throw APIError.badRequest("empty_message", "Send content, files, or both.") }
+        guard !files.isEmpty || !content.isEmpty else { throw APIError.badRequest(.emptyMessage, "Send content, files, or both.") }
         return Upload(text: content, files: files)
     }
 
     private func file(named raw: String, declared: String?, bytes: ByteBuffer) throws -> DiscordFile {
         let filename = AttachmentRules.sanitizedFilename(raw)
-        guard bytes.readableBytes > 0 else { throw APIError.badRequest("empty_file", "\(filename) is empty.") }
+        guard bytes.readableBytes > 0 else { throw APIError.badRequest(.emptyFile, "\(filename) is empty.") }
         guard bytes.readableBytes <= settings.maxFileBytes else {
             throw APIError(
-                .contentTooLarge, "file_too_large", "\(filename) has \(bytes.readableBytes) bytes; the limit is \(settings.maxFileBytes) per file.")
+                .contentTooLarge, .fileTooLarge, "\(filename) has \(bytes.readableBytes) bytes; the limit is \(settings.maxFileBytes) per file.")
         }
         let declaredType = declared.map(AttachmentRules.mediaType) ?? ""
         let type = declaredType.isEmpty || declaredType == "application/octet-stream" ? Self.type(byExtensionOf: filename) : declaredType
         guard let type, AttachmentRules.isAllowed(type, in: settings.allowedTypes) else {
             throw APIError(
-                .unsupportedMediaType, "unsupported_file_type",
+                .unsupportedMediaType, .unsupportedFileType,
                 "\(filename): \(declaredType.isEmpty ? "unknown type" : String(declaredType.prefix(80))) is not accepted; accepted: \(settings.allowedTypes.joined(separator: ", ")).")
         }
         guard AttachmentRules.contentMatches(type, prefix: bytes.readableBytesView.prefix(16)) else {
-            throw APIError(.unprocessableContent, "file_content_mismatch", "\(filename) is declared as \(type) but its bytes are not.")
+            throw APIError(.unprocessableContent, .fileContentMismatch, "\(filename) is declared as \(type) but its bytes are not.")
         }
         return DiscordFile(filename: filename, contentType: type, bytes: bytes)
     }
@@ -127,6 +128,6 @@ struct UploadReader: Sendable {
     }
 
     private func tooLarge() -> APIError {
-        APIError(.contentTooLarge, "upload_too_large", "A message's files may add up to \(settings.maxTotalBytes) bytes.")
+        APIError(.contentTooLarge, .uploadTooLarge, "A message's files may add up to \(settings.maxTotalBytes) bytes.")
     }
 }

@@ -2,6 +2,7 @@ import DiscordREST
 import Foundation
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// One event of `GET /v1/events`. Its id is the stream position after it: the store-wide
 /// sequence number of the change it reports, so `Last-Event-ID` says exactly what a client has.
@@ -13,9 +14,9 @@ struct LiveEvent: Sendable, Hashable {
 
     var text: String { "id: \(id)\nevent: \(name)\ndata: \(data)\n\n" }
 
-    static func encoded(_ id: Int64, _ name: String, _ value: some Encodable) -> LiveEvent {
+    static func encoded(_ id: Int64, _ name: LiveEventName, _ value: some Encodable) -> LiveEvent {
         let data = (try? JSONEncoder.api.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        return LiveEvent(id: id, name: name, data: data)
+        return LiveEvent(id: id, name: name.rawValue, data: data)
     }
 }
 
@@ -35,11 +36,6 @@ struct LiveFeed: Sendable {
         var overflow = false
     }
 
-    private struct Deleted: Encodable { var id: String }
-    private struct Read: Encodable { var messageId: String }
-    private struct Unread: Encodable { var count: Int }
-    private struct Reset: Encodable { var reason: String }
-
     /// Where a stream opened with `lastEventID` (nil for a fresh start) begins, and its first
     /// events: what it missed (or `reset` when that cannot be told), then the unread count.
     func start(_ user: UserID, lastEventID: String?) async throws -> Batch {
@@ -53,7 +49,7 @@ struct LiveFeed: Sendable {
                     return Batch(events: batch.events + [try await unread(record, at: batch.position)], position: batch.position)
                 }
             }
-            let reset = LiveEvent.encoded(latest, "reset", Reset(reason: "The events after that id cannot be replayed; fetch the messages again."))
+            let reset = LiveEvent.encoded(latest, .reset, StreamReset(reason: "The events after that id cannot be replayed; fetch the messages again."))
             return Batch(events: [reset, try await unread(record, at: latest)], position: latest)
         }
         return Batch(events: [try await unread(record, at: latest)], position: latest)
@@ -75,9 +71,9 @@ struct LiveFeed: Sendable {
                 read += 1
                 if message.author == .support { unreadChanged = true }
                 if message.isShown {
-                    events.append(.encoded(message.eventSeq, message.shownSeq > position ? "message.created" : "message.updated", APIMessage(message)))
+                    events.append(.encoded(message.eventSeq, message.shownSeq > position ? .messageCreated : .messageUpdated, APIMessage(message)))
                 } else if message.shownSeq <= position {
-                    events.append(.encoded(message.eventSeq, "message.deleted", Deleted(id: message.id.description)))
+                    events.append(.encoded(message.eventSeq, .messageDeleted, MessageDeleted(id: message.id.description)))
                 }
                 // Shown and gone again since `position`: the client never had it.
             }
@@ -85,7 +81,7 @@ struct LiveFeed: Sendable {
             if rows.count < Self.page { break }
         }
         if record.live.readSeq > position, let lastRead = record.lastReadMessageID {
-            events.append(.encoded(record.live.readSeq, "read", Read(messageId: lastRead)))
+            events.append(.encoded(record.live.readSeq, .read, ReadMark(messageId: lastRead)))
             events.sort { $0.id < $1.id }
             cursor = max(cursor, record.live.readSeq)
             unreadChanged = true
@@ -95,7 +91,7 @@ struct LiveFeed: Sendable {
     }
 
     private func unread(_ record: UserRecord, at position: Int64) async throws -> LiveEvent {
-        .encoded(position, "unread", Unread(count: try await unreadCount(record)))
+        .encoded(position, .unread, UnreadCount(count: try await unreadCount(record)))
     }
 
     /// Visible support messages newer than what the user has read, in their current thread.

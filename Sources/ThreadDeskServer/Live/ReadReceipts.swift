@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// Shows the agent in Discord what the user has read: one reaction, on the newest support
 /// message the user has read, moved (never multiplied) as they read on. Reads are collected

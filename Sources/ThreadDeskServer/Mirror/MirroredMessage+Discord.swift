@@ -1,6 +1,7 @@
 import DiscordREST
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 extension MirroredMessage {
     /// A Discord message as the mirror keeps it; nil when Discord's ids are not snowflakes.

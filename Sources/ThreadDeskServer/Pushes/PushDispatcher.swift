@@ -7,6 +7,7 @@ import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// Sends the pushes the ingestion left pending, in a task of its own: users side by side (at
 /// most `PushSettings.concurrency` at once), one user's pushes one after the other under their
@@ -148,7 +149,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         let text = message.content.isEmpty ? Self.attachmentSummary(message) : message.content
         let alert = APNsNotification(
             title: settings.title, body: text, badge: badge, sound: settings.sound, threadID: context.id.rawValue,
-            category: settings.category, custom: ["messageId": message.id.description],
+            category: settings.category, custom: [PushPayload.messageID: message.id.description],
             // A retry after an answer that was lost replaces the first delivery on the device instead of doubling it.
             collapseID: message.id.description)
         do {
@@ -174,7 +175,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         metrics.pushes(outcome: "sent")
         if settings.background {
             try? await apns.client.send(
-                APNsNotification(pushType: .background, badge: badge, custom: ["messageId": message.id.description]), to: token,
+                APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description]), to: token,
                 environment: environment)
         }
         return .sent

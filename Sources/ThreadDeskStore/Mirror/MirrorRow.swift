@@ -1,6 +1,7 @@
 import DiscordREST
 import Foundation
 import ThreadDeskCore
+import ThreadDeskWire
 
 /// A mirrored message as the SQL stores keep it: one row, attachments as JSON text, the push
 /// state in three columns so due pushes can be found by index.

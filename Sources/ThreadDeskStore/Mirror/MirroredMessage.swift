@@ -1,6 +1,7 @@
 import DiscordREST
 import Foundation
 import ThreadDeskCore
+import ThreadDeskWire
 
 /// One Discord message of a user's thread, as ThreadDesk last learned it.
 public struct MirroredMessage: Sendable, Hashable, Codable {

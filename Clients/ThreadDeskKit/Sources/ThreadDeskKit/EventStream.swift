@@ -1,0 +1,133 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What happens in the conversation, as ``ThreadDeskClient/events(resumingAfter:)`` delivers it.
+public enum ThreadDeskEvent: Sendable, Hashable {
+    /// A new visible message: support's reply, or the user's own (from this or another device).
+    case messageCreated(SupportMessage)
+    case messageUpdated(SupportMessage)
+    case messageDeleted(id: String)
+    /// The user's read mark moved (on another device, say).
+    case read(messageId: String)
+    /// Unread support messages now; the first event of every connection.
+    case unread(count: Int)
+    /// Support is typing, until this moment unless a message or another `typing` comes first.
+    case typing(until: Date)
+    /// What happened while the app was away cannot be replayed: fetch the messages again.
+    case reset(reason: String)
+    /// How the events arrive right now.
+    case connection(ConnectionState)
+}
+
+/// How ``ThreadDeskEvent``s arrive.
+public enum ConnectionState: Sendable, Hashable {
+    /// The live stream is open.
+    case live
+    /// The stream dropped; the next attempt comes after this wait.
+    case reconnecting(after: Duration)
+    /// The stream is unavailable (a proxy that buffers, a server without it, repeated failures):
+    /// new messages are polled for and the stream is tried again later. Edits, deletions and
+    /// typing are not seen while polling.
+    case polling
+}
+
+extension ThreadDeskEvent {
+    /// The event a server-sent event stands for; nil for one this SDK does not know (a newer
+    /// server), which is skipped.
+    init?(_ event: ServerSentEvent) throws(ThreadDeskError) {
+        guard let name = LiveEventName(rawValue: event.name) else { return nil }
+        let data = Data(event.data.utf8)
+        func decode<T: Decodable>(_ type: T.Type) throws(ThreadDeskError) -> T {
+            do {
+                return try JSONDecoder().decode(T.self, from: data)
+            } catch {
+                throw .invalidResponse("event \(event.name): \(error)")
+            }
+        }
+        switch name {
+        case .messageCreated: self = .messageCreated(try decode(SupportMessage.self))
+        case .messageUpdated: self = .messageUpdated(try decode(SupportMessage.self))
+        case .messageDeleted: self = .messageDeleted(id: try decode(MessageDeleted.self).id)
+        case .read: self = .read(messageId: try decode(ReadMark.self).messageId)
+        case .unread: self = .unread(count: try decode(UnreadCount.self).count)
+        case .reset: self = .reset(reason: try decode(StreamReset.self).reason)
+        case .typing:
+            let typing = try decode(Typing.self)
+            guard let until = ISO8601.date(typing.expiresAt) else { throw .invalidResponse("typing.expiresAt \(typing.expiresAt)") }
+            self = .typing(until: until)
+        }
+    }
+}
+
+enum ISO8601 {
+    static func date(_ text: String) -> Date? {
+        let plain = ISO8601DateFormatter()
+        if let date = plain.date(from: text) { return date }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: text)
+    }
+}
+
+/// One HTTP response read as it arrives: first the status and headers, then the body in pieces.
+/// URLSession's delegate delivers pieces on every platform (`bytes(for:)` is Apple-only).
+enum StreamChunk: Sendable {
+    case head(status: Int, headers: [String: String])
+    case body(Data)
+}
+
+final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Sendable itself; the delegate holds nothing else.
+    let continuation: AsyncThrowingStream<StreamChunk, any Error>.Continuation
+
+    init(_ continuation: AsyncThrowingStream<StreamChunk, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        var headers: [String: String] = [:]
+        let http = response as? HTTPURLResponse
+        for (name, value) in http?.allHeaderFields ?? [:] {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        continuation.yield(.head(status: http?.statusCode ?? 0, headers: headers))
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        continuation.yield(.body(data))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+        session.finishTasksAndInvalidate()
+    }
+}
+
+extension URLRequest {
+    /// Opens the request as a stream of chunks; ending the iteration cancels the request.
+    /// `idleTimeout`: the longest silence before the connection is given up (the server sends
+    /// a keep-alive every 20 s).
+    func streamed(idleTimeout: Duration) -> AsyncThrowingStream<StreamChunk, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: StreamChunk.self)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = idleTimeout.seconds
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let session = URLSession(configuration: configuration, delegate: StreamingDelegate(continuation), delegateQueue: nil)
+        var request = self
+        request.timeoutInterval = idleTimeout.seconds
+        let task = session.dataTask(with: request)
+        continuation.onTermination = { _ in
+            task.cancel()
+            session.invalidateAndCancel()
+        }
+        task.resume()
+        return stream
+    }
+}

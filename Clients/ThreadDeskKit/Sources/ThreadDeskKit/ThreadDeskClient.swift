@@ -1,0 +1,401 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The app's side of ThreadDesk: the session, the conversation, live events, typing, read
+/// state, files, diagnostics and push registration.
+///
+/// ```swift
+/// let support = ThreadDeskClient(.standard(serverURL: url, appKey: "…"))
+/// try await support.open()
+/// for await event in support.events() { … }
+/// try await support.send("Hello!")
+/// ```
+public actor ThreadDeskClient {
+    public nonisolated let configuration: ThreadDeskConfiguration
+    let transport: Transport
+    private var session: Session?
+    private var lastTyping: ContinuousClock.Instant?
+
+    public init(_ configuration: ThreadDeskConfiguration) {
+        self.configuration = configuration
+        let urlConfiguration = URLSessionConfiguration.ephemeral
+        urlConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
+        urlConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        transport = Transport(session: URLSession(configuration: urlConfiguration), timeout: configuration.requestTimeout)
+    }
+
+    // MARK: Session
+
+    /// The user's id, once a session is open.
+    public var userID: String? { session?.userId }
+
+    /// Opens the user's session: the kept one when it belongs to the configured user, otherwise a
+    /// new one. With `installation`, tells support about the app and device (posted only when it
+    /// changed). Pending sends from an earlier launch go out afterwards with ``flushOutbox()``.
+    @discardableResult
+    public func open(installation: [String: InstallationValue]? = nil) async throws(ThreadDeskError) -> Session {
+        if session == nil { session = try await loadStoredSession() }
+        if let session, configuration.userID == nil || configuration.userID == session.userId {
+            if let installation { _ = try await updateInstallation(installation) }
+            return session
+        }
+        return try await createSession(presenting: nil, installation: installation)
+    }
+
+    /// Replaces the token with a new one (the current one proves the identity), e.g. after it
+    /// may have leaked. Also the way back in with `userHash` when the kept token was refused.
+    @discardableResult
+    public func renewSession() async throws(ThreadDeskError) -> Session {
+        if session == nil { session = try await loadStoredSession() }
+        return try await createSession(presenting: session, installation: nil)
+    }
+
+    /// Forgets the session and the unsent messages on this device (sign-out, user switch).
+    public func signOut() async throws(ThreadDeskError) {
+        session = nil
+        do {
+            try await configuration.sessionStore.save(nil)
+            for entry in try await configuration.outbox.entries() { try await configuration.outbox.remove(entry.id) }
+        } catch {
+            throw .transport("could not clear the stores: \(error)")
+        }
+    }
+
+    private func loadStoredSession() async throws(ThreadDeskError) -> Session? {
+        do {
+            return try await configuration.sessionStore.load()
+        } catch {
+            throw .invalidResponse("the session store failed: \(error)")
+        }
+    }
+
+    private func createSession(presenting current: Session?, installation: [String: InstallationValue]?) async throws(ThreadDeskError) -> Session {
+        let userID = configuration.userID ?? current?.userId
+        var hash: String?
+        if let userID, let proof = configuration.userHash {
+            do {
+                hash = try await proof(userID)
+            } catch {
+                throw .transport("the app's userHash provider failed: \(error)")
+            }
+        }
+        var request = request("v1/session", method: "POST", token: current?.userId == userID ? current?.token : nil)
+        request.setValue(configuration.appKey, forHTTPHeaderField: APIHeader.appKey)
+        try encode(SessionRequest(userId: userID, userHash: hash, installation: installation), into: &request)
+        let created = try decode(Session.self, from: try await transport.send(request))
+        do {
+            try await configuration.sessionStore.save(created)
+        } catch {
+            throw .invalidResponse("the session store failed: \(error)")
+        }
+        session = created
+        return created
+    }
+
+    /// Runs an authenticated call; when the token is refused and the app can prove the user's
+    /// identity, opens a new session and runs it once more.
+    func authorized<T>(_ call: (String) async throws(ThreadDeskError) -> T) async throws(ThreadDeskError) -> T {
+        if session == nil { session = try await loadStoredSession() }
+        guard let current = session else { throw .noSession }
+        do {
+            return try await call(current.token)
+        } catch .server(401, .unauthorized, let message, let wait) {
+            guard configuration.userHash != nil else { throw .server(status: 401, code: .unauthorized, message: message, retryAfter: wait) }
+            let renewed = try await createSession(presenting: nil, installation: nil)
+            return try await call(renewed.token)
+        }
+    }
+
+    // MARK: Requests
+
+    func request(_ path: String, method: String = "GET", token: String? = nil, query: [URLQueryItem] = []) -> URLRequest {
+        var components = URLComponents(url: configuration.serverURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+        if !query.isEmpty { components.queryItems = query }
+        var request = URLRequest(url: components.url!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        return request
+    }
+
+    func encode(_ value: some Encodable, into request: inout URLRequest) throws(ThreadDeskError) {
+        do {
+            request.httpBody = try JSONEncoder().encode(value)
+        } catch {
+            throw .invalidResponse("could not encode the request: \(error)")
+        }
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from reply: Transport.Reply) throws(ThreadDeskError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: reply.body)
+        } catch {
+            throw .invalidResponse("\(T.self): \(error)")
+        }
+    }
+
+    /// Sends `make(token)` until it succeeds, is refused for good, or `attempts` ran out.
+    func withRetries<T: Sendable>(
+        attempts: Int, _ call: (String) async throws(ThreadDeskError) -> T
+    ) async throws(ThreadDeskError) -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await authorized(call)
+            } catch where error.isRetryable && attempt + 1 < attempts {
+                let wait = error.retryAfter ?? configuration.retryBackoff.delay(attempt: attempt)
+                attempt += 1
+                do {
+                    try await Task.sleep(for: wait)
+                } catch {
+                    throw .transport("cancelled")
+                }
+            }
+        }
+    }
+
+    // MARK: Messages
+
+    /// Sends a message (text, files or both) exactly once: it goes into the outbox first with a
+    /// new idempotency key, then to the server, retried with the same key after a timeout or a
+    /// 503; only the server's confirmation (or a refusal for good) takes it out. When the
+    /// attempts run out it stays there and this throws ``ThreadDeskError/pending(idempotencyKey:lastError:)``.
+    @discardableResult
+    public func send(_ text: String, files: [OutgoingFile] = []) async throws(ThreadDeskError) -> SupportMessage {
+        let entry = OutboxEntry(text: text, files: files)
+        do {
+            try await configuration.outbox.put(entry)
+        } catch {
+            throw .invalidResponse("the outbox failed: \(error)")
+        }
+        return try await deliver(entry)
+    }
+
+    /// Sends what is left in the outbox (from a launch that ended before the server answered),
+    /// oldest first, each with its own key: the server posts each once. Returns the confirmed
+    /// messages; what still fails stays for the next call.
+    @discardableResult
+    public func flushOutbox() async throws(ThreadDeskError) -> [SupportMessage] {
+        let entries: [OutboxEntry]
+        do {
+            entries = try await configuration.outbox.entries()
+        } catch {
+            throw .invalidResponse("the outbox failed: \(error)")
+        }
+        var sent: [SupportMessage] = []
+        for entry in entries {
+            do {
+                sent.append(try await deliver(entry))
+            } catch .pending {
+                break
+            } catch {
+                continue
+            }
+        }
+        return sent
+    }
+
+    /// Messages waiting for the server's confirmation, oldest first (show them as "sending…").
+    public func pendingMessages() async throws(ThreadDeskError) -> [OutboxEntry] {
+        do {
+            return try await configuration.outbox.entries()
+        } catch {
+            throw .invalidResponse("the outbox failed: \(error)")
+        }
+    }
+
+    private func deliver(_ entry: OutboxEntry) async throws(ThreadDeskError) -> SupportMessage {
+        do {
+            let message = try await withRetries(attempts: configuration.sendAttempts) { token throws(ThreadDeskError) in
+                try await post(entry, token: token)
+            }
+            try? await configuration.outbox.remove(entry.id)
+            return message
+        } catch where error.isRetryable {
+            throw .pending(idempotencyKey: entry.id, lastError: error.description)
+        } catch {
+            // Refused for good (too long, a file of a refused type…): retrying cannot help.
+            try? await configuration.outbox.remove(entry.id)
+            throw error
+        }
+    }
+
+    private func post(_ entry: OutboxEntry, token: String) async throws(ThreadDeskError) -> SupportMessage {
+        var request = request("v1/messages", method: "POST", token: token)
+        request.setValue(entry.id, forHTTPHeaderField: APIHeader.idempotencyKey)
+        if entry.files.isEmpty {
+            try encode(MessageRequest(content: entry.text), into: &request)
+        } else {
+            let form = MultipartForm()
+            request.httpBody = form.body(text: entry.text, files: entry.files)
+            request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+        }
+        return try decode(SupportMessage.self, from: try await transport.send(request))
+    }
+
+    /// A page of the conversation, oldest first: the newest `limit` without a cursor, those after
+    /// `after` (newer) or before `before` (older).
+    public func messages(after: String? = nil, before: String? = nil, limit: Int = 50) async throws(ThreadDeskError) -> MessagePage {
+        var query = [URLQueryItem(name: "limit", value: String(min(max(limit, 1), 100)))]
+        if let after { query.append(URLQueryItem(name: "after", value: after)) }
+        if let before { query.append(URLQueryItem(name: "before", value: before)) }
+        return try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
+            try decode(MessagePage.self, from: try await transport.send(request("v1/messages", token: token, query: query)))
+        }
+    }
+
+    /// Changes the text of one of the user's own messages.
+    public func edit(_ messageID: String, to text: String) async throws(ThreadDeskError) -> SupportMessage {
+        try await authorized { token throws(ThreadDeskError) in
+            var request = request("v1/messages/\(messageID)", method: "PATCH", token: token)
+            try encode(MessageRequest(content: text), into: &request)
+            return try decode(SupportMessage.self, from: try await transport.send(request))
+        }
+    }
+
+    /// Deletes one of the user's own messages.
+    public func delete(_ messageID: String) async throws(ThreadDeskError) {
+        try await authorized { token throws(ThreadDeskError) in
+            _ = try await transport.send(request("v1/messages/\(messageID)", method: "DELETE", token: token))
+        }
+    }
+
+    /// The bytes of an attachment (its `url` is ThreadDesk's, fetched with the token).
+    public func attachmentData(_ attachment: SupportMessage.Attachment) async throws(ThreadDeskError) -> Data {
+        try await authorized { token throws(ThreadDeskError) in
+            let path = attachment.url.hasPrefix("/") ? String(attachment.url.dropFirst()) : attachment.url
+            var request = request(path, token: token)
+            request.setValue("*/*", forHTTPHeaderField: "Accept")
+            return try await transport.send(request).body
+        }
+    }
+
+    // MARK: Typing and read state
+
+    /// The user is typing: shows "typing…" to support. Call it on every keystroke; at most one
+    /// report goes out per `typingInterval`. Best effort: failures are ignored.
+    public func typing() async {
+        let now = ContinuousClock.now
+        if let lastTyping, now < lastTyping + configuration.typingInterval { return }
+        lastTyping = now
+        _ = try? await authorized { token throws(ThreadDeskError) in
+            _ = try await transport.send(request("v1/typing", method: "POST", token: token))
+        }
+    }
+
+    /// The user has read everything up to `messageID`; the unread count and the push badge
+    /// follow, and support sees a read receipt.
+    @discardableResult
+    public func markRead(_ messageID: String) async throws(ThreadDeskError) -> ReadState {
+        try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
+            var request = request("v1/read", method: "POST", token: token)
+            try encode(ReadRequest(messageId: messageID), into: &request)
+            return try decode(ReadState.self, from: try await transport.send(request))
+        }
+    }
+
+    /// Unread support messages and the read mark.
+    public func readState() async throws(ThreadDeskError) -> ReadState {
+        try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
+            try decode(ReadState.self, from: try await transport.send(request("v1/unread", token: token)))
+        }
+    }
+
+    /// Unread support messages.
+    public func unreadCount() async throws(ThreadDeskError) -> Int { try await readState().count }
+
+    // MARK: Device, diagnostics, pushes
+
+    /// Tells support about the app and device (a note in the thread when something changed).
+    @discardableResult
+    public func updateInstallation(_ installation: [String: InstallationValue]) async throws(ThreadDeskError) -> InstallationResult {
+        try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
+            var request = request("v1/installation", method: "PUT", token: token)
+            try encode(installation, into: &request)
+            return try decode(InstallationResult.self, from: try await transport.send(request))
+        }
+    }
+
+    /// What can be told about this app and device without asking the user.
+    public nonisolated static func currentInstallation() -> [String: InstallationValue] {
+        var info: [String: InstallationValue] = [:]
+        let bundle = Bundle.main.infoDictionary ?? [:]
+        if let version = bundle["CFBundleShortVersionString"] as? String { info["appVersion"] = .string(version) }
+        if let build = bundle["CFBundleVersion"] as? String { info["buildVersion"] = .string(build) }
+        let os = ProcessInfo.processInfo.operatingSystemVersion
+        info["osVersion"] = .string("\(os.majorVersion).\(os.minorVersion).\(os.patchVersion)")
+        #if os(iOS)
+        info["osPlatform"] = "iOS"
+        #elseif os(macOS)
+        info["osPlatform"] = "macOS"
+        #elseif os(Linux)
+        info["osPlatform"] = "Linux"
+        #endif
+        info["locale"] = .string(Locale.current.identifier)
+        return info
+    }
+
+    /// Uploads a diagnostics document (any `Encodable` that encodes to a JSON object): support
+    /// gets it as a file and a readable summary; the user does not see it in the chat. Retried
+    /// with one idempotency key, so it is posted once.
+    @discardableResult
+    public func uploadDiagnostics(_ document: some Encodable & Sendable) async throws(ThreadDeskError) -> DiagnosticsResult {
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(document)
+        } catch {
+            throw .invalidResponse("could not encode the diagnostics: \(error)")
+        }
+        return try await uploadDiagnostics(json: body)
+    }
+
+    /// Uploads diagnostics that are already JSON (a JSON object).
+    @discardableResult
+    public func uploadDiagnostics(json body: Data) async throws(ThreadDeskError) -> DiagnosticsResult {
+        let key = UUID().uuidString
+        return try await withRetries(attempts: configuration.sendAttempts) { token throws(ThreadDeskError) in
+            var request = request("v1/diagnostics", method: "POST", token: token)
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(key, forHTTPHeaderField: APIHeader.idempotencyKey)
+            return try decode(DiagnosticsResult.self, from: try await transport.send(request))
+        }
+    }
+
+    /// Registers the device token Apple gave the app (`didRegisterForRemoteNotificationsWithDeviceToken`).
+    public func registerPushToken(_ deviceToken: Data, environment: PushEnvironmentName) async throws(ThreadDeskError) {
+        let hex = deviceToken.map { String(format: "%02x", $0) }.joined()
+        try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
+            var request = request("v1/push-token", method: "PUT", token: token)
+            try encode(PushTokenRequest(token: hex, environment: environment), into: &request)
+            _ = try await transport.send(request)
+        }
+    }
+
+    /// No more pushes to this device.
+    public func unregisterPushToken() async throws(ThreadDeskError) {
+        try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
+            _ = try await transport.send(request("v1/push-token", method: "DELETE", token: token))
+        }
+    }
+
+    /// The id of the support message a ThreadDesk push announces (`userInfo` of the
+    /// notification), nil for any other push.
+    public nonisolated static func messageID(fromPush userInfo: [AnyHashable: Any]) -> String? {
+        guard let id = userInfo[PushPayload.messageID] as? String, !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
+        return id
+    }
+
+    /// The message a push announced, fetched (nil when it is no longer visible).
+    public func message(forPush userInfo: [AnyHashable: Any]) async throws(ThreadDeskError) -> SupportMessage? {
+        guard let id = Self.messageID(fromPush: userInfo), let number = UInt64(id), number > 0 else { return nil }
+        let page = try await messages(after: String(number - 1), limit: 1)
+        return page.messages.first { $0.id == id }
+    }
+}

@@ -1,0 +1,3 @@
+import ThreadDeskKit
+import Foundation
+print("x")
