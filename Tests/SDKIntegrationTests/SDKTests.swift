@@ -1,1 +1,234 @@
+import DiscordEmulator
+import Foundation
 import Testing
+import TestSupport
+import ThreadDeskKit
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+/// The SDK against a real ThreadDesk and the Discord emulator on loopback.
+@Suite("ThreadDeskKit against the server", .timeLimit(.minutes(2)))
+struct SDKTests {
+    @Test func openSendReadAndReceiveAReplyLive() async throws {
+        try await withSDKServer { server in
+            let client = server.client()
+            let session = try await client.open(installation: ["appVersion": "2.1", "osPlatform": "iOS"])
+            // The kept session is reused by the next launch instead of making a new user.
+            #expect(try await server.client().open() == session)
+
+            let sent = try await client.send("Hello from the SDK")
+            #expect(sent.author == .user && sent.content == "Hello from the SDK")
+            let thread = try await server.thread(of: client)
+
+            let recorder = EventRecorder()
+            await recorder.start(client.events())
+            defer { Task { await recorder.stop() } }
+            try await recorder.next("the first unread count") { $0 == .unread(count: 0) }
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "Hi, how can we help?")
+            let created = try await recorder.next("the reply") {
+                if case .messageCreated(let message) = $0 { message.id == reply.id } else { false }
+            }
+            guard case .messageCreated(let message) = created else { return }
+            #expect(message.author == .support && message.content == "Hi, how can we help?")
+            try await recorder.next("one unread") { $0 == .unread(count: 1) }
+            #expect(try await client.unreadCount() == 1)
+
+            let page = try await client.messages()
+            #expect(page.messages.map(\.content) == ["Hello from the SDK", "Hi, how can we help?"])
+            let older = try await client.messages(before: reply.id, limit: 1)
+            #expect(older.messages.map(\.id) == [sent.id])
+        }
+    }
+
+    @Test func aSendWhoseAnswerIsLostIsRetriedWithItsKeyAndPostedOnce() async throws {
+        try await withSDKServer { server in
+            let setup = server.client()
+            try await setup.open()
+            _ = try await setup.send("first, to make the thread")
+            let thread = try await server.thread(of: setup)
+            // The same app with an impatient network stack.
+            let client = server.client { $0.requestTimeout = .milliseconds(700); $0.sendAttempts = 8 }
+
+            // Discord now answers after 1.5 s: the SDK gives up on the first attempt (and the
+            // second) while the server is still posting, and retries with the same key.
+            server.emulator.setLatency(.milliseconds(1500))
+            let started = ContinuousClock.now
+            let sent = try await client.send("exactly once, please")
+            server.emulator.setLatency(.zero)
+            // Confirmed later than one attempt may wait: so an attempt timed out and a retry got the answer.
+            #expect(started.duration(to: .now) > .milliseconds(1400))
+            #expect(sent.content == "exactly once, please")
+            let posts = server.emulator.messages(inThread: thread).filter { $0.content == "exactly once, please" }
+            #expect(posts.count == 1)
+            #expect(posts.first?.id == sent.id)
+            #expect(try await client.pendingMessages().isEmpty)
+        }
+    }
+
+    @Test func aSendThatCannotBeConfirmedWaitsInTheOutboxAndTheNextLaunchPostsItOnce() async throws {
+        try await withSDKServer { server in
+            let setup = server.client(device: "tablet")
+            try await setup.open()
+            _ = try await setup.send("making the thread")
+            let thread = try await server.thread(of: setup)
+            let first = server.client(device: "tablet") { $0.requestTimeout = .milliseconds(300); $0.sendAttempts = 1 }
+
+            server.emulator.setLatency(.seconds(1))
+            let pendingKey: String
+            do {
+                _ = try await first.send("sent while the network was bad")
+                Issue.record("the send should not have been confirmed")
+                return
+            } catch ThreadDeskError.pending(let key, _) {
+                pendingKey = key
+            }
+            #expect(try await first.pendingMessages().map(\.id) == [pendingKey])
+            // Whether the abandoned attempt reached Discord or not, the retry must not post it again.
+            try await Task.sleep(for: .seconds(1))
+            server.emulator.setLatency(.zero)
+
+            // The app is launched again: same stores, a new client.
+            let relaunched = server.client(device: "tablet")
+            try await relaunched.open()
+            let flushed = try await relaunched.flushOutbox()
+            #expect(flushed.map(\.content) == ["sent while the network was bad"])
+            #expect(try await relaunched.pendingMessages().isEmpty)
+            #expect(server.emulator.messages(inThread: thread).filter { $0.content == "sent while the network was bad" }.count == 1)
+        }
+    }
+
+    @Test func theStreamResumesAfterTheServerEndsItWithoutLosingOrRepeatingReplies() async throws {
+        try await withSDKServer({ $0.live.maxStreamDuration = .seconds(1) }) { server in
+            let client = server.client()
+            try await client.open()
+            _ = try await client.send("hello")
+            let thread = try await server.thread(of: client)
+            let recorder = EventRecorder()
+            await recorder.start(client.events())
+            defer { Task { await recorder.stop() } }
+            try await recorder.next("connected") { $0 == .connection(.live) }
+
+            // Replies keep coming while the server ends each stream after about a second.
+            var replies: [String] = []
+            for index in 1...6 {
+                replies.append(try server.emulator.replyAsAgent(inThread: thread, content: "reply \(index)").id)
+                try await Task.sleep(for: .milliseconds(400))
+            }
+            try await eventually("all six replies", timeout: .seconds(15)) {
+                await recorder.createdMessages.filter { $0.author == .support }.count >= 6
+            }
+            let reconnections = await recorder.events.filter { if case .connection(.reconnecting) = $0 { true } else { false } }
+            #expect(reconnections.count >= 2, "the server ended the stream at least twice")
+            let received = await recorder.createdMessages.filter { $0.author == .support }.map(\.id)
+            #expect(received == replies)
+        }
+    }
+
+    @Test func whenTheStreamIsRefusedNewMessagesArePolledFor() async throws {
+        // One stream in all: a second device's stream is refused (503), so it polls.
+        try await withSDKServer({ $0.live.maxStreams = 1 }) { server in
+            let phone = server.client()
+            try await phone.open()
+            _ = try await phone.send("hello")
+            let thread = try await server.thread(of: phone)
+            let holder = EventRecorder()
+            await holder.start(phone.events())
+            defer { Task { await holder.stop() } }
+            try await holder.next("the one stream") { $0 == .connection(.live) }
+
+            let watch = server.client(device: "watch") {
+                $0.streamFailuresBeforePolling = 2
+                $0.pollInterval = .milliseconds(200)
+                $0.streamRetryInterval = .seconds(30)
+            }
+            // The same user on a second device: it presents the first device's session.
+            try await FileSessionStore(url: server.folder.appendingPathComponent("watch/session.json"))
+                .save(try await FileSessionStore(url: server.folder.appendingPathComponent("phone/session.json")).load())
+            try await watch.open()
+            let recorder = EventRecorder()
+            await recorder.start(watch.events())
+            defer { Task { await recorder.stop() } }
+            try await recorder.next("polling") { $0 == .connection(.polling) }
+            try await recorder.next("the baseline unread count") { $0 == .unread(count: 0) }
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "found by polling")
+            try await recorder.next("the polled reply") {
+                if case .messageCreated(let message) = $0 { message.id == reply.id } else { false }
+            }
+            try await recorder.next("the polled unread count") { $0 == .unread(count: 1) }
+            #expect(await recorder.createdMessages.map(\.content) == ["found by polling"])
+        }
+    }
+
+    @Test func typingAndReadReachDiscordAndErrorsAreTyped() async throws {
+        try await withSDKServer { server in
+            let client = server.client()
+            try await client.open()
+            _ = try await client.send("hello")
+            let thread = try await server.thread(of: client)
+            for _ in 0..<5 { await client.typing() }
+            try await eventually("typing in Discord") { server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil }
+            #expect(server.emulator.counters.requestsByRoute["POST /channels/{channel_id}/typing"] == 1)
+
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "read me")
+            try await eventually("the reply mirrored") { try await client.unreadCount() == 1 }
+            let state = try await client.markRead(reply.id)
+            #expect(state == ReadState(lastReadMessageId: reply.id, count: 0))
+            try await eventually("the read receipt in Discord") {
+                server.emulator.messages(inThread: thread).first { $0.id == reply.id }?.reactions == ["👀"]
+            }
+
+            do {
+                _ = try await client.markRead("12345")
+                Issue.record("marking a stranger's message should fail")
+            } catch let error as ThreadDeskError {
+                #expect(error.code == .messageNotFound)
+            }
+            do {
+                _ = try await client.send(String(repeating: "x", count: 5000))
+                Issue.record("a too long message should be refused")
+            } catch let error as ThreadDeskError {
+                #expect(error.code == .messageTooLong)
+                #expect(!error.isRetryable)
+            }
+            // Refused for good: it does not wait in the outbox.
+            #expect(try await client.pendingMessages().isEmpty)
+        }
+    }
+
+    @Test func filesDiagnosticsInstallationAndPushTokens() async throws {
+        try await withSDKServer { server in
+            let client = server.client()
+            try await client.open()
+            let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 0, count: 64)
+            let sent = try await client.send("a screenshot", files: [OutgoingFile(filename: "shot.png", contentType: "image/png", data: png)])
+            let attachment = try requireValue(sent.attachments.first, "no attachment")
+            #expect(attachment.filename == "shot.png" && attachment.url.hasPrefix("/v1/attachments/"))
+            #expect(try await client.attachmentData(attachment) == png)
+
+            struct Diagnostics: Encodable, Sendable {
+                var battery: Double
+                var lastError: String
+            }
+            let result = try await client.uploadDiagnostics(Diagnostics(battery: 0.42, lastError: "timeout"))
+            let thread = try await server.thread(of: client)
+            #expect(server.emulator.messages(inThread: thread).contains { $0.id == result.messageId })
+
+            #expect(try await client.updateInstallation(["appVersion": "3.0"]).changed)
+            #expect(try await client.updateInstallation(["appVersion": "3.0"]).changed == false)
+
+            let token = Data((0..<32).map { UInt8($0) })
+            try await client.registerPushToken(token, environment: .development)
+            let user = try requireValue(await client.userID.flatMap { UserID($0) }, "no user")
+            #expect(try await server.store.user(user)?.pushToken == token.map { String(format: "%02x", $0) }.joined())
+            try await client.unregisterPushToken()
+            #expect(try await server.store.user(user)?.pushToken == nil)
+
+            // A push's payload leads to its message.
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
+            try await eventually("the reply mirrored") { try await client.unreadCount() == 1 }
+            let pushed = try await client.message(forPush: ["aps": ["alert": "x"], PushPayload.messageID: reply.id])
+            #expect(pushed?.content == "pushed")
+        }
+    }
+}

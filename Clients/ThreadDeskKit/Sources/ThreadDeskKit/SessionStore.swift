@@ -50,15 +50,10 @@ enum PrivateFile {
         guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown)
         }
-        do {
-            if FileManager.default.fileExists(atPath: url.path) {
-                _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
-            } else {
-                try FileManager.default.moveItem(at: temporary, to: url)
-            }
-        } catch {
+        // rename(2) replaces the old file in one step: a reader sees the old or the new, never half.
+        guard rename(temporary.path, url.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
-            throw error
+            throw CocoaError(.fileWriteUnknown)
         }
     }
 }

@@ -22,7 +22,7 @@ public actor ThreadDeskClient {
     public init(_ configuration: ThreadDeskConfiguration) {
         self.configuration = configuration
         let urlConfiguration = URLSessionConfiguration.ephemeral
-        urlConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
+        urlConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds + 5
         urlConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         transport = Transport(session: URLSession(configuration: urlConfiguration), timeout: configuration.requestTimeout)
     }

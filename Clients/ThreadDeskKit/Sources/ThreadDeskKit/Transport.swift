@@ -15,13 +15,28 @@ struct Transport: Sendable {
         let body: Data
     }
 
+    private struct TimedOut: Error {}
+
     func send(_ request: URLRequest) async throws(ThreadDeskError) -> Reply {
         var request = request
-        request.timeoutInterval = timeout.seconds
+        // URLSession's own timeout is only a backstop: on Linux it does not keep sub-second
+        // values, so the deadline is this task's.
+        request.timeoutInterval = timeout.seconds + 5
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await withThrowingTaskGroup(of: (Data, URLResponse).self) { [session, timeout, request] group in
+                group.addTask { try await session.data(for: request) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    throw TimedOut()
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw CancellationError() }
+                return first
+            }
+        } catch is TimedOut {
+            throw .transport("no answer within \(timeout)")
         } catch is CancellationError {
             throw .transport("cancelled")
         } catch {

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import ThreadDeskKit
+
+@Suite("Wire types and requests")
+struct WireTests {
+    @Test func errorCodesRoundTripAndUnknownCodesSurvive() throws {
+        let known = try JSONDecoder().decode(ErrorBody.self, from: Data(#"{"error":{"code":"rate_limited","message":"slow down"}}"#.utf8))
+        #expect(known.error.code == .rateLimited)
+        let newer = try JSONDecoder().decode(ErrorBody.self, from: Data(#"{"error":{"code":"from_the_future","message":"?"}}"#.utf8))
+        #expect(newer.error.code == .unknown("from_the_future"))
+        #expect(ErrorCode(rawValue: "http_405") == .http(status: 405))
+        #expect(String(decoding: try JSONEncoder().encode(ErrorCode.invalidUserHash), as: UTF8.self) == #""invalid_user_hash""#)
+        #expect(ErrorCode(rawValue: ErrorCode.messageTooLong.rawValue) == .messageTooLong)
+    }
+
+    @Test func anErrorAnswerBecomesATypedErrorWithItsWait() {
+        let reply = Transport.Reply(
+            status: 503, headers: ["retry-after": "7"], body: Data(#"{"error":{"code":"discord_busy","message":"busy"}}"#.utf8))
+        let error = Transport.error(reply)
+        #expect(error.code == .discordBusy)
+        #expect(error.retryAfter == .seconds(7))
+        #expect(error.isRetryable)
+        // A proxy's HTML page is still an error with a code, and a huge Retry-After is capped.
+        let html = Transport.error(Transport.Reply(status: 502, headers: ["retry-after": "99999999"], body: Data("<html>".utf8)))
+        #expect(html.code == .http(status: 502))
+        #expect(html.retryAfter == .seconds(3600))
+        #expect(!Transport.error(Transport.Reply(status: 400, headers: [:], body: Data())).isRetryable)
+    }
+
+    @Test func installationValuesEncodeAsPlainJSON() throws {
+        let info: [String: InstallationValue] = ["appVersion": "1.2", "build": 42, "beta": true, "ratio": 0.5]
+        let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(info)) as? [String: Any]
+        #expect(object?["appVersion"] as? String == "1.2")
+        #expect(object?["build"] as? Int == 42)
+        #expect(object?["beta"] as? Bool == true)
+        #expect(object?["ratio"] as? Double == 0.5)
+        let decoded = try JSONDecoder().decode([String: InstallationValue].self, from: Data(#"{"a":"x","b":3,"c":false}"#.utf8))
+        #expect(decoded == ["a": .string("x"), "b": .number(3), "c": .bool(false)])
+    }
+
+    @Test func eventsDecodeAndUnknownEventsAreSkipped() throws {
+        let created = try ThreadDeskEvent(ServerSentEvent(
+            id: "5", name: "message.created",
+            data: #"{"id":"9","author":"support","authorName":"Ann","content":"hi","attachments":[],"createdAt":"2026-01-01T00:00:00.000Z"}"#))
+        guard case .messageCreated(let message) = created else { Issue.record("not a message: \(String(describing: created))"); return }
+        #expect(message.author == .support && message.content == "hi")
+        #expect(try ThreadDeskEvent(ServerSentEvent(id: "6", name: "unread", data: #"{"count":3}"#)) == .unread(count: 3))
+        #expect(try ThreadDeskEvent(ServerSentEvent(id: "6", name: "presence.v2", data: "{}")) == nil)
+        let typing = try ThreadDeskEvent(ServerSentEvent(id: "6", name: "typing", data: #"{"expiresAt":"2026-01-01T00:00:10Z"}"#))
+        #expect(typing == .typing(until: Date(timeIntervalSince1970: 1_767_225_610)))
+        #expect(throws: ThreadDeskError.self) { try ThreadDeskEvent(ServerSentEvent(id: "6", name: "unread", data: "{oops")) }
+    }
+
+    @Test func multipartBodiesCarryTheTextAndEachFileSafely() {
+        let form = MultipartForm()
+        let body = String(decoding: form.body(
+            text: "look", files: [OutgoingFile(filename: "a\"b\r\n.png", contentType: "image/png\r\nX: y", data: Data("PNG".utf8))]),
+            as: UTF8.self)
+        #expect(form.contentType == "multipart/form-data; boundary=\(form.boundary)")
+        #expect(body.contains("name=\"content\"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nlook\r\n"))
+        #expect(body.contains("filename=\"a_b__.png\""))
+        #expect(body.contains("Content-Type: image/pngX: y\r\n"))
+        #expect(body.hasSuffix("--\(form.boundary)--\r\n"))
+    }
+
+    @Test func pushPayloadsNameTheirMessage() {
+        #expect(ThreadDeskClient.messageID(fromPush: ["aps": ["alert": "x"], "messageId": "123456"]) == "123456")
+        #expect(ThreadDeskClient.messageID(fromPush: ["aps": ["alert": "x"]]) == nil)
+        #expect(ThreadDeskClient.messageID(fromPush: ["messageId": "../x"]) == nil)
+    }
+}
