@@ -45,6 +45,7 @@ struct Sandbox: AsyncParsableCommand {
               Agent console  \(api)/sandbox/console   (the forum as Discord shows it; reply, add notes, see pushes)
               App widget     \(api)/sandbox/widget    (plays the app user: send messages, see replies, upload diagnostics)
 
+              Terminal chat  swift run --package-path Clients/ThreadDeskKit threaddesk-chat --server \(api)
               API            \(api)      (OpenAPI document: \(api)/openapi.yaml)
               App key        \(configuration.appKey)
               Legacy key     \(configuration.legacyAPIKey ?? "-")
