@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import Testing
 import ThreadDeskStore
+import ThreadDeskWire
 import Yams
 
 @testable import ThreadDeskServer
@@ -54,5 +55,23 @@ struct OpenAPIDocumentTests {
             #expect(served == (try String(contentsOf: Self.documentURL, encoding: .utf8)))
             #expect(try Self.documentedOperations(served).contains("POST /v1/messages"))
         }
+    }
+
+    /// The error codes are ThreadDeskWire's `ErrorCode` (the server can answer no other: its errors
+    /// take that type); the document names each of them for clients in other languages.
+    @Test func everyErrorCodeIsDocumented() throws {
+        let document = try #require(try Yams.load(yaml: try String(contentsOf: Self.documentURL, encoding: .utf8)) as? [String: Any])
+        let components = try #require(document["components"] as? [String: Any])
+        let schemas = try #require(components["schemas"] as? [String: Any])
+        let error = try #require(schemas["Error"] as? [String: Any])
+        let properties = try #require((error["properties"] as? [String: Any])?["error"] as? [String: Any])
+        let code = try #require((properties["properties"] as? [String: Any])?["code"] as? [String: Any])
+        let text = try #require(code["description"] as? String)
+        #expect(ErrorCode.known.count >= 50)
+        for known in ErrorCode.known {
+            #expect(text.contains("`\(known.rawValue)`"), "\(known.rawValue) is not in openapi.yaml")
+        }
+        #expect(Set(ErrorCode.known.map(\.rawValue)).count == ErrorCode.known.count)
+        for known in ErrorCode.known { #expect(ErrorCode(rawValue: known.rawValue) == known) }
     }
 }

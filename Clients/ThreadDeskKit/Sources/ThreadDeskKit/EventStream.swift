@@ -80,31 +80,33 @@ enum StreamChunk: Sendable {
 }
 
 final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Sendable itself; the delegate holds nothing else.
+    // The continuation is Sendable; `sentHead` is only touched on the session's serial delegate queue.
     let continuation: AsyncThrowingStream<StreamChunk, any Error>.Continuation
+    private var sentHead = false
 
     init(_ continuation: AsyncThrowingStream<StreamChunk, any Error>.Continuation) {
         self.continuation = continuation
     }
 
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
+    /// The head goes out with the first bytes (or the end): read from the task itself, which
+    /// works alike on every platform without the response callback's differing signatures.
+    private func head(of task: URLSessionTask) {
+        guard !sentHead, let http = task.response as? HTTPURLResponse else { return }
+        sentHead = true
         var headers: [String: String] = [:]
-        let http = response as? HTTPURLResponse
-        for (name, value) in http?.allHeaderFields ?? [:] {
+        for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
-        continuation.yield(.head(status: http?.statusCode ?? 0, headers: headers))
-        completionHandler(.allow)
+        continuation.yield(.head(status: http.statusCode, headers: headers))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        head(of: dataTask)
         continuation.yield(.body(data))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        head(of: task)
         if let error { continuation.finish(throwing: error) } else { continuation.finish() }
         session.finishTasksAndInvalidate()
     }
@@ -119,7 +121,9 @@ extension URLRequest {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = idleTimeout.seconds
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let session = URLSession(configuration: configuration, delegate: StreamingDelegate(continuation), delegateQueue: nil)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let session = URLSession(configuration: configuration, delegate: StreamingDelegate(continuation), delegateQueue: queue)
         var request = self
         request.timeoutInterval = idleTimeout.seconds
         let task = session.dataTask(with: request)
