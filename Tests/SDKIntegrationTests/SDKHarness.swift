@@ -28,9 +28,9 @@ struct SDKHarness: Sendable {
             serverURL: serverURL, appKey: appKey, userID: userID,
             sessionStore: FileSessionStore(url: base.appendingPathComponent("session.json")),
             outbox: FileOutbox(directory: base.appendingPathComponent("outbox")))
-        configuration.requestTimeout = .seconds(10)
-        configuration.retryBackoff = Backoff(base: .milliseconds(50), cap: .milliseconds(200))
-        configuration.streamBackoff = Backoff(base: .milliseconds(50), cap: .milliseconds(200))
+        configuration.requestTimeout = 10
+        configuration.retryBackoff = Backoff(base: 0.05, cap: 0.2)
+        configuration.streamBackoff = Backoff(base: 0.05, cap: 0.2)
         configure(&configuration)
         return ThreadDeskClient(configuration)
     }

@@ -48,7 +48,7 @@ struct SDKTests {
             _ = try await setup.send("first, to make the thread")
             let thread = try await server.thread(of: setup)
             // The same app with an impatient network stack.
-            let client = server.client { $0.requestTimeout = .milliseconds(700); $0.sendAttempts = 8 }
+            let client = server.client { $0.requestTimeout = 0.7; $0.sendAttempts = 8 }
 
             // Discord now answers after 1.5 s: the SDK gives up on the first attempt (and the
             // second) while the server is still posting, and retries with the same key.
@@ -72,7 +72,7 @@ struct SDKTests {
             try await setup.open()
             _ = try await setup.send("making the thread")
             let thread = try await server.thread(of: setup)
-            let first = server.client(device: "tablet") { $0.requestTimeout = .milliseconds(300); $0.sendAttempts = 1 }
+            let first = server.client(device: "tablet") { $0.requestTimeout = 0.3; $0.sendAttempts = 1 }
 
             server.emulator.setLatency(.seconds(1))
             let pendingKey: String
@@ -139,8 +139,8 @@ struct SDKTests {
 
             let watch = server.client(device: "watch") {
                 $0.streamFailuresBeforePolling = 2
-                $0.pollInterval = .milliseconds(200)
-                $0.streamRetryInterval = .seconds(30)
+                $0.pollInterval = 0.2
+                $0.streamRetryInterval = 30
             }
             // The same user on a second device: it presents the first device's session.
             try await FileSessionStore(url: server.folder.appendingPathComponent("watch/session.json"))

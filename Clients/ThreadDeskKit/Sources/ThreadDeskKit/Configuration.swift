@@ -16,25 +16,25 @@ public struct ThreadDeskConfiguration: Sendable {
     public var userHash: (@Sendable (_ userID: String) async throws -> String)?
     public var sessionStore: any SessionStore
     public var outbox: any OutboxStore
-    /// The deadline of one request.
-    public var requestTimeout: Duration = .seconds(30)
+    /// The deadline of one request, in seconds (like every interval here).
+    public var requestTimeout: TimeInterval = 30
     /// Attempts of one send before it is left in the outbox (``ThreadDeskError/pending(idempotencyKey:lastError:)``).
     public var sendAttempts = 4
     /// Waits between attempts of a request (a server's `Retry-After` takes precedence).
-    public var retryBackoff = Backoff(base: .milliseconds(500), cap: .seconds(10))
+    public var retryBackoff = Backoff(base: 0.5, cap: 10)
     /// Waits between reconnections of the event stream.
-    public var streamBackoff = Backoff(base: .seconds(1), cap: .seconds(30))
+    public var streamBackoff = Backoff(base: 1, cap: 30)
     /// Failed stream connections in a row after which new messages are polled for instead.
     public var streamFailuresBeforePolling = 3
     /// How often to poll while the stream is unavailable.
-    public var pollInterval: Duration = .seconds(15)
+    public var pollInterval: TimeInterval = 15
     /// How long to poll before trying the stream again.
-    public var streamRetryInterval: Duration = .seconds(60)
+    public var streamRetryInterval: TimeInterval = 60
     /// The longest silence on an open stream before it is taken for dead (the server sends a
     /// keep-alive every 20 s).
-    public var streamIdleTimeout: Duration = .seconds(60)
+    public var streamIdleTimeout: TimeInterval = 60
     /// At most one typing report this often (the server coalesces more anyway).
-    public var typingInterval: Duration = .seconds(3)
+    public var typingInterval: TimeInterval = 3
 
     public init(
         serverURL: URL, appKey: String, userID: String? = nil, sessionStore: any SessionStore, outbox: any OutboxStore,
@@ -69,7 +69,7 @@ public struct ThreadDeskConfiguration: Sendable {
         #else
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_STATE_HOME"].map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/state")
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/state")
         #endif
         return base.appendingPathComponent("ThreadDeskKit")
     }

@@ -26,8 +26,8 @@ public enum ThreadDeskEvent: Sendable, Hashable {
 public enum ConnectionState: Sendable, Hashable {
     /// The live stream is open.
     case live
-    /// The stream dropped; the next attempt comes after this wait.
-    case reconnecting(after: Duration)
+    /// The stream dropped; the next attempt comes after this many seconds.
+    case reconnecting(after: TimeInterval)
     /// The stream is unavailable (a proxy that buffers, a server without it, repeated failures):
     /// new messages are polled for and the stream is tried again later. Edits, deletions and
     /// typing are not seen while polling.
@@ -113,25 +113,26 @@ final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
 }
 
 extension URLRequest {
-    /// Opens the request as a stream of chunks; ending the iteration cancels the request.
-    /// `idleTimeout`: the longest silence before the connection is given up (the server sends
-    /// a keep-alive every 20 s).
-    func streamed(idleTimeout: Duration) -> AsyncThrowingStream<StreamChunk, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: StreamChunk.self)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = idleTimeout.seconds
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        let session = URLSession(configuration: configuration, delegate: StreamingDelegate(continuation), delegateQueue: queue)
-        var request = self
-        request.timeoutInterval = idleTimeout.seconds
-        let task = session.dataTask(with: request)
-        continuation.onTermination = { _ in
-            task.cancel()
-            session.invalidateAndCancel()
+    /// Opens the request as a stream of chunks (the head first); ending the iteration cancels
+    /// the request. `idleTimeout`: the longest silence, in seconds, before the connection is
+    /// given up (the server sends a keep-alive every 20 s).
+    func streamed(idleTimeout: TimeInterval) -> AsyncThrowingStream<StreamChunk, any Error> {
+        let request = self
+        return AsyncThrowingStream { continuation in
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = idleTimeout
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            let session = URLSession(configuration: configuration, delegate: StreamingDelegate(continuation), delegateQueue: queue)
+            var timed = request
+            timed.timeoutInterval = idleTimeout
+            let task = session.dataTask(with: timed)
+            continuation.onTermination = { _ in
+                task.cancel()
+                session.invalidateAndCancel()
+            }
+            task.resume()
         }
-        task.resume()
-        return stream
     }
 }

@@ -53,6 +53,7 @@ extension ThreadDeskClient {
             } catch is CancellationError {
                 return
             } catch let error as ThreadDeskError {
+                if case .noSession = error { return }
                 if case .server(let status, _, _, _) = error, status == 401 || status == 403 {
                     // No session or a refused token that could not be renewed: nothing to wait for.
                     return
@@ -76,75 +77,69 @@ extension ThreadDeskClient {
         }
     }
 
-    private func pause(_ wait: Duration, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async throws {
+    private func pause(_ wait: TimeInterval, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async throws {
         continuation.yield(.connection(.reconnecting(after: wait)))
-        try await Task.sleep(for: wait)
+        try await Time.sleep(wait)
     }
 
     /// One connection of the stream, until it ends.
     private func streamOnce(_ feed: inout LiveFeedState, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async throws {
-        let lastEventID = feed.lastEventID
-        var chunks = try await authorized { token throws(ThreadDeskError) in
+        let idleTimeout = configuration.streamIdleTimeout
+        try await authorized { token throws(ThreadDeskError) in
             var request = request("v1/events", token: token)
             request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-            if let lastEventID { request.setValue(lastEventID, forHTTPHeaderField: APIHeader.lastEventID) }
-            return try await Self.open(request, idleTimeout: configuration.streamIdleTimeout)
-        }
-        var parser = ServerSentEventParser(lastEventID: lastEventID)
-        continuation.yield(.connection(.live))
-        do {
-            while let chunk = try await chunks.next(isolation: self) {
-                guard case .body(let bytes) = chunk else { continue }
-                for event in try parser.feed(bytes) {
-                    guard let event = try ThreadDeskEvent(event) else { continue }
-                    if case .messageCreated(let message) = event, !feed.firstDelivery(of: message.id) { continue }
-                    continuation.yield(event)
-                    feed.lastEventID = parser.lastEventID
-                    feed.failures = 0
+            if let lastEventID = feed.lastEventID { request.setValue(lastEventID, forHTTPHeaderField: APIHeader.lastEventID) }
+            var parser = ServerSentEventParser(lastEventID: feed.lastEventID)
+            // Set from the head: nil until it came; the error answer's bytes when it is one.
+            var refused: (status: Int, headers: [String: String], body: Data)?
+            var opened = false
+            do {
+                for try await chunk in request.streamed(idleTimeout: idleTimeout) {
+                    switch chunk {
+                    case .head(let status, let headers):
+                        if status != 200 {
+                            refused = (status, headers, Data())
+                        } else if headers["content-type"]?.lowercased().hasPrefix("text/event-stream") != true {
+                            // A proxy or server that answers something else: as good as no stream.
+                            throw ThreadDeskError.server(status: 406, code: .http(status: 406), message: "not an event stream", retryAfter: nil)
+                        } else {
+                            opened = true
+                            continuation.yield(.connection(.live))
+                        }
+                    case .body(let bytes):
+                        if refused != nil {
+                            if refused!.body.count < 65_536 { refused!.body.append(bytes) }
+                            continue
+                        }
+                        guard opened else { continue }
+                        for event in try parser.feed(bytes) {
+                            guard let event = try ThreadDeskEvent(event) else { continue }
+                            feed.lastEventID = parser.lastEventID
+                            feed.failures = 0
+                            if case .messageCreated(let message) = event, !feed.firstDelivery(of: message.id) { continue }
+                            continuation.yield(event)
+                        }
+                    }
                 }
+            } catch let failure as ServerSentEventParser.Failure {
+                throw .invalidResponse("event stream: \(failure)")
+            } catch let error as ThreadDeskError {
+                throw error
+            } catch {
+                throw .transport(Task.isCancelled ? "cancelled" : error.localizedDescription)
             }
-        } catch let failure as ServerSentEventParser.Failure {
-            throw ThreadDeskError.invalidResponse("event stream: \(failure)")
-        } catch let error as ThreadDeskError {
-            throw error
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw ThreadDeskError.transport(error.localizedDescription)
+            if let refused {
+                throw Transport.error(Transport.Reply(status: refused.status, headers: refused.headers, body: refused.body))
+            }
         }
-    }
-
-    /// Opens the stream and reads its head; an error answer is read whole and thrown.
-    private static func open(
-        _ request: URLRequest, idleTimeout: Duration
-    ) async throws(ThreadDeskError) -> AsyncThrowingStream<StreamChunk, any Error>.Iterator {
-        let chunks = request.streamed(idleTimeout: idleTimeout)
-        var iterator = chunks.makeAsyncIterator()
-        do {
-            guard case .head(let status, let headers) = try await iterator.next() else { throw ThreadDeskError.invalidResponse("no response") }
-            guard status == 200 else {
-                var body = Data()
-                while body.count < 65_536, case .body(let bytes) = try await iterator.next() { body.append(bytes) }
-                throw Transport.error(Transport.Reply(status: status, headers: headers, body: body))
-            }
-            guard headers["content-type"]?.lowercased().hasPrefix("text/event-stream") == true else {
-                // A proxy or server that answers something else: treat as no stream.
-                throw ThreadDeskError.server(status: 406, code: .http(status: 406), message: "not an event stream", retryAfter: nil)
-            }
-        } catch let error as ThreadDeskError {
-            throw error
-        } catch {
-            throw .transport(error.localizedDescription)
-        }
-        // The rest of the chunks, after the head this function consumed.
-        return iterator
     }
 
     /// Polls for new messages for `streamRetryInterval`, then lets the stream be tried again.
     private func poll(_ feed: inout LiveFeedState, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async throws {
         continuation.yield(.connection(.polling))
-        let until = ContinuousClock.now + configuration.streamRetryInterval
+        let until = Time.now + configuration.streamRetryInterval
         var unread: Int?
-        while ContinuousClock.now < until {
+        while Time.now < until {
             try Task.checkCancellation()
             do {
                 if let newest = feed.newestMessageID {
@@ -171,7 +166,7 @@ extension ThreadDeskClient {
             } catch {
                 // Polling is the fallback: a failed poll waits for the next.
             }
-            try await Task.sleep(for: configuration.pollInterval)
+            try await Time.sleep(configuration.pollInterval)
         }
         feed.failures = 0
     }

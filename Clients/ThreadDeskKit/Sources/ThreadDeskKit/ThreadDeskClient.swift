@@ -17,12 +17,12 @@ public actor ThreadDeskClient {
     public nonisolated let configuration: ThreadDeskConfiguration
     let transport: Transport
     private var session: Session?
-    private var lastTyping: ContinuousClock.Instant?
+    private var lastTyping: TimeInterval?
 
     public init(_ configuration: ThreadDeskConfiguration) {
         self.configuration = configuration
         let urlConfiguration = URLSessionConfiguration.ephemeral
-        urlConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds + 5
+        urlConfiguration.timeoutIntervalForRequest = configuration.requestTimeout + 5
         urlConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         transport = Transport(session: URLSession(configuration: urlConfiguration), timeout: configuration.requestTimeout)
     }
@@ -150,7 +150,7 @@ public actor ThreadDeskClient {
                 let wait = error.retryAfter ?? configuration.retryBackoff.delay(attempt: attempt)
                 attempt += 1
                 do {
-                    try await Task.sleep(for: wait)
+                    try await Time.sleep(wait)
                 } catch {
                     throw .transport("cancelled")
                 }
@@ -279,7 +279,7 @@ public actor ThreadDeskClient {
     /// The user is typing: shows "typing…" to support. Call it on every keystroke; at most one
     /// report goes out per `typingInterval`. Best effort: failures are ignored.
     public func typing() async {
-        let now = ContinuousClock.now
+        let now = Time.now
         if let lastTyping, now < lastTyping + configuration.typingInterval { return }
         lastTyping = now
         _ = try? await authorized { token throws(ThreadDeskError) in

@@ -3,8 +3,8 @@ import Foundation
 /// What went wrong talking to ThreadDesk.
 public enum ThreadDeskError: Error, Sendable, CustomStringConvertible {
     /// The server answered with an error: its status, its code (``ErrorCode/unknown(_:)`` for a
-    /// code this SDK does not know), its message, and how long it asked to wait (429, 503).
-    case server(status: Int, code: ErrorCode, message: String, retryAfter: Duration?)
+    /// code this SDK does not know), its message, and how long it asked to wait in seconds (429, 503).
+    case server(status: Int, code: ErrorCode, message: String, retryAfter: TimeInterval?)
     /// No answer: no network, a timeout, a connection cut. Safe to retry.
     case transport(String)
     /// An answer that is not what the API documents.
@@ -41,7 +41,7 @@ public enum ThreadDeskError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The wait the server asked for, if any.
-    public var retryAfter: Duration? {
+    public var retryAfter: TimeInterval? {
         if case .server(_, _, _, let retryAfter) = self { return retryAfter }
         return nil
     }

@@ -7,7 +7,7 @@ import FoundationNetworking
 /// HTTP for the client: requests with a deadline, errors as ``ThreadDeskError``.
 struct Transport: Sendable {
     let session: URLSession
-    let timeout: Duration
+    let timeout: TimeInterval
 
     struct Reply: Sendable {
         let status: Int
@@ -21,14 +21,14 @@ struct Transport: Sendable {
         var request = request
         // URLSession's own timeout is only a backstop: on Linux it does not keep sub-second
         // values, so the deadline is this task's.
-        request.timeoutInterval = timeout.seconds + 5
+        request.timeoutInterval = timeout + 5
         let data: Data
         let response: URLResponse
         do {
             (data, response) = try await withThrowingTaskGroup(of: (Data, URLResponse).self) { [session, timeout, request] group in
                 group.addTask { try await session.data(for: request) }
                 group.addTask {
-                    try await Task.sleep(for: timeout)
+                    try await Time.sleep(timeout)
                     throw TimedOut()
                 }
                 defer { group.cancelAll() }
@@ -36,7 +36,7 @@ struct Transport: Sendable {
                 return first
             }
         } catch is TimedOut {
-            throw .transport("no answer within \(timeout)")
+            throw .transport("no answer within \(timeout) s")
         } catch is CancellationError {
             throw .transport("cancelled")
         } catch {
@@ -53,7 +53,7 @@ struct Transport: Sendable {
     }
 
     static func error(_ reply: Reply) -> ThreadDeskError {
-        let retryAfter = reply.headers["retry-after"].flatMap(Int.init).map { Duration.seconds(max(0, min($0, 3600))) }
+        let retryAfter = reply.headers["retry-after"].flatMap(Int.init).map { TimeInterval(max(0, min($0, 3600))) }
         if let body = try? JSONDecoder().decode(ErrorBody.self, from: reply.body) {
             return .server(status: reply.status, code: body.error.code, message: body.error.message, retryAfter: retryAfter)
         }
@@ -63,12 +63,6 @@ struct Transport: Sendable {
     }
 }
 
-extension Duration {
-    var seconds: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
-    }
-}
 
 /// A `multipart/form-data` body: the text, then each file.
 struct MultipartForm {

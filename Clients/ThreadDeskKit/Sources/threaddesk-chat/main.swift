@@ -186,7 +186,7 @@ struct Chat {
     static func defaultState() -> URL {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_STATE_HOME"].map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/state")
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/state")
         return base.appendingPathComponent("threaddesk-chat")
     }
 
