@@ -97,7 +97,7 @@ public struct ServerSentEventParser: Sendable {
             data.append(String(value))
             hasData = true
         case "id":
-            if !value.contains("\u{0}") { lastEventID = String(value) }
+            if !value.contains(Character("\u{0}")) { lastEventID = String(value) }
         case "retry":
             if !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }), let milliseconds = Int(value) {
                 retry = milliseconds
