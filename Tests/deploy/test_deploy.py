@@ -130,6 +130,13 @@ def test_dockerfile_is_multi_stage_static_and_unprivileged():
     assert users and not users[-1].startswith("USER root") and lines.index(users[-1]) > lines.index(stages[1])
     assert 'ENTRYPOINT ["/usr/local/bin/threaddesk"]' in lines and 'CMD ["serve"]' in lines
     assert any(line.startswith("HEALTHCHECK") for line in lines)
+    # Every local package the server depends on is in the image before dependencies are resolved.
+    manifest = (ROOT / "Package.swift").read_text()
+    resolve = lines.index("RUN swift package resolve")
+    for path in re.findall(r'\.package\(path: "([^"]+)"\)', manifest):
+        top = path.split("/")[0]
+        copies = [i for i, line in enumerate(lines) if line.startswith(f"COPY {top} ")]
+        assert copies and copies[0] < resolve, f"the Dockerfile must COPY {top} before resolving"
 
 
 def test_fly_runs_one_always_on_gateway():
