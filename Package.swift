@@ -193,6 +193,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // bench/apns.py: pushes/s of one APNsClient against the APNs emulator, beside aioapns.
+        .executableTarget(
+            name: "apns-bench",
+            dependencies: ["APNs", .product(name: "Logging", package: "swift-log")],
+            path: "bench/apns-bench",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "apns-emulator",
             dependencies: [

@@ -84,9 +84,19 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
         self.logger = logger
     }
 
+    /// Closes the connection pool; the owner calls it when it is done sending (a client that is
+    /// never shut down is closed, without waiting, when it goes away).
+    public func shutdown() async {
+        do {
+            try await httpClient.shutdown()
+        } catch {
+            logger.debug("APNs client shut down already", metadata: ["error": "\(error)"])
+        }
+    }
+
     deinit {
-        // Never `syncShutdown` here: the last reference may go on an event loop or a
-        // cooperative thread, which must not block.
+        // The fallback for an owner that never called `shutdown()`. Never `syncShutdown` here:
+        // the last reference may go on an event loop or a cooperative thread, which must not block.
         httpClient.shutdown { _ in }
     }
 

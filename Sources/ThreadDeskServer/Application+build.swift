@@ -88,6 +88,8 @@ struct ServerParts {
         var services: [any Service] = service.services
         // A store with a connection pool to run (PostgreSQL) runs beside the server.
         if let storeService = store as? any Service { services.insert(storeService, at: 0) }
+        // Services shut down last to first: the APNs connections close after the pushers stopped.
+        if let apns { services.insert(apns, at: store is any Service ? 1 : 0) }
         if let waits, let threshold = configuration.debugWaitThreshold {
             services.append(WaitWatchdog(tracker: waits, threshold: threshold, logger: logger))
         }

@@ -199,8 +199,9 @@ public final class SupportService: Sendable {
     }
 }
 
-/// The APNs client and the credentials it was made from.
-public final class PushSender: Sendable {
+/// The APNs client and the credentials it was made from. As a service it closes the client's
+/// connections when the process shuts down, after the services that push (they stop first).
+public final class PushSender: Service, Sendable {
     let client: APNsClient<ContinuousClock>
     let settings: APNsSettings
 
@@ -212,5 +213,10 @@ public final class PushSender: Sendable {
             configuration: configuration, keyID: settings.keyID, teamID: settings.teamID, privateKeyPEM: settings.privateKeyPEM,
             logger: logger)
         self.settings = settings
+    }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await client.shutdown()
     }
 }
