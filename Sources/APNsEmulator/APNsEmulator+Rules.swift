@@ -88,7 +88,9 @@ extension APNsEmulator {
     /// older than an hour.
     func checkProviderToken(_ authorization: String?) -> Answer? {
         guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { return reject(403, "MissingProviderToken") }
-        let parts = authorization.dropFirst("bearer ".count).split(separator: ".", omittingEmptySubsequences: false)
+        let token = authorization.dropFirst("bearer ".count)
+        if let issued = state.withLock({ $0.verifiedTokens[token] }) { return checkAge(issued: issued) }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
             let headerData = Self.base64URL(parts[0]), let claimsData = Self.base64URL(parts[1]), let signatureData = Self.base64URL(parts[2]),
             let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any],
@@ -101,6 +103,15 @@ extension APNsEmulator {
             teamKey.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
         else { return reject(403, "InvalidProviderToken") }
         guard let issued = (claims["iat"] as? NSNumber)?.doubleValue else { return reject(403, "InvalidProviderToken") }
+        if let problem = checkAge(issued: issued) { return problem }
+        state.withLock { state in
+            if state.verifiedTokens.count >= 64 { state.verifiedTokens.removeAll() }
+            state.verifiedTokens[token] = issued
+        }
+        return nil
+    }
+
+    private func checkAge(issued: Double) -> Answer? {
         let age = Date().timeIntervalSince1970 - issued
         if age > 3600 { return reject(403, "ExpiredProviderToken") }
         if age < -300 { return reject(403, "InvalidProviderToken") }

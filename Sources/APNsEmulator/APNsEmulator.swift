@@ -25,6 +25,9 @@ public final class APNsEmulator: Service, Sendable {
         var scripts: [String: [Outcome]] = [:]
         var permanent: [String: Outcome] = [:]
         var counters = Counters()
+        /// Provider tokens whose signature checked out, with their `iat`: as Apple does, a token
+        /// is verified once and then only its age is checked (a provider reuses one for up to an hour).
+        var verifiedTokens: [Substring: Double] = [:]
     }
 
     public init(configuration: Configuration = .init(), logger: Logger = Logger(label: "apns-emulator")) throws {

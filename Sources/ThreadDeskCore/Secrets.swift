@@ -11,6 +11,20 @@ public enum UserToken {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// A token for `user`: `<userId>~<256 random bits>`. The id (not secret: the app knows it)
+    /// says whose token to check, so a user can hold several (one per device) without an index
+    /// of them all; `~` never occurs in a user id.
+    public static func generate(for user: UserID) -> String {
+        "\(user.rawValue)~\(generate())"
+    }
+
+    /// The user a token names, for tokens made by `generate(for:)`; nil for older tokens (found
+    /// by their hash alone).
+    public static func user(in token: String) -> UserID? {
+        guard let separator = token.lastIndex(of: "~") else { return nil }
+        return UserID(String(token[..<separator]))
+    }
+
     public static func hash(_ token: String) -> String {
         SHA256.hash(data: Data(token.utf8)).hexString
     }

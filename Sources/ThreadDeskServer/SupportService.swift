@@ -116,23 +116,34 @@ public final class SupportService: Sendable {
             }
         }
         let id = requested ?? UserID.generate()
-        let token = UserToken.generate()
+        let token = UserToken.generate(for: id)
         try await withUser(id) { context in
             var record = context.record ?? UserRecord(id: id)
-            if let current = record.tokenHash, verifier == nil {
-                guard let presentedToken, constantTimeEquals(UserToken.hash(presentedToken), current) else {
-                    throw APIError(.conflict, .userClaimed, "This userId already has a session; present its current token to renew it.")
+            if record.tokenHash != nil, verifier == nil {
+                guard let presentedToken, record.holdsToken(hash: UserToken.hash(presentedToken)) else {
+                    throw APIError(.conflict, .userClaimed, "This userId already has a session; present one of its tokens to add another.")
                 }
             } else if record.threadID != nil, verifier == nil {
                 // A conversation without a token (a legacy user's): the app key alone must not take it over.
                 throw APIError(.conflict, .userClaimed, "This userId already has a conversation; it cannot be claimed with the app key alone.")
             }
-            record.tokenHash = UserToken.hash(token)
+            // Earlier tokens stay live (another device, or a renewal whose answer was lost) up to
+            // `UserRecord.liveTokenLimit`; `DELETE /v1/session` ends one.
+            record.addToken(hash: UserToken.hash(token))
             record.updatedAt = Date()
             context.record = record
             if let installation { try await applyInstallation(installation, to: &context) }
         }
         return Session(userId: id.description, token: token)
+    }
+
+    /// Ends the session of `token` (sign-out on one device); the user's other tokens stay live.
+    func closeSession(token: String) async throws {
+        let record = try await authenticatedUser(token: token)
+        try await withUser(record.id) { context in
+            context.record?.removeToken(hash: UserToken.hash(token))
+            context.record?.updatedAt = Date()
+        }
     }
 
     /// The user a bearer token belongs to.
@@ -142,9 +153,13 @@ public final class SupportService: Sendable {
 
     /// The whole record of the user a bearer token belongs to (one lookup for a read).
     func authenticatedUser(token: String) async throws -> UserRecord {
-        guard !token.isEmpty, token.utf8.count <= 256, let record = try await store.user(forTokenHash: UserToken.hash(token)) else {
-            throw APIError.unauthorized
+        guard !token.isEmpty, token.utf8.count <= 256 else { throw APIError.unauthorized }
+        let hash = UserToken.hash(token)
+        if let user = UserToken.user(in: token) {
+            guard let record = try await store.user(user), record.holdsToken(hash: hash) else { throw APIError.unauthorized }
+            return record
         }
+        guard let record = try await store.user(forTokenHash: hash) else { throw APIError.unauthorized }
         return record
     }
 

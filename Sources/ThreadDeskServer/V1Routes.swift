@@ -16,6 +16,7 @@ struct V1Routes: Sendable {
     func register(on router: Router<ThreadDeskRequestContext>) {
         let v1 = router.group("v1")
         v1.post("session", use: openSession)
+        v1.delete("session", use: closeSession)
         v1.post("messages", use: postMessage)
         v1.get("messages", use: messages)
         v1.patch("messages/:id", use: editMessage)
@@ -46,6 +47,12 @@ struct V1Routes: Sendable {
         let session = try await service.openSession(
             userID: userID, userHash: body.userHash, presentedToken: request.bearerToken, installation: installation)
         return try jsonResponse(session, status: .created)
+    }
+
+    @Sendable func closeSession(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        try await service.closeSession(token: token)
+        return Response(status: .noContent)
     }
 
     @Sendable func postMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

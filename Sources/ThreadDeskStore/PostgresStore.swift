@@ -108,7 +108,7 @@ public final class PostgresStore: UserStore, Service {
         "CREATE TABLE IF NOT EXISTS global_values (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS quota_buckets (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, updated_at TIMESTAMPTZ NOT NULL)",
         "CREATE INDEX IF NOT EXISTS quota_buckets_updated_at ON quota_buckets (updated_at)",
-    ] + mirrorSchema
+    ] + mirrorSchema + ["ALTER TABLE users ADD COLUMN IF NOT EXISTS earlier_token_hashes TEXT"]
 
     /// Migrates once, on first use, whichever request comes first; retried after a failure.
     private func ensureMigrated() async throws {
@@ -350,7 +350,8 @@ public final class PostgresStore: UserStore, Service {
 
     private static let columns = """
         id, token_hash, thread_id, push_token, push_environment, installation, pending_installation, pending_post,
-        last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at, live_state
+        last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at, live_state,
+        earlier_token_hashes
         """
 
     static func fetchUser(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> UserRecord? {
@@ -361,10 +362,12 @@ public final class PostgresStore: UserStore, Service {
     /// A row selected with `columns`.
     static func user(_ row: PostgresRow) throws -> UserRecord {
         let cells = try row.decode(
-            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?).self)
+            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?, String?)
+                .self)
         guard let id = UserID(cells.0) else { throw StoreError.invalidRow("user id") }
         var record = UserRecord(id: id, now: cells.12)
         record.tokenHash = cells.1
+        record.earlierTokenHashes = RecordJSON.decode(cells.15) ?? []
         record.threadID = cells.2
         record.pushToken = cells.3
         record.pushEnvironment = cells.4.flatMap(PushEnvironment.init(rawValue:))
@@ -387,14 +390,15 @@ public final class PostgresStore: UserStore, Service {
             VALUES (\(record.id.rawValue), \(record.tokenHash), \(record.threadID), \(record.pushToken), \(record.pushEnvironment?.rawValue),
                     \(RecordJSON.encode(record.installation)), \(RecordJSON.encode(record.pendingInstallation)), \(RecordJSON.encode(record.pendingPosts)),
                     \(record.lastNotifiedMessageID), \(record.lastReadMessageID), \(RecordJSON.encode(record.recentNotifiedIDs)),
-                    \(record.unreadCount), \(record.createdAt), \(record.updatedAt), \(record.live.isEmpty ? nil : RecordJSON.encode(record.live)))
+                    \(record.unreadCount), \(record.createdAt), \(record.updatedAt), \(record.live.isEmpty ? nil : RecordJSON.encode(record.live)),
+                    \(record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes)))
             ON CONFLICT (id) DO UPDATE SET
                 token_hash = excluded.token_hash, thread_id = excluded.thread_id, push_token = excluded.push_token,
                 push_environment = excluded.push_environment, installation = excluded.installation,
                 pending_installation = excluded.pending_installation, pending_post = excluded.pending_post,
                 last_notified_message_id = excluded.last_notified_message_id, last_read_message_id = excluded.last_read_message_id,
                 recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at,
-                live_state = excluded.live_state
+                live_state = excluded.live_state, earlier_token_hashes = excluded.earlier_token_hashes
             """, logger: logger)
     }
 }

@@ -143,6 +143,9 @@ public final class SQLiteStore: UserStore {
             }
         }
         migrateMirror(&migrator)
+        migrator.registerMigration("v4: several live tokens per user") { db in
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN earlier_token_hashes TEXT")
+        }
         return migrator
     }
 
@@ -184,8 +187,10 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
     var created_at: Date
     var updated_at: Date
     var live_state: String?
+    var earlier_token_hashes: String?
 
-    /// By position, in the order the migrations made the columns (v1's, then v3's `live_state`):
+    /// By position, in the order the migrations made the columns (v1's, v3's `live_state`, v4's
+    /// `earlier_token_hashes`):
     /// Codable decoding of a row cost more than the query on every authenticated request.
     init(row: Row) {
         (id, token_hash, thread_id, push_token, push_environment) = (row[0], row[1], row[2], row[3], row[4])
@@ -193,6 +198,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
         (last_notified_message_id, last_read_message_id, recent_notified_ids) = (row[8], row[9], row[10])
         (unread_count, created_at, updated_at) = (row[11], row[12], row[13])
         live_state = row[14]
+        earlier_token_hashes = row[15]
     }
 
     init(_ record: UserRecord) {
@@ -211,6 +217,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
         created_at = record.createdAt
         updated_at = record.updatedAt
         live_state = record.live.isEmpty ? nil : RecordJSON.encode(record.live)
+        earlier_token_hashes = record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes)
     }
 
     var record: UserRecord {
@@ -223,6 +230,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
     private func decoded(_ userID: UserID) -> UserRecord {
         var record = UserRecord(id: userID, now: created_at)
         record.tokenHash = token_hash
+        record.earlierTokenHashes = RecordJSON.decode(earlier_token_hashes) ?? []
         record.threadID = thread_id
         record.pushToken = push_token
         record.pushEnvironment = push_environment.flatMap(PushEnvironment.init(rawValue:))

@@ -4,8 +4,11 @@ import ThreadDeskCore
 /// Everything ThreadDesk keeps about one app user.
 public struct UserRecord: Sendable, Hashable, Codable {
     public var id: UserID
-    /// SHA-256 of the current bearer token; nil for users only the legacy routes know.
+    /// SHA-256 of the newest bearer token; nil for users only the legacy routes know.
     public var tokenHash: String?
+    /// SHA-256 of the user's other live tokens (other devices, sessions renewed since), oldest
+    /// first: with `tokenHash`, at most `liveTokenLimit`.
+    public var earlierTokenHashes: [String] = []
     public var threadID: String?
     public var pushToken: String?
     public var pushEnvironment: PushEnvironment?
@@ -37,6 +40,26 @@ public struct UserRecord: Sendable, Hashable, Codable {
 }
 
 extension UserRecord {
+    /// Live tokens per user: a new session beyond this many ends the oldest.
+    public static let liveTokenLimit = 10
+
+    /// Makes `hash` the newest live token; the oldest beyond `liveTokenLimit` stop working.
+    public mutating func addToken(hash: String) {
+        if let current = tokenHash { earlierTokenHashes = Array((earlierTokenHashes + [current]).suffix(Self.liveTokenLimit - 1)) }
+        tokenHash = hash
+    }
+
+    /// Ends one live token (a sign-out); the newest remaining one takes its place.
+    public mutating func removeToken(hash: String) {
+        earlierTokenHashes.removeAll { $0 == hash }
+        if tokenHash == hash { tokenHash = earlierTokenHashes.popLast() }
+    }
+
+    /// Whether `hash` is one of the user's live tokens (compared in constant time).
+    public func holdsToken(hash: String) -> Bool {
+        ([tokenHash].compactMap { $0 } + earlierTokenHashes).reduce(false) { found, live in constantTimeEquals(live, hash) || found }
+    }
+
     public static let recentNotifiedLimit = 64
     public static let pendingPostLimit = 8
 

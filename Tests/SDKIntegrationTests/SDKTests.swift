@@ -231,4 +231,43 @@ struct SDKTests {
             #expect(pushed?.content == "pushed")
         }
     }
+
+    @Test func twoDevicesOfOneUserKeepTheirSessionsAndRenewingNeverLocksOut() async throws {
+        let secret = "sdk-identity-secret"
+        try await withSDKServer({ $0.identitySecret = secret }) { server in
+            let proof: @Sendable (String) async throws -> String = { IdentityVerifier(secret: secret).userHash(for: UserID($0)!) }
+            let phone = server.client(device: "phone", userID: "account-17") { $0.userHash = proof }
+            let tablet = server.client(device: "tablet", userID: "account-17") { $0.userHash = proof }
+            let first = try await phone.open()
+            _ = try await phone.send("from the phone")
+            let second = try await tablet.open()
+            #expect(first.userId == second.userId && first.token != second.token)
+            // Neither device logs the other out: both read the same conversation.
+            #expect(try await phone.messages().messages.map(\.content) == ["from the phone"])
+            #expect(try await tablet.messages().messages.map(\.content) == ["from the phone"])
+
+            let renewed = try await phone.renewSession()
+            #expect(renewed.token != first.token)
+            #expect(try await phone.unreadCount() == 0)
+            #expect(try await tablet.unreadCount() == 0)
+            // The replaced token was ended on the server.
+            let stale = server.client(device: "stale")
+            try await FileSessionStore(url: server.folder.appendingPathComponent("stale/session.json")).save(first)
+            do {
+                _ = try await stale.unreadCount()
+                Issue.record("the replaced token should be refused")
+            } catch let error as ThreadDeskError {
+                #expect(error.code == .unauthorized)
+            }
+
+            try await tablet.signOut()
+            #expect(try await phone.unreadCount() == 0)
+            do {
+                _ = try await tablet.unreadCount()
+                Issue.record("a signed-out device has no session")
+            } catch let error as ThreadDeskError {
+                guard case .noSession = error else { Issue.record("\(error)"); return }
+            }
+        }
+    }
 }

@@ -39,8 +39,35 @@ struct SessionTests {
 
             let renewed = try await server.session(#"{"userId":"abc-def-ghi"}"#, token: claimed.token)
             #expect(renewed.token != claimed.token)
+            #expect(renewed.token.hasPrefix("abc-def-ghi~"))
+            // The earlier token stays live (the renewal's answer may have been lost; another
+            // device may hold it) until it is signed out.
+            #expect(try await server.request(.get, "/v1/messages", token: claimed.token).status == .ok)
+            #expect(try await server.request(.delete, "/v1/session", token: claimed.token).status == .noContent)
             #expect(try await server.request(.get, "/v1/messages", token: claimed.token).status == .unauthorized)
             #expect(try await server.request(.get, "/v1/messages", token: renewed.token).status == .ok)
+            #expect(try await server.request(.delete, "/v1/session", token: claimed.token).status == .unauthorized)
+        }
+    }
+
+    @Test func aUserHoldsSeveralLiveTokensUpToTheLimit() async throws {
+        try await withServer({ $0.identitySecret = "backend-secret" }) { server in
+            let hash = IdentityVerifier(secret: "backend-secret").userHash(for: UserID("user-7")!)
+            // Each device proves the identity and gets its own token; none logs the others out.
+            var tokens: [String] = []
+            for _ in 0..<UserRecord.liveTokenLimit { tokens.append(try await server.session(#"{"userId":"user-7","userHash":"\#(hash)"}"#).token) }
+            for token in tokens { #expect(try await server.request(.get, "/v1/unread", token: token).status == .ok) }
+            // One more: the oldest makes way.
+            let newest = try await server.session(#"{"userId":"user-7","userHash":"\#(hash)"}"#).token
+            #expect(try await server.request(.get, "/v1/unread", token: tokens[0]).status == .unauthorized)
+            #expect(try await server.request(.get, "/v1/unread", token: tokens[1]).status == .ok)
+            #expect(try await server.request(.get, "/v1/unread", token: newest).status == .ok)
+            // A token naming one user never opens another's conversation, whatever follows the `~`.
+            let other = try await server.session()
+            let forged = "user-7~" + String(other.token.split(separator: "~").last!)
+            #expect(try await server.request(.get, "/v1/unread", token: forged).status == .unauthorized)
+            #expect(try await server.request(.get, "/v1/unread", token: "user-7~").status == .unauthorized)
+            #expect(try await server.request(.get, "/v1/unread", token: "~~~").status == .unauthorized)
         }
     }
 

@@ -47,7 +47,8 @@ struct StoreContractTests {
             try await store.withUser(alice) { context in
                 #expect(context.record == nil)
                 var record = UserRecord(id: alice)
-                record.tokenHash = UserToken.hash("secret")
+                record.tokenHash = UserToken.hash("earlier")
+                record.addToken(hash: UserToken.hash("secret"))
                 record.threadID = "123"
                 record.pushToken = "abcd"
                 record.pushEnvironment = .development
@@ -56,6 +57,8 @@ struct StoreContractTests {
             }
             let stored = try #require(try await store.user(alice))
             #expect(stored.threadID == "123")
+            #expect(stored.earlierTokenHashes == [UserToken.hash("earlier")])
+            #expect(stored.holdsToken(hash: UserToken.hash("earlier")) && stored.holdsToken(hash: UserToken.hash("secret")))
             #expect(stored.pushEnvironment == .development)
             #expect(stored.installation?.other == ["theme": "dark"])
             #expect(try await store.user(forTokenHash: UserToken.hash("secret"))?.id == alice)

@@ -24,6 +24,8 @@ def test_the_api_keeps_its_openapi_document(sandbox, tmp_path):
          "--header", f"x-api-key: {sandbox['legacy_key']}",
          # The gateway's route is off in the sandbox (its gateway runs in-process).
          "--exclude-tag", "internal",
+         # Signing out would end the one token every other operation here is called with.
+         "--exclude-operation-id", "closeSession",
          "--seed", SEED, "--max-examples", "10", "--workers", "1", "--checks", checks,
          "--report", "junit", "--report-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=900)

@@ -46,15 +46,23 @@ public actor ThreadDeskClient {
     }
 
     /// Replaces the token with a new one (the current one proves the identity), e.g. after it
-    /// may have leaked. Also the way back in with `userHash` when the kept token was refused.
+    /// may have leaked, then ends the old one. If the answer is lost the old token still works,
+    /// so renewing never locks the user out. Also the way back in with `userHash` when the kept
+    /// token was refused.
     @discardableResult
     public func renewSession() async throws(ThreadDeskError) -> Session {
         if session == nil { session = try await loadStoredSession() }
-        return try await createSession(presenting: session, installation: nil)
+        let old = session
+        let renewed = try await createSession(presenting: old, installation: nil)
+        if let old, old.token != renewed.token { _ = try? await transport.send(request("v1/session", method: "DELETE", token: old.token)) }
+        return renewed
     }
 
-    /// Forgets the session and the unsent messages on this device (sign-out, user switch).
+    /// Signs this device out: its token stops working on the server (the user's other devices
+    /// keep theirs), and the session and unsent messages here are forgotten (user switch).
     public func signOut() async throws(ThreadDeskError) {
+        if session == nil { session = try await loadStoredSession() }
+        if let token = session?.token { _ = try? await transport.send(request("v1/session", method: "DELETE", token: token)) }
         session = nil
         do {
             try await configuration.sessionStore.save(nil)
