@@ -155,12 +155,15 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
                 guard timeout > .zero else { throw DeadlineExceeded("APNs send", after: configuration.budget) }
                 let started = ContinuousClock.now
                 let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
+                status = Int(response.status.code)
+                headers = response.headers
+                // Apple answers a delivery with no body: nothing to wait for (the common case,
+                // and a timer per push cost a third of the throughput).
+                if status == 200 { return Delivery(apnsID: headers.first(name: "apns-id")) }
                 // The client's timeout stops at the response head; the body gets what is left.
                 body = try await withTimeout(timeout - started.duration(to: .now), "the body of APNs's answer") {
                     try await response.body.collect(upTo: 64 * 1024)
                 }
-                status = Int(response.status.code)
-                headers = response.headers
             } catch {
                 lastProblem = "\(error)"
                 try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem)

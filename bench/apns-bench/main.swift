@@ -45,6 +45,17 @@ struct APNsBench {
         let notification = APNsNotification(title: "New reply", body: "Support answered your question.", badge: 1, custom: ["messageId": "1"])
         let device = String(repeating: "ab", count: 32)
 
+        if ProcessInfo.processInfo.environment["APNS_BENCH_TIMING"] != nil {
+            // Where one push's time goes, sequentially (for investigating, not a result).
+            for _ in 0..<3 { try await client.send(notification, to: device, environment: .development) }
+            var total = Duration.zero
+            for _ in 0..<500 {
+                let t0 = ContinuousClock.now
+                try await client.send(notification, to: device, environment: .development)
+                total += t0.duration(to: .now)
+            }
+            print("sequential mean \(total / 500)")
+        }
         // One push first: the connection and the provider token exist before the clock starts.
         try await client.send(notification, to: device, environment: .development)
         let start = ContinuousClock.now
