@@ -15,6 +15,8 @@ extension DiscordEmulator {
         public var identifies = 0
         public var resumes = 0
         public var resumesRejected = 0
+        /// Sessions a client ended by closing with 1000 or 1001.
+        public var sessionsEndedByClient = 0
         public var resumesOffResumeURL = 0
         public var heartbeats = 0
         /// Attachment downloads the CDN served, and those it refused (expired or forged URLs).

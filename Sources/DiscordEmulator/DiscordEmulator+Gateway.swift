@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import NIOCore
 import NIOFoundationCompat
 import NIOWebSocket
+import Synchronization
 
 extension DiscordEmulator {
     /// One gateway WebSocket: a writer draining the connection's frames and a reader handing
@@ -23,7 +24,8 @@ extension DiscordEmulator {
             return
         }
         let (id, frames) = world.openGatewayConnection(onResumeURL: onResumeURL, compressed: compress != nil)
-        defer { world.closeGatewayConnection(id) }
+        let clientClose = await ClientCloseCode.watch(channel)
+        defer { world.closeGatewayConnection(id, clientCloseCode: clientClose?.value.withLock { $0 }) }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 let deflater = try compress.map { _ in try ZlibStreamDeflater() }
@@ -82,5 +84,47 @@ final class ZlibStreamDeflater {
         var output = ByteBufferAllocator().buffer(capacity: compressor.maxSize(from: input))
         try compressor.deflate(from: &input, to: &output, flush: .sync)
         return output
+    }
+}
+
+/// The code of the close frame a client sent, read beside the WebSocket library (which keeps it
+/// to itself): Discord ends the session, no resume, when a client closes with 1000 or 1001.
+final class ClientCloseCode: Sendable {
+    let value = Mutex<UInt16?>(nil)
+
+    /// Starts watching the frames `channel` decodes; nil when its pipeline has no WebSocket decoder.
+    static func watch(_ channel: any Channel) async -> ClientCloseCode? {
+        let code = ClientCloseCode()
+        // Added on the connection's event loop, right after the frame decoder, before HELLO goes
+        // out (the client sends nothing before it, so no frame is missed).
+        let added = channel.eventLoop.submit {
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(Sniffer(code: code), position: .after(decoder))
+        }
+        do {
+            try await added.get()
+        } catch {
+            return nil
+        }
+        return code
+    }
+
+    private final class Sniffer: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = WebSocketFrame
+        typealias InboundOut = WebSocketFrame
+        let code: ClientCloseCode
+
+        init(code: ClientCloseCode) { self.code = code }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            if frame.opcode == .connectionClose {
+                var payload = frame.unmaskedData
+                // The client's own close frame is the first; one that follows (the library
+                // answering ours) does not change what the client chose.
+                if let raw = payload.readInteger(as: UInt16.self) { code.value.withLock { $0 = $0 ?? raw } }
+            }
+            context.fireChannelRead(data)
+        }
     }
 }

@@ -16,10 +16,17 @@ extension DiscordWorld {
         return (id, frames)
     }
 
-    func closeGatewayConnection(_ id: UUID) {
+    /// The connection is gone. A client that closed it with 1000 or 1001 ended its session, as
+    /// Discord documents: a later RESUME of it gets op 9 (not resumable).
+    func closeGatewayConnection(_ id: UUID, clientCloseCode: UInt16? = nil) {
         state.withLock { state in
+            let sessionID = state.gateway.connections[id]?.sessionID
             state.gateway.connections[id]?.outbound.finish()
             state.gateway.detach(id)
+            if let sessionID, let clientCloseCode, clientCloseCode == 1000 || clientCloseCode == 1001 {
+                state.gateway.sessions[sessionID] = nil
+                state.counters.sessionsEndedByClient += 1
+            }
         }
     }
 

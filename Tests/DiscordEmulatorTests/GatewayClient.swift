@@ -4,6 +4,7 @@ import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOPosix
+import NIOWebSocket
 
 /// A raw gateway client for tests: a script reads payloads and writes payloads over a real
 /// WebSocket, so what we check is the wire protocol, not the emulator's internals.
@@ -36,6 +37,11 @@ struct GatewayScript: ~Copyable {
     /// Reads until the emulator closes the connection.
     mutating func drain() async throws {
         while try await receive() != nil {}
+    }
+
+    /// Closes the connection with `code`, as a client does.
+    func close(_ code: WebSocketErrorCode) async throws {
+        try await outbound.close(code, reason: nil)
     }
 
     func send(_ payload: JSON) async throws {

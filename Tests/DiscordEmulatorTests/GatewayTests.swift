@@ -124,6 +124,40 @@ struct GatewayTests {
         }
     }
 
+    /// Discord: a client that closes with 1000 or 1001 ends its session (it cannot be resumed);
+    /// any other code (ThreadDesk's reconnects close with 4900) keeps it resumable.
+    @Test(arguments: [(UInt16(1000), false), (1001, false), (4900, true)])
+    func aClientCloseOf1000Or1001EndsTheSession(code: UInt16, resumable: Bool) async throws {
+        try await withEmulator { emulator, endpoints in
+            let session = Mutex<(id: String, url: String, seq: Int)?>(nil)
+            try await withGateway(endpoints.gatewayURL) { gateway in
+                _ = try await gateway.receive()
+                try await gateway.identify(token: endpoints.botToken)
+                let ready = try await gateway.dispatch("READY")
+                session.withLock {
+                    $0 = (ready["d"]?["session_id"]?.stringValue ?? "", ready["d"]?["resume_gateway_url"]?.stringValue ?? "", ready["s"]?.intValue ?? 0)
+                }
+                try await gateway.close(code == 1000 ? .normalClosure : code == 1001 ? .goingAway : .unknown(code))
+            }
+            let (sessionID, resumeURL, seq) = try #require(session.withLock { $0 })
+            if !resumable { try await eventually("the session ended") { emulator.counters.sessionsEndedByClient == 1 } }
+            try await withGateway(resumeURL) { gateway in
+                #expect(try await gateway.receive()?["op"] == 10)
+                try await gateway.send(["op": 6, "d": ["token": .string(endpoints.botToken), "session_id": .string(sessionID), "seq": JSON(seq)]])
+                if resumable {
+                    // What came after READY is replayed, then RESUMED.
+                    _ = try await gateway.dispatch("RESUMED")
+                    try await gateway.close(.unknown(4900))
+                } else {
+                    let answer = try #require(try await gateway.receive())
+                    #expect(answer["op"] == 9 && answer["d"] == false, "\(answer)")
+                }
+            }
+            #expect(emulator.counters.sessionsEndedByClient == (resumable ? 0 : 1))
+            #expect(emulator.counters.resumes == (resumable ? 1 : 0))
+        }
+    }
+
     @Test func aBadTokenClosesWith4004() async throws {
         try await withEmulator { _, endpoints in
             let close = try await withGateway(endpoints.gatewayURL) { gateway in
@@ -166,7 +200,9 @@ struct GatewayTests {
                 _ = try await gateway.dispatch("GUILD_CREATE")
                 emulator.sendGatewayReconnect()
                 #expect(try await gateway.receive()?["op"] == 7)
-                // Discord expects the client to hang up and resume; returning closes our side.
+                // Discord expects the client to hang up and resume: with a code other than 1000
+                // or 1001, which would end the session.
+                try await gateway.close(.unknown(4900))
             }
             try await withGateway(endpoints.gatewayURL) { gateway in
                 _ = try await gateway.receive()

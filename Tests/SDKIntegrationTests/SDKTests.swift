@@ -109,17 +109,24 @@ struct SDKTests {
             defer { Task { await recorder.stop() } }
             try await recorder.next("connected") { $0 == .connection(.live) }
 
-            // Replies keep coming while the server ends each stream after about a second.
+            // Replies keep coming while the server ends each stream after about a second, until
+            // the client has had to reconnect at least twice (however slow the machine).
+            func reconnections() async -> Int {
+                await recorder.events.filter { if case .connection(.reconnecting) = $0 { true } else { false } }.count
+            }
             var replies: [String] = []
-            for index in 1...6 {
-                replies.append(try server.emulator.replyAsAgent(inThread: thread, content: "reply \(index)").id)
-                try await Task.sleep(for: .milliseconds(400))
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                let seen = await reconnections()
+                guard replies.count < 6 || (seen < 2 && ContinuousClock.now < deadline) else { break }
+                replies.append(try server.emulator.replyAsAgent(inThread: thread, content: "reply \(replies.count + 1)").id)
+                try await Task.sleep(for: .milliseconds(300))
             }
-            try await eventually("all six replies", timeout: .seconds(15)) {
-                await recorder.createdMessages.filter { $0.author == .support }.count >= 6
+            #expect(await reconnections() >= 2, "the server ended the stream at least twice")
+            let expected = replies.count
+            try await eventually("all \(expected) replies", timeout: .seconds(20)) {
+                await recorder.createdMessages.filter { $0.author == .support }.count >= expected
             }
-            let reconnections = await recorder.events.filter { if case .connection(.reconnecting) = $0 { true } else { false } }
-            #expect(reconnections.count >= 2, "the server ended the stream at least twice")
             let received = await recorder.createdMessages.filter { $0.author == .support }.map(\.id)
             #expect(received == replies)
         }
