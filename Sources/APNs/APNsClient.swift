@@ -1,11 +1,10 @@
-import AsyncHTTPClient
 import Deadlines
 import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
-import NIOHTTP1
 import NIOSSL
+import Synchronization
 
 public enum APNsEnvironment: String, Sendable, Hashable {
     case production
@@ -39,7 +38,7 @@ public enum APNsError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Sends notifications over one long-lived HTTP/2 connection pool, token-authenticated.
+/// Sends notifications over one long-lived HTTP/2 connection per APNs host, token-authenticated.
 public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
     public struct Configuration: Sendable {
         public var topic: String
@@ -65,39 +64,52 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
 
     public let configuration: Configuration
     let tokens: APNsTokenManager<C>
-    private let httpClient: HTTPClient
+    private let tls: NIOSSLContext
+    /// One connection per APNs host (production, development, or the emulator's).
+    private let connections = Mutex<[String: APNsConnection]>([:])
     private let clock: C
     private let logger: Logger
 
     public init(configuration: Configuration, tokens: APNsTokenManager<C>, clock: C, logger: Logger) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
+        tls.applicationProtocols = ["h2"]
         if let pem = configuration.additionalTrustRootPEM {
             tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
         }
-        var http = HTTPClient.Configuration(tlsConfiguration: tls)
-        http.httpVersion = .automatic
-        http.connectionPool.idleTimeout = .minutes(10)
-        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        self.tls = try NIOSSLContext(configuration: tls)
         self.configuration = configuration
         self.tokens = tokens
         self.clock = clock
         self.logger = logger
     }
 
-    /// Closes the connection pool; the owner calls it when it is done sending (a client that is
-    /// never shut down is closed, without waiting, when it goes away).
+    /// Closes the connections; the owner calls it when it is done sending (sends after it fail).
     public func shutdown() async {
-        do {
-            try await httpClient.shutdown()
-        } catch {
-            logger.debug("APNs client shut down already", metadata: ["error": "\(error)"])
+        let open = connections.withLock { connections in
+            defer { connections = [:] }
+            return Array(connections.values)
         }
+        for connection in open { await connection.shutdown() }
     }
 
     deinit {
-        // The fallback for an owner that never called `shutdown()`. Never `syncShutdown` here:
-        // the last reference may go on an event loop or a cooperative thread, which must not block.
-        httpClient.shutdown { _ in }
+        // The fallback for an owner that never called `shutdown()`: close without waiting (the
+        // last reference may go on an event loop, which must not block).
+        for connection in connections.withLock({ Array($0.values) }) { connection.close() }
+    }
+
+    /// The connection to the host of `base` (`https://host[:port]`).
+    private func connection(to base: String) throws(APNsError) -> APNsConnection {
+        guard let url = URL(string: base), let host = url.host else {
+            throw .unavailable(attempts: 0, lastProblem: "not an APNs URL: \(base)")
+        }
+        let port = url.port ?? 443
+        return connections.withLock { connections in
+            if let existing = connections[base] { return existing }
+            let connection = APNsConnection(host: host, port: port, tls: tls)
+            connections[base] = connection
+            return connection
+        }
     }
 
     /// Sends `notification` to one device; retries 429, 5xx and lost connections inside the budget,
@@ -121,7 +133,8 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
         -> Delivery
     {
         let deadline = clock.now.advanced(by: Deadline.capping(configuration.budget))
-        let payload = notification.payload()
+        let payload = ByteBuffer(data: notification.payload())
+        let connection = try connection(to: configuration.baseURL ?? environment.url)
         var attempt = 0
         var renewed = false
         var lastProblem = "no attempt"
@@ -133,43 +146,33 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
             } catch {
                 throw .unavailable(attempts: attempt, lastProblem: "cannot sign the provider token: \(error)")
             }
-            var request = HTTPClientRequest(url: "\(configuration.baseURL ?? environment.url)/3/device/\(deviceToken)")
-            request.method = .POST
-            request.headers.add(name: "authorization", value: "bearer \(token)")
-            request.headers.add(name: "apns-topic", value: configuration.topic)
-            request.headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
-            request.headers.add(name: "apns-priority", value: String(notification.priority))
+            var headers: [(String, String)] = [
+                ("authorization", "bearer \(token)"), ("apns-topic", configuration.topic),
+                ("apns-push-type", notification.pushType.rawValue), ("apns-priority", String(notification.priority)),
+            ]
             if let expiration = notification.expiration {
-                request.headers.add(name: "apns-expiration", value: String(Int(expiration.timeIntervalSince1970)))
+                headers.append(("apns-expiration", String(Int(expiration.timeIntervalSince1970))))
             }
-            if let collapseID = notification.collapseID { request.headers.add(name: "apns-collapse-id", value: collapseID) }
-            if let id = notification.id { request.headers.add(name: "apns-id", value: id.uuidString.lowercased()) }
-            request.headers.add(name: "content-type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: payload))
+            if let collapseID = notification.collapseID { headers.append(("apns-collapse-id", collapseID)) }
+            if let id = notification.id { headers.append(("apns-id", id.uuidString.lowercased())) }
+            headers.append(("content-type", "application/json"))
 
             let status: Int
             let body: ByteBuffer
-            let headers: HTTPHeaders
             do {
                 let timeout = min(configuration.attemptTimeout, clock.now.duration(to: deadline))
                 guard timeout > .zero else { throw DeadlineExceeded("APNs send", after: configuration.budget) }
-                let started = ContinuousClock.now
-                let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
-                status = Int(response.status.code)
-                headers = response.headers
-                // Apple answers a delivery with no body: nothing to wait for (the common case,
-                // and a timer per push cost a third of the throughput).
-                if status == 200 { return Delivery(apnsID: headers.first(name: "apns-id")) }
-                // The client's timeout stops at the response head; the body gets what is left.
-                body = try await withTimeout(timeout - started.duration(to: .now), "the body of APNs's answer") {
-                    try await response.body.collect(upTo: 64 * 1024)
-                }
+                let answer = try await connection.send(
+                    path: "/3/device/\(deviceToken)", headers: headers, body: payload, timeout: TimeAmount(timeout))
+                // Apple answers a delivery with no body.
+                if answer.status == 200 { return Delivery(apnsID: answer.apnsID) }
+                status = answer.status
+                body = answer.body
             } catch {
                 lastProblem = "\(error)"
                 try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem)
                 continue
             }
-            if status == 200 { return Delivery(apnsID: headers.first(name: "apns-id")) }
             let answer = try? JSONDecoder().decode(ErrorBody.self, from: Data(buffer: body))
             let reason = APNsReason(rawValue: answer?.reason ?? "HTTP \(status)")
             switch (status, reason) {

@@ -5,6 +5,8 @@ extension DiscordEmulator {
         public var requestsByRoute: [String: Int] = [:]
         public var rateLimited = 0
         public var globalRateLimited = 0
+        /// The most requests the bot's global limit let through in one of its windows.
+        public var busiestGlobalWindow = 0
         /// 401, 403 and 429 answers: what Discord counts toward its invalid-request ban.
         public var invalidRequests = 0
         public var serverErrorsInjected = 0

@@ -163,6 +163,9 @@ extension DiscordEmulator {
                 state.counters.invalidRequests += 1
                 return (global, RateLimitTable.Decision.allowed(remaining: 0, resetAfter: .zero))
             }
+            if case .allowed(let remaining, _) = global {
+                state.counters.busiestGlobalWindow = max(state.counters.busiestGlobalWindow, configuration.globalLimit.limit - remaining)
+            }
             let local = state.rateLimits.take(hash + ":" + major, limit: limit, now: now)
             if case .limited = local {
                 state.counters.rateLimited += 1

@@ -1,3 +1,4 @@
+import DiscordREST
 import Logging
 import ServiceLifecycle
 
@@ -10,6 +11,8 @@ public struct GatewayDaemonConfiguration: Sendable {
     public var serverURL: String
     public var gatewaySecret: String
     public var logLevel: Logger.Level = .info
+    /// This process's share of the bot's global 50 requests per second (`DISCORD_GLOBAL_LIMIT`).
+    public var discordGlobalLimit = 50
     /// The same floor the server holds `GATEWAY_SECRET` to.
     public static let minimumSecretLength = 32
 
@@ -61,6 +64,13 @@ public struct GatewayDaemonConfiguration: Sendable {
             problem.invalid.append("GATEWAY_SECRET (at least \(Self.minimumSecretLength) characters)")
         }
         if let url = value("DISCORD_API_URL") { discordAPIURL = url }
+        if let text = value("DISCORD_GLOBAL_LIMIT") {
+            if let limit = Int(text), (1...50).contains(limit) {
+                discordGlobalLimit = limit
+            } else {
+                problem.invalid.append("DISCORD_GLOBAL_LIMIT (requests per second, 1 to 50)")
+            }
+        }
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
         }
@@ -90,7 +100,11 @@ public func buildGatewayServices(
         token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
     adjust(&forwarding, &gateway)
     let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, logger: logger)
-    return GatewayDaemonServices(forwarder: forwarder, connection: GatewayConnection(configuration: gateway, sink: forwarder, logger: logger))
+    var rest = DiscordClient<ContinuousClock>.Configuration(baseURL: gateway.discordAPIURL, token: gateway.token)
+    rest.rateLimits.globalLimit = configuration.discordGlobalLimit
+    let discord = DiscordClient(configuration: rest, logger: logger)
+    return GatewayDaemonServices(
+        forwarder: forwarder, connection: GatewayConnection(configuration: gateway, sink: forwarder, discord: discord, logger: logger))
 }
 
 extension GatewayDaemonConfiguration: CustomReflectable {

@@ -27,6 +27,11 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         /// Discord bans an IP after 10,000 invalid requests (401, 403, 429) in 10 minutes; past
         /// this many in the last 10 minutes, calls stop until the count falls again.
         public var invalidRequestCeiling = 2_500
+        /// After Discord answers 403 to a route on a channel (or guild), the same calls on it fail
+        /// at once with that answer, unsent, for this long: a permission that is missing stays
+        /// missing until someone fixes it, and every refusal counts toward the ban. (Per route, so a
+        /// thread that refuses reactions still takes posts.)
+        public var forbiddenPause: Duration = .seconds(300)
         /// Told of every HTTP attempt: its route template and status (nil when no answer came), for metrics.
         public var observer: (@Sendable (_ route: String, _ status: Int?) -> Void)?
 
@@ -43,6 +48,8 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     let logger: Logger
     /// Open (with when it last let a probe through) while Discord refuses the token.
     private let unauthorized = Mutex<(opened: Bool, lastProbe: C.Instant?)>((false, nil))
+    /// Routes on channels (and guilds) that answered 403: the answer, and until when it stands.
+    private let forbidden = Mutex<[String: (error: DiscordAPIError, until: C.Instant)]>([:])
     /// When the invalid answers of the last 10 minutes came, oldest first.
     private let invalidAnswers = Mutex<[C.Instant]>([])
     static var invalidRequestWindow: Duration { .seconds(600) }
@@ -111,6 +118,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     /// `Deadline` — runs out. Every wait inside, the answer's body included, ends by then.
     private func attempts(_ request: Request) async throws(DiscordError) -> Data {
         try passUnauthorizedCircuit(request)
+        try passForbiddenPause(request)
         try stayUnderTheBanThreshold()
         let deadline = clock.now + Deadline.capping(configuration.budget)
         var attempt = 0
@@ -175,7 +183,9 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 try await backOff(attempt: attempt, deadline: deadline, lastProblem: lastProblem, allowed: request.retriesServerErrors)
             default:
                 await rateLimiter.complete(ticket, headers: headers)
-                throw .api(Self.apiError(status: status, body: Data(buffer: body)))
+                let error = Self.apiError(status: status, body: Data(buffer: body))
+                if status == 403 { pause(request, after: error) }
+                throw .api(error)
             }
         }
     }
@@ -194,6 +204,44 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             throw .api(DiscordAPIError(
                 status: 401, code: .general, message: "401: Unauthorized (not sent: Discord refuses the bot token)", errors: nil))
         }
+    }
+
+    /// Refuses, unsent, a call on a channel that answered 403 within `forbiddenPause`.
+    private func passForbiddenPause(_ request: Request) throws(DiscordError) {
+        guard !request.major.isEmpty else { return }
+        let now = clock.now
+        let key = request.route + " " + request.major
+        let standing = forbidden.withLock { paused -> DiscordAPIError? in
+            guard let entry = paused[key] else { return nil }
+            if now < entry.until { return entry.error }
+            paused[key] = nil
+            return nil
+        }
+        if let standing {
+            throw .api(DiscordAPIError(
+                status: standing.status, code: standing.code, message: "\(standing.message) (not sent: this channel answered 403 recently)",
+                errors: nil))
+        }
+    }
+
+    private func pause(_ request: Request, after error: DiscordAPIError) {
+        guard !request.major.isEmpty else { return }
+        let until = clock.now + configuration.forbiddenPause
+        let count = forbidden.withLock { paused in
+            paused[request.route + " " + request.major] = (error, until)
+            // A bounded map: entries whose pause has passed go when it grows.
+            if paused.count > 1_000 {
+                let now = clock.now
+                paused = paused.filter { $0.value.until > now }
+            }
+            return paused.count
+        }
+        logger.warning(
+            "Discord refuses the bot on a channel (403); calls on it pause",
+            metadata: [
+                "route": "\(request.route)", "channel": "\(request.major)", "code": "\(error.code.rawValue)",
+                "pause": "\(configuration.forbiddenPause)", "pausedChannels": "\(count)",
+            ])
     }
 
     private func stayUnderTheBanThreshold() throws(DiscordError) {

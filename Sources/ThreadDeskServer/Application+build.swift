@@ -29,24 +29,40 @@ public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
     inProcessGateway: Bool = false, logger: Logger,
     extraRoutes: (Router<ThreadDeskRequestContext>) -> Void = { _ in },
-    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+    onInternalServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let parts = ServerParts(configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, logger: logger)
     extraRoutes(parts.router)
     let (seconds, attoseconds) = configuration.idleTimeout.components
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    var services = parts.services
+    if let internalRouter = parts.internalRouter, let port = configuration.internalPort {
+        // Last in the list, so it stops right after the public server: the daemon's posts get
+        // a refused connection (and retry later) rather than a half-stopped service.
+        services.append(
+            Application(
+                router: internalRouter,
+                server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
+                configuration: .init(address: .hostname(configuration.internalHost, port: port), serverName: "ThreadDesk-internal"),
+                onServerRunning: { channel in await onInternalServerRunning(channel.localAddress?.port ?? 0) },
+                logger: logger))
+    }
     return Application(
         router: parts.router,
         server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
-        services: parts.services,
+        services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger)
 }
 
-/// The router with every public route, and the services that run beside it.
+/// The router with every public route, the internal one (with `INTERNAL_PORT`), and the
+/// services that run beside them.
 struct ServerParts {
     let router: Router<ThreadDeskRequestContext>
+    /// `/metrics` and the gateway daemon's route, when they are kept off the public listener.
+    let internalRouter: Router<ThreadDeskRequestContext>?
     let services: [any Service]
 
     init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, logger: Logger) {
@@ -54,6 +70,7 @@ struct ServerParts {
             baseURL: configuration.discordAPIURL, token: configuration.discordToken)
         discordConfiguration.budget = configuration.discordBudget
         discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
+        discordConfiguration.rateLimits.globalLimit = configuration.discordGlobalLimit
         let discord = DiscordClient(configuration: discordConfiguration, logger: logger)
         let apns = configuration.apns.flatMap { settings in
             do {
@@ -67,23 +84,31 @@ struct ServerParts {
         let service = SupportService(
             store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, waits: waits, logger: logger)
 
-        let router = Router(context: ThreadDeskRequestContext.self)
         // In-flight requests get most of the shutdown grace; the last second is for their answers.
         let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
-        // First, so the whole request (logging and error mapping included) runs in the request's
-        // own task: a Swift task keeps the memory of its deepest stack until it ends, and the
-        // connection's task lives as long as the connection (an event stream: for an hour).
-        router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits))
-        router.add(middleware: AccessLogMiddleware())
-        router.add(middleware: ErrorMiddleware(metrics: metrics))
+        func makeRouter() -> Router<ThreadDeskRequestContext> {
+            let router = Router(context: ThreadDeskRequestContext.self)
+            // First, so the whole request (logging and error mapping included) runs in the request's
+            // own task: a Swift task keeps the memory of its deepest stack until it ends, and the
+            // connection's task lives as long as the connection (an event stream: for an hour).
+            router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits))
+            router.add(middleware: AccessLogMiddleware())
+            router.add(middleware: ErrorMiddleware(metrics: metrics))
+            return router
+        }
+        let router = makeRouter()
+        let internalRouter = configuration.internalPort.map { _ in makeRouter() }
         let gatewayHealth = GatewayHealth()
-        HealthRoutes(store: store, metrics: metrics, discord: discord, gateway: gatewayHealth).register(on: router)
+        let health = HealthRoutes(store: store, metrics: metrics, discord: discord, gateway: gatewayHealth)
+        health.register(on: router)
+        health.registerMetrics(on: internalRouter ?? router)
+        if let internalRouter { health.register(on: internalRouter) }
         V1Routes(service: service).register(on: router)
         if let key = configuration.legacyAPIKey {
             LegacyRoutes(service: service, apiKey: key).register(on: router)
         }
         if let secret = configuration.gatewaySecret {
-            InternalRoutes(service: service, secret: secret).register(on: router)
+            InternalRoutes(service: service, secret: secret).register(on: internalRouter ?? router)
         }
         var services: [any Service] = service.services
         // A store with a connection pool to run (PostgreSQL) runs beside the server.
@@ -104,6 +129,7 @@ struct ServerParts {
                     health: gatewayHealth, logger: logger))
         }
         self.router = router
+        self.internalRouter = internalRouter
         self.services = services
     }
 }

@@ -38,6 +38,10 @@ struct HealthRoutes: Sendable {
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
         }
+    }
+
+    /// `/metrics`: on the public listener, or on the internal one when `INTERNAL_PORT` is set.
+    func registerMetrics(on router: Router<ThreadDeskRequestContext>) {
         router.get("metrics") { _, _ in
             metrics.discordInvalidRequests.set(to: Double(discord.invalidRequestsLastTenMinutes))
             var buffer: [UInt8] = []

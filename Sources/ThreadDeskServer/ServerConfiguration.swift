@@ -18,6 +18,13 @@ public struct ServerConfiguration: Sendable {
     public var storeURL = "sqlite://./data/threaddesk.sqlite"
     public var host = "127.0.0.1"
     public var port = 8080
+    /// When set, `/metrics` and the gateway daemon's route are served only on this port, on
+    /// `internalHost`, and not on the public one (`INTERNAL_PORT`, `INTERNAL_HOST`).
+    public var internalPort: Int?
+    public var internalHost = "127.0.0.1"
+    /// This process's share of the bot's global 50 requests per second. Discord counts the limit
+    /// per bot, not per machine: with N replicas give each 50/N (`DISCORD_GLOBAL_LIMIT`).
+    public var discordGlobalLimit = 50
     public var logLevel: Logger.Level = .info
     /// How long Discord calls may take, retries included, before the API answers 503.
     public var discordBudget: Duration = .seconds(15)
@@ -112,6 +119,17 @@ public struct ServerConfiguration: Sendable {
         if let host = value("HOST") { self.host = host }
         if let port = value("PORT") {
             if let number = Int(port), (0...65535).contains(number) { self.port = number } else { problem.invalid.append("PORT") }
+        }
+        if let port = value("INTERNAL_PORT") {
+            if let number = Int(port), (0...65535).contains(number) { internalPort = number } else { problem.invalid.append("INTERNAL_PORT") }
+        }
+        if let host = value("INTERNAL_HOST") { internalHost = host }
+        if let text = value("DISCORD_GLOBAL_LIMIT") {
+            if let limit = Int(text), (1...50).contains(limit) {
+                discordGlobalLimit = limit
+            } else {
+                problem.invalid.append("DISCORD_GLOBAL_LIMIT (requests per second, 1 to 50: this replica's share of the bot's 50)")
+            }
         }
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
@@ -250,7 +268,8 @@ extension ServerConfiguration: CustomReflectable, CustomStringConvertible {
             "discordToken": "<redacted>", "discordAPIURL": discordAPIURL, "guildID": guildID, "forumChannelID": forumChannelID,
             "defaultTagID": defaultTagID as Any, "appKey": "<redacted>", "identitySecret": identitySecret.map { _ in "<redacted>" } as Any,
             "legacyAPIKey": legacyAPIKey.map { _ in "<redacted>" } as Any, "gatewaySecret": gatewaySecret.map { _ in "<redacted>" } as Any,
-            "storeURL": Self.redactingPassword(storeURL), "host": host, "port": port, "apns": apns as Any,
+            "storeURL": Self.redactingPassword(storeURL), "host": host, "port": port, "internalPort": internalPort as Any,
+            "discordGlobalLimit": discordGlobalLimit, "apns": apns as Any,
         ])
     }
 

@@ -126,7 +126,8 @@ struct DiscordClientTests {
     }
 
     @Test func mapsDiscordErrorsToTypedErrors() async throws {
-        try await withDiscord { emulator, client, endpoints in
+        // No 403 pause: the thread is refused three ways in a row, each asked of Discord.
+        try await withDiscord(client: { $0.forbiddenPause = .zero }) { emulator, client, endpoints in
             func code(_ call: () async throws -> Void) async -> DiscordErrorCode? {
                 do {
                     try await call()
@@ -179,6 +180,39 @@ struct DiscordClientTests {
             _ = try await client.createMessage(in: thread.channel.id, .init(content: "back"))
             let channel = try await client.channel(thread.channel.id)
             #expect(channel.threadMetadata?.archived == false)
+        }
+    }
+
+    @Test func aChannelThatAnswers403PausesThatRouteUntilThePausePasses() async throws {
+        try await withDiscord(client: { $0.forbiddenPause = .seconds(1) }) { emulator, client, endpoints in
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("locked", "hi"))
+            let other = try await client.startForumThread(in: endpoints.forumChannelID, .named("open", "hi"))
+            try emulator.lockThread(thread.channel.id)
+            func post(_ channel: String) async -> DiscordAPIError? {
+                do {
+                    _ = try await client.createMessage(in: channel, .init(content: "x"))
+                    return nil
+                } catch {
+                    return error.apiError
+                }
+            }
+            let route = ("POST", "/channels/{channel_id}/messages")
+            #expect(await post(thread.channel.id)?.code == .threadLocked)
+            #expect(emulator.counters.requests(route.0, route.1) == 1)
+            // The same answer, unsent: the caller still learns the thread is locked.
+            let paused = await post(thread.channel.id)
+            #expect(paused?.status == 403)
+            #expect(paused?.code == .threadLocked)
+            #expect(emulator.counters.requests(route.0, route.1) == 1)
+            // Other channels, and other routes on the paused one, still go.
+            #expect(await post(other.channel.id) == nil)
+            #expect(try await client.channel(thread.channel.id).id == thread.channel.id)
+            #expect(emulator.counters.requests(route.0, route.1) == 2)
+            #expect(client.invalidRequestsLastTenMinutes == 1)
+
+            try await Task.sleep(for: .milliseconds(1_200))
+            #expect(await post(thread.channel.id)?.code == .threadLocked)
+            #expect(emulator.counters.requests(route.0, route.1) == 3)
         }
     }
 

@@ -106,4 +106,19 @@ struct ConfigurationTests {
         environment["GATEWAY_SECRET"] = String(repeating: "s", count: 32)
         #expect(try ServerConfiguration(environment: environment).gatewaySecret?.count == 32)
     }
+
+    @Test func theInternalListenerAndTheDiscordShareAreReadAndChecked() throws {
+        let defaults = try ServerConfiguration(environment: Self.complete)
+        #expect(defaults.internalPort == nil && defaults.discordGlobalLimit == 50)
+        var environment = Self.complete
+        environment.merge(["INTERNAL_PORT": "9090", "INTERNAL_HOST": "10.0.0.2", "DISCORD_GLOBAL_LIMIT": "25"]) { $1 }
+        let configuration = try ServerConfiguration(environment: environment)
+        #expect(configuration.internalPort == 9090 && configuration.internalHost == "10.0.0.2")
+        #expect(configuration.discordGlobalLimit == 25)
+        for (name, bad) in [("INTERNAL_PORT", "70000"), ("DISCORD_GLOBAL_LIMIT", "0"), ("DISCORD_GLOBAL_LIMIT", "51"), ("DISCORD_GLOBAL_LIMIT", "lots")] {
+            var wrong = environment
+            wrong[name] = bad
+            #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration(environment: wrong) }
+        }
+    }
 }

@@ -1,4 +1,8 @@
 import APNsEmulator
+import AsyncHTTPClient
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 import DiscordEmulator
 import DiscordGateway
 import DiscordREST
@@ -172,6 +176,30 @@ struct PushTests {
             #expect(try await server.forward(#"{"nonsense":[]}"#).status == .badRequest)
             #expect(try await server.forward(#"{"events":[{"nonsense":{}}]}"#).json == ["handled": 0, "skipped": 1])
             #expect(try await server.forward(body).json == ["handled": 1, "skipped": 0])
+        }
+    }
+
+    @Test func theInternalRouteAndMetricsCanLiveOnAPrivateListener() async throws {
+        try await withServer({ $0.internalPort = 0 }) { server in
+            let body = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
+            // The public listener no longer serves either.
+            #expect(try await server.request(.get, "/metrics").status == .notFound)
+            #expect(try await server.forward(body).status == .notFound)
+            #expect(try await server.request(.get, "/health").status == .ok)
+
+            let base = "http://127.0.0.1:\(try await server.internalPort.value())"
+            var post = HTTPClientRequest(url: base + "/internal/gateway/events")
+            post.method = .POST
+            post.headers.add(name: "Authorization", value: "Bearer test-gateway-secret")
+            post.headers.add(name: "Content-Type", value: "application/json")
+            post.body = .bytes(ByteBuffer(string: body))
+            let forwarded = try await HTTPClient.shared.execute(post, timeout: .seconds(10))
+            #expect(forwarded.status == .ok)
+            #expect(try JSON.parse(Data(buffer: try await forwarded.body.collect(upTo: 1 << 16))) == ["handled": 1, "skipped": 0])
+            let metrics = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/metrics"), timeout: .seconds(10))
+            #expect(metrics.status == .ok)
+            let text = String(buffer: try await metrics.body.collect(upTo: 1 << 22))
+            #expect(text.contains("threaddesk_discord_invalid_requests"))
         }
     }
 }

@@ -53,12 +53,13 @@ struct ReplicaTests {
 
     /// Two servers on one fresh schema; with `gatewayOnA` replica A also holds the Discord gateway.
     private func withReplicas(
-        gatewayOnA: Bool = false,
+        gatewayOnA: Bool = false, emulator: DiscordEmulator.Configuration = .fastWindows(scale: 0.02),
+        adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (Client, Client, DiscordEmulator, DiscordEmulator.Endpoints, APNsEmulator, String) async throws -> Void
     ) async throws {
         try await withFreshPostgresSchema { url in
             try await APNsEmulator.withRunning(logger: testLogger()) { apns in
-                try await DiscordEmulator.withRunning(configuration: .fastWindows(scale: 0.02), logger: testLogger()) { discord in
+                try await DiscordEmulator.withRunning(configuration: emulator, logger: testLogger()) { discord in
                     let endpoints = await discord.endpoints()
                     let credentials = await apns.credentials()
                     var configuration = ServerConfiguration(
@@ -75,6 +76,7 @@ struct ReplicaTests {
                     settings.url = credentials.url
                     settings.caCertificatePEM = credentials.caCertificatePEM
                     configuration.apns = settings
+                    adjust(&configuration)
                     let replicaA = buildApplication(
                         configuration: configuration, store: try makeStore(url: url, logger: testLogger()), inProcessGateway: gatewayOnA,
                         logger: testLogger())
@@ -92,6 +94,46 @@ struct ReplicaTests {
                     }
                 }
             }
+        }
+    }
+
+    /// Discord's global limit is per bot: each replica takes its configured share, so two of
+    /// them at full load together send no more than Discord allows.
+    @Test func twoReplicasTogetherStayUnderTheBotsGlobalLimit() async throws {
+        var emulator = DiscordEmulator.Configuration()
+        // Only the global limit (50 per second, as Discord counts it) is in play here.
+        emulator.threadCreateLimit = .init(limit: 10_000, window: .seconds(1))
+        emulator.defaultRouteLimit = .init(limit: 10_000, window: .seconds(1))
+        try await withReplicas(emulator: emulator, adjust: { $0.discordGlobalLimit = 25; $0.discordBudget = .seconds(40) }) { a, b, discord, _, _, _ in
+            // Each first message makes a thread: two Discord calls or more, 30 or more per replica at
+            // once against a share of 25 per second. (Not more users than the replica's 20 database
+            // connections: a send holds one while it waits for Discord.)
+            let perReplica = 15
+            let tokens = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for index in 0..<(2 * perReplica) {
+                    group.addTask {
+                        let opened = try await (index.isMultiple(of: 2) ? a : b).call(
+                            .post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
+                        return (index, try #require(try JSON.parse(opened.body)["token"]?.stringValue))
+                    }
+                }
+                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            }
+            let answers = try await withThrowingTaskGroup(of: (status: HTTPResponse.Status, body: Data).self) { group in
+                for (index, token) in tokens {
+                    group.addTask {
+                        let headers: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: "first"]
+                        return try await (index.isMultiple(of: 2) ? a : b).call(.post, "/v1/messages", headers: headers, json: #"{"content":"hello"}"#)
+                    }
+                }
+                return try await group.reduce(into: [(status: HTTPResponse.Status, body: Data)]()) { $0.append($1) }
+            }
+            #expect(answers.filter { $0.status != .created }.map { String(decoding: $0.body, as: UTF8.self) } == [])
+            #expect(discord.threads().count == 2 * perReplica)
+            #expect(discord.counters.rateLimited == 0)
+            // Both replicas were sending in the same second beyond one share: each alone wanted more.
+            #expect(discord.counters.busiestGlobalWindow > 25)
+            #expect(discord.counters.busiestGlobalWindow <= 50)
         }
     }
 

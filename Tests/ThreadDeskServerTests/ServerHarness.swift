@@ -11,6 +11,8 @@ import NIOFoundationCompat
 import ThreadDeskCore
 import ThreadDeskServer
 import ThreadDeskStore
+import Synchronization
+import TestSupport
 
 /// A real ThreadDesk server on loopback, on a real SQLite file, talking to a real Discord emulator.
 struct Harness: Sendable {
@@ -20,6 +22,8 @@ struct Harness: Sendable {
     let discord: DiscordEmulator.Endpoints
     let store: any UserStore
     let configuration: ServerConfiguration
+    /// The port of the internal listener (`INTERNAL_PORT`), once it listens; nil without one.
+    let internalPort: ListenerPort
 
     struct Reply: Sendable {
         let status: HTTPResponse.Status
@@ -78,6 +82,19 @@ struct Harness: Sendable {
     }
 }
 
+/// A port a listener reports once it is listening.
+final class ListenerPort: Sendable {
+    private let port = Mutex<Int?>(nil)
+
+    func set(_ value: Int) { port.withLock { $0 = value } }
+
+    /// The port, waiting (with a deadline) for the listener to start.
+    func value() async throws -> Int {
+        try await eventually("the listener to start") { port.withLock { $0 } != nil }
+        return port.withLock { $0 } ?? 0
+    }
+}
+
 enum HarnessError: Error {
     case unexpected(HTTPResponse.Status, String)
 }
@@ -123,10 +140,16 @@ func withServer(
         configuration.quotas = .off
         configure(&configuration)
         let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
-        let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
+        let internalPort = ListenerPort()
+        let app = buildApplication(
+            configuration: configuration, store: store, inProcessGateway: gateway, logger: logger,
+            onInternalServerRunning: { internalPort.set($0) })
         let configured = configuration
         try await app.test(.ahc(.http)) { client in
-            try await body(Harness(client: client, emulator: emulator, apns: apns, discord: discord, store: store, configuration: configured))
+            try await body(
+                Harness(
+                    client: client, emulator: emulator, apns: apns, discord: discord, store: store, configuration: configured,
+                    internalPort: internalPort))
         }
     }
     }
