@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "DiscordEmulator", targets: ["DiscordEmulator"]),
         .executable(name: "discord-emulator", targets: ["discord-emulator"]),
         .executable(name: "threaddesk", targets: ["threaddesk"]),
+        .executable(name: "threaddesk-gateway", targets: ["threaddesk-gateway"]),
         .executable(name: "apns-emulator", targets: ["apns-emulator"]),
     ],
     dependencies: [
@@ -82,8 +83,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "ThreadDeskSettings",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "DiscordGateway",
             dependencies: [
+                "ThreadDeskSettings",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 "Deadlines",
                 "DiscordREST",
@@ -151,6 +162,7 @@ let package = Package(
         .target(
             name: "ThreadDeskServer",
             dependencies: [
+                "ThreadDeskSettings",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "Deadlines",
                 "APNs",
@@ -195,6 +207,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // bench/apns.py: pushes/s of one APNsClient against the APNs emulator, beside aioapns.
+        // The gateway daemon alone: a small binary for a small VM (`threaddesk gateway` is the same
+        // daemon inside the all-in-one executable).
+        .executableTarget(
+            name: "threaddesk-gateway",
+            dependencies: ["DiscordGateway", "ThreadDeskSettings"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "apns-bench",
             dependencies: ["APNs", .product(name: "Logging", package: "swift-log")],

@@ -1,6 +1,8 @@
 import DiscordREST
+import Foundation
 import Logging
 import ServiceLifecycle
+@_exported import ThreadDeskSettings
 
 /// `threaddesk gateway`'s settings, read from the environment and checked the way the server's
 /// are: every missing or malformed variable named in one message (the command exits 78).
@@ -16,22 +18,8 @@ public struct GatewayDaemonConfiguration: Sendable {
     /// The same floor the server holds `GATEWAY_SECRET` to.
     public static let minimumSecretLength = 32
 
-    public struct Problem: Error, CustomStringConvertible, Sendable, Equatable {
-        public var missing: [String]
-        public var invalid: [String]
-
-        public init(missing: [String], invalid: [String]) {
-            self.missing = missing
-            self.invalid = invalid
-        }
-
-        public var description: String {
-            var parts: [String] = []
-            if !missing.isEmpty { parts.append("configuration missing: \(missing.joined(separator: ", "))") }
-            if !invalid.isEmpty { parts.append("configuration invalid: \(invalid.joined(separator: ", "))") }
-            return "threaddesk gateway cannot start; " + parts.joined(separator: "; ") + "."
-        }
-    }
+    /// What keeps `threaddesk gateway` from starting: every missing and malformed variable.
+    public typealias Problem = ConfigurationProblem
 
     public init(discordToken: String, forumChannelID: String, serverURL: String, gatewaySecret: String) {
         self.discordToken = discordToken
@@ -41,7 +29,7 @@ public struct GatewayDaemonConfiguration: Sendable {
     }
 
     public init(environment: [String: String]) throws(Problem) {
-        var problem = Problem(missing: [], invalid: [])
+        var problem = Problem(program: "threaddesk gateway", missing: [], invalid: [])
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         func required(_ name: String) -> String {
             guard let text = value(name) else {
@@ -110,5 +98,30 @@ public func buildGatewayServices(
 extension GatewayDaemonConfiguration: CustomReflectable {
     public var customMirror: Mirror {
         Mirror(self, children: ["discordToken": "<redacted>", "gatewaySecret": "<redacted>", "forumChannelID": forumChannelID, "serverURL": serverURL])
+    }
+}
+
+/// Runs the daemon as both `threaddesk gateway` and `threaddesk-gateway` do: settings from
+/// `environment` (exit status 78 naming every problem), then the services until SIGTERM/SIGINT
+/// (0) or until the gateway stops for good (1, after one line saying why).
+public func runGatewayDaemon(environment: [String: String]) async throws -> Int32 {
+    let settings: GatewayDaemonConfiguration
+    do {
+        settings = try GatewayDaemonConfiguration(environment: environment)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        return 78
+    }
+    var logger = Logger(label: "threaddesk.gateway")
+    logger.logLevel = settings.logLevel
+    let daemon = buildGatewayServices(configuration: settings, logger: logger)
+    // Events already read get the connection's drain time to reach the server, then stop.
+    let group = buildServiceGroup(daemon.services, grace: .seconds(10), cancelGrace: .seconds(5), logger: logger)
+    do {
+        try await group.run()
+        return 0
+    } catch let error as GatewayFatalError {
+        FileHandle.standardError.write(Data("threaddesk gateway stopped: \(error)\n".utf8))
+        return 1
     }
 }
