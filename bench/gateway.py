@@ -7,7 +7,8 @@ forum thread through the emulator's control API (so both the daemon and hikari r
 `--events` MESSAGE_CREATE dispatches over zlib-stream), then reports each one's resident memory
 (RSS, and the peak, VmHWM) and how many events each saw.
 
-    swift build -c release --product threaddesk && swift build -c release --product discord-emulator
+    swift build -c release --product threaddesk && swift build -c release --product threaddesk-gateway
+    swift build -c release --product discord-emulator
     python3 bench/gateway.py --events 100000
 
 It prints a Markdown table; copy it into bench/RESULTS.md with the machine and commit.
@@ -84,6 +85,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=str(ROOT / ".build/release/threaddesk"))
     parser.add_argument("--emulator", default=str(ROOT / ".build/release/discord-emulator"))
+    # The daemon alone (`threaddesk-gateway`); `--daemon .build/release/threaddesk` measures
+    # `threaddesk gateway` inside the all-in-one binary instead.
+    parser.add_argument("--daemon", default=str(ROOT / ".build/release/threaddesk-gateway"))
     parser.add_argument("--events", type=int, default=100_000)
     args = parser.parse_args()
 
@@ -105,7 +109,8 @@ def main() -> None:
         server = subprocess.Popen([args.binary, "serve"], env=environment, stdout=open(logs / "server.log", "w"), stderr=subprocess.STDOUT)
         processes.append(server)
         wait_for("the server", lambda: healthy(base), timeout=30)
-        daemon = subprocess.Popen([args.binary, "gateway"], env=environment, stdout=open(logs / "daemon.log", "w"), stderr=subprocess.STDOUT)
+        daemon_command = [args.daemon, "gateway"] if pathlib.Path(args.daemon).name == "threaddesk" else [args.daemon]
+        daemon = subprocess.Popen(daemon_command, env=environment, stdout=open(logs / "daemon.log", "w"), stderr=subprocess.STDOUT)
         processes.append(daemon)
         hikari = subprocess.Popen([sys.executable, "-c", HIKARI, endpoints["botToken"], endpoints["restURL"]],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(logs / "hikari.log", "w"), text=True)
@@ -129,7 +134,7 @@ def main() -> None:
         print(f"{args.events:,} MESSAGE_CREATE in {seconds:.0f} s ({args.events / seconds:,.0f}/s); zlib-stream connections: {compressed}")
         print("| process | RSS before | RSS after | peak (VmHWM) | private before | private after | events seen |")
         print("|---|---|---|---|---|---|---|")
-        print(f"| `threaddesk gateway` (release) | {before['daemon'] / 1024:.1f} MiB | {status_kib(daemon.pid, 'VmRSS') / 1024:.1f} MiB | "
+        print(f"| `{' '.join(pathlib.Path(part).name for part in daemon_command)}` (release) | {before['daemon'] / 1024:.1f} MiB | {status_kib(daemon.pid, 'VmRSS') / 1024:.1f} MiB | "
               f"{status_kib(daemon.pid, 'VmHWM') / 1024:.1f} MiB | {before['daemon-anon'] / 1024:.1f} MiB | {anon_kib(daemon.pid) / 1024:.1f} MiB | "
               "all, forwarded to the server |")
         print(f"| hikari 2.7 (CPython 3.11) | {before['hikari'] / 1024:.1f} MiB | {status_kib(hikari.pid, 'VmRSS') / 1024:.1f} MiB | "

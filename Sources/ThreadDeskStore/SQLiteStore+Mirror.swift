@@ -200,13 +200,10 @@ extension SQLiteStore {
     public func nextEventSequences(_ count: Int) async throws -> [Int64] {
         guard count > 0 else { return [] }
         // One writer at a time: the numbers are handed out in the order they are committed.
-        let pool = self.pool
-        let last = try await Task {
-            try await pool.write { db in
-                try db.execute(sql: "UPDATE event_sequence SET value = value + ? WHERE id = 1", arguments: [count])
-                return try Int64.fetchOne(db, sql: "SELECT value FROM event_sequence WHERE id = 1") ?? Int64(count)
-            }
-        }.value
+        let last = try await write { db in
+            try db.execute(sql: "UPDATE event_sequence SET value = value + ? WHERE id = 1", arguments: [count])
+            return try Int64.fetchOne(db, sql: "SELECT value FROM event_sequence WHERE id = 1") ?? Int64(count)
+        }
         return Array((last - Int64(count) + 1)...last)
     }
 

@@ -52,15 +52,14 @@ public final class SQLiteStore: UserStore {
         guard changed || response != nil else { return }
         // Not cancellable: whatever the body did in Discord must be remembered even if the
         // request that caused it went away.
-        let pool = self.pool
-        try await Task {
-            try await pool.write { db in
-            if changed, let record = context.record { try UserRow(record).save(db) }
+        let record = changed ? context.record : nil
+        let id = context.id.rawValue
+        try await write { db in
+            if let record { try UserRow(record).save(db) }
             if let (key, response) = response {
-                try ResponseRow(userID: context.id.rawValue, key: key, response: response, createdAt: Date()).save(db)
+                try ResponseRow(userID: id, key: key, response: response, createdAt: Date()).save(db)
             }
-            }
-        }.value
+        }
     }
 
     public func user(_ id: UserID) async throws -> UserRecord? {
@@ -163,10 +162,12 @@ public final class SQLiteStore: UserStore {
     }
 
     /// A write that finishes even if the caller is cancelled: what the body did in Discord must
-    /// be remembered even if the request that caused it went away.
-    func write(_ updates: @escaping @Sendable (Database) throws -> Void) async throws {
-        let pool = self.pool
-        try await Task { try await pool.write(updates) }.value
+    /// be remembered even if the request that caused it went away. GRDB's completion-handler
+    /// write does not look at the caller's cancellation, so no task of its own is needed.
+    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            pool.asyncWrite(updates) { _, result in continuation.resume(with: result) }
+        }
     }
 }
 

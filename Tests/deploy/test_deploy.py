@@ -61,13 +61,15 @@ def threaddesk(swift_bin) -> pathlib.Path:
     return release if release.exists() else swift_bin / "threaddesk"
 
 
-@pytest.mark.parametrize("command, missing", [
-    ("serve", ["DISCORD_TOKEN", "DISCORD_GUILD_ID", "DISCORD_FORUM_CHANNEL_ID", "APP_KEY"]),
-    ("gateway", ["DISCORD_TOKEN", "DISCORD_FORUM_CHANNEL_ID", "GATEWAY_SECRET"]),
+@pytest.mark.parametrize("binary, command, missing", [
+    ("threaddesk", ["serve"], ["DISCORD_TOKEN", "DISCORD_GUILD_ID", "DISCORD_FORUM_CHANNEL_ID", "APP_KEY"]),
+    ("threaddesk", ["gateway"], ["DISCORD_TOKEN", "DISCORD_FORUM_CHANNEL_ID", "GATEWAY_SECRET"]),
+    # The daemon's own small executable reads the same settings the same way.
+    ("threaddesk-gateway", [], ["DISCORD_TOKEN", "DISCORD_FORUM_CHANNEL_ID", "GATEWAY_SECRET"]),
 ])
-def test_the_binary_names_the_missing_secrets_of_the_example_environment(threaddesk, tmp_path, command, missing):
+def test_the_binary_names_the_missing_secrets_of_the_example_environment(threaddesk, tmp_path, binary, command, missing):
     run = subprocess.run(
-        [str(threaddesk), command, "--env-file", str(ROOT / ".env.example")],
+        [str(threaddesk.parent / binary), *command, "--env-file", str(ROOT / ".env.example")],
         env={"PATH": os.environ["PATH"]}, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert run.returncode == 78, run.stderr  # EX_CONFIG: the units do not restart on it
     message = run.stderr.strip()
