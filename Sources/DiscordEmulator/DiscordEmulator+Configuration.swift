@@ -34,6 +34,11 @@ extension DiscordEmulator {
         public var identifyBudget = 1000
         /// `session_start_limit` refills this long after the window's first identify (Discord: a day).
         public var identifyWindow: Duration = .seconds(86_400)
+        /// `session_start_limit.max_concurrency`: identifies allowed per `identifyConcurrencyWindow`
+        /// in each bucket (`shard_id % max_concurrency`); one more gets op 9 Invalid Session.
+        public var maxConcurrency = 1
+        /// Discord: 5 seconds.
+        public var identifyConcurrencyWindow: Duration = .seconds(5)
         /// Active (unarchived) threads a guild may hold; one more is refused with 160006.
         public var maxActiveThreads = 1000
         /// A connection that sends nothing is closed after this long, and at once on shutdown.
@@ -49,6 +54,7 @@ extension DiscordEmulator {
             for keyPath in [\Configuration.messagePostLimit, \.threadCreateLimit, \.defaultRouteLimit, \.globalLimit] {
                 configuration[keyPath: keyPath].window = configuration[keyPath: keyPath].window * scale
             }
+            configuration.identifyConcurrencyWindow = configuration.identifyConcurrencyWindow * scale
             return configuration
         }
     }

@@ -15,6 +15,8 @@ extension DiscordEmulator {
         /// Of those, connections that asked for `compress=zlib-stream`.
         public var compressedGatewayConnections = 0
         public var identifies = 0
+        /// Identifies refused with op 9 for coming faster than `max_concurrency` allows.
+        public var identifiesOverConcurrency = 0
         public var resumes = 0
         public var resumesRejected = 0
         /// Sessions a client ended by closing with 1000 or 1001.

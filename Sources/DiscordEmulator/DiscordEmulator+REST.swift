@@ -22,7 +22,7 @@ extension DiscordEmulator {
                 "shards": 1,
                 "session_start_limit": [
                     "total": JSON(configuration.identifyBudget), "remaining": JSON(budget.remaining),
-                    "reset_after": JSON(Int(budget.resetAfter / .milliseconds(1))), "max_concurrency": 1,
+                    "reset_after": JSON(Int(budget.resetAfter / .milliseconds(1))), "max_concurrency": JSON(configuration.maxConcurrency),
                 ],
             ])
         }

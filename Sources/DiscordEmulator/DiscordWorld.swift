@@ -20,6 +20,21 @@ final class DiscordWorld: Sendable {
         var identifyRemaining: Int
         /// When the current `session_start_limit` window began (its first identify), if it has.
         var identifyWindowStart: ContinuousClock.Instant?
+        /// The latest identifies of each `max_concurrency` bucket, oldest first.
+        var recentIdentifies: [Int: [ContinuousClock.Instant]] = [:]
+
+        /// Whether one more identify in `bucket` fits `max_concurrency`; if so it is counted.
+        mutating func takeIdentifySlot(bucket: Int, _ configuration: DiscordEmulator.Configuration) -> Bool {
+            let now = ContinuousClock.now
+            var recent = (recentIdentifies[bucket] ?? []).filter { $0.duration(to: now) < configuration.identifyConcurrencyWindow }
+            guard recent.count < max(1, configuration.maxConcurrency) || configuration.identifyConcurrencyWindow <= .zero else {
+                recentIdentifies[bucket] = recent
+                return false
+            }
+            recent.append(now)
+            recentIdentifies[bucket] = recent
+            return true
+        }
 
         /// The identifies left now, and how long until the budget refills; a window that has
         /// passed refills first.

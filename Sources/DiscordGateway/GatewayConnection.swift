@@ -26,6 +26,8 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         public var intents = GatewayStateMachine.supportIntents
         public var backoffBase: Duration = .seconds(1)
         public var backoffCap: Duration = .seconds(60)
+        /// The least time between two identifies (Discord: `max_concurrency` per 5 s; one shard).
+        public var identifySpacing: Duration = .seconds(5)
         /// Largest gateway message accepted (GUILD_CREATE of a big guild is large).
         public var maxMessageSize = 16 << 20
         /// At shutdown, how long events already read may take to be handed over before they are
@@ -93,7 +95,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
             let machine = Locked(GatewayStateMachine(
                 token: self.configuration.token, intents: self.configuration.intents, gatewayURL: gateway.url,
                 identifyBudget: gateway.sessionStartLimit.remaining, backoffBase: self.configuration.backoffBase,
-                backoffCap: self.configuration.backoffCap))
+                backoffCap: self.configuration.backoffCap, identifySpacing: self.configuration.identifySpacing))
             let filter = ForumEventFilter(forumID: self.configuration.forumChannelID, discord: self.discord)
             // Events are handed over in order by one long-lived task, so a connection torn down
             // mid-way never cancels the handling of an event it already read.

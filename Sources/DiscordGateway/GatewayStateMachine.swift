@@ -55,6 +55,12 @@ public struct GatewayStateMachine: Sendable {
     private var failedConnects = 0
     private let backoffBase: Duration
     private let backoffCap: Duration
+    /// The shortest time between two identifies: Discord allows `max_concurrency` per 5 seconds
+    /// per bucket, and this client runs one shard (one bucket).
+    private let identifySpacing: Duration
+    /// Whether an identify was sent: every later one waits `identifySpacing` after its
+    /// connection closed (which is after the identify), so two never come closer.
+    private var identified = false
     private let random: @Sendable () -> Double
 
     /// - Parameters:
@@ -62,9 +68,10 @@ public struct GatewayStateMachine: Sendable {
     ///   - random: a number in 0..<1 (jitter); injected so tests are repeatable.
     public init(
         token: String, intents: Int = supportIntents, gatewayURL: String, identifyBudget: Int,
-        backoffBase: Duration = .seconds(1), backoffCap: Duration = .seconds(60),
+        backoffBase: Duration = .seconds(1), backoffCap: Duration = .seconds(60), identifySpacing: Duration = .seconds(5),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
+        self.identifySpacing = identifySpacing
         self.token = token
         self.intents = intents
         self.gatewayURL = gatewayURL
@@ -102,8 +109,9 @@ public struct GatewayStateMachine: Sendable {
             } else {
                 // Never identify beyond the budget: close, and the connection's owner waits for it to
                 // refill (`needsIdentifyBudget`) before connecting again.
-                guard identifiesRemaining > 0 else { return [.close(code: 4900, then: Connect(url: gatewayURL, resume: false, after: .zero))] }
+                guard identifiesRemaining > 0 else { return [.close(code: 4900, then: identifyConnect(after: .zero))] }
                 identifiesRemaining -= 1
+                identified = true
                 actions.append(.send([
                     "op": 2,
                     "d": [
@@ -127,7 +135,7 @@ public struct GatewayStateMachine: Sendable {
             session = nil
             lastSequence = nil
             // Discord asks for a pause of 1–5 seconds before identifying again.
-            return [.close(code: 4900, then: Connect(url: gatewayURL, resume: false, after: .milliseconds(Int64(1000 + 4000 * random()))))]
+            return [.close(code: 4900, then: identifyConnect(after: .milliseconds(Int64(1000 + 4000 * random()))))]
         case 0:
             let type = payload["t"]?.stringValue ?? ""
             let data = payload["d"] ?? .null
@@ -188,7 +196,12 @@ public struct GatewayStateMachine: Sendable {
 
     private func resumeOrIdentify(after delay: Duration) -> Connect {
         if let session { return Connect(url: session.resumeURL, resume: true, after: delay) }
-        return Connect(url: gatewayURL, resume: false, after: delay)
+        return identifyConnect(after: delay)
+    }
+
+    /// A connection that will identify: never sooner than `identifySpacing` after the last one.
+    private func identifyConnect(after delay: Duration) -> Connect {
+        Connect(url: gatewayURL, resume: false, after: identified ? max(delay, identifySpacing) : delay)
     }
 }
 

@@ -158,6 +158,35 @@ struct GatewayTests {
         }
     }
 
+    @Test func identifiesFasterThanMaxConcurrencyGetAnInvalidSession() async throws {
+        try await withEmulator({ $0.maxConcurrency = 1; $0.identifyConcurrencyWindow = .seconds(2) }) { emulator, endpoints in
+            let rest = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: Self.logger)
+            #expect(try await rest.gatewayBot().sessionStartLimit.maxConcurrency == 1)
+            func identifyOnce() async throws -> JSON? {
+                let answer = Mutex<JSON?>(nil)
+                _ = try await withGateway(endpoints.gatewayURL) { gateway in
+                    _ = try await gateway.receive()
+                    try await gateway.identify(token: endpoints.botToken)
+                    let first = try await gateway.receive()
+                    answer.withLock { $0 = first }
+                    try await gateway.close(.unknown(4900))
+                }
+                return answer.withLock { $0 }
+            }
+            let started = ContinuousClock.now
+            #expect(try await identifyOnce()?["t"] == "READY")
+            // A second identify within the window: op 9, not resumable, and no session started.
+            let refused = try await identifyOnce()
+            #expect(started.duration(to: .now) < .seconds(2), "the second identify came after the window; the check below means nothing")
+            #expect(refused?["op"] == 9)
+            #expect(refused?["d"] == false)
+            #expect(emulator.counters.identifiesOverConcurrency == 1)
+            #expect(emulator.counters.identifies == 1)
+            try await Task.sleep(until: started + .milliseconds(2_100))
+            #expect(try await identifyOnce()?["t"] == "READY")
+        }
+    }
+
     @Test func aBadTokenClosesWith4004() async throws {
         try await withEmulator { _, endpoints in
             let close = try await withGateway(endpoints.gatewayURL) { gateway in

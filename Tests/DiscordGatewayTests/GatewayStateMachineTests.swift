@@ -14,10 +14,10 @@ struct GatewayStateMachineTests {
         ["op": 0, "s": JSON(sequence), "t": .string(type), "d": ["id": "1"]]
     }
 
-    func machine(budget: Int = 10) -> GatewayStateMachine {
+    func machine(budget: Int = 10, identifySpacing: Duration = .seconds(2)) -> GatewayStateMachine {
         GatewayStateMachine(
             token: "TOKEN", gatewayURL: "wss://gateway.example", identifyBudget: budget, backoffBase: .seconds(1), backoffCap: .seconds(8),
-            random: { 0.5 })
+            identifySpacing: identifySpacing, random: { 0.5 })
     }
 
     @Test func helloLeadsToAJitteredHeartbeatAndIdentify() {
@@ -84,6 +84,19 @@ struct GatewayStateMachineTests {
         #expect(machine.session == nil)
         guard case .send(let identify) = machine.received(Self.hello).last else { Issue.record("no identify"); return }
         #expect(identify["op"] == 2)
+    }
+
+    @Test func identifiesAreNeverCloserThanTheSpacingDiscordAllows() {
+        var machine = machine(identifySpacing: .seconds(5))
+        #expect(machine.firstConnect.after == .zero)
+        _ = machine.received(Self.hello)
+        // The session is refused at once (4009, not resumable): the backoff alone says 0.5–1 s, but
+        // the next identify waits out the 5 s of max_concurrency.
+        #expect(machine.connectionClosed(code: 4009) == .reconnect(.init(url: "wss://gateway.example", resume: false, after: .seconds(5))))
+        // A resume is not an identify: it goes at once.
+        _ = machine.received(Self.hello)
+        _ = machine.received(Self.ready())
+        #expect(machine.received(["op": 7, "d": nil]) == [.close(code: 4900, then: .init(url: "wss://resume.example", resume: true, after: .zero))])
     }
 
     @Test(arguments: [UInt16(4004), 4010, 4011, 4012, 4013, 4014])
