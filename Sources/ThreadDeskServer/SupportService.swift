@@ -120,7 +120,14 @@ public final class SupportService: Sendable {
         try await withUser(id) { context in
             var record = context.record ?? UserRecord(id: id)
             if record.tokenHash != nil, verifier == nil {
-                guard let presentedToken, record.holdsToken(hash: UserToken.hash(presentedToken)) else {
+                if let presentedToken, record.holdsToken(hash: UserToken.hash(presentedToken)) {
+                    // Another session of the same client.
+                } else if record.isUnusedClaim {
+                    // Claimed, and nothing done with it since (a first answer lost on the way):
+                    // the new claim replaces the old, whose tokens end; nothing of anyone's is shown.
+                    record.revokeAllTokens()
+                    record.pendingInstallation = nil
+                } else {
                     throw APIError(.conflict, .userClaimed, "This userId already has a session; present one of its tokens to add another.")
                 }
             } else if record.threadID != nil, verifier == nil {

@@ -55,6 +55,17 @@ extension UserRecord {
         if tokenHash == hash { tokenHash = earlierTokenHashes.popLast() }
     }
 
+    /// Nothing was done with this user but open sessions: no conversation, no message waiting,
+    /// no device to push to. Such a claim protects nothing, so a new one may replace it (a first
+    /// session whose answer was lost must not lock a client-chosen id out for good).
+    public var isUnusedClaim: Bool { threadID == nil && pendingPosts.isEmpty && pushToken == nil }
+
+    /// Ends every live token (an unused claim being replaced).
+    public mutating func revokeAllTokens() {
+        tokenHash = nil
+        earlierTokenHashes = []
+    }
+
     /// Whether `hash` is one of the user's live tokens (compared in constant time).
     public func holdsToken(hash: String) -> Bool {
         ([tokenHash].compactMap { $0 } + earlierTokenHashes).reduce(false) { found, live in constantTimeEquals(live, hash) || found }

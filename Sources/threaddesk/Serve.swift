@@ -25,7 +25,7 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = configuration.logLevel
         if configuration.identitySecret == nil {
             logger.warning(
-                "IDENTITY_SECRET is not set: a client may choose its own userId, and the first to claim an id owns it. Set it if your app has a backend that can sign user ids.")
+                "IDENTITY_SECRET is not set: a client may choose its own userId, and the first to claim an id owns it once it is used (a second device cannot join it). Set it if your app has a backend that can sign user ids.")
         }
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)

@@ -32,6 +32,10 @@ struct SessionTests {
         try await withServer { server in
             let claimed = try await server.session(#"{"userId":"abc-def-ghi"}"#)
             #expect(claimed.userId == "abc-def-ghi")
+            // Once the claim is used (here: a device to push to), the app key alone cannot take it.
+            let device = String(repeating: "cd", count: 32)
+            #expect(try await server.request(
+                .put, "/v1/push-token", token: claimed.token, json: #"{"token":"\#(device)","environment":"development"}"#).status == .noContent)
             let stranger = try await server.request(
                 .post, "/v1/session", headers: [.init("X-App-Key")!: "test-app-key"], json: #"{"userId":"abc-def-ghi"}"#)
             #expect(stranger.status == .conflict)
@@ -47,6 +51,25 @@ struct SessionTests {
             #expect(try await server.request(.get, "/v1/messages", token: claimed.token).status == .unauthorized)
             #expect(try await server.request(.get, "/v1/messages", token: renewed.token).status == .ok)
             #expect(try await server.request(.delete, "/v1/session", token: claimed.token).status == .unauthorized)
+        }
+    }
+
+    /// Without IDENTITY_SECRET the first claim of a client-chosen id owns it; a claim nothing was
+    /// done with yet (its answer lost on the way) is replaced by the next, so the id is not lost.
+    @Test func aFirstSessionWhoseAnswerWasLostDoesNotLockTheIdOut() async throws {
+        try await withServer { server in
+            let lost = try await server.session(#"{"userId":"new-user-1"}"#)
+            let again = try await server.session(#"{"userId":"new-user-1"}"#)
+            #expect(again.userId == "new-user-1" && again.token != lost.token)
+            // The replaced claim's token ends: whoever held it sees nothing that comes later.
+            #expect(try await server.request(.get, "/v1/messages", token: lost.token).status == .unauthorized)
+            #expect(try await server.send("hello", token: again.token).status == .created)
+            // Now there is a conversation: a claim without one of its tokens is refused.
+            let stranger = try await server.request(
+                .post, "/v1/session", headers: [.init("X-App-Key")!: "test-app-key"], json: #"{"userId":"new-user-1"}"#)
+            #expect(stranger.status == .conflict)
+            #expect(stranger.errorCode == "user_claimed")
+            #expect(try await server.messages(token: again.token).count == 1)
         }
     }
 
