@@ -47,7 +47,7 @@ public func withTimeout<T: Sendable>(
     let outcome = try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: timeout)
+            try await cancellableSleep(for: timeout)
             return nil
         }
         defer { group.cancelAll() }
@@ -61,7 +61,7 @@ public func withTimeout<T: Sendable>(
 /// drain work at shutdown: it waits even when the caller is itself being cancelled.
 public func drain<T: Sendable>(_ task: Task<T, Never>, within timeout: Duration) async {
     let timer = Task {
-        guard (try? await Task.sleep(for: timeout)) != nil else { return }
+        guard (try? await cancellableSleep(for: timeout)) != nil else { return }
         task.cancel()
     }
     _ = await task.value

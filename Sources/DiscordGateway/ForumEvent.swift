@@ -2,10 +2,14 @@ import DiscordREST
 
 /// What the gateway tells the server about the support forum. Only events in the forum's
 /// threads are forwarded; everything else in the guild stays in the daemon.
+///
+/// The two cases that carry a whole message keep it in a box of its own: inline, every event —
+/// a `.typing` or an `.alive` too — would be as wide as a message (~340 bytes) in the daemon's
+/// queue of up to 10,000.
 public enum ForumEvent: Sendable, Hashable {
-    case messageCreated(DiscordMessage)
+    indirect case messageCreated(DiscordMessage)
     /// An edit, with the whole message as it now is.
-    case messageUpdated(DiscordMessage)
+    indirect case messageUpdated(DiscordMessage)
     /// An edit whose payload did not carry the whole message: the server asks REST for it.
     case messageChanged(channelID: String, messageID: String)
     case messageDeleted(channelID: String, messageID: String)

@@ -102,7 +102,11 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
                 if await self.post(batch.map(\.event)) {
                     // Only what this post carried: an overflow meanwhile may have changed the front.
                     let posted = Set(batch.map(\.number))
-                    self.queue.withLock { $0.events.removeAll { posted.contains($0.number) } }
+                    self.queue.withLock { queue in
+                        queue.events.removeAll { posted.contains($0.number) }
+                        // A burst's storage goes back once it has been posted, not kept for the next.
+                        if queue.events.isEmpty { queue.events = [] }
+                    }
                     delay = self.configuration.backoffBase
                 } else {
                     try await self.clock.sleep(for: delay * Double.random(in: 0.5...1.0))

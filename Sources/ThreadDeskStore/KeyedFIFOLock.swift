@@ -55,7 +55,7 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
             }
             if acquired { return continuation.resume() }
             let timer = Task { [weak self] in
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                guard (try? await cancellableSleep(for: timeout)) != nil else { return }
                 self?.abandon(key, ticket, DeadlineExceeded("waiting for the lock of \(key)", after: timeout))
             }
             let queued = state.withLock { state in

@@ -181,7 +181,7 @@ public final class PostgresStore: UserStore, Service {
                 return true
             }
             group.addTask {
-                try await Task.sleep(for: Self.leaseTimeout)
+                try await cancellableSleep(for: Self.leaseTimeout)
                 return false
             }
             let leased: Bool
