@@ -6,10 +6,13 @@ import pathlib
 import re
 import shutil
 import subprocess
+import time
 import tomllib
 
 import pytest
+import requests
 import yaml
+from executables import free_port, running_emulator
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -127,6 +130,9 @@ def test_dockerfile_is_multi_stage_static_and_unprivileged():
     assert len(stages) == 2 and stages[0].endswith(" AS build")
     build = "\n".join(lines)
     assert "swift build -c release --product threaddesk --static-swift-stdlib" in build
+    # The small daemon is installed beside the server: `threaddesk gateway` becomes it.
+    assert "swift build -c release --product threaddesk-gateway --static-swift-stdlib" in build
+    assert "for binary in threaddesk threaddesk-gateway" in build and "/staging/usr/local/bin/$binary" in build
     assert "COPY --from=build" in build
     users = [line for line in lines if line.startswith("USER ")]
     assert users and not users[-1].startswith("USER root") and lines.index(users[-1]) > lines.index(stages[1])
@@ -147,3 +153,28 @@ def test_fly_runs_one_always_on_gateway():
     assert "http_service" not in fly and "services" not in fly, "the gateway serves nothing"
     assert (DEPLOY / fly["build"]["dockerfile"]).exists()
     assert "DISCORD_TOKEN" not in fly.get("env", {}) and "GATEWAY_SECRET" not in fly.get("env", {})
+
+
+@pytest.mark.parametrize("flags, runs_as", [([], "threaddesk-gateway"), (["--in-process"], "threaddesk")])
+def test_threaddesk_gateway_becomes_the_daemon_installed_beside_it(swift_bin, tmp_path, flags, runs_as):
+    """`threaddesk gateway` (what compose, Fly.io and the unit run) execs `threaddesk-gateway` from
+    its own directory, so it costs the small process's memory; `--in-process` keeps it in one."""
+    with running_emulator(swift_bin / "discord-emulator") as emulator:
+        environment = {"PATH": os.environ["PATH"], "DISCORD_TOKEN": emulator["botToken"],
+                       "DISCORD_API_URL": emulator["restURL"], "DISCORD_FORUM_CHANNEL_ID": emulator["forumChannelID"],
+                       # Nothing listens there: the forwarder retries, which does not matter here.
+                       "SERVER_URL": f"http://127.0.0.1:{free_port()}", "GATEWAY_SECRET": "s" * 32, "LOG_LEVEL": "error"}
+        with open(tmp_path / "gateway.log", "w") as log:
+            process = subprocess.Popen([str(swift_bin / "threaddesk"), "gateway", *flags, "--env-file", str(tmp_path / "none.env")],
+                                       env=environment, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                deadline = time.monotonic() + 60
+                while requests.get(emulator["controlURL"] + "/counters", timeout=5).json()["identifies"] < 1:
+                    assert process.poll() is None, (tmp_path / "gateway.log").read_text()
+                    assert time.monotonic() < deadline, "the gateway never identified"
+                    time.sleep(0.1)
+                # The same process (no child left behind), now the named executable.
+                assert pathlib.Path(os.readlink(f"/proc/{process.pid}/exe")).name == runs_as
+            finally:
+                process.terminate()
+                assert process.wait(timeout=30) == 0, (tmp_path / "gateway.log").read_text()
