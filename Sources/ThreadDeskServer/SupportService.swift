@@ -95,11 +95,11 @@ public final class SupportService: Sendable {
 
     /// `withUser` with the store's latency recorded.
     func withUser<T: Sendable>(
-        _ id: UserID, idempotencyKey: String? = nil, _ body: (inout UserContext) async throws -> T
+        _ id: UserID, idempotencyKey: String? = nil, work: UserWork = .waitsOnOthers, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         let start = ContinuousClock.now
         defer { metrics.storeLatency.record(start.duration(to: .now)) }
-        return try await store.withUser(id, idempotencyKey: idempotencyKey, body)
+        return try await store.withUser(id, idempotencyKey: idempotencyKey, work: work, body)
     }
 
     // MARK: Sessions
@@ -117,7 +117,8 @@ public final class SupportService: Sendable {
         }
         let id = requested ?? UserID.generate()
         let token = UserToken.generate(for: id)
-        try await withUser(id) { context in
+        // Only an installation can make a session call Discord (a device note in an existing thread).
+        try await withUser(id, work: installation == nil || requested == nil ? .brief : .waitsOnOthers) { context in
             var record = context.record ?? UserRecord(id: id)
             if record.tokenHash != nil, verifier == nil {
                 if let presentedToken, record.holdsToken(hash: UserToken.hash(presentedToken)) {
@@ -147,7 +148,7 @@ public final class SupportService: Sendable {
     /// Ends the session of `token` (sign-out on one device); the user's other tokens stay live.
     func closeSession(token: String) async throws {
         let record = try await authenticatedUser(token: token)
-        try await withUser(record.id) { context in
+        try await withUser(record.id, work: .brief) { context in
             context.record?.removeToken(hash: UserToken.hash(token))
             context.record?.updatedAt = Date()
         }
@@ -207,7 +208,7 @@ public final class SupportService: Sendable {
     }
 
     func setPushToken(_ token: String?, environment: PushEnvironment?, for id: UserID) async throws {
-        try await withUser(id) { context in
+        try await withUser(id, work: .brief) { context in
             context.record?.pushToken = token
             context.record?.pushEnvironment = token == nil ? nil : environment
             context.record?.updatedAt = Date()

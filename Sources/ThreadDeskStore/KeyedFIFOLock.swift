@@ -2,7 +2,8 @@ import Deadlines
 import Synchronization
 
 /// Mutual exclusion per key, granted in arrival order. Holders of different keys never wait on
-/// each other; an unused key costs nothing.
+/// each other; an unused key costs nothing. With `holders` above 1 it is a counting semaphore per
+/// key: up to that many run at once, the rest queue in arrival order.
 ///
 /// No one waits forever: a waiter gives up when its timeout passes (`DeadlineExceeded`) or its
 /// task is cancelled (`CancellationError`), and leaves the queue without disturbing the others.
@@ -13,18 +14,28 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
         var timer: Task<Void, Never>?
     }
 
+    private struct Entry {
+        var holders = 0
+        /// The queue behind the holders.
+        var waiters: [Waiter] = []
+    }
+
     private struct State {
         var nextTicket: UInt64 = 0
-        /// A key is present while held; its array is the queue behind the holder.
-        var queues: [Key: [Waiter]] = [:]
+        /// A key is present while held.
+        var entries: [Key: Entry] = [:]
     }
 
     private let state = Mutex(State())
     /// How long a waiter queues when no deadline of the caller's is sooner.
     public let defaultTimeout: Duration
+    /// How many may hold one key at once.
+    public let holders: Int
 
-    public init(defaultTimeout: Duration = .seconds(30)) {
+    public init(defaultTimeout: Duration = .seconds(30), holders: Int = 1) {
+        precondition(holders > 0)
         self.defaultTimeout = defaultTimeout
+        self.holders = holders
     }
 
     /// Runs `body` holding `key`. The wait for the lock ends at the current `Deadline` or after
@@ -46,11 +57,13 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
         }
         try await suspendCancellably { continuation in
             let acquired = state.withLock { state in
-                if state.queues[key] == nil {
-                    state.queues[key] = []
+                var entry = state.entries[key] ?? Entry()
+                defer { state.entries[key] = entry }
+                if entry.holders < holders && entry.waiters.isEmpty {
+                    entry.holders += 1
                     return true
                 }
-                state.queues[key]!.append(Waiter(ticket: ticket, continuation: continuation))
+                entry.waiters.append(Waiter(ticket: ticket, continuation: continuation))
                 return false
             }
             if acquired { return continuation.resume() }
@@ -59,8 +72,8 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
                 self?.abandon(key, ticket, DeadlineExceeded("waiting for the lock of \(key)", after: timeout))
             }
             let queued = state.withLock { state in
-                guard let index = state.queues[key]?.firstIndex(where: { $0.ticket == ticket }) else { return false }
-                state.queues[key]![index].timer = timer
+                guard let index = state.entries[key]?.waiters.firstIndex(where: { $0.ticket == ticket }) else { return false }
+                state.entries[key]!.waiters[index].timer = timer
                 return true
             }
             if !queued { timer.cancel() }
@@ -72,8 +85,8 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
     /// Takes a waiter out of the queue and fails it; does nothing if it was granted meanwhile.
     private func abandon(_ key: Key, _ ticket: UInt64, _ error: any Error) {
         let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.queues[key]?.firstIndex(where: { $0.ticket == ticket }) else { return nil }
-            return state.queues[key]!.remove(at: index)
+            guard let index = state.entries[key]?.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+            return state.entries[key]!.waiters.remove(at: index)
         }
         waiter?.timer?.cancel()
         waiter?.continuation.resume(throwing: error)
@@ -82,21 +95,24 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
     /// Hands the lock straight to the oldest waiter, so nobody can overtake it.
     private func release(_ key: Key) {
         let next = state.withLock { state -> Waiter? in
-            guard var queue = state.queues[key], !queue.isEmpty else {
-                state.queues[key] = nil
+            guard var entry = state.entries[key] else { return nil }
+            defer { state.entries[key] = entry.holders == 0 ? nil : entry }
+            guard !entry.waiters.isEmpty else {
+                entry.holders -= 1
                 return nil
             }
-            let next = queue.removeFirst()
-            state.queues[key] = queue
-            return next
+            return entry.waiters.removeFirst()
         }
         next?.timer?.cancel()
         next?.continuation.resume()
     }
 
     /// Keys held or waited on right now (for tests and metrics).
-    public var activeKeys: Int { state.withLock { $0.queues.count } }
+    public var activeKeys: Int { state.withLock { $0.entries.count } }
 
-    /// Tasks queued behind the holder of `key`.
-    public func waiting(for key: Key) -> Int { state.withLock { $0.queues[key]?.count ?? 0 } }
+    /// Tasks queued behind the holders of `key`.
+    public func waiting(for key: Key) -> Int { state.withLock { $0.entries[key]?.waiters.count ?? 0 } }
+
+    /// Tasks holding `key` now.
+    public func holding(_ key: Key) -> Int { state.withLock { $0.entries[key]?.holders ?? 0 } }
 }

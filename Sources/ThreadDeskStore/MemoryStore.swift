@@ -26,7 +26,7 @@ public final class MemoryStore: UserStore {
     public init() {}
 
     public func withUser<T: Sendable>(
-        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+        _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         try await lock.withLock(id) {
             let responseKey = idempotencyKey.map { "\(id.rawValue)\u{0}\($0)" }

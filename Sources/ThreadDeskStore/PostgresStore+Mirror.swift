@@ -223,24 +223,22 @@ extension PostgresStore {
     /// A session-level advisory lock, tried and not waited for, on a connection held for the job:
     /// if the process dies, PostgreSQL ends the session and the lock with it.
     public func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T? {
-        try await database {
-            try await client.withConnection { connection in
-                // Advisory locks are per database: the schema in the key keeps deployments that share one apart.
-                let key = "threaddesk job \(job)"
-                let rows = try await connection.rows(
-                    "SELECT pg_try_advisory_lock(hashtextextended(current_schema() || \(key), 0))", logger: logger)
-                guard try rows.first?.decode(Bool.self) == true else { return nil }
-                let result: Result<T, any Error>
-                do {
-                    result = .success(try await body())
-                } catch {
-                    result = .failure(error)
-                }
-                if !connection.isClosed {
-                    _ = try? await connection.rows("SELECT pg_advisory_unlock(hashtextextended(current_schema() || \(key), 0))", logger: logger, deadline: .seconds(5))
-                }
-                return try result.get()
+        try await withConnection(for: .waitsOnOthers) { connection in
+            // Advisory locks are per database: the schema in the key keeps deployments that share one apart.
+            let key = "threaddesk job \(job)"
+            let rows = try await connection.rows(
+                "SELECT pg_try_advisory_lock(hashtextextended(current_schema() || \(key), 0))", logger: logger)
+            guard try rows.first?.decode(Bool.self) == true else { return nil }
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
             }
+            if !connection.isClosed {
+                _ = try? await connection.rows("SELECT pg_advisory_unlock(hashtextextended(current_schema() || \(key), 0))", logger: logger, deadline: .seconds(5))
+            }
+            return try result.get()
         }
     }
 

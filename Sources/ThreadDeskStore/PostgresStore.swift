@@ -12,8 +12,18 @@ import ThreadDeskCore
 /// transaction with `pg_advisory_xact_lock` on the user's key for the whole read-modify-write,
 /// Discord calls included, so serialization holds across processes; the in-process FIFO lock in
 /// front keeps one replica from queueing its own requests on the database.
+///
+/// Two connection pools of `poolSize` each: `client` for reads and short writes, `holdingClient`
+/// for work that keeps its connection while it waits on something else (a user's transaction
+/// across Discord calls, an exclusive job). With one pool, 20 sends waiting on a slow Discord held
+/// every connection, and every other user's poll got 503 after the lease timeout.
 public final class PostgresStore: UserStore, Service {
     let client: PostgresClient
+    let holdingClient: PostgresClient
+    /// Admission to `holdingClient`, one key, `poolSize` holders.
+    private let holders = KeyedFIFOLock<Int>(defaultTimeout: PostgresStore.leaseTimeout, holders: PostgresStore.poolSize)
+    /// Connections in each pool: a replica opens up to twice this many.
+    public static let poolSize = 20
     private let lock = KeyedFIFOLock<UserID>()
     let logger: Logger
     /// The NOTIFY channel of this deployment's live events (one per schema, so deployments that
@@ -33,13 +43,14 @@ public final class PostgresStore: UserStore, Service {
         var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
             database: components.path.isEmpty ? nil : String(components.path.dropFirst()), tls: .disable)
-        configuration.options.maximumConnections = 20
+        configuration.options.maximumConnections = Self.poolSize
         var parameters: [(String, String)] = [("statement_timeout", "30000"), ("idle_in_transaction_session_timeout", "60000")]
         let schema = components.queryItems?.first(where: { $0.name == "search_path" })?.value
         if let schema { parameters.append(("search_path", schema)) }
         liveChannel = "threaddesk_live" + (schema.map { "_" + String($0.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }.prefix(40)) } ?? "")
         configuration.options.additionalStartupParameters = parameters
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.holdingClient = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
     }
 
@@ -62,6 +73,7 @@ public final class PostgresStore: UserStore, Service {
         let store = try PostgresStore(url: url, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.client.run() }
+            group.addTask { await store.holdingClient.run() }
             defer { group.cancelAll() }
             try await store.migrate()
             return try await body(store)
@@ -70,7 +82,12 @@ public final class PostgresStore: UserStore, Service {
 
     /// Runs the connection pool until graceful shutdown.
     public func run() async throws {
-        await cancelWhenGracefulShutdown { await self.client.run() }
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.client.run() }
+                group.addTask { await self.holdingClient.run() }
+            }
+        }
     }
 
     /// Creates the tables when missing. Safe when several replicas start at once: they take turns
@@ -129,8 +146,8 @@ public final class PostgresStore: UserStore, Service {
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     /// The lease probe comes first: with the database away, the migration would otherwise wait
     /// for a connection as long as it stays away.
-    func database<T>(_ operation: () async throws -> T) async throws -> T {
-        try await ensureConnectionAvailable()
+    func database<T>(pool: PostgresClient? = nil, _ operation: () async throws -> T) async throws -> T {
+        try await ensureConnectionAvailable(in: pool ?? client)
         try await ensureMigrated()
         do {
             return try await operation()
@@ -173,8 +190,7 @@ public final class PostgresStore: UserStore, Service {
     /// Leases and returns a connection within `leaseTimeout`, or throws. Waiting for a lease is
     /// cancellable, waiting inside a transaction is not, so this probe is what a deadline can
     /// bound; the operation that follows finds the connection idle in the pool.
-    private func ensureConnectionAvailable() async throws {
-        let client = self.client
+    private func ensureConnectionAvailable(in client: PostgresClient) async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await client.withConnection { _ in }
@@ -199,11 +215,10 @@ public final class PostgresStore: UserStore, Service {
     }
 
     public func withUser<T: Sendable>(
-        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+        _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         try await lock.withLock(id) {
-            try await database {
-            try await client.withConnection { connection in
+            try await withConnection(for: work) { connection in
                 try await connection.rows("BEGIN", logger: logger)
                 do {
                     // Another replica's holder must not keep this request waiting past its deadline.
@@ -246,8 +261,26 @@ public final class PostgresStore: UserStore, Service {
                     await Self.rollBack(connection, after: error, logger: logger)
                     throw error
                 }
-            }
             }.get()
+        }
+    }
+
+    /// Runs `operation` on a connection of the pool that suits `work`. The holding pool's
+    /// connections are handed out in arrival order, and a request that finds them all held gives
+    /// up after `leaseTimeout` (503, retry): postgres-nio's own wait for a lease has no deadline.
+    func withConnection<T>(for work: UserWork, _ operation: (PostgresConnection) async throws -> T) async throws -> T {
+        if work == .brief {
+            return try await database { try await client.withConnection(operation) }
+        }
+        var leased = false
+        do {
+            return try await holders.withLock(0) {
+                leased = true
+                return try await database(pool: holdingClient) { try await holdingClient.withConnection(operation) }
+            }
+        } catch let error as DeadlineExceeded where !leased {
+            logger.warning("Every holding connection is in use", metadata: ["pool": "\(Self.poolSize)", "waited": "\(error.after)"])
+            throw StoreUnavailableError(LeaseTimeout())
         }
     }
 

@@ -27,7 +27,7 @@ public final class SQLiteStore: UserStore {
     }
 
     public func withUser<T: Sendable>(
-        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+        _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         try await lock.withLock(id) {
             let (record, stored) = try read { db in

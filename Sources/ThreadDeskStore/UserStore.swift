@@ -6,7 +6,7 @@ import ThreadDeskCore
 /// parallel. Every implementation passes the same contract tests.
 public protocol UserStore: ConversationStore {
     func withUser<T: Sendable>(
-        _ id: UserID, idempotencyKey: String?, _ body: (inout UserContext) async throws -> T
+        _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T
 
     /// Read-only lookups, outside the per-user lock.
@@ -52,9 +52,21 @@ public struct QuotaLimit: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension UserStore {
-    public func withUser<T: Sendable>(_ id: UserID, _ body: (inout UserContext) async throws -> T) async throws -> T {
-        try await withUser(id, idempotencyKey: nil, body)
+    /// A body that may wait on something else (`UserWork.waitsOnOthers`), the safe assumption.
+    public func withUser<T: Sendable>(
+        _ id: UserID, idempotencyKey: String? = nil, _ body: (inout UserContext) async throws -> T
+    ) async throws -> T {
+        try await withUser(id, idempotencyKey: idempotencyKey, work: .waitsOnOthers, body)
     }
+}
+
+/// What a `withUser` body does while it holds the user, so a store that pins a database
+/// connection for the body can keep long holders from starving short ones.
+public enum UserWork: Sendable {
+    /// Reads and writes the user's record and nothing else.
+    case brief
+    /// May wait on something outside the store (Discord) while it holds the user.
+    case waitsOnOthers
 }
 
 /// Idempotency keys are the client's; they are short opaque tokens.

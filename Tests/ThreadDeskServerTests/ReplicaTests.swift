@@ -10,6 +10,7 @@ import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
 import NIOFoundationCompat
+import Synchronization
 import Testing
 import TestSupport
 import ThreadDeskCore
@@ -134,6 +135,69 @@ struct ReplicaTests {
             // Both replicas were sending in the same second beyond one share: each alone wanted more.
             #expect(discord.counters.busiestGlobalWindow > 25)
             #expect(discord.counters.busiestGlobalWindow <= 50)
+        }
+    }
+
+    /// A send keeps its database connection while it waits for Discord (the user's transaction
+    /// spans the call). More such sends than a pool holds must not starve everyone else: reads,
+    /// new sessions and quotas draw from a pool of their own.
+    @Test func sendsWaitingOnASlowDiscordLeaveTheDatabaseToEveryoneElse() async throws {
+        try await withReplicas(gatewayOnA: true, adjust: { $0.discordBudget = .seconds(40) }) { a, _, discord, _, _, _ in
+            let appKey: HTTPFields = [.init("X-App-Key")!: "app"]
+            func open() async throws -> String {
+                try #require(try JSON.parse(try await a.call(.post, "/v1/session", headers: appKey, json: "{}").body)["token"]?.stringValue)
+            }
+            func send(_ token: String, _ text: String) async throws -> HTTPResponse.Status {
+                let headers: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: text]
+                return try await a.call(.post, "/v1/messages", headers: headers, json: #"{"content":"\#(text)"}"#).status
+            }
+            // Users with a thread each, so a send is one Discord call; the reader's conversation
+            // is in the mirror (the gateway is live on A), so reading it asks Discord nothing.
+            let users = PostgresStore.poolSize + 5
+            var tokens: [String] = []
+            for _ in 0..<users {
+                let token = try await open()
+                #expect(try await send(token, "hello") == .created)
+                tokens.append(token)
+            }
+            let reader = tokens.removeLast()
+            try await eventually("the reader's message in the mirror") {
+                let page = try await a.call(.get, "/v1/messages", headers: [.authorization: "Bearer \(reader)"])
+                guard page.status == .ok else { return false }
+                return try JSON.parse(page.body)["messages"]?.arrayValue?.count == 1
+            }
+
+            // Discord now answers more slowly than a request waits for a database connection.
+            discord.setLatency(.seconds(8))
+            final class Answers: Sendable { let statuses = Mutex<[HTTPResponse.Status]>([]) }
+            let answers = Answers()
+            let sends = Task { [tokens] in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for token in tokens {
+                        group.addTask {
+                            let status = try await send(token, "slow")
+                            answers.statuses.withLock { $0.append(status) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            // Every connection of the holding pool is taken by a send waiting on Discord once a send
+            // beyond the pool is told 503 (after the lease timeout, before any Discord answer).
+            try await eventually("a send beyond the pool answered 503", timeout: .seconds(20)) {
+                answers.statuses.withLock { $0.contains(.serviceUnavailable) }
+            }
+            let read = try await a.call(.get, "/v1/messages", headers: [.authorization: "Bearer \(reader)"])
+            #expect(read.status == .ok, "\(read.status) \(String(decoding: read.body, as: UTF8.self))")
+            #expect(try await a.call(.post, "/v1/session", headers: appKey, json: "{}").status == .created)
+            #expect(try await a.call(.delete, "/v1/session", headers: [.authorization: "Bearer \(reader)"]).status == .noContent)
+
+            discord.setLatency(.zero)
+            try await sends.value
+            let statuses = answers.statuses.withLock { $0 }
+            #expect(statuses.count == tokens.count)
+            #expect(statuses.allSatisfy { $0 == .created || $0 == .serviceUnavailable }, "\(statuses)")
+            #expect(statuses.contains(.created))
         }
     }
 

@@ -40,6 +40,36 @@ struct KeyedFIFOLockTests {
         #expect(lock.activeKeys == 0)
     }
 
+    /// With `holders: 3` the key is a counting semaphore: three hold it at once, the fourth and
+    /// later queue in arrival order, and each release hands a place to the oldest waiter.
+    @Test func severalHoldersRunAtOnceAndTheRestQueueInOrder() async throws {
+        let lock = KeyedFIFOLock<String>(holders: 3)
+        let order = Locked<[Int]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var holders: [AsyncStream<Void>.Continuation] = []
+            for _ in 0..<3 { holders.append(try await Self.hold(lock, "k", in: &group)) }
+            #expect(lock.holding("k") == 3)
+            #expect(lock.waiting(for: "k") == 0)
+            for index in 0..<5 {
+                group.addTask { try await lock.withLock("k") { order.withLock { $0.append(index) } } }
+                try await eventually("waiter \(index) queued") { lock.waiting(for: "k") == index + 1 }
+            }
+            // One place freed: the waiters pass through it one after another, oldest first.
+            holders[0].yield()
+            try await eventually("every waiter served") { order.withLock { $0.count } == 5 }
+            #expect(lock.holding("k") == 2)
+            // A place is free: the next one holds at once, beside the two still holding.
+            let inside = try await lock.withLock("k") { lock.holding("k") }
+            #expect(inside == 3)
+            holders[1].yield()
+            holders[2].yield()
+            try await group.waitForAll()
+        }
+        #expect(order.withLock { $0 } == Array(0..<5))
+        #expect(lock.activeKeys == 0)
+        #expect(lock.holding("k") == 0)
+    }
+
     @Test func aWaiterGivesUpAtItsDeadlineAndLeavesTheQueue() async throws {
         let lock = KeyedFIFOLock<String>(defaultTimeout: .milliseconds(200))
         let order = Locked<[String]>([])
