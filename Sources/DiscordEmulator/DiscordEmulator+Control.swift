@@ -125,6 +125,13 @@ extension DiscordEmulator {
         }
     }
 
+    /// The next `count` requests to `route` (a template such as `/channels/{channel_id}/threads`)
+    /// take effect as usual, but their answers are lost on the way back: the caller gets a 504 from
+    /// Discord's edge instead, as when Cloudflare gives up on a slow origin that went on working.
+    public func loseAnswers(_ method: String, _ route: String, count: Int = 1) {
+        world.state.withLock { $0.faults.lostAnswers["\(method) \(route)"] = count }
+    }
+
     /// The next `count` REST requests get Cloudflare's ban answer: 429 with an HTML body, no
     /// Discord JSON, and `Retry-After: retryAfter` (any text, to try malformed values).
     public func injectEdge429s(count: Int, retryAfter: String = "3600") {

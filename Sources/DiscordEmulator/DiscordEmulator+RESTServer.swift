@@ -59,6 +59,11 @@ extension DiscordEmulator {
     ) async -> Response {
         let routeKey = "\(method.rawValue) \(template)"
         let contentType = request.headers[.contentType]
+        let answerLost = world.state.withLock { state in
+            guard let left = state.faults.lostAnswers[routeKey], left > 0 else { return false }
+            state.faults.lostAnswers[routeKey] = left - 1
+            return true
+        }
         let faults = world.state.withLock { state in
             state.counters.requestsByRoute[routeKey, default: 0] += 1
             if state.faults.serverErrors > 0 && state.faults.serverErrorsAfter > 0 {
@@ -133,6 +138,13 @@ extension DiscordEmulator {
         } catch {
             record.status = 500
             return Self.response(status: .internalServerError, json: ["message": "500: Internal Server Error", "code": 0], headers: limit.headers)
+        }
+        if answerLost {
+            // Done, and the answer never arrives: what the caller sees is the edge giving up.
+            record.status = 504
+            return Response(
+                status: .gatewayTimeout, headers: [.contentType: "text/html"],
+                body: .init(byteBuffer: ByteBuffer(string: "<html><body>504 Gateway Time-out</body></html>")))
         }
         record.status = Int(reply.status.code)
         var headers = limit.headers

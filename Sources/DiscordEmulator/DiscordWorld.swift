@@ -66,6 +66,9 @@ final class DiscordWorld: Sendable {
         var edge429RetryAfter = "3600"
         /// A raw `X-RateLimit-Reset-After` value put on every answer (malformed values included).
         var resetAfterOverride: String?
+        /// Requests (by `"METHOD /route/{template}"`) that take effect but whose answer is lost:
+        /// how many more of each.
+        var lostAnswers: [String: Int] = [:]
     }
 
     let configuration: DiscordEmulator.Configuration

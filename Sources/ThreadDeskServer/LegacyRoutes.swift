@@ -138,7 +138,11 @@ extension SupportService {
     func legacyEnsureUser(_ id: UserID) async throws {
         try await withUser(id) { context in
             try Self.refuseV1User(context.record)
-            if context.record == nil { context.record = UserRecord(id: id) }
+            if context.record == nil {
+                // The reference system may have made this user's thread: the first post looks for it.
+                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: "legacy user")
+                context.record = UserRecord(id: id)
+            }
         }
     }
 

@@ -30,7 +30,12 @@ extension SupportService {
             }
             record.threadID = nil
         }
-        if let adopted = try await existingThread(for: record.id, posting: message) {
+        // Discord can only have a thread of this user's that the store does not know when an
+        // attempt of ours was cut short (its answer lost, the process or the database gone
+        // meanwhile) or the id comes from before ThreadDesk: only then is it worth reading every
+        // active thread of the guild. An attempt is written down before Discord is asked.
+        let unrecorded = Self.unrecordedThreadKey(record.id)
+        if try await store.globalValue(unrecorded) != nil, let adopted = try await existingThread(for: record.id, posting: message) {
             // An earlier attempt made the thread and then failed before the store kept it.
             logger.notice("Found the user's thread in Discord; using it", metadata: ["user": "\(context.id)", "thread": "\(adopted.thread)"])
             record.threadID = adopted.thread
@@ -40,6 +45,7 @@ extension SupportService {
             return try await discordCall { () async throws(DiscordError) in try await discord.createMessage(in: adopted.thread, message) }
         }
         try await quotas.charge(.thread, address: address)
+        try await store.setGlobalValue(unrecorded, to: "attempt at " + ISO8601DateFormatter().string(from: Date()))
         let created = try await startThread(with: message, for: record)
         record.threadID = created.channel.id
         record.updatedAt = Date()
@@ -53,6 +59,12 @@ extension SupportService {
         try await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
         return created.message
     }
+
+    /// The store's note that Discord may have a thread for `id` the user's record does not name:
+    /// set for an id ThreadDesk did not generate (a legacy user, a client-chosen id) and before
+    /// every attempt to make a thread (committed before Discord is asked); removed once the
+    /// record holding a thread is committed.
+    static func unrecordedThreadKey(_ id: UserID) -> String { "unrecorded-thread/\(id.rawValue)" }
 
     /// The user's thread if Discord has one the store does not know: active, in the forum, started
     /// by the bot, named for the user, not locked, nobody else's. When its starter post is

@@ -93,13 +93,28 @@ public final class SupportService: Sendable {
         Quotas(store: store, settings: configuration.quotas, trustedProxies: configuration.trustedProxies, metrics: metrics)
     }
 
-    /// `withUser` with the store's latency recorded.
+    /// `withUser` with the store's latency recorded. When the body gave the user a thread and the
+    /// record holding it is committed, the note that a thread may be unrecorded goes.
     func withUser<T: Sendable>(
         _ id: UserID, idempotencyKey: String? = nil, work: UserWork = .waitsOnOthers, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         let start = ContinuousClock.now
         defer { metrics.storeLatency.record(start.duration(to: .now)) }
-        return try await store.withUser(id, idempotencyKey: idempotencyKey, work: work, body)
+        var gotThread = false
+        let result = try await store.withUser(id, idempotencyKey: idempotencyKey, work: work) { context in
+            let before = context.record?.threadID
+            defer { gotThread = context.record?.threadID.map { $0 != before } ?? false }
+            return try await body(&context)
+        }
+        if gotThread {
+            // Left behind, it costs one read of the active threads if this user ever needs a new one.
+            do {
+                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: nil)
+            } catch {
+                logger.warning("Could not clear the note of an unrecorded thread", metadata: ["user": "\(id)", "error": "\(error)"])
+            }
+        }
+        return result
     }
 
     // MARK: Sessions
@@ -119,6 +134,10 @@ public final class SupportService: Sendable {
         let token = UserToken.generate(for: id)
         // Only an installation can make a session call Discord (a device note in an existing thread).
         try await withUser(id, work: installation == nil || requested == nil ? .brief : .waitsOnOthers) { context in
+            if context.record == nil, requested != nil {
+                // An id from elsewhere may have had a thread before ThreadDesk knew it.
+                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: "id chosen by the client")
+            }
             var record = context.record ?? UserRecord(id: id)
             if record.tokenHash != nil, verifier == nil {
                 if let presentedToken, record.holdsToken(hash: UserToken.hash(presentedToken)) {

@@ -83,6 +83,22 @@ struct LegacyRoutesTests {
         }
     }
 
+    /// A user of the reference system whose thread the bot made before ThreadDesk ran: their
+    /// first message continues that thread (found among the active threads by its name).
+    @Test func aThreadTheReferenceSystemMadeIsContinued() async throws {
+        try await withServer({ $0.legacyAPIKey = "legacy-key" }) { server in
+            let earlier = try await server.discordClient.startForumThread(
+                in: server.discord.forumChannelID,
+                DiscordForumThreadCreate(name: "k7q-2mz-9xa", message: DiscordMessageCreate(content: "Hello from before the move")))
+            let body = #"{"content":"Hello after the move","userId":"k7q-2mz-9xa"}"#
+            #expect(try await server.request(.post, "/new-message", headers: Self.key, json: body).status == .ok)
+            #expect(try await server.thread(of: "k7q-2mz-9xa") == earlier.channel.id)
+            #expect(server.emulator.threads().count == 1)
+            #expect(server.emulator.messages(inThread: earlier.channel.id).map(\.content) == ["Hello from before the move", "Hello after the move"])
+            #expect(try await server.store.globalValue("unrecorded-thread/k7q-2mz-9xa") == nil)
+        }
+    }
+
     @Test func legacyInputIsChecked() async throws {
         try await withServer({ $0.legacyAPIKey = "legacy-key" }) { server in
             let nope: HTTPFields = [.init("x-api-key")!: "nope"]

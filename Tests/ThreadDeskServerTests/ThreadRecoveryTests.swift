@@ -29,6 +29,37 @@ struct ThreadRecoveryTests {
         }
     }
 
+    /// Discord made the thread, but its answer was lost on the way (a 504 from its edge): the
+    /// send is told to retry, and the retry finds the thread in Discord instead of making a
+    /// second one, and does not post its first message twice. With a new idempotency key too
+    /// (an app that lost its outbox entry): the thread is found by its name.
+    @Test(arguments: [true, false])
+    func aThreadWhoseCreationAnswerWasLostIsFoundOnTheRetry(sameKey: Bool) async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            server.emulator.loseAnswers("POST", "/channels/{channel_id}/threads")
+            let lost = try await server.send("my first message", token: user.token, key: "first")
+            #expect(lost.status == .serviceUnavailable)
+            #expect(lost.headers[.retryAfter] != nil)
+            #expect(server.emulator.threads().count == 1)
+            #expect(try await server.thread(of: user.userId) == nil)
+            let note = "unrecorded-thread/\(user.userId)"
+            #expect(try await server.store.globalValue(note) != nil)
+
+            let retried = try await server.send("my first message", token: user.token, key: sameKey ? "first" : "again")
+            #expect(retried.status == .created)
+            #expect(server.emulator.counters.requests("POST", "/channels/{channel_id}/threads") == 1)
+            #expect(server.emulator.counters.requests("GET", "/guilds/{guild_id}/threads/active") == 1)
+            #expect(try await server.store.globalValue(note) == nil)
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(server.emulator.threads().map(\.id) == [thread])
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["my first message"])
+            #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["my first message"])
+            #expect(try await server.send("second", token: user.token).status == .created)
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["my first message", "second"])
+        }
+    }
+
     @Test(arguments: [true, false])
     func aLockedThreadContinuesInANewOneThatPointsBack(archived: Bool) async throws {
         try await withServer { server in
