@@ -41,6 +41,13 @@ let package = Package(
     ],
     targets: [
         .target(name: "Deadlines", swiftSettings: swiftSettings),
+        // libzstd from the system (apt: libzstd-dev), for the gateway's zstd-stream.
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .target(
+            name: "ZstdStream",
+            dependencies: ["CZstd"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "DiscordREST",
             dependencies: [
@@ -59,6 +66,7 @@ let package = Package(
             name: "DiscordEmulator",
             dependencies: [
                 "DiscordREST",
+                "ZstdStream",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -95,6 +103,7 @@ let package = Package(
             name: "DiscordGateway",
             dependencies: [
                 "ThreadDeskSettings",
+                "ZstdStream",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 "Deadlines",
                 "DiscordREST",
@@ -282,7 +291,7 @@ let package = Package(
         .testTarget(
             name: "DiscordGatewayTests",
             dependencies: [
-                "DiscordGateway", "DiscordREST", "DiscordEmulator", "TestSupport",
+                "DiscordGateway", "DiscordREST", "DiscordEmulator", "TestSupport", "ZstdStream",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

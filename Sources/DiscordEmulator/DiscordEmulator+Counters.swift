@@ -14,6 +14,8 @@ extension DiscordEmulator {
         public var gatewayConnections = 0
         /// Of those, connections that asked for `compress=zlib-stream`.
         public var compressedGatewayConnections = 0
+        /// Of those, connections that asked for `compress=zstd-stream`.
+        public var zstdGatewayConnections = 0
         public var identifies = 0
         /// Identifies refused with op 9 for coming faster than `max_concurrency` allows.
         public var identifiesOverConcurrency = 0

@@ -5,6 +5,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOWebSocket
 import Synchronization
+import ZstdStream
 
 extension DiscordEmulator {
     /// One gateway WebSocket: a writer draining the connection's frames and a reader handing
@@ -17,26 +18,22 @@ extension DiscordEmulator {
             try await outbound.close(.unknown(4012), reason: "Invalid API version.")
             return
         }
-        // Transport compression, as Discord offers it: one zlib stream for the connection, each
-        // payload a binary frame ending in a sync flush (00 00 ff ff).
-        guard compress == nil || compress == "zlib-stream" else {
+        // Transport compression, as Discord offers it: one compression stream for the connection,
+        // each payload one binary frame (zlib: ending in a sync flush, 00 00 ff ff).
+        guard let compression = GatewayCompression(query: compress) else {
             try await outbound.close(.unknown(4000), reason: "Unknown compression.")
             return
         }
-        let (id, frames) = world.openGatewayConnection(onResumeURL: onResumeURL, compressed: compress != nil)
+        let (id, frames) = world.openGatewayConnection(onResumeURL: onResumeURL, compression: compression)
         let clientClose = await ClientCloseCode.watch(channel)
         defer { world.closeGatewayConnection(id, clientCloseCode: clientClose?.value.withLock { $0 }) }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                let deflater = try compress.map { _ in try ZlibStreamDeflater() }
+                let encode = try compression.encoder()
                 for await frame in frames {
                     switch frame {
                     case .payload(let payload):
-                        if let deflater {
-                            try await outbound.write(.binary(try deflater.deflate(payload.encoded())))
-                        } else {
-                            try await outbound.write(.text(String(decoding: payload.encoded(), as: UTF8.self)))
-                        }
+                        try await outbound.write(try encode(payload.encoded()))
                     case .close(let code, let reason):
                         try await outbound.close(.unknown(code), reason: reason)
                         return true
@@ -66,6 +63,35 @@ extension DiscordEmulator {
                 _ = try await group.next()
             }
             group.cancelAll()
+        }
+    }
+}
+
+/// The `compress` a gateway client asked for.
+enum GatewayCompression {
+    case none, zlibStream, zstdStream
+
+    /// nil for a value Discord does not offer.
+    init?(query: String?) {
+        switch query {
+        case nil: self = .none
+        case "zlib-stream": self = .zlibStream
+        case "zstd-stream": self = .zstdStream
+        default: return nil
+        }
+    }
+
+    /// One connection's payload encoder (with its compression context, when there is one).
+    func encoder() throws -> (Data) throws -> WebSocketOutboundWriter.OutboundFrame {
+        switch self {
+        case .none:
+            return { .text(String(decoding: $0, as: UTF8.self)) }
+        case .zlibStream:
+            let deflater = try ZlibStreamDeflater()
+            return { .binary(try deflater.deflate($0)) }
+        case .zstdStream:
+            let compressor = try ZstdStreamCompressor()
+            return { payload in .binary(ByteBuffer(bytes: try payload.withUnsafeBytes { try compressor.compress($0) })) }
         }
     }
 }

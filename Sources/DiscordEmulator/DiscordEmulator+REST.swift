@@ -13,6 +13,9 @@ extension DiscordEmulator {
 
         rest(router, .get, "/users/@me", bucket: .route) { _ in .ok(world.bot.selfJSON) }
 
+        // The bot's application, as its owner's token sees it (discord.py reads its id at login).
+        rest(router, .get, "/oauth2/applications/@me", bucket: .route) { _ in .ok(world.applicationJSON) }
+
         rest(router, .get, "/gateway", bucket: .route) { _ in .ok(["url": .string(world.gatewayURL)]) }
 
         rest(router, .get, "/gateway/bot", bucket: .route) { _ in

@@ -3,12 +3,16 @@ import Foundation
 
 extension DiscordWorld {
     /// Registers a new WebSocket connection and queues HELLO on it.
-    func openGatewayConnection(onResumeURL: Bool, compressed: Bool = false) -> (id: UUID, frames: AsyncStream<GatewayFrame>) {
+    func openGatewayConnection(onResumeURL: Bool, compression: GatewayCompression = .none) -> (id: UUID, frames: AsyncStream<GatewayFrame>) {
         let (frames, outbound) = AsyncStream.makeStream(of: GatewayFrame.self)
         let id = UUID()
         state.withLock { state in
             state.counters.gatewayConnections += 1
-            if compressed { state.counters.compressedGatewayConnections += 1 }
+            switch compression {
+            case .none: break
+            case .zlibStream: state.counters.compressedGatewayConnections += 1
+            case .zstdStream: state.counters.zstdGatewayConnections += 1
+            }
             state.gateway.connections[id] = .init(id: id, outbound: outbound, sessionID: nil, resumeURLUsed: onResumeURL)
             let interval = Int(configuration.heartbeatInterval.seconds * 1000)
             outbound.yield(.payload(["op": 10, "d": ["heartbeat_interval": JSON(interval)], "s": nil, "t": nil]))

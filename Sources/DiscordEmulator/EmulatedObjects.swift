@@ -185,3 +185,34 @@ enum ISO8601 {
         date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .colon))
     }
 }
+
+extension DiscordWorld {
+    /// The application the bot belongs to, owned by the support agent's account, in the shape of
+    /// Discord's `PrivateApplicationResponse`.
+    var applicationJSON: JSON {
+        [
+            "id": .string(applicationID.description),
+            "name": "ThreadDesk Emulator",
+            "icon": nil,
+            "description": "",
+            "type": nil,
+            "bot": bot.json,
+            "bot_public": false,
+            "bot_require_code_grant": false,
+            // An Ed25519 public key's 32 bytes in hex; nothing is signed with it here.
+            "verify_key": .string(String(repeating: "0", count: 64)),
+            "flags": 0,
+            "flags_new": "0",
+            "redirect_uris": [],
+            "interactions_endpoint_url": nil,
+            "role_connections_verification_url": nil,
+            "owner": agent.json,
+            "approximate_guild_count": 1,
+            "approximate_user_install_count": 0,
+            "approximate_user_authorization_count": 0,
+            "explicit_content_filter": 0,
+            "team": nil,
+            "eligible_oauth2_scopes": ["bot", "applications.commands"],
+        ]
+    }
+}

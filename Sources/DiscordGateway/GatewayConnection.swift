@@ -33,9 +33,8 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         /// At shutdown, how long events already read may take to be handed over before they are
         /// cancelled (a gap then makes the next start catch up).
         public var drainTimeout: Duration = .seconds(5)
-        /// Ask for `zlib-stream` transport compression: a fraction of the bytes for the small VM
-        /// the daemon runs on (JSON compresses well, and the stream shares one dictionary).
-        public var compress = true
+        /// The transport compression asked for (`GATEWAY_COMPRESSION`).
+        public var compression = TransportCompression.zlibStream
 
         public init(token: String, forumChannelID: String, discordAPIURL: String = "https://discord.com/api/v10") {
             self.token = token
@@ -174,7 +173,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         }
         let decided = Locked<GatewayStateMachine.AfterClose?>(nil)
         let url = connect.url + (connect.url.contains("?") ? "&" : "?") + "v=10&encoding=json"
-            + (configuration.compress ? "&compress=zlib-stream" : "")
+            + configuration.compression.query
         var closeCode: UInt16?
         do {
             let frame = try await WebSocketClient.connect(
@@ -247,19 +246,15 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 }
             }
             group.addTask {
-                let inflater = self.configuration.compress ? try ZlibStreamInflater(maxMessageSize: self.configuration.maxMessageSize) : nil
+                let decoder = try TransportDecoder(self.configuration.compression, maxMessageSize: self.configuration.maxMessageSize)
                 for try await message in inbound.messages(maxSize: self.configuration.maxMessageSize) {
                     let bytes: ByteBuffer
                     switch message {
                     case .text(let string): bytes = ByteBuffer(string: string)
                     case .binary(let buffer):
-                        if let inflater {
-                            // A payload may span frames; a broken stream ends the connection (and resumes).
-                            guard let whole = try inflater.feed(buffer) else { continue }
-                            bytes = whole
-                        } else {
-                            bytes = buffer
-                        }
+                        // A broken stream ends the connection (and resumes).
+                        guard let whole = try decoder.decode(buffer) else { continue }
+                        bytes = whole
                     }
                     guard let payload = try? JSON.parse(Data(buffer: bytes)) else { continue }
                     guard try await perform(machine.withLock { $0.received(payload) }) else { return }

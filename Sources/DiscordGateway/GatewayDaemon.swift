@@ -15,6 +15,8 @@ public struct GatewayDaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// This process's share of the bot's global 50 requests per second (`DISCORD_GLOBAL_LIMIT`).
     public var discordGlobalLimit = 50
+    /// `GATEWAY_COMPRESSION`: `zlib-stream` (default), `zstd-stream` or `none`.
+    public var compression = TransportCompression.zlibStream
     /// The same floor the server holds `GATEWAY_SECRET` to.
     public static let minimumSecretLength = 32
 
@@ -59,6 +61,7 @@ public struct GatewayDaemonConfiguration: Sendable {
                 problem.invalid.append("DISCORD_GLOBAL_LIMIT (requests per second, 1 to 50)")
             }
         }
+        compression = TransportCompression.setting(value("GATEWAY_COMPRESSION"), problem: &problem)
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
         }
@@ -86,6 +89,7 @@ public func buildGatewayServices(
     var forwarding = HTTPEventForwarder.Configuration(serverURL: configuration.serverURL, secret: configuration.gatewaySecret)
     var gateway = GatewayConnection.Configuration(
         token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
+    gateway.compression = configuration.compression
     adjust(&forwarding, &gateway)
     let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, logger: logger)
     var rest = DiscordClient<ContinuousClock>.Configuration(baseURL: gateway.discordAPIURL, token: gateway.token)

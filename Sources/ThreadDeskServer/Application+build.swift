@@ -122,6 +122,7 @@ struct ServerParts {
             var gateway = GatewayConnection.Configuration(
                 token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
             gateway.backoffBase = configuration.gatewayBackoffBase
+            gateway.compression = configuration.gatewayCompression
             services.append(
                 InProcessGateway(
                     // One Discord client per process: the gateway's REST calls share the API's budget.

@@ -3,6 +3,7 @@ import ThreadDeskCore
 import APNs
 import Foundation
 import Logging
+import DiscordGateway
 
 /// Everything `threaddesk serve` needs, read from the environment (and a `.env` file beneath it).
 public struct ServerConfiguration: Sendable {
@@ -26,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     /// This process's share of the bot's global 50 requests per second. Discord counts the limit
     /// per bot, not per machine: with N replicas give each 50/N (`DISCORD_GLOBAL_LIMIT`).
     public var discordGlobalLimit = 50
+    /// The in-process gateway's transport compression (`GATEWAY_COMPRESSION`).
+    public var gatewayCompression = TransportCompression.zlibStream
     public var logLevel: Logger.Level = .info
     /// How long Discord calls may take, retries included, before the API answers 503.
     public var discordBudget: Duration = .seconds(15)
@@ -118,6 +121,7 @@ public struct ServerConfiguration: Sendable {
                 problem.invalid.append("DISCORD_GLOBAL_LIMIT (requests per second, 1 to 50: this replica's share of the bot's 50)")
             }
         }
+        gatewayCompression = TransportCompression.setting(value("GATEWAY_COMPRESSION"), problem: &problem)
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
         }

@@ -64,7 +64,7 @@ extension SupportService {
     /// set for an id ThreadDesk did not generate (a legacy user, a client-chosen id) and before
     /// every attempt to make a thread (committed before Discord is asked); removed once the
     /// record holding a thread is committed.
-    static func unrecordedThreadKey(_ id: UserID) -> String { "unrecorded-thread/\(id.rawValue)" }
+    public static func unrecordedThreadKey(_ id: UserID) -> String { "unrecorded-thread/\(id.rawValue)" }
 
     /// The user's thread if Discord has one the store does not know: active, in the forum, started
     /// by the bot, named for the user, not locked, nobody else's. When its starter post is

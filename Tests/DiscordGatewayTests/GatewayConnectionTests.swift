@@ -57,15 +57,15 @@ struct GatewayConnectionTests {
         }
     }
 
-    @Test(arguments: [true, false])
-    func readsCompressedAndPlainTransportsAlike(compress: Bool) async throws {
+    @Test(arguments: TransportCompression.allCases)
+    func readsCompressedAndPlainTransportsAlike(compression: TransportCompression) async throws {
         try await DiscordEmulator.withRunning(logger: quiet) { emulator in
             let endpoints = await emulator.endpoints()
             let client = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: quiet)
             let thread = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "zlib", message: .init(content: "z")))
             let sink = CollectingSink()
             var settings = configuration(endpoints)
-            settings.compress = compress
+            settings.compression = compression
             let connection = GatewayConnection(configuration: settings, sink: sink, logger: quiet)
             try await Self.running(connection) {
                 try await eventually("the gateway connected") { connection.currentStatus.connected }
@@ -81,7 +81,8 @@ struct GatewayConnectionTests {
                     } == ids
                 }
             }
-            #expect(emulator.counters.compressedGatewayConnections == (compress ? 1 : 0))
+            #expect(emulator.counters.compressedGatewayConnections == (compression == .zlibStream ? 1 : 0))
+            #expect(emulator.counters.zstdGatewayConnections == (compression == .zstdStream ? 1 : 0))
             #expect(emulator.counters.gatewayConnections == 1)
         }
     }

@@ -12,12 +12,13 @@ struct GatewayDaemonConfigurationTests {
         do {
             _ = try GatewayDaemonConfiguration(environment: [
                 "DISCORD_TOKEN": "t", "DISCORD_FORUM_CHANNEL_ID": "12ab", "SERVER_URL": "localhost:8080", "GATEWAY_SECRET": "short",
-                "LOG_LEVEL": "loud",
+                "LOG_LEVEL": "loud", "GATEWAY_COMPRESSION": "brotli",
             ])
             Issue.record("accepted malformed settings")
         } catch {
             #expect(error.missing.isEmpty)
-            #expect(error.invalid.count == 4)
+            #expect(error.invalid.count == 5)
+            #expect(error.description.contains("GATEWAY_COMPRESSION (zlib-stream, zstd-stream or none)"))
             #expect(error.description.contains("GATEWAY_SECRET (at least 32 characters)"))
             #expect(!error.description.contains("short"), "a secret's value reached the message")
         }
@@ -29,6 +30,10 @@ struct GatewayDaemonConfigurationTests {
             "GATEWAY_SECRET": String(repeating: "s", count: 32), "LOG_LEVEL": "debug",
         ])
         #expect(settings.discordAPIURL == "https://discord.com/api/v10" && settings.logLevel == .debug)
+        #expect(settings.compression == .zlibStream)
+        var zstd = ["GATEWAY_COMPRESSION": "zstd-stream"]
+        zstd.merge(["DISCORD_TOKEN": "t", "DISCORD_FORUM_CHANNEL_ID": "1", "SERVER_URL": "http://h", "GATEWAY_SECRET": String(repeating: "s", count: 32)]) { $1 }
+        #expect(try GatewayDaemonConfiguration(environment: zstd).compression == .zstdStream)
         let printed = String(describing: settings) + String(reflecting: settings)
         #expect(!printed.contains("bot-token-value") && !printed.contains(String(repeating: "s", count: 32)))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import DiscordGateway
 import Testing
 import ThreadDeskServer
 
@@ -109,13 +110,16 @@ struct ConfigurationTests {
 
     @Test func theInternalListenerAndTheDiscordShareAreReadAndChecked() throws {
         let defaults = try ServerConfiguration(environment: Self.complete)
-        #expect(defaults.internalPort == nil && defaults.discordGlobalLimit == 50)
+        #expect(defaults.internalPort == nil && defaults.discordGlobalLimit == 50 && defaults.gatewayCompression == .zlibStream)
         var environment = Self.complete
-        environment.merge(["INTERNAL_PORT": "9090", "INTERNAL_HOST": "10.0.0.2", "DISCORD_GLOBAL_LIMIT": "25"]) { $1 }
+        environment.merge(["INTERNAL_PORT": "9090", "INTERNAL_HOST": "10.0.0.2", "DISCORD_GLOBAL_LIMIT": "25", "GATEWAY_COMPRESSION": "zstd-stream"]) { $1 }
         let configuration = try ServerConfiguration(environment: environment)
         #expect(configuration.internalPort == 9090 && configuration.internalHost == "10.0.0.2")
-        #expect(configuration.discordGlobalLimit == 25)
-        for (name, bad) in [("INTERNAL_PORT", "70000"), ("DISCORD_GLOBAL_LIMIT", "0"), ("DISCORD_GLOBAL_LIMIT", "51"), ("DISCORD_GLOBAL_LIMIT", "lots")] {
+        #expect(configuration.discordGlobalLimit == 25 && configuration.gatewayCompression == .zstdStream)
+        for (name, bad) in [
+            ("INTERNAL_PORT", "70000"), ("DISCORD_GLOBAL_LIMIT", "0"), ("DISCORD_GLOBAL_LIMIT", "51"), ("DISCORD_GLOBAL_LIMIT", "lots"),
+            ("GATEWAY_COMPRESSION", "gzip"),
+        ] {
             var wrong = environment
             wrong[name] = bad
             #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration(environment: wrong) }

@@ -65,7 +65,9 @@ struct DefectTests {
     @Test func aCrashBetweenCreatingTheThreadAndStoringItMakesNoSecondThread() async throws {
         try await withServer { server in
             let user = try await server.session()
-            // What the crashed attempt left: the thread exists in Discord, the store never heard of it.
+            // What the crashed attempt left: its note, written before it asked Discord, and the
+            // thread in Discord, which the store never heard of.
+            try await server.store.setGlobalValue(SupportService.unrecordedThreadKey(UserID(user.userId)!), to: "attempt")
             let orphan = try await server.discordClient.startForumThread(
                 in: server.discord.forumChannelID, .init(name: user.userId, message: .init(content: "my first message")))
             let retry = try await server.send("my first message", token: user.token)

@@ -95,6 +95,7 @@ struct GatewayDaemonTests {
                 let daemonSettings = try GatewayDaemonConfiguration(environment: [
                     "DISCORD_TOKEN": endpoints.botToken, "DISCORD_FORUM_CHANNEL_ID": endpoints.forumChannelID,
                     "DISCORD_API_URL": endpoints.restURL, "SERVER_URL": base, "GATEWAY_SECRET": "daemon-secret-at-least-thirty-two-characters",
+                    "GATEWAY_COMPRESSION": "zstd-stream",
                 ])
                 let clock = ManualClock()
                 var backoffCap: Duration = .zero
@@ -108,6 +109,7 @@ struct GatewayDaemonTests {
                 let daemon = ServiceGroup(services: parts.services, gracefulShutdownSignals: [], logger: testLogger())
                 let daemonTask = Task { try await daemon.run() }
                 try await eventually("the daemon's gateway connected") { connection.currentStatus.connected }
+                #expect(discord.counters.zstdGatewayConnections == 1)
 
                 var replies: [String] = []
                 for index in 0..<5 { replies.append(try discord.replyAsAgent(inThread: thread, content: "while the server is down \(index)").id) }

@@ -46,6 +46,8 @@ def test_every_route_answers_in_discords_shapes(discord, emulator):
     forum, guild = emulator["forumChannelID"], emulator["guildID"]
     me, _ = discord.call("GET", "/users/@me", "/users/@me", 200)
     assert me["id"] == emulator["botUserID"] and me["bot"] is True
+    application, _ = discord.call("GET", "/oauth2/applications/@me", "/oauth2/applications/@me", 200)
+    assert application["id"] == emulator["applicationID"] and application["bot"]["id"] == emulator["botUserID"]
     gateway, _ = discord.call("GET", "/gateway/bot", "/gateway/bot", 200)
     assert gateway["url"] == emulator["gatewayURL"]
 

@@ -1,0 +1,2 @@
+// libzstd (Debian's libzstd-dev), for Discord's zstd-stream gateway transport compression.
+#include <zstd.h>
