@@ -89,6 +89,8 @@ def main() -> None:
     # `threaddesk gateway` inside the all-in-one binary instead.
     parser.add_argument("--daemon", default=str(ROOT / ".build/release/threaddesk-gateway"))
     parser.add_argument("--events", type=int, default=100_000)
+    # The daemon's GATEWAY_COMPRESSION (hikari asks for zlib-stream, its default, either way).
+    parser.add_argument("--compression", default="zlib-stream", choices=["zlib-stream", "zstd-stream", "none"])
     args = parser.parse_args()
 
     work = tempfile.TemporaryDirectory(prefix="threaddesk-gateway-bench-")
@@ -105,6 +107,7 @@ def main() -> None:
             "DISCORD_GUILD_ID": endpoints["guildID"], "DISCORD_FORUM_CHANNEL_ID": endpoints["forumChannelID"],
             "APP_KEY": "bench-app-key", "STORE_URL": f"sqlite://{logs}/threaddesk.sqlite", "HOST": "127.0.0.1",
             "PORT": str(port), "LOG_LEVEL": "error", "GATEWAY_SECRET": SECRET, "SERVER_URL": base,
+            "GATEWAY_COMPRESSION": args.compression,
         })
         server = subprocess.Popen([args.binary, "serve"], env=environment, stdout=open(logs / "server.log", "w"), stderr=subprocess.STDOUT)
         processes.append(server)
@@ -130,8 +133,12 @@ def main() -> None:
         hikari.stdin.write("count\n")
         hikari.stdin.flush()
         hikari_seen = int(hikari.stdout.readline())
-        compressed = requests.get(control + "/counters", timeout=5).json()["compressedGatewayConnections"]
-        print(f"{args.events:,} MESSAGE_CREATE in {seconds:.0f} s ({args.events / seconds:,.0f}/s); zlib-stream connections: {compressed}")
+        counters = requests.get(control + "/counters", timeout=5).json()
+        print(f"{args.events:,} MESSAGE_CREATE in {seconds:.0f} s ({args.events / seconds:,.0f}/s); daemon: {args.compression}; "
+              f"connections: zlib-stream {counters['compressedGatewayConnections']}, zstd-stream {counters['zstdGatewayConnections']}")
+        # Payload bytes the emulator sent, per kind of connection (hikari's zlib-stream included).
+        for kind, sent in sorted(counters["gatewayBytesSent"].items()):
+            print(f"  gateway bytes sent over {kind}: {sent:,} ({sent / args.events:,.1f} per event, all connections of that kind)")
         print("| process | RSS before | RSS after | peak (VmHWM) | private before | private after | events seen |")
         print("|---|---|---|---|---|---|---|")
         print(f"| `{' '.join(pathlib.Path(part).name for part in daemon_command)}` (release) | {before['daemon'] / 1024:.1f} MiB | {status_kib(daemon.pid, 'VmRSS') / 1024:.1f} MiB | "

@@ -16,6 +16,9 @@ extension DiscordEmulator {
         public var compressedGatewayConnections = 0
         /// Of those, connections that asked for `compress=zstd-stream`.
         public var zstdGatewayConnections = 0
+        /// Payload bytes sent over the gateway, by the connections' compression (`none`,
+        /// `zlib-stream`, `zstd-stream`): what a client's network carries.
+        public var gatewayBytesSent: [String: Int] = [:]
         public var identifies = 0
         /// Identifies refused with op 9 for coming faster than `max_concurrency` allows.
         public var identifiesOverConcurrency = 0

@@ -33,7 +33,9 @@ extension DiscordEmulator {
                 for await frame in frames {
                     switch frame {
                     case .payload(let payload):
-                        try await outbound.write(try encode(payload.encoded()))
+                        let message = try encode(payload.encoded())
+                        world.state.withLock { $0.counters.gatewayBytesSent[compression.name, default: 0] += message.byteCount }
+                        try await outbound.write(message)
                     case .close(let code, let reason):
                         try await outbound.close(.unknown(code), reason: reason)
                         return true
@@ -78,6 +80,15 @@ enum GatewayCompression {
         case "zlib-stream": self = .zlibStream
         case "zstd-stream": self = .zstdStream
         default: return nil
+        }
+    }
+
+    /// As the `compress` query names it (`none` when there is none).
+    var name: String {
+        switch self {
+        case .none: "none"
+        case .zlibStream: "zlib-stream"
+        case .zstdStream: "zstd-stream"
         }
     }
 
@@ -151,6 +162,17 @@ final class ClientCloseCode: Sendable {
                 if let raw = payload.readInteger(as: UInt16.self) { code.value.withLock { $0 = $0 ?? raw } }
             }
             context.fireChannelRead(data)
+        }
+    }
+}
+
+extension WebSocketOutboundWriter.OutboundFrame {
+    /// The bytes the frame carries (its payload, not the WebSocket header).
+    var byteCount: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .binary(let buffer): buffer.readableBytes
+        default: 0
         }
     }
 }

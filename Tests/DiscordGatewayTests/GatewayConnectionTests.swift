@@ -87,6 +87,43 @@ struct GatewayConnectionTests {
         }
     }
 
+    /// The same events to three connections, one per transport: both compressions carry a small
+    /// fraction of the plain bytes (what the small VM's network is spared).
+    @Test func compressionCarriesAFractionOfThePlainBytes() async throws {
+        var emulatorConfiguration = DiscordEmulator.Configuration()
+        emulatorConfiguration.maxConcurrency = 3
+        try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: quiet) { emulator in
+            let endpoints = await emulator.endpoints()
+            let client = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: quiet)
+            let thread = try await client.startForumThread(in: endpoints.forumChannelID, .init(name: "bytes", message: .init(content: "b")))
+            let sinks = TransportCompression.allCases.map { _ in CollectingSink() }
+            let connections = zip(TransportCompression.allCases, sinks).map { compression, sink in
+                var settings = configuration(endpoints)
+                settings.compression = compression
+                return GatewayConnection(configuration: settings, sink: sink, logger: quiet)
+            }
+            let runs = connections.map { connection in Task { try await connection.run() } }
+            defer { runs.forEach { $0.cancel() } }
+            try await eventually("three sessions") { connections.allSatisfy { $0.currentStatus.connected } }
+            var ids: [String] = []
+            for index in 0..<100 {
+                ids.append(try emulator.replyAsAgent(inThread: thread.channel.id, content: "Thanks for the report \(index), we are looking into it.").id)
+            }
+            try await eventually("every reply on every connection") {
+                sinks.allSatisfy { sink in
+                    sink.events.compactMap { event -> String? in
+                        if case .messageCreated(let message) = event { return message.id }
+                        return nil
+                    } == ids
+                }
+            }
+            let sent = emulator.counters.gatewayBytesSent
+            let plain = try #require(sent["none"])
+            #expect(try #require(sent["zlib-stream"]) * 4 < plain, "\(sent)")
+            #expect(try #require(sent["zstd-stream"]) * 4 < plain, "\(sent)")
+        }
+    }
+
     @Test func aSpentIdentifyBudgetIsWaitedForNotExceeded() async throws {
         var emulatorConfiguration = DiscordEmulator.Configuration()
         emulatorConfiguration.identifyBudget = 1
