@@ -46,7 +46,7 @@ private final class Sleeper: @unchecked Sendable {
             // runs on the timers' queue and waits for the lock like any other finisher.
             let timer = DispatchSource.makeTimerSource(queue: Self.queue)
             timer.setEventHandler { [self] in finish(throwing: nil) }
-            timer.schedule(deadline: .now() + Self.interval(duration), leeway: .milliseconds(1))
+            timer.schedule(deadline: .now() + dispatchInterval(duration), leeway: .milliseconds(1))
             timer.activate()
             state = .sleeping(continuation, timer)
             Self.armed.add(1, ordering: .relaxed)
@@ -76,12 +76,12 @@ private final class Sleeper: @unchecked Sendable {
         timer.cancel()
         if let error { continuation.resume(throwing: error) } else { continuation.resume() }
     }
+}
 
-    /// `duration` as Dispatch counts it, clamped to what it can hold (a negative one fires at once).
-    private static func interval(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return .nanoseconds(0) }
-        guard seconds < Int64(Int.max / 1_000_000_000) - 1 else { return .never }
-        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-    }
+/// `duration` as Dispatch counts it, clamped to what it can hold (a negative one fires at once).
+func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return .nanoseconds(0) }
+    guard seconds < Int64(Int.max / 1_000_000_000) - 1 else { return .never }
+    return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
 }

@@ -49,7 +49,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
     /// Times the backoff between attempts (a manual clock in tests).
     private let clock: any Clock<Duration>
     /// Wakes the posting loop; holds at most one wake-up.
-    private let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let wakeUps = WakeSignal()
 
     private let ownsClient: Bool
 
@@ -84,7 +84,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
                 queue.dropped += excess
             }
         }
-        wake.yield()
+        wakeUps.signal()
     }
 
     /// Events waiting to be posted (for tests and health).
@@ -122,7 +122,7 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
         while true {
             let batch = queue.withLock { Array($0.events.prefix(configuration.maxBatch)) }
             if !batch.isEmpty { return batch }
-            for await _ in wakeUps { break }
+            await wakeUps.wait()
             try Task.checkCancellation()
         }
     }

@@ -16,12 +16,9 @@ final class CatchUpGate: Sendable {
 
     private let state = Mutex(State())
     /// Wakes the runner; holds at most one wake-up.
-    let wakeUps: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    let wakeUps = WakeSignal()
 
-    init() {
-        (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    }
+    init() {}
 
     /// Asks for a run; returns its number, to `wait(for:)`.
     @discardableResult
@@ -31,7 +28,7 @@ final class CatchUpGate: Sendable {
             state.reasons.insert(reason)
             return state.wanted
         }
-        wake.yield()
+        wakeUps.signal()
         return target
     }
 

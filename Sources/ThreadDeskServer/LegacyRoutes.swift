@@ -140,14 +140,17 @@ extension SupportService {
             try Self.refuseV1User(context.record)
             if context.record == nil {
                 // The reference system may have made this user's thread: the first post looks for it.
-                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: "legacy user")
+                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: Self.legacyNote)
                 context.record = UserRecord(id: id)
             }
+            // A legacy call is a use: no /v1 claim with the app key alone takes the id from now on.
+            if context.record?.history.contains(.used) == false { context.record?.history.insert(.used) }
         }
     }
 
     static func refuseV1User(_ record: UserRecord?) throws {
-        if record?.tokenHash != nil {
+        // Once a /v1 user, always one: signing out of every session does not hand the id back.
+        if let record, record.tokenHash != nil || record.history.contains(.v1) {
             throw APIError(.forbidden, .notALegacyUser, "This user has a /v1 session; the legacy key cannot act for them.")
         }
     }

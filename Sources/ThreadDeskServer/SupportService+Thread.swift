@@ -34,8 +34,12 @@ extension SupportService {
         // attempt of ours was cut short (its answer lost, the process or the database gone
         // meanwhile) or the id comes from before ThreadDesk: only then is it worth reading every
         // active thread of the guild. An attempt is written down before Discord is asked.
+        // Every limit says yes before Discord is asked anything, the search included.
+        try await quotas.charge(.thread, address: address)
         let unrecorded = Self.unrecordedThreadKey(record.id)
-        if try await store.globalValue(unrecorded) != nil, let adopted = try await existingThread(for: record.id, posting: message) {
+        if let window = adoptionWindow(try await store.globalValue(unrecorded), for: record.id),
+            let adopted = try await existingThread(for: record.id, madeAfter: window, posting: message)
+        {
             // An earlier attempt made the thread and then failed before the store kept it.
             logger.notice("Found the user's thread in Discord; using it", metadata: ["user": "\(context.id)", "thread": "\(adopted.thread)"])
             record.threadID = adopted.thread
@@ -44,8 +48,7 @@ extension SupportService {
             if let starter = adopted.starter { return starter }
             return try await discordCall { () async throws(DiscordError) in try await discord.createMessage(in: adopted.thread, message) }
         }
-        try await quotas.charge(.thread, address: address)
-        try await store.setGlobalValue(unrecorded, to: "attempt at " + ISO8601DateFormatter().string(from: Date()))
+        try await store.setGlobalValue(unrecorded, to: Self.attemptNote(at: Date()))
         let created = try await startThread(with: message, for: record)
         record.threadID = created.channel.id
         record.updatedAt = Date()
@@ -66,10 +69,30 @@ extension SupportService {
     /// record holding a thread is committed.
     public static func unrecordedThreadKey(_ id: UserID) -> String { "unrecorded-thread/\(id.rawValue)" }
 
+    /// How far before an attempt's note a thread it made may seem to have been made (Discord's
+    /// clock against ours).
+    static let clockSkew: TimeInterval = 300
+
+    /// Which threads named for `id` the note allows adopting: those made after the returned date
+    /// (`.distantPast`: any), or none (nil). An attempt of ours adopts only what it may have made;
+    /// a reference-system id adopts its old thread only while the legacy routes are on (where the
+    /// id alone was already the credential) or when the app backend vouched for it.
+    func adoptionWindow(_ note: String?, for id: UserID) -> Date? {
+        guard let note else { return nil }
+        if note.hasPrefix(Self.attemptNotePrefix) {
+            guard let attempt = ISO8601DateFormatter().date(from: String(note.dropFirst(Self.attemptNotePrefix.count))) else { return nil }
+            return attempt.addingTimeInterval(-Self.clockSkew)
+        }
+        guard id.isLegacyShaped else { return nil }
+        if note == Self.verifiedLegacyNote { return .distantPast }
+        // "legacy id", and what earlier versions wrote for legacy and client-chosen ids.
+        return configuration.legacyAPIKey != nil ? .distantPast : nil
+    }
+
     /// The user's thread if Discord has one the store does not know: active, in the forum, started
     /// by the bot, named for the user, not locked, nobody else's. When its starter post is
     /// `message` (the same send retried), that post is returned too, so it is not posted twice.
-    private func existingThread(for id: UserID, posting message: DiscordMessageCreate) async throws
+    private func existingThread(for id: UserID, madeAfter earliest: Date, posting message: DiscordMessageCreate) async throws
         -> (thread: String, starter: DiscordMessage?)?
     {
         let bot = try await discordCall { () async throws(DiscordError) in try await self.bot.id() }
@@ -80,6 +103,7 @@ extension SupportService {
             thread.parentId == configuration.forumChannelID && thread.ownerId == bot.description
                 && (thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
                 && thread.threadMetadata?.locked != true
+                && (Snowflake(thread.id).map { $0.date >= earliest } ?? false)
         }
         for thread in candidates.sorted(by: { (Snowflake($0.id) ?? Snowflake(0)) > (Snowflake($1.id) ?? Snowflake(0)) }) {
             if let owner = try await store.userID(forThread: thread.id), owner != id { continue }

@@ -132,27 +132,30 @@ public final class SupportService: Sendable {
         }
         let id = requested ?? UserID.generate()
         let token = UserToken.generate(for: id)
+        let adoption = requested.flatMap {
+            Self.adoptionNote(for: $0, verified: verifier != nil, legacyRoutes: configuration.legacyAPIKey != nil)
+        }
         // Only an installation can make a session call Discord (a device note in an existing thread).
-        try await withUser(id, work: installation == nil || requested == nil ? .brief : .waitsOnOthers) { context in
-            if context.record == nil, requested != nil {
-                // An id from elsewhere may have had a thread before ThreadDesk knew it.
-                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: "id chosen by the client")
+        let endedTokens = try await withUser(id, work: installation == nil || requested == nil ? .brief : .waitsOnOthers) { context in
+            if context.record == nil, let adoption {
+                // The reference system may have made this user's thread: the first send looks for it.
+                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: adoption)
             }
             var record = context.record ?? UserRecord(id: id)
-            if record.tokenHash != nil, verifier == nil {
+            let tokensBefore = record.liveTokenHashes
+            if context.record != nil, verifier == nil {
                 if let presentedToken, record.holdsToken(hash: UserToken.hash(presentedToken)) {
                     // Another session of the same client.
                 } else if record.isUnusedClaim {
-                    // Claimed, and nothing done with it since (a first answer lost on the way):
-                    // the new claim replaces the old, whose tokens end; nothing of anyone's is shown.
+                    // Claimed, and nothing ever done with it (a first answer lost on the way): the
+                    // new claim replaces the old, whose tokens end; there is nothing of anyone's to show.
                     record.revokeAllTokens()
                     record.pendingInstallation = nil
                 } else {
-                    throw APIError(.conflict, .userClaimed, "This userId already has a session; present one of its tokens to add another.")
+                    // Used once (a conversation, a device, a request with one of its tokens), even
+                    // if nothing of it is left: only its tokens, or its userHash, open it.
+                    throw APIError(.conflict, .userClaimed, "This userId is in use; present one of its tokens (or its userHash) to open another session.")
                 }
-            } else if record.threadID != nil, verifier == nil {
-                // A conversation without a token (a legacy user's): the app key alone must not take it over.
-                throw APIError(.conflict, .userClaimed, "This userId already has a conversation; it cannot be claimed with the app key alone.")
             }
             // Earlier tokens stay live (another device, or a renewal whose answer was lost) up to
             // `UserRecord.liveTokenLimit`; `DELETE /v1/session` ends one.
@@ -160,9 +163,29 @@ public final class SupportService: Sendable {
             record.updatedAt = Date()
             context.record = record
             if let installation { try await applyInstallation(installation, to: &context) }
+            return !tokensBefore.isSubset(of: record.liveTokenHashes)
         }
+        // The streams of tokens that ended (the oldest past the limit, a replaced claim's) end too.
+        if endedTokens { live.tokensChanged(id) }
         return Session(userId: id.description, token: token)
     }
+
+    /// The note that lets the first send adopt a thread Discord has under `id`'s name, or nil when
+    /// none may be adopted. Only the reference system's ids had threads ThreadDesk never recorded;
+    /// there the id itself was the credential, so adopting by id alone is as strong as the legacy
+    /// routes and ends with them (or needs the app backend's `userHash`).
+    static func adoptionNote(for id: UserID, verified: Bool, legacyRoutes: Bool) -> String? {
+        guard id.isLegacyShaped else { return nil }
+        if verified { return verifiedLegacyNote }
+        return legacyRoutes ? legacyNote : nil
+    }
+
+    static let legacyNote = "legacy id"
+    static let verifiedLegacyNote = "legacy id, verified"
+    static let attemptNotePrefix = "attempt at "
+
+    /// The note written before an attempt to make `id`'s thread, at `date`.
+    public static func attemptNote(at date: Date) -> String { attemptNotePrefix + ISO8601DateFormatter().string(from: date) }
 
     /// Ends the session of `token` (sign-out on one device); the user's other tokens stay live.
     func closeSession(token: String) async throws {
@@ -171,6 +194,8 @@ public final class SupportService: Sendable {
             context.record?.removeToken(hash: UserToken.hash(token))
             context.record?.updatedAt = Date()
         }
+        // Its event streams, here and on every replica, end with it.
+        live.tokensChanged(record.id)
     }
 
     /// The user a bearer token belongs to.
@@ -182,11 +207,19 @@ public final class SupportService: Sendable {
     func authenticatedUser(token: String) async throws -> UserRecord {
         guard !token.isEmpty, token.utf8.count <= 256 else { throw APIError.unauthorized }
         let hash = UserToken.hash(token)
+        let found: UserRecord?
         if let user = UserToken.user(in: token) {
-            guard let record = try await store.user(user), record.holdsToken(hash: hash) else { throw APIError.unauthorized }
-            return record
+            found = try await store.user(user).flatMap { $0.holdsToken(hash: hash) ? $0 : nil }
+        } else {
+            found = try await store.user(forTokenHash: hash)
         }
-        guard let record = try await store.user(forTokenHash: hash) else { throw APIError.unauthorized }
+        guard var record = found else { throw APIError.unauthorized }
+        if !record.history.contains(.used) {
+            // The first request made with one of its tokens: from now on the id is in use, and
+            // no claim with the app key alone replaces it (written once per user).
+            try await withUser(record.id, work: .brief) { context in context.record?.history.insert(.used) }
+            record.history.insert(.used)
+        }
         return record
     }
 

@@ -27,7 +27,7 @@ extension V1Routes {
         let subscriber: LiveHub.Subscriber
         do {
             let channel = context.channel
-            subscriber = try hub.subscribe(record.id) { channel.close(promise: nil) }
+            subscriber = try hub.subscribe(record.id, tokenHash: UserToken.hash(token)) { channel.close(promise: nil) }
         } catch {
             throw APIError(.serviceUnavailable, .busy, "Too many open event streams; try again shortly.", retryAfterSeconds: 5)
         }
@@ -100,6 +100,8 @@ struct LiveStream: Sendable {
     /// step, not all of them at once).
     @inline(never)
     private func stream(_ writer: inout any ResponseBodyWriter) async throws {
+        // A token that ended while the stream was being opened: its signal may have come first.
+        guard try await tokenLives() else { return }
         var position = try await begin(&writer)
         for await signal in subscriber.signals {
             // The most frequent step, kept the shallowest.
@@ -148,7 +150,30 @@ struct LiveStream: Sendable {
         case .keepAlive:
             try await send(": keep-alive\n\n", &writer)
             return position
+        case .tokensChanged:
+            if try await !tokenLives() { subscriber.finish() }
+            return position
         }
+    }
+
+    /// Whether the token the stream was opened with is still live (not signed out, ended by a
+    /// newer session, or its claim replaced). A store that cannot answer keeps the stream open:
+    /// the next signal, or the stream's lifetime, decides.
+    @inline(never)
+    private func tokenLives() async throws -> Bool {
+        let timeout = service.configuration.requestTimeout
+        let live: Bool
+        do {
+            live = try await Self.apart { [service, subscriber] in
+                try await Deadline.within(timeout) {
+                    try await service.store.user(subscriber.user)?.holdsToken(hash: subscriber.tokenHash) ?? false
+                }
+            }
+        } catch let error as StoreUnavailableError {
+            service.logger.notice("Could not check a stream's token", metadata: ["error": "\(error)"])
+            return true
+        }
+        return live
     }
 
     /// Runs a store read in a child task. The stream itself runs in the connection's task, which

@@ -125,7 +125,19 @@ public final class PostgresStore: UserStore, Service {
         "CREATE TABLE IF NOT EXISTS global_values (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS quota_buckets (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, updated_at TIMESTAMPTZ NOT NULL)",
         "CREATE INDEX IF NOT EXISTS quota_buckets_updated_at ON quota_buckets (updated_at)",
-    ] + mirrorSchema + ["ALTER TABLE users ADD COLUMN IF NOT EXISTS earlier_token_hashes TEXT"]
+    ] + mirrorSchema + [
+        "ALTER TABLE users ADD COLUMN IF NOT EXISTS earlier_token_hashes TEXT",
+        // The backfill runs once: in the transaction that adds the column.
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                           WHERE table_schema = current_schema() AND table_name = 'users' AND column_name = 'history') THEN
+                ALTER TABLE users ADD COLUMN history INTEGER NOT NULL DEFAULT 0;
+                \(UserHistory.backfill);
+            END IF;
+        END $$
+        """,
+    ]
 
     /// Migrates once, on first use, whichever request comes first; retried after a failure.
     private func ensureMigrated() async throws {
@@ -384,7 +396,7 @@ public final class PostgresStore: UserStore, Service {
     private static let columns = """
         id, token_hash, thread_id, push_token, push_environment, installation, pending_installation, pending_post,
         last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at, live_state,
-        earlier_token_hashes
+        earlier_token_hashes, history
         """
 
     static func fetchUser(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> UserRecord? {
@@ -395,7 +407,7 @@ public final class PostgresStore: UserStore, Service {
     /// A row selected with `columns`.
     static func user(_ row: PostgresRow) throws -> UserRecord {
         let cells = try row.decode(
-            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?, String?)
+            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?, String?, Int)
                 .self)
         guard let id = UserID(cells.0) else { throw StoreError.invalidRow("user id") }
         var record = UserRecord(id: id, now: cells.12)
@@ -413,6 +425,7 @@ public final class PostgresStore: UserStore, Service {
         record.unreadCount = cells.11
         record.updatedAt = cells.13
         record.live = RecordJSON.decode(cells.14) ?? LiveState()
+        record.history.formUnion(UserHistory(rawValue: cells.16))
         return record
     }
 
@@ -424,14 +437,15 @@ public final class PostgresStore: UserStore, Service {
                     \(RecordJSON.encode(record.installation)), \(RecordJSON.encode(record.pendingInstallation)), \(RecordJSON.encode(record.pendingPosts)),
                     \(record.lastNotifiedMessageID), \(record.lastReadMessageID), \(RecordJSON.encode(record.recentNotifiedIDs)),
                     \(record.unreadCount), \(record.createdAt), \(record.updatedAt), \(record.live.isEmpty ? nil : RecordJSON.encode(record.live)),
-                    \(record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes)))
+                    \(record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes)), \(record.history.rawValue))
             ON CONFLICT (id) DO UPDATE SET
                 token_hash = excluded.token_hash, thread_id = excluded.thread_id, push_token = excluded.push_token,
                 push_environment = excluded.push_environment, installation = excluded.installation,
                 pending_installation = excluded.pending_installation, pending_post = excluded.pending_post,
                 last_notified_message_id = excluded.last_notified_message_id, last_read_message_id = excluded.last_read_message_id,
                 recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at,
-                live_state = excluded.live_state, earlier_token_hashes = excluded.earlier_token_hashes
+                live_state = excluded.live_state, earlier_token_hashes = excluded.earlier_token_hashes,
+                history = users.history | excluded.history
             """, logger: logger)
     }
 }

@@ -145,6 +145,10 @@ public final class SQLiteStore: UserStore {
         migrator.registerMigration("v4: several live tokens per user") { db in
             try db.execute(sql: "ALTER TABLE users ADD COLUMN earlier_token_hashes TEXT")
         }
+        migrator.registerMigration("v5: what an id has been") { db in
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN history INTEGER NOT NULL DEFAULT 0")
+            try db.execute(sql: UserHistory.backfill)
+        }
         return migrator
     }
 
@@ -189,9 +193,10 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
     var updated_at: Date
     var live_state: String?
     var earlier_token_hashes: String?
+    var history: Int
 
     /// By position, in the order the migrations made the columns (v1's, v3's `live_state`, v4's
-    /// `earlier_token_hashes`):
+    /// `earlier_token_hashes`, v5's `history`):
     /// Codable decoding of a row cost more than the query on every authenticated request.
     init(row: Row) {
         (id, token_hash, thread_id, push_token, push_environment) = (row[0], row[1], row[2], row[3], row[4])
@@ -200,6 +205,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
         (unread_count, created_at, updated_at) = (row[11], row[12], row[13])
         live_state = row[14]
         earlier_token_hashes = row[15]
+        history = row[16]
     }
 
     init(_ record: UserRecord) {
@@ -219,6 +225,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
         updated_at = record.updatedAt
         live_state = record.live.isEmpty ? nil : RecordJSON.encode(record.live)
         earlier_token_hashes = record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes)
+        history = record.history.rawValue
     }
 
     var record: UserRecord {
@@ -244,6 +251,7 @@ struct UserRow: Codable, FetchableRecord, PersistableRecord {
         record.unreadCount = unread_count
         record.updatedAt = updated_at
         record.live = RecordJSON.decode(live_state) ?? LiveState()
+        record.history.formUnion(UserHistory(rawValue: history))
         return record
     }
 }

@@ -9,8 +9,10 @@ public struct UserRecord: Sendable, Hashable, Codable {
     /// SHA-256 of the user's other live tokens (other devices, sessions renewed since), oldest
     /// first: with `tokenHash`, at most `liveTokenLimit`.
     public var earlierTokenHashes: [String] = []
-    public var threadID: String?
-    public var pushToken: String?
+    /// Whether the user's conversation ever held anything; never cleared (see ``UserHistory``).
+    public var history: UserHistory = []
+    public var threadID: String? { didSet { if threadID != nil { history.insert(.used) } } }
+    public var pushToken: String? { didSet { if pushToken != nil { history.insert(.used) } } }
     public var pushEnvironment: PushEnvironment?
     /// The device info last posted to the thread as a note.
     public var installation: InstallationInfo?
@@ -18,7 +20,7 @@ public struct UserRecord: Sendable, Hashable, Codable {
     public var pendingInstallation: InstallationInfo?
     /// Sends split into several Discord posts that failed part-way, one per idempotency key (the
     /// newest few): the posts already made, so the client's retry with that key posts only the rest.
-    public var pendingPosts: [PendingPost] = []
+    public var pendingPosts: [PendingPost] = [] { didSet { if !pendingPosts.isEmpty { history.insert(.used) } } }
     public var lastNotifiedMessageID: String?
     /// Support replies pushed most recently (newest last, at most `recentNotifiedLimit`), so a
     /// reply seen twice — live and again in a catch-up — is pushed once, in whatever order.
@@ -45,6 +47,7 @@ extension UserRecord {
 
     /// Makes `hash` the newest live token; the oldest beyond `liveTokenLimit` stop working.
     public mutating func addToken(hash: String) {
+        history.insert(.v1)
         if let current = tokenHash { earlierTokenHashes = Array((earlierTokenHashes + [current]).suffix(Self.liveTokenLimit - 1)) }
         tokenHash = hash
     }
@@ -55,10 +58,15 @@ extension UserRecord {
         if tokenHash == hash { tokenHash = earlierTokenHashes.popLast() }
     }
 
-    /// Nothing was done with this user but open sessions: no conversation, no message waiting,
-    /// no device to push to. Such a claim protects nothing, so a new one may replace it (a first
-    /// session whose answer was lost must not lock a client-chosen id out for good).
-    public var isUnusedClaim: Bool { threadID == nil && pendingPosts.isEmpty && pushToken == nil }
+    /// Nothing was ever done with this user but open sessions: no thread ever (current, deleted,
+    /// gone or locked), no message, no queued post, no push token, no diagnostics, no token ever
+    /// used for a request. Such a claim protects nothing, so a new one may replace it (a first
+    /// session whose answer was lost must not lock a client-chosen id out for good). Once used,
+    /// only one of its tokens, or its `userHash`, opens it.
+    public var isUnusedClaim: Bool { !history.contains(.used) && threadID == nil && pendingPosts.isEmpty && pushToken == nil }
+
+    /// SHA-256 of every live token.
+    public var liveTokenHashes: Set<String> { Set(earlierTokenHashes + (tokenHash.map { [$0] } ?? [])) }
 
     /// Ends every live token (an unused claim being replaced).
     public mutating func revokeAllTokens() {
@@ -84,6 +92,30 @@ extension UserRecord {
         pendingPosts.removeAll { $0.idempotencyKey == key }
         if !ids.isEmpty { pendingPosts = Array((pendingPosts + [PendingPost(idempotencyKey: key, postedMessageIDs: ids)]).suffix(Self.pendingPostLimit)) }
     }
+}
+
+/// What an id has been, for good: facts that nothing that happens later (a thread deleted in
+/// Discord, a sign-out) may undo, because they decide who may open the id.
+public struct UserHistory: OptionSet, Sendable, Hashable, Codable {
+    public let rawValue: Int
+
+    public init(rawValue: Int) {
+        self.rawValue = rawValue
+    }
+
+    /// Something was done with the id: a thread (ever), a message, a queued post, a push token,
+    /// diagnostics, a legacy call, or one of its tokens used for a request.
+    public static let used = UserHistory(rawValue: 1)
+    /// The id has had a `/v1` token: the legacy routes never act for it again.
+    public static let v1 = UserHistory(rawValue: 2)
+
+    /// Sets what the rows written before the `history` column show (SQLite and PostgreSQL alike).
+    public static let backfill = """
+        UPDATE users SET history = history
+            | CASE WHEN thread_id IS NOT NULL OR push_token IS NOT NULL OR (pending_post IS NOT NULL AND pending_post <> '[]')
+                OR id IN (SELECT owner FROM mirror_threads) THEN 1 ELSE 0 END
+            | CASE WHEN token_hash IS NOT NULL THEN 2 ELSE 0 END
+        """
 }
 
 /// What the live conversation keeps per user beside the mirror.

@@ -1,3 +1,4 @@
+import Deadlines
 import Foundation
 import Logging
 import Prometheus
@@ -14,6 +15,9 @@ enum LiveSignal: Sendable, Equatable {
     case typing(expiresAt: Date)
     /// Time for a keep-alive comment.
     case keepAlive
+    /// Some of the user's tokens may have ended (a sign-out, a session past the limit, a claim
+    /// replaced): a stream whose token is no longer live ends.
+    case tokensChanged
 }
 
 /// The open `/v1/events` streams of this process, by user. Ingestion and read receipts tell it
@@ -36,6 +40,8 @@ final class LiveHub: Service, Sendable {
     final class Subscriber: Sendable {
         let id: UInt64
         let user: UserID
+        /// SHA-256 of the token the stream was opened with: the stream lives no longer than it.
+        let tokenHash: String
         let signals: AsyncStream<LiveSignal>
         fileprivate let continuation: AsyncStream<LiveSignal>.Continuation
         /// Whether a `.changed` is queued and not yet read (changes coalesce into one wake-up).
@@ -47,9 +53,10 @@ final class LiveHub: Service, Sendable {
         /// When the stream is due to end (uptime nanoseconds).
         private let endsAt: UInt64
 
-        fileprivate init(id: UInt64, user: UserID, lifetime: Duration, close: @escaping @Sendable () -> Void) {
+        fileprivate init(id: UInt64, user: UserID, tokenHash: String, lifetime: Duration, close: @escaping @Sendable () -> Void) {
             self.id = id
             self.user = user
+            self.tokenHash = tokenHash
             self.close = close
             let nanoseconds = Double(lifetime.components.seconds) * 1e9 + Double(lifetime.components.attoseconds) / 1e9
             endsAt = DispatchTime.now().uptimeNanoseconds + UInt64(nanoseconds * Double.random(in: 0.9...1.0))
@@ -101,7 +108,7 @@ final class LiveHub: Service, Sendable {
     private let state = Mutex(State())
     /// Tells this replica's own announcements from the others'.
     private let origin = UUID().uuidString.prefix(8).lowercased()
-    private let outboxSignal = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let outboxSignal = WakeSignal()
 
     init(settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger) {
         self.settings = settings
@@ -114,11 +121,11 @@ final class LiveHub: Service, Sendable {
 
     /// Registers a stream for `user`. Past `streamsPerUser` the user's oldest stream is closed (a
     /// device reconnecting before its old connection timed out); past `maxStreams` in all, refused.
-    func subscribe(_ user: UserID, close: @escaping @Sendable () -> Void) throws(TooManyStreams) -> Subscriber {
+    func subscribe(_ user: UserID, tokenHash: String, close: @escaping @Sendable () -> Void) throws(TooManyStreams) -> Subscriber {
         let (subscriber, evicted) = try state.withLock { state throws(TooManyStreams) -> (Subscriber, Subscriber?) in
             guard !state.stopped, state.count < settings.maxStreams else { throw TooManyStreams() }
             state.nextID += 1
-            let subscriber = Subscriber(id: state.nextID, user: user, lifetime: settings.maxDuration, close: close)
+            let subscriber = Subscriber(id: state.nextID, user: user, tokenHash: tokenHash, lifetime: settings.maxDuration, close: close)
             var evicted: Subscriber?
             if let mine = state.streams[user], mine.count >= settings.streamsPerUser, let oldest = mine.keys.min() {
                 evicted = state.streams[user]?.removeValue(forKey: oldest)
@@ -154,6 +161,12 @@ final class LiveHub: Service, Sendable {
         announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: nil))
     }
 
+    /// Some of `user`'s tokens ended: their streams everywhere check theirs and end if it was one.
+    func tokensChanged(_ user: UserID) {
+        deliver(user, .tokensChanged)
+        announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: nil, tokens: true))
+    }
+
     /// An agent types in `user`'s thread until `expiresAt`.
     func typing(_ user: UserID, until expiresAt: Date) {
         deliver(user, .typing(expiresAt: expiresAt))
@@ -179,6 +192,8 @@ final class LiveHub: Service, Sendable {
         var origin: String
         var user: String
         var typingUntil: Double?
+        /// Some of the user's tokens ended.
+        var tokens: Bool? = nil
     }
 
     /// Queues `announcement` for the one sender task: a user changed twice before it ran is
@@ -186,14 +201,15 @@ final class LiveHub: Service, Sendable {
     private func announce(_ announcement: Announcement) {
         guard bus != nil, let payload = try? JSONEncoder().encode(announcement) else { return }
         let text = String(decoding: payload, as: UTF8.self)
-        let key = announcement.typingUntil == nil ? "changed:" + announcement.user : "typing:" + announcement.user
+        let kind = announcement.tokens == true ? "tokens:" : announcement.typingUntil == nil ? "changed:" : "typing:"
+        let key = kind + announcement.user
         state.withLock { $0.outbox[key] = text }
-        outboxSignal.continuation.yield()
+        outboxSignal.signal()
     }
 
     /// Sends what `announce` queued, one NOTIFY at a time (each bounded by the store's query deadline).
     private func sendAnnouncements(_ bus: any LiveBus) async {
-        for await _ in outboxSignal.stream {
+        while await outboxSignal.wait() {
             let batch = state.withLock { state in
                 defer { state.outbox.removeAll() }
                 return Array(state.outbox.values)
@@ -213,7 +229,9 @@ final class LiveHub: Service, Sendable {
         guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)),
             announcement.origin != origin, let user = UserID(announcement.user)
         else { return }
-        if let until = announcement.typingUntil {
+        if announcement.tokens == true {
+            deliver(user, .tokensChanged)
+        } else if let until = announcement.typingUntil {
             deliver(user, .typing(expiresAt: Date(timeIntervalSince1970: until)))
         } else {
             deliver(user, .changed)
@@ -229,13 +247,15 @@ final class LiveHub: Service, Sendable {
             if let bus {
                 group.addTask {
                     // After a (re)connection, streams re-read: announcements may have been missed.
-                    await bus.listen(receive: { [weak self] in self?.received($0) }, connected: { [weak self] in self?.broadcast(.changed) })
+                    await bus.listen(receive: { [weak self] in self?.received($0) }, connected: { [weak self] in
+                        self?.broadcast(.changed)
+                        self?.broadcast(.tokensChanged)
+                    })
                 }
             }
             if let bus { group.addTask { await self.sendAnnouncements(bus) } }
             group.addTask { await self.tick() }
             try? await gracefulShutdown()
-            outboxSignal.continuation.finish()
             group.cancelAll()
         }
         let streams = state.withLock { state in

@@ -19,8 +19,7 @@ final class ReadReceipts: Service, Sendable {
     private let timeout: Duration
     private let logger: Logger
     private let pending = Mutex<Set<UserID>>([])
-    private let wakeUps: AsyncStream<Void>
-    private let wakeUp: AsyncStream<Void>.Continuation
+    private let wakeUps = WakeSignal()
 
     init(store: any UserStore, discord: DiscordClient<ContinuousClock>, emoji: String, delay: Duration, timeout: Duration, logger: Logger) {
         self.store = store
@@ -29,20 +28,19 @@ final class ReadReceipts: Service, Sendable {
         self.delay = delay
         self.timeout = timeout
         self.logger = logger
-        (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// The user's read mark moved.
     func schedule(_ user: UserID) {
         pending.withLock { _ = $0.insert(user) }
-        wakeUp.yield()
+        wakeUps.signal()
     }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            for await _ in self.wakeUps {
+            while await self.wakeUps.wait() {
                 // Let a burst of reads settle into one move.
-                try? await Task.sleep(for: self.delay)
+                guard (try? await cancellableSleep(for: self.delay)) != nil else { break }
                 await self.flush()
             }
         }

@@ -23,7 +23,7 @@ final class IngestionQueue: Service, @unchecked Sendable, CustomStringConvertibl
     let limit: Int
     let concurrency: Int
     private let state = Mutex(State())
-    private let (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let wakeUps = WakeSignal()
 
     var description: String { "IngestionQueue" }
 
@@ -41,7 +41,7 @@ final class IngestionQueue: Service, @unchecked Sendable, CustomStringConvertibl
             state.queued += 1
             return true
         }
-        if accepted { wakeUp.yield() }
+        if accepted { wakeUps.signal() }
         return accepted
     }
 
@@ -57,12 +57,12 @@ final class IngestionQueue: Service, @unchecked Sendable, CustomStringConvertibl
                         group.addTask { await self.work(owner, jobs) }
                     }
                     if done { break }
-                    for await _ in wakeUps { break }
+                    await wakeUps.wait()
                 }
             }
         } onGracefulShutdown: {
             self.state.withLock { $0.stopping = true }
-            self.wakeUp.yield()
+            self.wakeUps.signal()
         }
     }
 
@@ -94,6 +94,6 @@ final class IngestionQueue: Service, @unchecked Sendable, CustomStringConvertibl
                 return more
             }
         }
-        wakeUp.yield()
+        wakeUps.signal()
     }
 }

@@ -33,11 +33,7 @@ struct ReconciliationService: Service, CustomStringConvertible {
                     gate.finishRun()
                     periodic = false
                 }
-                do {
-                    try await withTimeout(interval, "a reconciliation request") {
-                        for await _ in gate.wakeUps { return }
-                    }
-                } catch is DeadlineExceeded {
+                if await !gate.wakeUps.wait(upTo: interval), !Task.isCancelled {
                     gate.request("timer")
                     periodic = true
                 }

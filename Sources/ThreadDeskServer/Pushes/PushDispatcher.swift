@@ -24,7 +24,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
     /// How long the loop sleeps at most before it looks for due pushes again (another replica may
     /// have left some).
     let idlePoll: Duration = .seconds(5)
-    private let (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let wakeUps = WakeSignal()
 
     var description: String { "PushDispatcher" }
 
@@ -38,7 +38,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
     }
 
     /// Something became pending.
-    func wake() { wakeUp.yield() }
+    func wake() { wakeUps.signal() }
 
     /// Looks for due pushes whenever woken (or every `idlePoll`) and starts a task for each user
     /// who has some and none running, so a user whose pushes wait (for their lock, or for APNs)
@@ -98,9 +98,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         if let next = try? await store.nextPushDue() {
             wait = max(minimum, min(wait, .milliseconds(Int64(next.timeIntervalSince(now()) * 1000))))
         }
-        try? await withTimeout(wait, "pushes to send") {
-            for await _ in self.wakeUps { return }
-        }
+        await wakeUps.wait(upTo: wait)
     }
 
     /// Sends every push due now and returns when they are done (tests).
