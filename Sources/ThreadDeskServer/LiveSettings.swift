@@ -14,6 +14,10 @@ public struct LiveSettings: Sendable {
     public var maxStreams = 20_000
     /// Open streams one user may hold; a further one closes their oldest.
     public var streamsPerUser = 8
+    /// Open streams one client address (an IPv4 address or an IPv6 /64) may hold; more are
+    /// answered 429, so one address cannot take the process's whole `maxStreams`
+    /// (`LIVE_STREAMS_PER_ADDRESS`; a carrier's NAT puts many users behind one address).
+    public var streamsPerAddress = 500
     /// At most one typing indicator per thread is sent to Discord this often, however often the
     /// app reports typing (Discord shows one for about 10 s).
     public var typingInterval: Duration = .seconds(8)

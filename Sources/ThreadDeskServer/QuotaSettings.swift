@@ -13,6 +13,10 @@ public struct QuotaSettings: Sendable, Hashable {
     public var diagnosticsPerAddress = QuotaLimit(30, per: .seconds(3600))
     public var readsPerUser = QuotaLimit(120, per: .seconds(60))
     public var updatesPerUser = QuotaLimit(30, per: .seconds(60))
+    /// Device info that changed costs a note in Discord: limited per address as well as per user.
+    public var installationsPerAddress = QuotaLimit(120, per: .seconds(3600))
+    /// A download whose Discord CDN URL expired costs a call to sign it anew.
+    public var refreshesPerAddress = QuotaLimit(120, per: .seconds(3600))
     /// Uploaded files, in MiB (a token per MiB).
     public var uploadMiBPerUser = QuotaLimit(200, per: .seconds(3600))
     public var uploadMiBPerAddress = QuotaLimit(500, per: .seconds(3600))
@@ -37,6 +41,7 @@ public struct QuotaSettings: Sendable, Hashable {
             ("QUOTA_SENDS_PER_USER", \.sendsPerUser), ("QUOTA_SENDS_PER_ADDRESS", \.sendsPerAddress),
             ("QUOTA_DIAGNOSTICS_PER_USER", \.diagnosticsPerUser), ("QUOTA_DIAGNOSTICS_PER_ADDRESS", \.diagnosticsPerAddress),
             ("QUOTA_READS_PER_USER", \.readsPerUser), ("QUOTA_UPDATES_PER_USER", \.updatesPerUser),
+            ("QUOTA_INSTALLATIONS_PER_ADDRESS", \.installationsPerAddress), ("QUOTA_REFRESHES_PER_ADDRESS", \.refreshesPerAddress),
             ("QUOTA_UPLOAD_MIB_PER_USER", \.uploadMiBPerUser), ("QUOTA_UPLOAD_MIB_PER_ADDRESS", \.uploadMiBPerAddress),
             ("QUOTA_THREADS_PER_ADDRESS", \.threadsPerAddress), ("QUOTA_THREADS_TOTAL", \.threadsTotal),
         ]

@@ -11,7 +11,7 @@ import ThreadDeskWire
 struct Quotas: Sendable {
     let store: any UserStore
     let settings: QuotaSettings
-    let trustedProxies: Set<String>
+    let addresses: ClientAddressRule
     let metrics: ServerMetrics
 
     enum Cost {
@@ -20,6 +20,10 @@ struct Quotas: Sendable {
         case diagnostics(UserID)
         case read(UserID)
         case update(UserID)
+        /// New device info (a note in the thread when it changed).
+        case installation(UserID)
+        /// Signing an expired attachment URL anew.
+        case refresh
         /// Uploaded bytes: a token per MiB.
         case upload(UserID, bytes: Int)
         /// A new forum thread.
@@ -53,6 +57,11 @@ struct Quotas: Sendable {
             [("reads per user", "read:u:\(user)", settings.readsPerUser)]
         case .update(let user):
             [("updates per user", "update:u:\(user)", settings.updatesPerUser)]
+        case .installation(let user):
+            [("updates per user", "update:u:\(user)", settings.updatesPerUser),
+             ("installations per address", "install:a:\(address)", settings.installationsPerAddress)]
+        case .refresh:
+            [("attachment refreshes per address", "refresh:a:\(address)", settings.refreshesPerAddress)]
         case .upload(let user, _):
             [("upload MiB per user", "upload:u:\(user)", settings.uploadMiBPerUser),
              ("upload MiB per address", "upload:a:\(address)", settings.uploadMiBPerAddress)]
@@ -62,13 +71,9 @@ struct Quotas: Sendable {
         }
     }
 
-    /// The client's address: the peer's, or — when the peer is a trusted proxy — the nearest
-    /// address in `X-Forwarded-For` that is not one of ours.
+    /// The client's address as the per-address limits count it (see `ClientAddressRule`).
     func clientAddress(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
-        let peer = context.remoteAddress?.ipAddress ?? "unknown"
-        guard trustedProxies.contains(peer), let forwarded = request.headers[.xForwardedFor] else { return peer }
-        let hops = forwarded.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return hops.reversed().first { !trustedProxies.contains($0) } ?? peer
+        addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
     }
 }
 

@@ -40,7 +40,12 @@ public struct ServerConfiguration: Sendable {
     public var quotas = QuotaSettings()
     public var attachments = AttachmentSettings()
     /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).
+    /// Addresses or networks (`10.0.0.0/8`, `fd00::/8`) of the reverse proxies whose
+    /// `X-Forwarded-For` is believed (`TRUSTED_PROXIES`).
     public var trustedProxies: Set<String> = []
+    /// How much of an IPv6 client address is one client for the per-address limits
+    /// (`QUOTA_IPV6_PREFIX`): a home or a phone is handed a whole /64.
+    public var quotaIPv6PrefixBits = 64
     /// First reconnect delay of the in-process gateway (doubled per failure, jittered).
     public var gatewayBackoffBase: Duration = .seconds(1)
     /// How long one request may take in all; past it the client gets 503 and every wait of the
@@ -148,6 +153,13 @@ public struct ServerConfiguration: Sendable {
         }
         if let proxies = value("TRUSTED_PROXIES") {
             trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            let unreadable = trustedProxies.filter { IPNetwork($0) == nil }.sorted()
+            if !unreadable.isEmpty {
+                problem.invalid.append("TRUSTED_PROXIES (addresses or networks such as 10.0.0.0/8 or fd00::/8; not: \(unreadable.joined(separator: ", ")))")
+            }
+        }
+        if let prefix = value("QUOTA_IPV6_PREFIX") {
+            if let bits = Int(prefix), (16...128).contains(bits) { quotaIPv6PrefixBits = bits } else { problem.invalid.append("QUOTA_IPV6_PREFIX (16 to 128)") }
         }
         if let interval = value("RECONCILE_INTERVAL_SECONDS") {
             if let seconds = Int(interval), seconds >= 10 { mirror.reconcileInterval = .seconds(seconds) } else { problem.invalid.append("RECONCILE_INTERVAL_SECONDS (10 or more)") }
@@ -161,6 +173,9 @@ public struct ServerConfiguration: Sendable {
         if let duration = seconds("LIVE_MAX_STREAM_SECONDS", atLeast: 1) { live.maxStreamDuration = duration }
         if let text = value("LIVE_MAX_STREAMS") {
             if let count = Int(text), count >= 1 { live.maxStreams = count } else { problem.invalid.append("LIVE_MAX_STREAMS (1 or more)") }
+        }
+        if let text = value("LIVE_STREAMS_PER_ADDRESS") {
+            if let count = Int(text), count >= 1 { live.streamsPerAddress = count } else { problem.invalid.append("LIVE_STREAMS_PER_ADDRESS (1 or more)") }
         }
         if let interval = seconds("TYPING_INTERVAL_SECONDS", atLeast: 1) { live.typingInterval = interval }
         if let emoji = value("READ_RECEIPT_EMOJI") {

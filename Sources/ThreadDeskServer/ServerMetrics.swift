@@ -17,6 +17,7 @@ public struct ServerMetrics: Sendable {
     let threadsArchived: Counter
     let discordInvalidRequests: Gauge
     let liveStreams: Gauge
+    let uploadsReceiving: Gauge
     let liveStreamsDropped: Counter
     let liveEvents: Counter
     let typingSent: Counter
@@ -41,6 +42,7 @@ public struct ServerMetrics: Sendable {
             name: "threaddesk_discord_invalid_requests_10m",
             help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
         liveStreams = registry.makeGauge(name: "threaddesk_live_streams", help: "Open /v1/events streams in this process")
+        uploadsReceiving = registry.makeGauge(name: "threaddesk_uploads_receiving", help: "Message files whose bodies are being received")
         liveStreamsDropped = registry.makeCounter(
             name: "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
         liveEvents = registry.makeCounter(name: "threaddesk_live_events_total", help: "Events written to /v1/events streams")

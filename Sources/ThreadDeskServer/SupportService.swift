@@ -45,6 +45,8 @@ public final class SupportService: Sendable {
     /// Files from users, checked and read; attachments to users, streamed from Discord's CDN.
     let uploads: UploadReader
     let attachments: AttachmentProxy
+    /// The limits per user, address and app.
+    let quotas: Quotas
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
@@ -66,7 +68,7 @@ public final class SupportService: Sendable {
             settings: .init(
                 keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
                 maxStreams: settings.maxStreams,
-                streamsPerUser: settings.streamsPerUser),
+                streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
             bus: store as? any LiveBus, metrics: metrics, logger: logger)
         liveFeed = LiveFeed(store: store)
         typingGate = TypingGate(interval: settings.typingInterval)
@@ -74,7 +76,12 @@ public final class SupportService: Sendable {
             ReadReceipts(
                 store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger)
         }
-        uploads = UploadReader(settings: configuration.attachments)
+        quotas = Quotas(
+            store: store, settings: configuration.quotas,
+            addresses: ClientAddressRule(
+                trustedProxies: configuration.trustedProxies.compactMap(IPNetwork.init), ipv6PrefixBits: configuration.quotaIPv6PrefixBits),
+            metrics: metrics)
+        uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
         attachments = AttachmentProxy(
             store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger)
         ingestion = MirrorIngestion(store: store, pushes: pushes, push: configuration.push, live: live, now: now)
@@ -89,9 +96,6 @@ public final class SupportService: Sendable {
             + (pushes.map { [$0] } ?? []) + (receipts.map { [$0] } ?? [])
     }
 
-    var quotas: Quotas {
-        Quotas(store: store, settings: configuration.quotas, trustedProxies: configuration.trustedProxies, metrics: metrics)
-    }
 
     /// `withUser` with the store's latency recorded. When the body gave the user a thread and the
     /// record holding it is committed, the note that a thread may be unrecorded goes.

@@ -9,11 +9,15 @@ extension V1Routes {
     @Sendable func attachment(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         let record = try await service.authenticatedUser(token: token)
-        try await service.quotas.charge(.read(record.id), address: service.quotas.clientAddress(request, context))
+        let address = service.quotas.clientAddress(request, context)
+        try await service.quotas.charge(.read(record.id), address: address)
         guard let raw = context.parameters.get("id"), let id = Snowflake(raw) else {
             throw APIError(.notFound, .attachmentNotFound, "No attachment with this id in your conversation.")
         }
         let range = request.headers[.range].flatMap { $0.count <= 100 && $0.hasPrefix("bytes=") ? $0 : nil }
-        return try await service.attachments.response(for: id, record: record, range: range)
+        return try await service.attachments.response(for: id, record: record, range: range) { [service] in
+            // Signing the URL anew is a Discord call: the address's limit says yes first.
+            try await service.quotas.charge(.refresh, address: address)
+        }
     }
 }

@@ -18,7 +18,8 @@ extension V1Routes {
     @Sendable func events(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         let record = try await service.authenticatedUser(token: token)
-        try await service.quotas.charge(.read(record.id), address: service.quotas.clientAddress(request, context))
+        let address = service.quotas.clientAddress(request, context)
+        try await service.quotas.charge(.read(record.id), address: address)
         let lastEventID = request.headers[.lastEventID] ?? request.uri.queryParameters["lastEventId"].map(String.init)
         if let lastEventID, lastEventID.utf8.count > 20 || !lastEventID.allSatisfy({ $0.isASCII && $0.isNumber }) {
             throw APIError.badRequest(.invalidLastEventId, "Last-Event-ID must be the id of an event this stream sent (digits).")
@@ -27,9 +28,12 @@ extension V1Routes {
         let subscriber: LiveHub.Subscriber
         do {
             let channel = context.channel
-            subscriber = try hub.subscribe(record.id, tokenHash: UserToken.hash(token)) { channel.close(promise: nil) }
-        } catch {
+            subscriber = try hub.subscribe(record.id, address: address, tokenHash: UserToken.hash(token)) { channel.close(promise: nil) }
+        } catch .inAll {
             throw APIError(.serviceUnavailable, .busy, "Too many open event streams; try again shortly.", retryAfterSeconds: 5)
+        } catch .fromAddress {
+            service.metrics.quotaRefused("event streams per address")
+            throw APIError(.tooManyRequests, .rateLimited, "Too many open event streams from this address; close one first.", retryAfterSeconds: 30)
         }
         // A stream needs little kernel buffer: a client that stops reading is found sooner and costs less.
         _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 16 * 1024)

@@ -143,7 +143,7 @@ struct V1Routes: Sendable {
 
     @Sendable func updateInstallation(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try await authenticate(request)
-        try await service.quotas.charge(.update(user), address: address(request, context))
+        try await service.quotas.charge(.installation(user), address: address(request, context))
         let info = try Self.installation(try await request.jsonValue(limit: Self.smallBodyLimit).value)
         return try jsonResponse(try await service.updateInstallation(info, for: user))
     }

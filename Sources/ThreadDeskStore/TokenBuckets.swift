@@ -1,12 +1,20 @@
 import Synchronization
 
 /// Token buckets in process memory, for the stores that serve from one process (memory,
-/// SQLite). Bounded: past `maxKeys` buckets, full ones are forgotten first (a full bucket is the
-/// same as none), then the longest unused.
+/// SQLite). Bounded: past `maxKeys` buckets, the ones full again are forgotten (a full bucket is
+/// the same as none; each bucket is judged by its own limit, so a burst of short-period keys never
+/// forgets an hourly bucket), then the fullest, so an emptied bucket is the last to go.
 public final class TokenBuckets: Sendable {
     private struct Bucket {
         var tokens: Double
         var at: ContinuousClock.Instant
+        var limit: QuotaLimit
+
+        /// How full the bucket is at `now`, from 0 (empty) to 1 (full: as good as forgotten).
+        func fullness(at now: ContinuousClock.Instant) -> Double {
+            let elapsed = max(0, at.duration(to: now) / .seconds(1))
+            return min(Double(limit.count), tokens + elapsed * limit.rate) / Double(limit.count)
+        }
     }
 
     private let buckets = Mutex<[String: Bucket]>([:])
@@ -22,13 +30,14 @@ public final class TokenBuckets: Sendable {
         guard limit.count > 0 else { return nil }
         let cost = min(max(cost, 0), Double(limit.count))
         return buckets.withLock { buckets in
-            var bucket = buckets[key] ?? Bucket(tokens: Double(limit.count), at: now)
+            var bucket = buckets[key] ?? Bucket(tokens: Double(limit.count), at: now, limit: limit)
+            bucket.limit = limit
             let elapsed = max(0, bucket.at.duration(to: now) / .seconds(1))
             bucket.tokens = min(Double(limit.count), bucket.tokens + elapsed * limit.rate)
             bucket.at = now
             defer {
                 buckets[key] = bucket
-                if buckets.count > maxKeys { Self.prune(&buckets, limit: limit, now: now, to: maxKeys * 9 / 10) }
+                if buckets.count > maxKeys { Self.prune(&buckets, now: now, to: maxKeys * 9 / 10) }
             }
             if bucket.tokens >= cost {
                 bucket.tokens -= cost
@@ -40,10 +49,11 @@ public final class TokenBuckets: Sendable {
 
     public var count: Int { buckets.withLock { $0.count } }
 
-    private static func prune(_ buckets: inout [String: Bucket], limit: QuotaLimit, now: ContinuousClock.Instant, to size: Int) {
-        buckets = buckets.filter { $0.value.at.duration(to: now) < limit.period }
+    private static func prune(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant, to size: Int) {
+        buckets = buckets.filter { $0.value.fullness(at: now) < 1 }
         guard buckets.count > size else { return }
-        let oldest = buckets.sorted { $0.value.at < $1.value.at }.prefix(buckets.count - size).map(\.key)
-        for key in oldest { buckets[key] = nil }
+        let fullest = buckets.map { (key: $0.key, fullness: $0.value.fullness(at: now)) }
+            .sorted { $0.fullness > $1.fullness }.prefix(buckets.count - size).map(\.key)
+        for key in fullest { buckets[key] = nil }
     }
 }

@@ -100,6 +100,21 @@ struct ConfigurationTests {
         }
     }
 
+    @Test func trustedProxiesAndTheIPv6PrefixAreReadAndChecked() throws {
+        var environment = Self.complete
+        environment["TRUSTED_PROXIES"] = "10.0.0.0/8, fd00::/8,127.0.0.1"
+        environment["QUOTA_IPV6_PREFIX"] = "56"
+        let read = try ServerConfiguration(environment: environment)
+        #expect(read.trustedProxies == ["10.0.0.0/8", "fd00::/8", "127.0.0.1"])
+        #expect(read.quotaIPv6PrefixBits == 56)
+        #expect(try ServerConfiguration(environment: Self.complete).quotaIPv6PrefixBits == 64)
+        for (name, wrong) in [("TRUSTED_PROXIES", "10.0.0.0/33"), ("TRUSTED_PROXIES", "proxy.internal"), ("QUOTA_IPV6_PREFIX", "129")] {
+            var bad = Self.complete
+            bad[name] = wrong
+            #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration(environment: bad) }
+        }
+    }
+
     @Test func aShortGatewaySecretIsRefused() throws {
         var environment = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k"]
         environment["GATEWAY_SECRET"] = "short"

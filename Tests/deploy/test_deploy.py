@@ -1,6 +1,7 @@
 """The deployment files, checked as far as this machine allows: no Docker engine runs here, so the
 compose file and Dockerfile are checked for what they must say; the systemd units go through
 `systemd-analyze verify`; the binary meets the example environment."""
+import ipaddress
 import os
 import pathlib
 import re
@@ -116,9 +117,20 @@ def test_compose_runs_two_replicas_the_gateway_and_postgres():
     for name, service in services.items():
         assert "healthcheck" in service, f"{name} has no health check"
     assert "/ready" in " ".join(server["healthcheck"]["test"])
-    # The gateway reaches the replicas through the proxy in front of them.
+    # The proxy forwards the public port only; the gateway daemon (and /metrics) use the replicas'
+    # internal listener, which the proxy does not reach.
     proxy_target = " ".join(services["proxy"]["command"])
-    assert "server:8080" in proxy_target and gateway["environment"]["SERVER_URL"] == "http://proxy:8080"
+    internal = server["environment"]["INTERNAL_PORT"]
+    assert "server:8080" in proxy_target and f":{internal}" not in proxy_target
+    assert server["environment"]["INTERNAL_HOST"] == "0.0.0.0" and internal in server["expose"]
+    assert gateway["environment"]["SERVER_URL"] == f"http://server:{internal}"
+    # The replicas believe X-Forwarded-For from the proxy, and only from it: its fixed address on
+    # the compose network is inside TRUSTED_PROXIES, nothing else on that network is.
+    proxy_address = ipaddress.ip_address(services["proxy"]["networks"]["default"]["ipv4_address"])
+    subnet = ipaddress.ip_network(compose["networks"]["default"]["ipam"]["config"][0]["subnet"])
+    trusted = [ipaddress.ip_network(entry.strip()) for entry in server["environment"]["TRUSTED_PROXIES"].split(",")]
+    assert proxy_address in subnet and any(proxy_address in network for network in trusted)
+    assert all(network.num_addresses == 1 for network in trusted), "only the proxy, not the whole compose network"
     # No secret is written into the file: they come from .env.
     text = (DEPLOY / "compose.yaml").read_text()
     assert "${POSTGRES_PASSWORD:?" in text and not re.search(r"(TOKEN|SECRET|KEY)\s*:\s*\S", text)

@@ -30,8 +30,11 @@ struct AttachmentProxy: Sendable {
     /// A URL this close to its expiry is signed anew before use.
     static let expiryMargin: TimeInterval = 60
 
-    /// The attachment `id` of a visible message in `record`'s thread, or 404.
-    func response(for id: Snowflake, record: UserRecord, range: String?) async throws -> Response {
+    /// The attachment `id` of a visible message in `record`'s thread, or 404. `beforeRefresh`
+    /// runs before an expired URL is signed anew (a Discord call), and may refuse it.
+    func response(
+        for id: Snowflake, record: UserRecord, range: String?, beforeRefresh: @Sendable () async throws -> Void
+    ) async throws -> Response {
         guard let thread = record.threadID.flatMap({ Snowflake($0) }),
             let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
             let attachment = message.attachments.first(where: { $0.id == id })
@@ -41,12 +44,14 @@ struct AttachmentProxy: Sendable {
         var url = fresh.url(for: id) ?? attachment.url
         var refreshed = false
         if let expiry = DiscordCDN.expiry(of: url), expiry.timeIntervalSinceNow < Self.expiryMargin {
+            try await beforeRefresh()
             url = try await refresh(attachment)
             refreshed = true
         }
         var answer = try await fetch(url, range: range)
         if [403, 404, 410].contains(answer.status.code), !refreshed {
             // Expired early, or signed by a key Discord rotated: sign anew once.
+            try await beforeRefresh()
             url = try await refresh(attachment)
             answer = try await fetch(url, range: range)
         }

@@ -4,6 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Prometheus
+import Synchronization
 import ThreadDeskCore
 import ThreadDeskWire
 
@@ -24,13 +26,17 @@ struct Upload: Sendable {
     }
 }
 
-struct UploadReader: Sendable {
+final class UploadReader: Sendable {
     let settings: AttachmentSettings
     /// Large uploads in memory at once, per process.
     let gate: ConcurrencyGate
+    /// Bodies being received, large or not (the `threaddesk_uploads_receiving` gauge).
+    private let receiving = Atomic<Int>(0)
+    let metrics: ServerMetrics
 
-    init(settings: AttachmentSettings) {
+    init(settings: AttachmentSettings, metrics: ServerMetrics) {
         self.settings = settings
+        self.metrics = metrics
         gate = ConcurrencyGate(limit: settings.maxConcurrentLarge)
     }
 
@@ -42,17 +48,27 @@ struct UploadReader: Sendable {
         let limit = settings.maxTotalBytes + Self.overhead
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw tooLarge() }
-        let large = (declared ?? Int.max) >= settings.largeUpload
-        if large {
-            guard gate.enter() else {
-                throw APIError(.serviceUnavailable, .busy, "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
-            }
+        // A large upload takes a slot of the gate once its bytes arrive, not when it declares a
+        // size: requests that declare megabytes and trickle a byte at a time hold no slot and
+        // block no one (their buffer stays under `largeUpload` until then).
+        var large = false
+        metrics.uploadsReceiving.set(to: Double(receiving.add(1, ordering: .relaxed).newValue))
+        defer {
+            if large { gate.leave() }
+            metrics.uploadsReceiving.set(to: Double(receiving.subtract(1, ordering: .relaxed).newValue))
         }
-        defer { if large { gate.leave() } }
-        // Read once into a buffer of the declared size: no growing copies on the way.
-        var body = ByteBufferAllocator().buffer(capacity: min(declared ?? 64 * 1024, limit))
+        var body = ByteBufferAllocator().buffer(capacity: min(declared ?? 64 * 1024, settings.largeUpload, limit))
         for try await chunk in request.body {
-            guard body.readableBytes + chunk.readableBytes <= limit else { throw tooLarge() }
+            let total = body.readableBytes + chunk.readableBytes
+            guard total <= limit else { throw tooLarge() }
+            if !large, total >= settings.largeUpload {
+                guard gate.enter() else {
+                    throw APIError(.serviceUnavailable, .busy, "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
+                }
+                large = true
+                // The rest in one allocation of the declared size: no growing copies on the way.
+                if let declared { body.reserveCapacity(minimumWritableBytes: max(0, min(declared, limit) - body.readableBytes)) }
+            }
             body.writeImmutableBuffer(chunk)
         }
         let parts: [MultipartBody.Part]

@@ -34,12 +34,15 @@ final class LiveHub: Service, Sendable {
         var maxDuration: Duration = .seconds(3600)
         var maxStreams = 20_000
         var streamsPerUser = 8
+        var streamsPerAddress = 500
     }
 
     /// One open stream.
     final class Subscriber: Sendable {
         let id: UInt64
         let user: UserID
+        /// The client address it counts against (see `ClientAddressRule`).
+        let address: String
         /// SHA-256 of the token the stream was opened with: the stream lives no longer than it.
         let tokenHash: String
         let signals: AsyncStream<LiveSignal>
@@ -53,9 +56,12 @@ final class LiveHub: Service, Sendable {
         /// When the stream is due to end (uptime nanoseconds).
         private let endsAt: UInt64
 
-        fileprivate init(id: UInt64, user: UserID, tokenHash: String, lifetime: Duration, close: @escaping @Sendable () -> Void) {
+        fileprivate init(
+            id: UInt64, user: UserID, address: String, tokenHash: String, lifetime: Duration, close: @escaping @Sendable () -> Void
+        ) {
             self.id = id
             self.user = user
+            self.address = address
             self.tokenHash = tokenHash
             self.close = close
             let nanoseconds = Double(lifetime.components.seconds) * 1e9 + Double(lifetime.components.attoseconds) / 1e9
@@ -90,13 +96,28 @@ final class LiveHub: Service, Sendable {
         func finish() { continuation.finish() }
     }
 
-    struct TooManyStreams: Error {}
+    enum TooManyStreams: Error {
+        /// The process holds `maxStreams`.
+        case inAll
+        /// The client's address holds `streamsPerAddress`.
+        case fromAddress
+    }
 
     private struct State {
         var nextID: UInt64 = 0
         var streams: [UserID: [UInt64: Subscriber]] = [:]
         var count = 0
+        var byAddress: [String: Int] = [:]
         var stopped = false
+
+        mutating func remove(_ subscriber: Subscriber) -> Bool {
+            guard streams[subscriber.user]?.removeValue(forKey: subscriber.id) != nil else { return false }
+            if streams[subscriber.user]?.isEmpty == true { streams[subscriber.user] = nil }
+            count -= 1
+            let left = (byAddress[subscriber.address] ?? 1) - 1
+            byAddress[subscriber.address] = left > 0 ? left : nil
+            return true
+        }
         /// Announcements not yet sent to other replicas, one per user and kind.
         var outbox: [String: String] = [:]
     }
@@ -121,18 +142,25 @@ final class LiveHub: Service, Sendable {
 
     /// Registers a stream for `user`. Past `streamsPerUser` the user's oldest stream is closed (a
     /// device reconnecting before its old connection timed out); past `maxStreams` in all, refused.
-    func subscribe(_ user: UserID, tokenHash: String, close: @escaping @Sendable () -> Void) throws(TooManyStreams) -> Subscriber {
+    func subscribe(
+        _ user: UserID, address: String, tokenHash: String, close: @escaping @Sendable () -> Void
+    ) throws(TooManyStreams) -> Subscriber {
         let (subscriber, evicted) = try state.withLock { state throws(TooManyStreams) -> (Subscriber, Subscriber?) in
-            guard !state.stopped, state.count < settings.maxStreams else { throw TooManyStreams() }
-            state.nextID += 1
-            let subscriber = Subscriber(id: state.nextID, user: user, tokenHash: tokenHash, lifetime: settings.maxDuration, close: close)
+            guard !state.stopped, state.count < settings.maxStreams else { throw .inAll }
             var evicted: Subscriber?
-            if let mine = state.streams[user], mine.count >= settings.streamsPerUser, let oldest = mine.keys.min() {
-                evicted = state.streams[user]?.removeValue(forKey: oldest)
-                state.count -= 1
+            if let mine = state.streams[user], mine.count >= settings.streamsPerUser, let oldest = mine.keys.min().flatMap({ mine[$0] }) {
+                evicted = oldest
+                _ = state.remove(oldest)
             }
-            state.streams[user, default: [:]][subscriber.id] = subscriber
-            state.count += 1
+            guard state.byAddress[address, default: 0] < settings.streamsPerAddress else {
+                // The user's oldest stream stays: nothing new is opened.
+                if let evicted { Self.insert(evicted, into: &state) }
+                throw .fromAddress
+            }
+            state.nextID += 1
+            let subscriber = Subscriber(
+                id: state.nextID, user: user, address: address, tokenHash: tokenHash, lifetime: settings.maxDuration, close: close)
+            Self.insert(subscriber, into: &state)
             return (subscriber, evicted)
         }
         if let evicted {
@@ -143,12 +171,15 @@ final class LiveHub: Service, Sendable {
         return subscriber
     }
 
+    private static func insert(_ subscriber: Subscriber, into state: inout State) {
+        state.streams[subscriber.user, default: [:]][subscriber.id] = subscriber
+        state.count += 1
+        state.byAddress[subscriber.address, default: 0] += 1
+    }
+
     func unsubscribe(_ subscriber: Subscriber) {
         let count = state.withLock { state -> Int in
-            if state.streams[subscriber.user]?.removeValue(forKey: subscriber.id) != nil {
-                if state.streams[subscriber.user]?.isEmpty == true { state.streams[subscriber.user] = nil }
-                state.count -= 1
-            }
+            _ = state.remove(subscriber)
             return state.count
         }
         subscriber.finish()
