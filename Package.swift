@@ -318,6 +318,7 @@ let package = Package(
             dependencies: [
                 "ThreadDeskStore", "ThreadDeskCore", "TestSupport", "Deadlines", "DiscordREST",
                 .product(name: "ThreadDeskWire", package: "ThreadDeskKit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

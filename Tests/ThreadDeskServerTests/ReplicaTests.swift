@@ -225,6 +225,31 @@ struct ReplicaTests {
         }
     }
 
+    /// A token signed out through replica A ends its stream on replica B (the announcement goes
+    /// through PostgreSQL, the path that wakes streams); another token's stream stays open.
+    @Test func signingOutOnOneReplicaEndsTheTokensStreamOnTheOther() async throws {
+        try await withReplicas { a, b, _, _, _, _ in
+            let opened = try await a.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
+            let first = try JSON.parse(opened.body)
+            let token = try #require(first["token"]?.stringValue)
+            let userID = try #require(first["userId"]?.stringValue)
+            let renewed = try await a.call(
+                .post, "/v1/session", headers: [.init("X-App-Key")!: "app", .authorization: "Bearer \(token)"], json: #"{"userId":"\#(userID)"}"#)
+            let other = try #require(try JSON.parse(renewed.body)["token"]?.stringValue)
+            let portB = try #require(Int(b.base.split(separator: ":").last ?? ""))
+            let ending = try await EventStreamClient.open(port: portB, token: token, http: b.http)
+            defer { ending.close() }
+            let staying = try await EventStreamClient.open(port: portB, token: other, http: b.http)
+            defer { staying.close() }
+            try await ending.next("the first unread count") { $0.name == "unread" }
+            try await staying.next("the first unread count") { $0.name == "unread" }
+
+            #expect(try await a.call(.delete, "/v1/session", headers: [.authorization: "Bearer \(token)"]).status == .noContent)
+            try await eventually("the signed-out token's stream on replica B ended") { ending.ended }
+            #expect(!staying.ended)
+        }
+    }
+
     private func scenario(
         _ a: Client, _ b: Client, discord: DiscordEmulator, endpoints: DiscordEmulator.Endpoints, apns: APNsEmulator, url: String
     ) async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 import Testing
 import TestSupport
@@ -72,6 +73,30 @@ struct StoreContractTests {
             }
             #expect(try await store.userID(forThread: "123") == nil)
             #expect(try await store.userID(forThread: "456") == alice)
+        }
+    }
+
+    /// What an id has been is kept for good: a thread that goes (deleted in Discord) leaves the
+    /// id used, and a `/v1` token leaves it a `/v1` user after signing out.
+    @Test(arguments: StoreKind.available)
+    func whatAnIdHasBeenOutlivesWhatItHas(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.withUser(alice) { context in
+                var record = UserRecord(id: alice)
+                #expect(record.isUnusedClaim)
+                record.addToken(hash: UserToken.hash("secret"))
+                #expect(record.isUnusedClaim)
+                record.threadID = "123"
+                context.record = record
+            }
+            try await store.withUser(alice) { context in
+                context.record?.threadID = nil
+                context.record?.removeToken(hash: UserToken.hash("secret"))
+            }
+            let stored = try #require(try await store.user(alice))
+            #expect(stored.threadID == nil && stored.tokenHash == nil)
+            #expect(stored.history.contains(.used) && stored.history.contains(.v1))
+            #expect(!stored.isUnusedClaim)
         }
     }
 
@@ -204,6 +229,34 @@ struct SQLiteStoreTests {
                 }
             }
         }
+    }
+
+    /// The migration that adds `history` fills it in from what rows written before it show.
+    @Test func theHistoryMigrationBackfillsEarlierRows() async throws {
+        let path = temporaryDatabasePath()
+        do {
+            let store = try SQLiteStore(path: path)
+            for id in ["with-thread", "with-push", "claimed-only", "legacy"] {
+                try await store.withUser(UserID(id)!) { $0.record = UserRecord(id: UserID(id)!) }
+            }
+        }
+        // The database as the version before wrote it: no `history` column, no such migration.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v5: what an id has been'")
+            try db.execute(sql: "ALTER TABLE users DROP COLUMN history")
+            try db.execute(sql: "UPDATE users SET thread_id = '123' WHERE id IN ('with-thread', 'legacy')")
+            try db.execute(sql: "UPDATE users SET push_token = 'abcd' WHERE id = 'with-push'")
+            try db.execute(sql: "UPDATE users SET token_hash = 'hash-' || id WHERE id IN ('with-thread', 'with-push', 'claimed-only')")
+        }
+        try await queue.close()
+        let store = try SQLiteStore(path: path)
+        let history = { (id: String) in try await store.user(UserID(id)!)?.history ?? [] }
+        #expect(try await history("with-thread") == [.used, .v1])
+        #expect(try await history("with-push") == [.used, .v1])
+        #expect(try await history("claimed-only") == [.v1])
+        #expect(try await history("legacy") == [.used])
+        #expect(try await store.user(UserID("claimed-only")!)?.isUnusedClaim == true)
     }
 
     @Test func survivesReopeningTheFileInWALMode() async throws {
