@@ -241,7 +241,10 @@ struct SQLiteStoreTests {
             }
         }
         // The database as the version before wrote it: no `history` column, no such migration.
-        let queue = try DatabaseQueue(path: path)
+        // The store just closed may still be letting go of the file: wait for it, within a bound.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
         try await queue.write { db in
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v5: what an id has been'")
             try db.execute(sql: "ALTER TABLE users DROP COLUMN history")
