@@ -57,7 +57,8 @@ final class IngestionQueue: Service, @unchecked Sendable, CustomStringConvertibl
                         group.addTask { await self.work(owner, jobs) }
                     }
                     if done { break }
-                    await wakeUps.wait()
+                    // A cancelled wait returns at once: leave rather than spin (the jobs under way finish).
+                    guard await wakeUps.wait() || !Task.isCancelled else { break }
                 }
             }
         } onGracefulShutdown: {

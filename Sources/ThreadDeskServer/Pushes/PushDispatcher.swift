@@ -46,7 +46,8 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
     func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                while !stopping.withLock({ $0 }) {
+                // A cancelled wait returns at once: cancellation ends the loop too, or it would spin.
+                while !stopping.withLock({ $0 }), !Task.isCancelled {
                     let started = await due()
                     for (user, pushes) in started {
                         group.addTask {
