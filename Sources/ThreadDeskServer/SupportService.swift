@@ -140,7 +140,11 @@ public final class SupportService: Sendable {
             Self.adoptionNote(for: $0, verified: verifier != nil, legacyRoutes: configuration.legacyAPIKey != nil)
         }
         // Only an installation can make a session call Discord (a device note in an existing thread).
-        let endedTokens = try await withUser(id, work: installation == nil || requested == nil ? .brief : .waitsOnOthers) { context in
+        // Tokens ended here (the oldest past the limit, a replaced claim's) end their streams too,
+        // even when the rest fails: the store keeps what the body changed before it threw.
+        var endedTokens = false
+        defer { if endedTokens { live.tokensChanged(id) } }
+        try await withUser(id, work: installation == nil || requested == nil ? .brief : .waitsOnOthers) { context in
             if context.record == nil, let adoption {
                 // The reference system may have made this user's thread: the first send looks for it.
                 try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: adoption)
@@ -166,11 +170,9 @@ public final class SupportService: Sendable {
             record.addToken(hash: UserToken.hash(token))
             record.updatedAt = Date()
             context.record = record
+            endedTokens = !tokensBefore.isSubset(of: record.liveTokenHashes)
             if let installation { try await applyInstallation(installation, to: &context) }
-            return !tokensBefore.isSubset(of: record.liveTokenHashes)
         }
-        // The streams of tokens that ended (the oldest past the limit, a replaced claim's) end too.
-        if endedTokens { live.tokensChanged(id) }
         return Session(userId: id.description, token: token)
     }
 
@@ -220,9 +222,15 @@ public final class SupportService: Sendable {
         guard var record = found else { throw APIError.unauthorized }
         if !record.history.contains(.used) {
             // The first request made with one of its tokens: from now on the id is in use, and
-            // no claim with the app key alone replaces it (written once per user).
-            try await withUser(record.id, work: .brief) { context in context.record?.history.insert(.used) }
-            record.history.insert(.used)
+            // no claim with the app key alone replaces it (written once per user). Under the
+            // user's lock, and only while the token still holds: a claim that replaced this one
+            // meanwhile (it was unused until now) wins, and this request gets nothing.
+            record = try await withUser(record.id, work: .brief) { context in
+                guard var current = context.record, current.holdsToken(hash: hash) else { throw APIError.unauthorized }
+                current.history.insert(.used)
+                context.record = current
+                return current
+            }
         }
         return record
     }

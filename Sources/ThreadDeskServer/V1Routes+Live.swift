@@ -108,6 +108,10 @@ struct LiveStream: Sendable {
         guard try await tokenLives() else { return }
         var position = try await begin(&writer)
         for await signal in subscriber.signals {
+            // A token that may have ended is checked before anything more is sent.
+            if subscriber.takeTokenCheck() {
+                guard try await tokenLives() else { return }
+            }
             // The most frequent step, kept the shallowest.
             if signal == .keepAlive {
                 try await subscriber.writing { try await writer.write(ByteBuffer(staticString: ": keep-alive\n\n")) }
@@ -155,14 +159,14 @@ struct LiveStream: Sendable {
             try await send(": keep-alive\n\n", &writer)
             return position
         case .tokensChanged:
-            if try await !tokenLives() { subscriber.finish() }
+            // Checked by the loop before this step, through the flag the signal set.
             return position
         }
     }
 
     /// Whether the token the stream was opened with is still live (not signed out, ended by a
-    /// newer session, or its claim replaced). A store that cannot answer keeps the stream open:
-    /// the next signal, or the stream's lifetime, decides.
+    /// newer session, or its claim replaced). A store that cannot answer keeps the stream open
+    /// and the check pending: the next signal (a keep-alive at the latest) tries again.
     @inline(never)
     private func tokenLives() async throws -> Bool {
         let timeout = service.configuration.requestTimeout
@@ -175,6 +179,7 @@ struct LiveStream: Sendable {
             }
         } catch let error as StoreUnavailableError {
             service.logger.notice("Could not check a stream's token", metadata: ["error": "\(error)"])
+            subscriber.requestTokenCheck()
             return true
         }
         return live

@@ -149,4 +149,27 @@ struct ClaimTests {
             try await eventually("the ended token's stream ended") { stream.ended }
         }
     }
+
+    /// The 11th session ends the oldest token even when the rest of its request fails (here the
+    /// device note it must post, Discord answering 500): that token's stream ends all the same.
+    @Test func aTokenEndedByASessionThatFailedAfterwardsEndsItsStream() async throws {
+        try await withServer { server in
+            let port = try #require(server.client.port)
+            let (first, _, _) = try await server.userWithThread()
+            let stream = try await EventStreamClient.open(port: port, token: first.token)
+            defer { stream.close() }
+            try await stream.next("the first unread count") { $0.name == "unread" }
+            var latest = first.token
+            for _ in 0..<(UserRecord.liveTokenLimit - 1) {
+                latest = try await server.session("{\"userId\":\"\(first.userId)\"}", token: latest).token
+            }
+            server.emulator.injectServerErrors(count: 10)
+            let failed = try await server.request(
+                .post, "/v1/session", token: latest, headers: Self.appKey,
+                json: #"{"userId":"\#(first.userId)","installation":{"appVersion":"9.9.9"}}"#)
+            #expect(failed.status.code >= 500)
+            #expect(try await server.request(.get, "/v1/unread", token: first.token).status == .unauthorized)
+            try await eventually("the ended token's stream ended") { stream.ended }
+        }
+    }
 }

@@ -119,7 +119,12 @@ def test_compose_runs_two_replicas_the_gateway_and_postgres():
     assert "/ready" in " ".join(server["healthcheck"]["test"])
     # The proxy forwards the public port only; the gateway daemon (and /metrics) use the replicas'
     # internal listener, which the proxy does not reach.
-    proxy_target = " ".join(services["proxy"]["command"])
+    proxy_config = compose["configs"]["caddyfile"]["content"]
+    assert {"source": "caddyfile", "target": "/etc/caddy/Caddyfile"} in services["proxy"]["configs"]
+    proxy_target = re.search(r"reverse_proxy\s+(\S+)", proxy_config).group(1)
+    # The proxy believes the X-Forwarded-For of a TLS terminator in front of it on a private
+    # network, so the client's address reaches the replicas.
+    assert "trusted_proxies static private_ranges" in proxy_config
     internal = server["environment"]["INTERNAL_PORT"]
     assert "server:8080" in proxy_target and f":{internal}" not in proxy_target
     assert server["environment"]["INTERNAL_HOST"] == "0.0.0.0" and internal in server["expose"]

@@ -49,6 +49,10 @@ final class LiveHub: Service, Sendable {
         fileprivate let continuation: AsyncStream<LiveSignal>.Continuation
         /// Whether a `.changed` is queued and not yet read (changes coalesce into one wake-up).
         private let changePending = Atomic<Bool>(false)
+        /// Whether the stream's token must be checked before anything more is sent. A flag, not
+        /// only a signal: a full buffer may drop the signal, the next one (a keep-alive at the
+        /// latest) still finds the flag.
+        private let tokenCheckPending = Atomic<Bool>(false)
         /// When the write in progress began (uptime nanoseconds), 0 when none is.
         private let writingSince = Atomic<UInt64>(0)
         /// Closes the stream's connection (a client that stopped reading never lets a write finish).
@@ -70,11 +74,18 @@ final class LiveHub: Service, Sendable {
         }
 
         fileprivate func signal(_ signal: LiveSignal) {
+            if signal == .tokensChanged { tokenCheckPending.store(true, ordering: .sequentiallyConsistent) }
             if signal == .changed {
                 guard changePending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
             }
             continuation.yield(signal)
         }
+
+        /// Whether the token must be checked now (and clears the request).
+        func takeTokenCheck() -> Bool { tokenCheckPending.exchange(false, ordering: .sequentiallyConsistent) }
+
+        /// Asks for the token check again (the last one could not be made).
+        func requestTokenCheck() { tokenCheckPending.store(true, ordering: .sequentiallyConsistent) }
 
         /// Call before reading what changed: a change after this point wakes the stream again.
         func takeChange() { changePending.store(false, ordering: .relaxed) }
@@ -243,15 +254,25 @@ final class LiveHub: Service, Sendable {
         while await outboxSignal.wait() {
             let batch = state.withLock { state in
                 defer { state.outbox.removeAll() }
-                return Array(state.outbox.values)
+                return state.outbox
             }
-            for text in batch {
+            var retry = false
+            for (key, text) in batch {
                 do {
                     try await bus.announce(text)
                 } catch {
-                    // Other replicas' streams catch up at their next wake-up or reconnection.
+                    // Changes catch up at the streams' next wake-up or reconnection; an ended token
+                    // has no later signal, so its announcement is tried again until it goes out.
                     logger.notice("Could not announce a live event to other replicas", metadata: ["error": "\(error)"])
+                    if key.hasPrefix("tokens:") {
+                        state.withLock { state in if state.outbox[key] == nil { state.outbox[key] = text } }
+                        retry = true
+                    }
                 }
+            }
+            if retry {
+                guard (try? await cancellableSleep(for: .seconds(1))) != nil else { return }
+                outboxSignal.signal()
             }
         }
     }
