@@ -126,8 +126,14 @@ final class UploadReader: Sendable {
                 .unsupportedMediaType, .unsupportedFileType,
                 "\(filename): \(declaredType.isEmpty ? "unknown type" : String(declaredType.prefix(80))) is not accepted; accepted: \(settings.allowedTypes.joined(separator: ", ")).")
         }
-        guard AttachmentRules.contentMatches(type, prefix: bytes.readableBytesView.prefix(16)) else {
-            throw APIError(.unprocessableContent, .fileContentMismatch, "\(filename) is declared as \(type) but its bytes are not.")
+        // Every type with a rule is checked against the whole of its bytes, in place.
+        let (matches, looksLike) = bytes.withUnsafeReadableBytes { raw in
+            FileContent.matches(type, raw) ? (true, nil) : (false, FileContent.sniff(raw))
+        }
+        guard matches else {
+            throw APIError(
+                .unprocessableContent, .fileContentMismatch,
+                "\(filename) is declared as \(type) but its bytes are \(looksLike.map { "\($0)" } ?? "not a type ThreadDesk recognizes").")
         }
         return DiscordFile(filename: filename, contentType: type, bytes: bytes)
     }
