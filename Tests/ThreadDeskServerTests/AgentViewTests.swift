@@ -154,7 +154,11 @@ struct AgentViewTests {
             try server.emulator.lockThread(second)
             try await send("anyone there")
             #expect(try await server.thread(of: id) != second)
-            #expect(lines.text.contains("Thread is locked"))
+            // Every one of these was logged, by a fingerprint of the user.
+            for logged in ["Found the user's thread in Discord", "APNs refused a push", "device token is gone", "A thread was deleted", "Thread is locked"] {
+                #expect(lines.text.contains(logged), "\(logged)")
+            }
+            #expect(lines.text.contains("\"user\": \(UserID(id)!.logValue)"))
 
             let everything = lines.text
             #expect(!everything.contains(id))
