@@ -115,7 +115,7 @@ struct ConfigurationTests {
         do {
             _ = try ServerConfiguration(environment: environment)
             Issue.record("a 31-character IDENTITY_SECRET was accepted")
-        } catch let error as ServerConfiguration.Problem {
+        } catch {
             #expect(error.missing.isEmpty)
             #expect(error.invalid.count == 1 && error.invalid.first?.hasPrefix("IDENTITY_SECRET (at least 32 characters") == true, "\(error.invalid)")
         }
