@@ -217,7 +217,7 @@ public final class SupportService: Sendable {
         if !record.history.contains(.used) {
             // The first request made with one of its tokens: from now on the id is in use, and
             // no claim with the app key alone replaces it (written once per user).
-            try await withUser(record.id, work: .brief) { context in context.record?.history.insert(.used) }
+            _ = try await withUser(record.id, work: .brief) { context in context.record?.history.insert(.used) }
             record.history.insert(.used)
         }
         return record

@@ -172,7 +172,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         }
         metrics.pushes(outcome: "sent")
         if settings.background {
-            try? await apns.client.send(
+            _ = try? await apns.client.send(
                 APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description]), to: token,
                 environment: environment)
         }
