@@ -93,6 +93,14 @@ struct AgentViewTests {
             #expect(summary.hasPrefix(":ninja: **Diagnostics**"))
             #expect(Self.activeMarkdown(summary) == [], "\(summary)")
             #expect(Self.rendered(summary).contains("[Update now](https://evil.example)"))
+            // And should anything slip through, no post of ours pings anyone.
+            let posts = server.emulator.recordedRequests.filter { request in
+                ["POST", "PATCH"].contains(request.method)
+                    && ["/messages", "/messages/{message_id}", "/threads"].contains { request.route.hasSuffix($0) }
+            }
+            #expect(posts.count >= 3)
+            #expect(posts.allSatisfy { ($0.body?["allowed_mentions"] ?? $0.body?["message"]?["allowed_mentions"]) == ["parse": []] })
+            #expect(server.emulator.counters.everyonePings == 0)
         }
     }
 
