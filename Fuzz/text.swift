@@ -14,6 +14,20 @@ public func fuzzText(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         precondition(Array(kept) == Array(joined), "splitting lost or changed text")
         precondition(MessageText.clip(text, limit: limit).utf16.count <= limit, "clip overran")
     }
-    precondition(NoteMarkers.userText(posted: NoteMarkers.postable(userText: text)) == text, "escaping is not undone")
+    let posted = NoteMarkers.postable(userText: text)
+    precondition(NoteMarkers.userText(posted: posted) == text, "escaping is not undone")
+    precondition(!NoteMarkers.startsNote(posted), "a user's text posted as a note")
+    // Whitespace and invisible characters in front of a marker change nothing, on either side.
+    for lead in [" ", "\u{200B}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{00AD}"] {
+        precondition(NoteMarkers.startsNote(lead + text) == NoteMarkers.startsNote(text), "a leading invisible character changed what is a note")
+        precondition(!NoteMarkers.startsNote(NoteMarkers.postable(userText: lead + text)), "a user's text behind an invisible character posted as a note")
+    }
+    for limit in [NoteMarkers.userTextPrefix.utf16.count + 2, 40] {
+        let posts = NoteMarkers.posts(ofUserText: text, limit: limit)
+        for post in posts {
+            precondition(post.utf16.count <= limit, "an escaped post is longer than the limit")
+            precondition(!NoteMarkers.startsNote(post), "a part of a user's text posted as a note")
+        }
+    }
     return 0
 }

@@ -132,6 +132,13 @@ extension DiscordEmulator {
         world.state.withLock { $0.faults.lostAnswers["\(method) \(route)"] = count }
     }
 
+    /// The next `count` attachment downloads are answered with a 302 to a URL off the CDN (a
+    /// path of this host outside `/attachments/`, counted in `offCDNRequests` when followed), as a
+    /// CDN or a proxy in front of it might: a client that follows redirects fetches whatever is there.
+    public func redirectCDNDownloads(count: Int = 1) {
+        world.state.withLock { $0.faults.cdnRedirects = count }
+    }
+
     /// The next `count` REST requests get Cloudflare's ban answer: 429 with an HTML body, no
     /// Discord JSON, and `Retry-After: retryAfter` (any text, to try malformed values).
     public func injectEdge429s(count: Int, retryAfter: String = "3600") {

@@ -31,6 +31,10 @@ extension DiscordEmulator {
         /// Attachment downloads the CDN served, and those it refused (expired or forged URLs).
         public var cdnDownloads = 0
         public var cdnRefusals = 0
+        /// The `Accept-Encoding` of each CDN download ("" when none was sent), in order.
+        public var cdnAcceptEncodings: [String] = []
+        /// Requests that followed a CDN redirect off the CDN (`redirectCDNDownloads`).
+        public var offCDNRequests = 0
 
         public func requests(_ method: String, _ route: String) -> Int {
             requestsByRoute["\(method) \(route)"] ?? 0

@@ -197,8 +197,27 @@ extension DiscordEmulator {
                     status: .notFound, headers: [.contentType: "text/plain"],
                     body: .init(byteBuffer: ByteBuffer(string: "This content is no longer available.")))
             }
-            world.state.withLock { $0.counters.cdnDownloads += 1 }
+            let redirect = world.state.withLock { state in
+                state.counters.cdnAcceptEncodings.append(request.headers[.acceptEncoding] ?? "")
+                guard state.faults.cdnRedirects > 0 else {
+                    state.counters.cdnDownloads += 1
+                    return false
+                }
+                state.faults.cdnRedirects -= 1
+                return true
+            }
+            if redirect {
+                return Response(status: .found, headers: [.location: "\(world.baseURL)/not-the-cdn/\(attachment.id)"])
+            }
             return Self.cdnResponse(attachment, range: request.headers[.range])
+        }
+
+        // Where `redirectCDNDownloads` sends a download: anything but the attachment.
+        router.get("/not-the-cdn/:name") { _, _ -> Response in
+            world.state.withLock { $0.counters.offCDNRequests += 1 }
+            return Response(
+                status: .ok, headers: [.contentType: "text/html"],
+                body: .init(byteBuffer: ByteBuffer(string: "<script>not from Discord's CDN</script>")))
         }
     }
 

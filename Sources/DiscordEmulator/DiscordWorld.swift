@@ -69,6 +69,8 @@ final class DiscordWorld: Sendable {
         /// Requests (by `"METHOD /route/{template}"`) that take effect but whose answer is lost:
         /// how many more of each.
         var lostAnswers: [String: Int] = [:]
+        /// CDN downloads answered with a redirect off the CDN (to `/not-the-cdn/…`): how many more.
+        var cdnRedirects = 0
     }
 
     let configuration: DiscordEmulator.Configuration

@@ -11,7 +11,18 @@ public struct DiscordCDN: Sendable {
     let httpClient: HTTPClient
     let allowedHosts: Set<String>
 
-    public init(apiBaseURL: String, httpClient: HTTPClient = .shared) {
+    /// The client downloads go through. It follows no redirect: an answer that points elsewhere
+    /// would make the server fetch (and hand the app) whatever is there, past `isAllowed`. It
+    /// decodes nothing, so it asks for `identity` only: the proxy relays the CDN's length and
+    /// ranges, which must be of the bytes as they are. (`HTTPClient.shared` does both.)
+    public static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    public init(apiBaseURL: String, httpClient: HTTPClient = DiscordCDN.client) {
         self.httpClient = httpClient
         var hosts = Self.discordHosts
         if let host = URLComponents(string: apiBaseURL)?.host?.lowercased(), !host.hasSuffix("discord.com") { hosts.insert(host) }
@@ -43,6 +54,7 @@ public struct DiscordCDN: Sendable {
         guard isAllowed(url) else { throw Failure.notAllowed }
         var request = HTTPClientRequest(url: url)
         request.method = .GET
+        request.headers.add(name: "Accept-Encoding", value: "identity")
         if let range { request.headers.add(name: "Range", value: range) }
         return try await httpClient.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
     }

@@ -32,6 +32,71 @@ public enum AttachmentRules {
         return name.isEmpty ? "file" : name
     }
 
+    /// The media types each extension stands for (the first is what a file with no type is
+    /// taken for): the allowed ones, and those a browser would run as a page or a script.
+    static let extensionTypes: [String: [String]] = [
+        "png": ["image/png"], "jpg": ["image/jpeg"], "jpeg": ["image/jpeg"], "gif": ["image/gif"], "webp": ["image/webp"],
+        "heic": ["image/heic", "image/heif"], "heif": ["image/heif", "image/heic"], "mp4": ["video/mp4"], "mov": ["video/quicktime"],
+        "pdf": ["application/pdf"], "txt": ["text/plain"], "log": ["text/plain"], "json": ["application/json"], "zip": ["application/zip"],
+        "html": ["text/html"], "htm": ["text/html"], "shtml": ["text/html"], "xhtml": ["application/xhtml+xml"], "xht": ["application/xhtml+xml"],
+        "svg": ["image/svg+xml"], "svgz": ["image/svg+xml"], "js": ["text/javascript", "application/javascript"],
+        "mjs": ["text/javascript", "application/javascript"], "cjs": ["text/javascript", "application/javascript"],
+        "xml": ["application/xml", "text/xml"], "xsl": ["application/xslt+xml", "application/xml", "text/xml"],
+        "xslt": ["application/xslt+xml", "application/xml", "text/xml"], "mht": ["multipart/related"], "mhtml": ["multipart/related"],
+        "hta": ["application/hta"],
+    ]
+
+    /// The extension a file of each type is given when its own does not agree.
+    static let typeExtensions: [String: String] = [
+        "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/heic": "heic", "image/heif": "heif",
+        "video/mp4": "mp4", "video/quicktime": "mov", "application/pdf": "pdf", "text/plain": "txt", "application/json": "json",
+        "application/zip": "zip",
+    ]
+
+    /// What a file's extension says it is, for clients that send no type (or octet-stream).
+    public static func type(byExtensionOf filename: String) -> String? {
+        fileExtension(of: filename).flatMap { extensionTypes[$0]?.first }
+    }
+
+    /// `filename`, made to agree with `contentType`: a name whose extension stands for another
+    /// type (`x.html`, `x.svg`, `x.png` sent as `text/plain`) gets the type's own extension after
+    /// it (`x.html.txt`), so a file saved from the app opens as what it was checked and served
+    /// as, never as a page or a script. Names without an extension, or with one we do not know,
+    /// are left as they are.
+    public static func filename(_ filename: String, agreeingWith contentType: String) -> String {
+        let type = mediaType(contentType)
+        guard let ext = fileExtension(of: filename), let types = extensionTypes[ext], !types.contains(type) else { return filename }
+        return filename + "." + (typeExtensions[type] ?? "bin")
+    }
+
+    /// The lower-cased extension, nil when the name has none.
+    static func fileExtension(of filename: String) -> String? {
+        guard let dot = filename.lastIndex(of: "."), dot != filename.startIndex, filename.index(after: dot) != filename.endIndex else {
+            return nil
+        }
+        return filename[filename.index(after: dot)...].lowercased()
+    }
+
+    /// A `Content-Disposition` value that every client reads the same: the name as RFC 5987's
+    /// `filename*` (UTF-8, every byte outside `attr-char` percent-encoded), and for clients that
+    /// know only `filename` an ASCII fallback in quotes with nothing that could end the quotes
+    /// or the header (quotes, backslashes, control characters) and `_` for anything else.
+    public static func contentDisposition(inline: Bool, filename: String) -> String {
+        let fallback = String(
+            filename.unicodeScalars.compactMap { scalar -> Character? in
+                if scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\"" || scalar == "\\" { return nil }
+                return scalar.isASCII ? Character(scalar) : "_"
+            })
+        let encoded = filename.utf8.map { byte in
+            attrCharacters.contains(byte) ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+        }.joined()
+        return "\(inline ? "inline" : "attachment"); filename=\"\(fallback.isEmpty ? "file" : fallback)\"; filename*=UTF-8''\(encoded)"
+    }
+
+    /// RFC 5987 `attr-char`: ALPHA / DIGIT / "!" / "#" / "$" / "&" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~".
+    private static let attrCharacters = Set(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~".utf8)
+
     /// The media type without parameters, lower-cased (`Image/PNG; x=y` → `image/png`).
     public static func mediaType(_ contentType: String) -> String {
         String(contentType.prefix { $0 != ";" }).lowercased().filter { !$0.isWhitespace }

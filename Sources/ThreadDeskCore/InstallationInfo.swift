@@ -14,6 +14,7 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
 
     public static let maxFields = 32
     public static let maxValueLength = 200
+    public static let maxKeyLength = 64
 
     public init(
         appVersion: String? = nil, buildVersion: String? = nil, osPlatform: String? = nil, osVersion: String? = nil,
@@ -31,7 +32,17 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
     public enum Problem: Error, Equatable {
         case notAnObject
         case tooManyFields
+        /// A key that is not a plain name (``isValidKey(_:)``); not echoed, it may be anything.
+        case invalidKey
         case invalidValue(field: String)
+    }
+
+    /// A key is shown to support as a label at the start of a note's line, where a newline or
+    /// markdown would make a line, a heading or a link of its own: only letters, digits, spaces
+    /// and `_ - . /` are names.
+    public static func isValidKey(_ key: String) -> Bool {
+        (1...maxKeyLength).contains(key.count)
+            && key.allSatisfy { $0.isLetter || $0.isNumber || " _-./".contains($0) }
     }
 
     private nonisolated(unsafe) static let known: [String: WritableKeyPath<InstallationInfo, String?>] = [
@@ -46,6 +57,7 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
         guard fields.count <= Self.maxFields else { throw .tooManyFields }
         self.init()
         for (key, value) in fields {
+            guard Self.isValidKey(key) else { throw .invalidKey }
             let text: String
             switch value {
             case .string(let string): text = string
@@ -54,7 +66,7 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
             case .null: continue
             default: throw .invalidValue(field: key)
             }
-            guard key.count <= 64, text.count <= Self.maxValueLength, !text.contains(where: \.isNewline) else {
+            guard text.count <= Self.maxValueLength, !text.contains(where: \.isNewline) else {
                 throw .invalidValue(field: key)
             }
             if let path = Self.known[key] { self[keyPath: path] = text } else { other[key] = text }
@@ -67,15 +79,17 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
         return buildVersion.map { "\(appVersion) (\($0))" } ?? appVersion
     }
 
-    /// The `:ninja:` note posted when the device info changes.
+    /// The `:ninja:` note posted when the device info changes. Every value (and key) is the
+    /// client's, so its markdown is shown as text, never made into links, mentions or headings.
     public var note: String {
+        let shown = DiscordMarkdown.escaped
         var lines = [":ninja: **Device info**"]
-        if let appLabel { lines.append("- App: \(appLabel)") }
+        if let appLabel { lines.append("- App: \(shown(appLabel))") }
         let os = [osPlatform, osVersion].compactMap { $0 }.joined(separator: " ")
-        if !os.isEmpty { lines.append("- OS: \(os)") }
-        if let deviceModel { lines.append("- Device: \(deviceModel)") }
-        if let locale { lines.append("- Locale: \(locale)") }
-        for key in other.keys.sorted() { lines.append("- \(key): \(other[key]!)") }
+        if !os.isEmpty { lines.append("- OS: \(shown(os))") }
+        if let deviceModel { lines.append("- Device: \(shown(deviceModel))") }
+        if let locale { lines.append("- Locale: \(shown(locale))") }
+        for key in other.keys.sorted() { lines.append("- \(shown(key)): \(shown(other[key]!))") }
         return MessageText.clip(lines.joined(separator: "\n"))
     }
 }

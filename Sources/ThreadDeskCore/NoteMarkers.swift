@@ -4,37 +4,74 @@ public enum NoteMarkers {
     /// `🥷` is what Discord's own client sends when an agent types `:ninja:`.
     public static let prefixes = [":ninja:", "🥷", "!HiddenMessage"]
 
-    /// Whether `text`, after leading whitespace, begins with a note marker.
+    /// What the bot puts in front of a user's text that would otherwise begin with a marker. An
+    /// escape alone (`\:ninja:`) renders as the marker itself, so the agent would see a bot post
+    /// that looks exactly like a ThreadDesk note; no note begins with this, and it is plainly
+    /// the user's own words.
+    public static let userTextPrefix = "(user wrote) "
+
+    /// Characters that show nothing and that Discord's client does not strip: in front of a
+    /// marker they hide nothing from the eye, so they count as whitespace does. Soft hyphen,
+    /// Mongolian vowel separator, zero-width space/joiners and direction marks, word joiner and
+    /// invisible operators, bidi embeddings and isolates, byte order mark.
+    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00AD, 0x180E, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
+        default: false
+        }
+    }
+
+    /// Whitespace, or a character that shows nothing: what a reader's eye skips before a marker.
+    static func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || isInvisible(scalar) }
+
+    /// Whether `text`, after leading whitespace and invisible characters, begins with a note
+    /// marker. Compared by scalars, so `🥷🏽` (with a skin tone) is a marker too.
     public static func startsNote(_ text: String) -> Bool {
-        let start = text.drop { $0.isWhitespace }
-        return prefixes.contains { start.hasPrefix($0) }
+        startsWithMarker(text.unicodeScalars[...].drop(while: isBlank))
     }
 
-    /// The user's text as the bot posts it: text that begins (after whitespace) with a note
-    /// marker — or with backslashes and then one — gets one more backslash in front of the
-    /// marker, so Discord neither hides it from its author nor shows it as a note (`\:ninja:`
-    /// renders as the literal shortcode). `userText(posted:)` undoes it exactly.
+    /// The user's text as the bot posts it: text that begins (after blanks) with a note marker,
+    /// or with the prefix, backslashes or both and then a marker, gets `userTextPrefix` in front,
+    /// so Discord neither hides it from its author nor shows it as a note. `userText(posted:)`
+    /// undoes it exactly.
     public static func postable(userText text: String) -> String {
-        guard let markerStart = escapableMarker(in: text) else { return text }
-        var escaped = text
-        escaped.insert("\\", at: markerStart)
-        return escaped
+        isEscapable(text.unicodeScalars[...]) ? userTextPrefix + text : text
     }
 
-    /// What the user wrote, from what the bot posted for them.
+    /// What the user wrote, from what the bot posted for them. Posts from before the prefix
+    /// (`\:ninja:`: one backslash added in front of the marker) are undone too.
     public static func userText(posted content: String) -> String {
-        guard let markerStart = escapableMarker(in: content), markerStart > content.startIndex,
-            content[content.index(before: markerStart)] == "\\"
-        else { return content }
+        let scalars = content.unicodeScalars[...]
+        let prefix = userTextPrefix.unicodeScalars
+        if scalars.starts(with: prefix) {
+            let rest = scalars.dropFirst(prefix.count)
+            return isEscapable(rest) ? String(rest) : content
+        }
+        let lead = scalars.drop(while: isBlank)
+        let marker = lead.drop { $0 == "\\" }
+        guard marker.startIndex > lead.startIndex, startsWithMarker(marker) else { return content }
         var text = content
-        text.remove(at: text.index(before: markerStart))
+        text.unicodeScalars.remove(at: text.unicodeScalars.index(before: marker.startIndex))
         return text
     }
 
-    /// Where the marker begins in text that is whitespace, then backslashes, then a marker.
-    private static func escapableMarker(in text: String) -> String.Index? {
-        let afterSpace = text.drop { $0.isWhitespace }
-        let marker = afterSpace.drop { $0 == "\\" }
-        return prefixes.contains { marker.hasPrefix($0) } ? marker.startIndex : nil
+    /// The user's text cut into Discord posts, each as the bot posts it; cut shorter where the
+    /// prefix would push a post past Discord's limit.
+    public static func posts(ofUserText text: String, limit: Int = MessageText.discordLimit) -> [String] {
+        let posts = MessageText.split(text, limit: limit).map { postable(userText: $0) }
+        guard posts.contains(where: { $0.utf16.count > limit }) else { return posts }
+        return MessageText.split(text, limit: limit - userTextPrefix.utf16.count).map { postable(userText: $0) }
+    }
+
+    /// Blanks, then any run of prefixes, blanks and backslashes, then a marker.
+    private static func isEscapable(_ text: Substring.UnicodeScalarView) -> Bool {
+        let prefix = userTextPrefix.unicodeScalars
+        var rest = text.drop(while: isBlank)
+        while rest.starts(with: prefix) { rest = rest.dropFirst(prefix.count).drop(while: isBlank) }
+        return startsWithMarker(rest.drop { $0 == "\\" })
+    }
+
+    private static func startsWithMarker(_ text: Substring.UnicodeScalarView) -> Bool {
+        prefixes.contains { text.starts(with: $0.unicodeScalars) }
     }
 }

@@ -23,12 +23,20 @@ struct DeadlineMiddleware: RouterMiddleware {
             // of the deepest stack it ever had until it ends).
             return try await cancellableAtShutdown {
                 try await WaitTracker.$current.withValue(waits) {
-                    try await WaitTracker.run(job: "\(request.method) \(request.uri.path)") {
+                    try await WaitTracker.run(job: Self.job(request)) {
                         try await Deadline.within(timeout) { try await next(request, context) }
                     }
                 }
             }
         }
+    }
+
+    /// How the wait tracker (and so the logs) name a request: its path, except where the legacy
+    /// routes carry the user id, their only credential, in it.
+    static func job(_ request: Request) -> String {
+        let path = request.uri.path
+        for route in ["/messages/", "/upload-diagnostics/"] where path.hasPrefix(route) { return "\(request.method) \(route)…" }
+        return "\(request.method) \(path)"
     }
 
     /// Runs `work` in a task of its own, which cancels itself `drain` after graceful shutdown

@@ -43,8 +43,10 @@ struct LegacyRoutes: Sendable {
         if let token = body.apnsToken, !V1Routes.isDeviceToken(token) {
             throw APIError.badRequest(.invalidPushToken, "apnsToken must be the APNs device token in hex.")
         }
-        let installation = body.installationInfo.map {
-            InstallationInfo(buildVersion: $0.buildVersion, osPlatform: $0.osPlatform, osVersion: $0.osVersion)
+        // The same checks as /v1's (one line, short): these values name the thread and make a note.
+        let installation = try body.installationInfo.map { info in
+            try V1Routes.installation(
+                .object(["buildVersion": info.buildVersion, "osPlatform": info.osPlatform, "osVersion": info.osVersion].compactMapValues { $0.map(JSON.string) }))
         }
         try await service.legacyEnsureUser(user)
         if let installation { _ = try await service.updateInstallation(installation, for: user) }

@@ -75,8 +75,9 @@ public struct ServerConfiguration: Sendable {
     /// What keeps `threaddesk serve` from starting: every missing and malformed variable.
     public typealias Problem = ConfigurationProblem
 
-    /// The shortest `GATEWAY_SECRET` accepted: it is all that stands between the internet and
-    /// the route that feeds the server gateway events.
+    /// The shortest `GATEWAY_SECRET` and `IDENTITY_SECRET` accepted: the first is all that
+    /// stands between the internet and the route that feeds the server gateway events; the
+    /// second signs every user id, and a short one is found from one id and its `userHash`.
     public static let minimumSecretLength = 32
 
     /// Reads every variable at once, so one message names everything that is missing or wrong.
@@ -105,6 +106,9 @@ public struct ServerConfiguration: Sendable {
         if let url = value("DISCORD_API_URL") { discordAPIURL = url }
         defaultTagID = value("DISCORD_DEFAULT_TAG_ID")
         identitySecret = value("IDENTITY_SECRET")
+        if let secret = identitySecret, secret.utf8.count < Self.minimumSecretLength {
+            problem.invalid.append("IDENTITY_SECRET (at least \(Self.minimumSecretLength) characters: it signs every user id)")
+        }
         legacyAPIKey = value("LEGACY_API_KEY")
         gatewaySecret = value("GATEWAY_SECRET")
         if let secret = gatewaySecret, secret.utf8.count < Self.minimumSecretLength {

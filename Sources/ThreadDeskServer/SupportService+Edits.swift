@@ -13,7 +13,7 @@ extension SupportService {
     /// posts than the original (posts left over are deleted).
     func editMessage(_ messageID: Snowflake, text: String, for id: UserID) async throws -> APIMessage {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
-            let texts = MessageText.split(text)
+            let texts = NoteMarkers.posts(ofUserText: text)
             guard texts.count <= parts.count else {
                 throw APIError(
                     .unprocessableContent, .editTooLong,
@@ -24,7 +24,7 @@ extension SupportService {
             for (index, part) in parts.enumerated() {
                 if index < texts.count {
                     let edited = try await discordCall { () async throws(DiscordError) in
-                        try await discord.editMessage(part.id.description, in: thread.description, content: NoteMarkers.postable(userText: texts[index]))
+                        try await discord.editMessage(part.id.description, in: thread.description, content: texts[index])
                     }
                     try await ingestOwn(edited, partOf: parts.count > 1 ? first : nil, context: context)
                     ids.append(edited.id)

@@ -19,7 +19,7 @@ extension SupportService {
             try await discord.triggerTyping(in: thread)
             metrics.typingSent.increment()
         } catch {
-            logger.info("Could not show the user typing in Discord", metadata: ["user": "\(record.id)", "error": "\(error)"])
+            logger.info("Could not show the user typing in Discord", metadata: ["user": "\(record.id.logValue)", "error": "\(error)"])
         }
     }
 

@@ -23,14 +23,13 @@ extension SupportService {
                 }
                 return stored
             }
-            let parts = text.isEmpty && !files.isEmpty ? [""] : MessageText.split(text)
+            let parts = text.isEmpty && !files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: text)
             // Parts posted by an earlier attempt under this key (only this key's) are not posted again.
             var ids = context.record?.postedParts(for: idempotencyKey) ?? []
             for (index, part) in parts.enumerated() where index >= ids.count {
                 let nonce = Self.nonce("message", id: id, idempotencyKey, String(index))
-                // Each part on its own: a part may begin with a note marker where the text was cut.
-                let posted = try await post(
-                    .init(content: NoteMarkers.postable(userText: part), nonce: nonce, files: index == 0 ? files : []), in: &context, from: address)
+                // Each part is escaped on its own: a part may begin with a note marker where the text was cut.
+                let posted = try await post(.init(content: part, nonce: nonce, files: index == 0 ? files : []), in: &context, from: address)
                 ids.append(posted.id)
                 try await ingestOwn(posted, partOf: parts.count > 1 ? ids.first.flatMap { Snowflake($0) } : nil, context: context)
                 if parts.count > 1 { context.record?.setPostedParts(ids, for: idempotencyKey) }

@@ -21,9 +21,9 @@ extension SupportService {
             do {
                 return try await discord.createMessage(in: thread, message)
             } catch .api(let error) where error.threadIsGone {
-                logger.notice("Thread was deleted; starting a new one", metadata: ["user": "\(context.id)", "thread": "\(thread)"])
+                logger.notice("Thread was deleted; starting a new one", metadata: ["user": "\(context.id.logValue)", "thread": "\(thread)"])
             } catch .api(let error) where error.threadIsLocked {
-                logger.notice("Thread is locked; starting a new one", metadata: ["user": "\(context.id)", "thread": "\(thread)"])
+                logger.notice("Thread is locked; starting a new one", metadata: ["user": "\(context.id.logValue)", "thread": "\(thread)"])
                 lockedThread = thread
             } catch {
                 throw APIError.from(error)
@@ -41,7 +41,7 @@ extension SupportService {
             let adopted = try await existingThread(for: record.id, madeAfter: window, posting: message)
         {
             // An earlier attempt made the thread and then failed before the store kept it.
-            logger.notice("Found the user's thread in Discord; using it", metadata: ["user": "\(context.id)", "thread": "\(adopted.thread)"])
+            logger.notice("Found the user's thread in Discord; using it", metadata: ["user": "\(context.id.logValue)", "thread": "\(adopted.thread)"])
             record.threadID = adopted.thread
             record.updatedAt = Date()
             context.record = record

@@ -115,7 +115,7 @@ public final class SupportService: Sendable {
             do {
                 try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: nil)
             } catch {
-                logger.warning("Could not clear the note of an unrecorded thread", metadata: ["user": "\(id)", "error": "\(error)"])
+                logger.warning("Could not clear the note of an unrecorded thread", metadata: ["user": "\(id.logValue)", "error": "\(error)"])
             }
         }
         return result

@@ -184,6 +184,9 @@ struct V1Routes: Sendable {
             throw APIError.badRequest(.invalidInstallation, "installation must be a JSON object.")
         } catch .tooManyFields {
             throw APIError.badRequest(.invalidInstallation, "installation has more than \(InstallationInfo.maxFields) fields.")
+        } catch .invalidKey {
+            throw APIError.badRequest(
+                .invalidInstallation, "installation keys must be 1–\(InstallationInfo.maxKeyLength) letters, digits, spaces or `_ - . /`.")
         } catch .invalidValue(let field) {
             throw APIError.badRequest(
                 .invalidInstallation, "installation.\(field) must be a single-line string, number or boolean of at most \(InstallationInfo.maxValueLength) characters.")

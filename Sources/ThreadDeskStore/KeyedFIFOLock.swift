@@ -31,11 +31,15 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
     public let defaultTimeout: Duration
     /// How many may hold one key at once.
     public let holders: Int
+    /// How waits and timeouts name a key (they reach logs): a user's lock is named by the user's
+    /// fingerprint, never the id, which on the legacy routes is a credential.
+    private let name: @Sendable (Key) -> String
 
-    public init(defaultTimeout: Duration = .seconds(30), holders: Int = 1) {
+    public init(defaultTimeout: Duration = .seconds(30), holders: Int = 1, name: @escaping @Sendable (Key) -> String = { "\($0)" }) {
         precondition(holders > 0)
         self.defaultTimeout = defaultTimeout
         self.holders = holders
+        self.name = name
     }
 
     /// Runs `body` holding `key`. The wait for the lock ends at the current `Deadline` or after
@@ -43,11 +47,11 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
     public func withLock<T>(
         _ key: Key, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
     ) async throws -> T {
-        try await WaitTracker.track("waiting for the lock of \(key)") {
+        try await WaitTracker.track("waiting for the lock of \(name(key))") {
             try await acquire(key, timeout: Deadline.capping(defaultTimeout))
         }
         defer { release(key) }
-        return try await WaitTracker.track("holding the lock of \(key)", isolation: isolation, body)
+        return try await WaitTracker.track("holding the lock of \(name(key))", isolation: isolation, body)
     }
 
     private func acquire(_ key: Key, timeout: Duration) async throws {
@@ -69,7 +73,8 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
             if acquired { return continuation.resume() }
             let timer = Task { [weak self] in
                 guard (try? await cancellableSleep(for: timeout)) != nil else { return }
-                self?.abandon(key, ticket, DeadlineExceeded("waiting for the lock of \(key)", after: timeout))
+                guard let self else { return }
+                self.abandon(key, ticket, DeadlineExceeded("waiting for the lock of \(self.name(key))", after: timeout))
             }
             let queued = state.withLock { state in
                 guard let index = state.entries[key]?.waiters.firstIndex(where: { $0.ticket == ticket }) else { return false }

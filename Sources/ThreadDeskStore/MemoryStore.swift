@@ -12,7 +12,7 @@ public final class MemoryStore: UserStore {
     }
 
     private let state = Mutex(State())
-    private let lock = KeyedFIFOLock<UserID>()
+    private let lock = KeyedFIFOLock<UserID>(name: \.logValue)
     /// One process serves from this store, so its quotas live in its memory.
     private let buckets = TokenBuckets()
     struct Mirror {

@@ -24,7 +24,7 @@ public final class PostgresStore: UserStore, Service {
     private let holders = KeyedFIFOLock<Int>(defaultTimeout: PostgresStore.leaseTimeout, holders: PostgresStore.poolSize)
     /// Connections in each pool: a replica opens up to twice this many.
     public static let poolSize = 20
-    private let lock = KeyedFIFOLock<UserID>()
+    private let lock = KeyedFIFOLock<UserID>(name: \.logValue)
     let logger: Logger
     /// The NOTIFY channel of this deployment's live events (one per schema, so deployments that
     /// share a database stay apart).
@@ -340,7 +340,7 @@ public final class PostgresStore: UserStore, Service {
         } else {
             "DELETE FROM global_values WHERE key = \(key)"
         }
-        try await client.withConnection { try await $0.rows(query, logger: logger) }
+        _ = try await client.withConnection { try await $0.rows(query, logger: logger) }
     }
 
     /// The bucket's row is made first if missing (full), then locked while it is refilled and
@@ -379,7 +379,7 @@ public final class PostgresStore: UserStore, Service {
     /// Buckets untouched for a day are full again: the same as none.
     private func pruneQuotas() async {
         do {
-            try await database {
+            _ = try await database {
                 try await client.withConnection {
                     try await $0.rows("DELETE FROM quota_buckets WHERE updated_at < now() - interval '1 day'", logger: logger)
                 }
@@ -390,7 +390,7 @@ public final class PostgresStore: UserStore, Service {
     }
 
     public func checkReachable() async throws {
-        try await database { try await client.withConnection { try await $0.rows("SELECT 1", logger: logger) } }
+        _ = try await database { try await client.withConnection { try await $0.rows("SELECT 1", logger: logger) } }
     }
 
     private static let columns = """

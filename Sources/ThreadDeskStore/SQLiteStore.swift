@@ -8,7 +8,7 @@ import ThreadDeskCore
 public final class SQLiteStore: UserStore {
     let pool: DatabasePool
     let jobs = ExclusiveJobs()
-    private let lock = KeyedFIFOLock<UserID>()
+    private let lock = KeyedFIFOLock<UserID>(name: \.logValue)
     /// One process serves from this store, so its quotas live in its memory.
     private let buckets = TokenBuckets()
 

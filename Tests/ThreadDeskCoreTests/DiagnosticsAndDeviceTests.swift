@@ -22,8 +22,21 @@ struct DiagnosticsAndDeviceTests {
         }
         #expect(note.contains("- crashes: 6 items"))
         #expect(note.contains("line one line two"))
-        #expect(!note.contains("@everyone"))
-        #expect(!note.contains("`code`"))
+        #expect(note.contains("\\@everyone") && !note.contains(" @everyone"))
+        #expect(note.contains("\\`code\\`"))
+    }
+
+    /// A document's keys and values are the client's: shown as text, never made into a link, a
+    /// mention or a heading in a note an agent trusts.
+    @Test func clientMarkdownInTheSummaryIsShownAsText() throws {
+        let document = try JSON.parse(Data(#"""
+            {"appVersion":"[Update](https://evil.example)","# Heading":"<@123456789012345678>","> quote":"@here","-# small":"<#1>"}
+            """#.utf8))
+        let note = DiagnosticsSummary(filename: "d.json", byteCount: 10, document: document).note
+        #expect(note.contains("- **App version**: \\[Update\\](https\\://evil.example)"))
+        #expect(note.contains("- \\# Heading: \\<\\@123456789012345678\\>"))
+        #expect(note.contains("- \\> quote: \\@here"))
+        #expect(note.contains("- -\\# small: \\<\\#1\\>"))
     }
 
     @Test func neverLongerThanOneDiscordMessage() throws {
@@ -40,6 +53,30 @@ struct DiagnosticsAndDeviceTests {
         #expect(info.appLabel == "1.4.0 (142)")
         #expect(info.other == ["beta": "true"])
         #expect(info.note == ":ninja: **Device info**\n- App: 1.4.0 (142)\n- OS: iOS 17.2\n- Device: iPhone15,2\n- Locale: en_GB\n- beta: true")
+    }
+
+    @Test func markdownIsEscapedCharacterByCharacter() {
+        #expect(DiscordMarkdown.escaped("plain 1.4.0 (142) de_DE") == "plain 1.4.0 (142) de_DE")
+        #expect(
+            DiscordMarkdown.escaped(#"@everyone <@1> [a](https://b) # h > q **b** `c` ||s|| ~~x~~ \"#)
+                == ##"\@everyone \<\@1\> \[a\](https\://b) \# h \> q \*\*b\*\* \`c\` \|\|s\|\| \~\~x\~\~ \\"##)
+    }
+
+    @Test func deviceInfoShowsTheClientsMarkdownAsText() throws {
+        let info = try InstallationInfo(json: ["appVersion": "[2.0](https://evil.example)", "deviceModel": "@everyone <@1>", "channel": "# news"])
+        #expect(info.note == ":ninja: **Device info**\n- App: \\[2.0\\](https\\://evil.example)\n- Device: \\@everyone \\<\\@1\\>\n- channel: \\# news")
+        // The thread's name is not markdown: it keeps the text as it came.
+        #expect(info.appLabel == "[2.0](https://evil.example)")
+    }
+
+    @Test(arguments: ["line\nbreak", "**bold**", "[x](https://e)", "@everyone", "<@1>", "# h", "> q", "a:b", "", String(repeating: "k", count: 65), "zero\u{200B}width"])
+    func deviceInfoKeysMustBePlainNames(key: String) {
+        #expect(throws: InstallationInfo.Problem.invalidKey) { try InstallationInfo(json: .object([key: .string("x")])) }
+    }
+
+    @Test func plainKeysAreAccepted() throws {
+        let info = try InstallationInfo(json: ["sdk_version": "1", "app.build-flavor": "beta", "Gerät Name": "x", "a/b": "y"])
+        #expect(info.other.count == 4)
     }
 
     @Test func deviceInfoRejectsWhatCannotBeShownOnOneLine() {

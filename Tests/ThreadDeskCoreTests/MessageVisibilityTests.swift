@@ -33,7 +33,12 @@ struct MessageVisibilityTests {
         #expect(MessageVisibility(of: try Self.message("hi", author: Self.bot), botUserID: Self.bot).isSupportReply == false)
     }
 
-    @Test(arguments: [":ninja: note", "  :ninja: indented", "\n:ninja:", "!HiddenMessage x", " \t!HiddenMessage", "🥷 typed as :ninja: in Discord", " 🥷"])
+    @Test(arguments: [
+        ":ninja: note", "  :ninja: indented", "\n:ninja:", "!HiddenMessage x", " \t!HiddenMessage", "🥷 typed as :ninja: in Discord", " 🥷",
+        // Invisible characters in front hide nothing from the eye: still a note.
+        "\u{FEFF}:ninja: behind a byte order mark", "\u{200B}🥷", "\u{200C}\u{200D} :ninja:", "\u{2060}!HiddenMessage", "\u{00AD}:ninja:",
+        "🥷🏽 with a skin tone",
+    ])
     func notesAreHiddenAndNeverPushed(content: String) throws {
         let visibility = MessageVisibility(of: try Self.message(content), botUserID: Self.bot)
         #expect(visibility == .hidden(.internalNote))
@@ -60,15 +65,38 @@ struct MessageVisibilityTests {
         #expect(MessageVisibility(of: try Self.message(""), botUserID: Self.bot) == .hidden(.empty))
     }
 
-    @Test(arguments: [":ninja: I am a ninja", "🥷", "  !HiddenMessage please", "\\:ninja: already escaped", "\\\\🥷 twice"])
+    @Test(arguments: [
+        ":ninja: I am a ninja", "🥷", "  !HiddenMessage please", "\\:ninja: already escaped", "\\\\🥷 twice",
+        "\u{200B}:ninja: behind a zero-width space", "\u{FEFF}\u{00AD}🥷", "(user wrote) :ninja: typed like the prefix",
+        "(user wrote) (user wrote) \\🥷",
+    ])
     func theUsersOwnTextThatStartsWithAMarkerIsNeitherHiddenNorANote(text: String) throws {
         let posted = NoteMarkers.postable(userText: text)
-        #expect(posted != text)
+        #expect(posted == NoteMarkers.userTextPrefix + text)
+        #expect(!NoteMarkers.startsNote(posted))
         #expect(MessageVisibility(of: try Self.message(posted, author: Self.bot), botUserID: Self.bot) == .visible(.user))
         #expect(NoteMarkers.userText(posted: posted) == text)
     }
 
-    @Test(arguments: ["hello", "a :ninja: later", "\\ just a backslash", ""])
+    /// Before the prefix, a user's marker text was posted with one more backslash: those posts
+    /// still read back as what the user wrote.
+    @Test func postsEscapedTheOldWayReadBackAsWritten() {
+        #expect(NoteMarkers.userText(posted: "\\:ninja: old") == ":ninja: old")
+        #expect(NoteMarkers.userText(posted: "\\\\🥷 twice") == "\\🥷 twice")
+        #expect(NoteMarkers.userText(posted: "(user wrote) plain") == "(user wrote) plain")
+    }
+
+    /// The prefix makes a post longer: a part cut at Discord's limit is cut shorter instead.
+    @Test func escapedPartsStillFitInAPost() {
+        let text = ":ninja: " + String(repeating: "a", count: 1992) + " " + String(repeating: "b", count: 500)
+        let posts = NoteMarkers.posts(ofUserText: text)
+        #expect(posts.count == 2)
+        #expect(posts.allSatisfy { $0.utf16.count <= MessageText.discordLimit })
+        #expect(posts[0].hasPrefix(NoteMarkers.userTextPrefix + ":ninja: "))
+        #expect(NoteMarkers.posts(ofUserText: "short") == ["short"])
+    }
+
+    @Test(arguments: ["hello", "a :ninja: later", "\\ just a backslash", "", "(user wrote) hello", "\u{200B}hello"])
     func otherTextIsPostedAsItIs(text: String) {
         #expect(NoteMarkers.postable(userText: text) == text)
         #expect(NoteMarkers.userText(posted: text) == text)

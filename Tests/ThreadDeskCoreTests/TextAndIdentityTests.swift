@@ -109,6 +109,17 @@ struct IdentityTests {
         #expect(!IdentityVerifier(secret: "other").verify(hash, for: id))
     }
 
+    /// Logs name a user by a keyed fingerprint: the same within this process, never the id.
+    @Test func logsNameAUserByAFingerprint() {
+        let legacy = UserID("q8w-3e4-r5t")!
+        let fingerprint = legacy.logValue
+        #expect(fingerprint == legacy.logValue)
+        #expect(fingerprint.hasPrefix("u#") && fingerprint.count == 14)
+        #expect(fingerprint.dropFirst(2).allSatisfy { $0.isHexDigit })
+        #expect(!fingerprint.contains("q8w") && !fingerprint.contains("r5t"))
+        #expect(UserID("q8w-3e4-r5u")!.logValue != fingerprint)
+    }
+
     @Test func secretsCompareByValue() {
         #expect(constantTimeEquals("app-key", "app-key"))
         #expect(!constantTimeEquals("app-key", "app-kez"))

@@ -64,4 +64,38 @@ struct UploadRulesTests {
         #expect(AttachmentRules.contentMatches("image/heif", prefix: [0, 0, 0, 24] + Array("ftypheic".utf8)))
         #expect(AttachmentRules.contentMatches("application/pdf", prefix: Array("anything".utf8)))
     }
+
+    /// A file saved from the app opens as what it was checked and served as.
+    @Test(arguments: [
+        ("x.html", "text/plain", "x.html.txt"), ("x.svg", "text/plain", "x.svg.txt"), ("a.JS", "text/plain", "a.JS.txt"),
+        ("m.mjs", "application/json", "m.mjs.json"), ("p.xhtml", "text/plain", "p.xhtml.txt"), ("f.xml", "text/plain; charset=utf-8", "f.xml.txt"),
+        ("old.htm", "application/zip", "old.htm.zip"), ("fake.png", "text/plain", "fake.png.txt"), ("shot.png", "image/jpeg", "shot.png.jpg"),
+        ("x.html", "application/x-unknown", "x.html.bin"),
+        ("notes.txt", "text/plain", "notes.txt"), ("crash.log", "Text/Plain", "crash.log"), ("photo.JPEG", "image/jpeg", "photo.JPEG"),
+        ("live.heic", "image/heif", "live.heic"), ("page.html", "text/html", "page.html"), ("README", "text/plain", "README"),
+        ("report.ips", "text/plain", "report.ips"), ("trailing.", "text/plain", "trailing."),
+    ])
+    func aNamesExtensionAgreesWithItsType(name: String, type: String, expected: String) {
+        #expect(AttachmentRules.filename(name, agreeingWith: type) == expected)
+    }
+
+    @Test func filesWithoutATypeAreTakenForWhatTheirExtensionSays() {
+        #expect(AttachmentRules.type(byExtensionOf: "a.PNG") == "image/png")
+        #expect(AttachmentRules.type(byExtensionOf: "a.log") == "text/plain")
+        #expect(AttachmentRules.type(byExtensionOf: "a.html") == "text/html")
+        #expect(!AttachmentRules.isAllowed(AttachmentRules.type(byExtensionOf: "a.svg") ?? "", in: AttachmentRules.defaultTypes))
+        #expect(AttachmentRules.type(byExtensionOf: "noextension") == nil)
+    }
+
+    /// RFC 6266 with RFC 5987's `filename*`, and a fallback `filename` nothing can break out of.
+    @Test func contentDispositionNamesAFileEveryClientReadsAlike() {
+        #expect(AttachmentRules.contentDisposition(inline: true, filename: "shot.png") == #"inline; filename="shot.png"; filename*=UTF-8''shot.png"#)
+        #expect(
+            AttachmentRules.contentDisposition(inline: false, filename: "naïve «plan» (v2).txt")
+                == #"attachment; filename="na_ve _plan_ (v2).txt"; filename*=UTF-8''na%C3%AFve%20%C2%ABplan%C2%BB%20%28v2%29.txt"#)
+        #expect(
+            AttachmentRules.contentDisposition(inline: false, filename: "a\"b\\c\r\nd;e%.txt")
+                == #"attachment; filename="abcd;e%.txt"; filename*=UTF-8''a%22b%5Cc%0D%0Ad%3Be%25.txt"#)
+        #expect(AttachmentRules.contentDisposition(inline: false, filename: "\"") == #"attachment; filename="file"; filename*=UTF-8''%22"#)
+    }
 }

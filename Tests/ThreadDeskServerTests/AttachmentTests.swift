@@ -234,4 +234,93 @@ struct AttachmentTests {
             #expect(deleted.status == .notFound)
         }
     }
+
+    /// A name's extension agrees with the type the file is checked and served as: a text file
+    /// named `x.html` would open as a page wherever it is saved.
+    @Test func anUploadsExtensionAgreesWithItsCheckedType() async throws {
+        try await withServer { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let text = Data("<script>alert(1)</script>".utf8)
+            let cases = [
+                ("x.html", "text/plain", "x.html.txt"), ("y.SVG", "text/plain", "y.SVG.txt"), ("z.js", "application/json", "z.js.json"),
+                ("page.xhtml", "text/plain", "page.xhtml.txt"), ("feed.xml", "text/plain", "feed.xml.txt"), ("m.mjs", "text/plain", "m.mjs.txt"),
+                ("old.htm", "text/plain", "old.htm.txt"), ("fake.png", "text/plain", "fake.png.txt"),
+                ("notes.txt", "text/plain", "notes.txt"), ("crash.log", "text/plain", "crash.log"), ("data.json", "application/json", "data.json"),
+                ("README", "text/plain", "README"),
+            ]
+            for (name, type, expected) in cases {
+                let sent = try await Self.send(server, token: user.token, [Part(name: "files", filename: name, contentType: type, data: text)])
+                #expect(sent.status == .created, "\(name): \(String(decoding: sent.body, as: UTF8.self))")
+                #expect(sent.json["attachments"]?[0]?["filename"]?.stringValue == expected, "\(name)")
+                #expect(server.emulator.messages(inThread: thread).last?.attachmentNames == [expected], "\(name)")
+            }
+        }
+    }
+
+    /// The proxy fetches the CDN's bytes and nothing else: no redirect is followed, no encoding
+    /// it would have to undo is asked for, and the file's name reaches every client intact.
+    @Test func theProxyFetchesOnlyTheCDNsBytesAndNamesThemSafely() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let text = Data(String(repeating: "plain text, squeezable\n", count: 200).utf8)
+            let name = "naïve plan «été» (v2).txt"
+            let reply = try server.emulator.replyAsAgent(
+                inThread: thread, content: "",
+                attachments: [
+                    .init(filename: name, contentType: "text/plain; charset=utf-8", data: text),
+                    .init(filename: "page.html", contentType: "text/plain", data: Data("<script>alert(1)</script>".utf8)),
+                ])
+            var ids: [String] = []
+            try await eventually("the agent's files in the conversation") {
+                let attachments = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?.arrayValue
+                ids = attachments?.compactMap { $0["id"]?.stringValue } ?? []
+                return ids.count == 2
+            }
+            let plain = try await server.request(.get, "/v1/attachments/\(ids[0])", token: user.token)
+            #expect(plain.status == .ok && plain.body == text)
+            #expect(plain.headers[.contentEncoding] == nil)
+            #expect(plain.headers[.contentLength] == nil || plain.headers[.contentLength] == String(text.count))
+            // Asked for the bytes as they are.
+            let encodings = server.emulator.counters.cdnAcceptEncodings
+            #expect(!encodings.isEmpty && encodings.allSatisfy { $0.isEmpty || $0 == "identity" }, "\(encodings)")
+
+            let disposition = try #require(plain.headers[.contentDisposition])
+            let parameters = Self.dispositionParameters(disposition)
+            let fallback = try #require(parameters["filename"], "\(disposition)")
+            #expect(fallback.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F && $0 != "\"" && $0 != "\\" })
+            let extended = try #require(parameters["filename*"], "\(disposition)")
+            #expect(extended.hasPrefix("UTF-8''"))
+            let encoded = extended.dropFirst("UTF-8''".count)
+            // RFC 5987 attr-char, or a percent-encoded octet.
+            let attrChars = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~%".unicodeScalars)
+            #expect(encoded.unicodeScalars.allSatisfy(attrChars.contains), "\(encoded)")
+            #expect(String(encoded).removingPercentEncoding == name)
+
+            // Served as text, so named as text.
+            let html = try await server.request(.get, "/v1/attachments/\(ids[1])", token: user.token)
+            #expect(html.status == .ok && html.headers[.contentType] == "text/plain")
+            #expect(Self.dispositionParameters(html.headers[.contentDisposition] ?? "")["filename"] == "page.html.txt")
+
+            // A CDN answer that redirects elsewhere is not followed.
+            server.emulator.redirectCDNDownloads()
+            let redirected = try await server.request(.get, "/v1/attachments/\(ids[0])", token: user.token)
+            #expect(redirected.status == .serviceUnavailable && redirected.errorCode == "attachment_unavailable")
+            #expect(server.emulator.counters.offCDNRequests == 0)
+            let after = try await server.request(.get, "/v1/attachments/\(ids[0])", token: user.token)
+            #expect(after.status == .ok && after.body == text)
+        }
+    }
+
+    /// `attachment; filename="a"; filename*=UTF-8''b` → ["filename": "a", "filename*": "UTF-8''b"].
+    static func dispositionParameters(_ header: String) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for piece in header.split(separator: ";").dropFirst() {
+            let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2 else { continue }
+            var value = pair[1]
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            parameters[pair[0].lowercased()] = value
+        }
+        return parameters
+    }
 }

@@ -123,6 +123,23 @@ struct ConfigurationTests {
         #expect(try ServerConfiguration(environment: environment).gatewaySecret?.count == 32)
     }
 
+    /// A short identity secret could be guessed from one id and its userHash, and then sign any id.
+    @Test func aShortIdentitySecretIsRefused() throws {
+        var environment = Self.complete
+        environment["IDENTITY_SECRET"] = String(repeating: "s", count: 31)
+        do {
+            _ = try ServerConfiguration(environment: environment)
+            Issue.record("a 31-character IDENTITY_SECRET was accepted")
+        } catch {
+            #expect(error.missing.isEmpty)
+            #expect(error.invalid.count == 1 && error.invalid.first?.hasPrefix("IDENTITY_SECRET (at least 32 characters") == true, "\(error.invalid)")
+        }
+        environment["IDENTITY_SECRET"] = String(repeating: "s", count: 32)
+        #expect(try ServerConfiguration(environment: environment).identitySecret?.count == 32)
+        environment["IDENTITY_SECRET"] = "  "
+        #expect(try ServerConfiguration(environment: environment).identitySecret == nil)
+    }
+
     @Test func theInternalListenerAndTheDiscordShareAreReadAndChecked() throws {
         let defaults = try ServerConfiguration(environment: Self.complete)
         #expect(defaults.internalPort == nil && defaults.discordGlobalLimit == 50 && defaults.gatewayCompression == .zlibStream)

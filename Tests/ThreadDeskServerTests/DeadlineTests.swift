@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import TestSupport
 import Testing
+import ThreadDeskCore
 import ThreadDeskServer
 
 /// No request waits forever: a Discord that never answers costs a 503 within the request's
@@ -55,8 +56,11 @@ struct DeadlineTests {
             let log = lines.text
             #expect(log.contains("Still waiting: Discord POST /channels/{channel_id}/messages has waited"))
             #expect(log.contains("(for POST /v1/messages)"))
-            #expect(log.contains("Still waiting: holding the lock of \(user.userId)"))
-            #expect(log.contains("Still waiting: waiting for the lock of \(user.userId)"))
+            // The lock is named by the user's fingerprint: an id may be a credential.
+            let fingerprint = try #require(UserID(user.userId)).logValue
+            #expect(log.contains("Still waiting: holding the lock of \(fingerprint)"))
+            #expect(log.contains("Still waiting: waiting for the lock of \(fingerprint)"))
+            #expect(!log.contains(user.userId))
             #expect(log.contains("Still waiting: POST /v1/messages has waited"))
         }
     }

@@ -51,10 +51,10 @@ struct VisibilityTests {
             let seen = try await server.messages(token: user.token)
             #expect(seen.map { $0["content"]?.stringValue } == [":ninja: I am a ninja", "🥷 me too"])
             #expect(seen.map { $0["author"]?.stringValue } == ["user", "user"])
-            // In Discord the agent sees the shortcode escaped, not a ThreadDesk note.
+            // In Discord the agent sees the user's words behind a prefix no note has, not a ThreadDesk note.
             let posted = server.emulator.messages(inThread: thread).map(\.content)
-            #expect(posted.contains("\\:ninja: I am a ninja"))
-            #expect(posted.contains("\\🥷 me too"))
+            #expect(posted.contains("(user wrote) :ninja: I am a ninja"))
+            #expect(posted.contains("(user wrote) 🥷 me too"))
         }
     }
 

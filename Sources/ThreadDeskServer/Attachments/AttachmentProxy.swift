@@ -91,17 +91,16 @@ struct AttachmentProxy: Sendable {
     }
 
     /// The CDN's answer with our headers: the type the mirror knows, inline only for images and
-    /// video (anything else downloads, so nothing can run on the API's origin), cacheable by the
-    /// app alone (an attachment's bytes never change).
+    /// video (anything else downloads, so nothing can run on the API's origin), a name that agrees
+    /// with that type (an agent's `page.html` sent as text is saved as `page.html.txt`), cacheable
+    /// by the app alone (an attachment's bytes never change).
     static func relay(_ answer: HTTPClientResponse, attachment: MirroredMessage.Attachment) -> Response {
         let type = attachment.contentType.map(AttachmentRules.mediaType) ?? "application/octet-stream"
         let inline = type.hasPrefix("image/") || type.hasPrefix("video/")
-        let name = AttachmentRules.sanitizedFilename(attachment.filename)
-        let asciiName = String(name.unicodeScalars.map { $0.isASCII && $0 != "\\" && $0 != "\"" ? Character($0) : "_" })
-        let encodedName = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ".-_"))) ?? asciiName
+        let name = AttachmentRules.filename(AttachmentRules.sanitizedFilename(attachment.filename), agreeingWith: type)
         var headers: HTTPFields = [
             .contentType: type,
-            .contentDisposition: "\(inline ? "inline" : "attachment"); filename=\"\(asciiName)\"; filename*=UTF-8''\(encodedName)",
+            .contentDisposition: AttachmentRules.contentDisposition(inline: inline, filename: name),
             .cacheControl: "private, max-age=86400",
             .acceptRanges: "bytes",
             .xContentTypeOptions: "nosniff",

@@ -120,7 +120,7 @@ final class UploadReader: Sendable {
                 .contentTooLarge, .fileTooLarge, "\(filename) has \(bytes.readableBytes) bytes; the limit is \(settings.maxFileBytes) per file.")
         }
         let declaredType = declared.map(AttachmentRules.mediaType) ?? ""
-        let type = declaredType.isEmpty || declaredType == "application/octet-stream" ? Self.type(byExtensionOf: filename) : declaredType
+        let type = declaredType.isEmpty || declaredType == "application/octet-stream" ? AttachmentRules.type(byExtensionOf: filename) : declaredType
         guard let type, AttachmentRules.isAllowed(type, in: settings.allowedTypes) else {
             throw APIError(
                 .unsupportedMediaType, .unsupportedFileType,
@@ -135,18 +135,8 @@ final class UploadReader: Sendable {
                 .unprocessableContent, .fileContentMismatch,
                 "\(filename) is declared as \(type) but its bytes are \(looksLike.map { "\($0)" } ?? "not a type ThreadDesk recognizes").")
         }
-        return DiscordFile(filename: filename, contentType: type, bytes: bytes)
-    }
-
-    /// What a file's extension says it is, for clients that send no type (or octet-stream).
-    static func type(byExtensionOf filename: String) -> String? {
-        guard let dot = filename.lastIndex(of: ".") else { return nil }
-        let types = [
-            "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
-            "heic": "image/heic", "heif": "image/heif", "mp4": "video/mp4", "mov": "video/quicktime", "pdf": "application/pdf",
-            "txt": "text/plain", "log": "text/plain", "json": "application/json", "zip": "application/zip",
-        ]
-        return types[filename[filename.index(after: dot)...].lowercased()]
+        // Named as what it was checked as: a text file called `x.html` would open as a page.
+        return DiscordFile(filename: AttachmentRules.filename(filename, agreeingWith: type), contentType: type, bytes: bytes)
     }
 
     private func tooLarge() -> APIError {

@@ -329,7 +329,7 @@ final class LiveHub: Service, Sendable {
             let now = DispatchTime.now().uptimeNanoseconds
             for subscriber in allSubscribers() {
                 if subscriber.stalled(at: now, limit: settings.writeTimeout) {
-                    logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user)"])
+                    logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
                     metrics.liveStreamsDropped.increment()
                     subscriber.finish()
                     subscriber.close()

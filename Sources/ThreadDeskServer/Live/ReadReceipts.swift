@@ -91,7 +91,7 @@ final class ReadReceipts: Service, Sendable {
                 }
             }
         } catch {
-            logger.notice("Could not show a read receipt in Discord", metadata: ["user": "\(user)", "error": "\(error)"])
+            logger.notice("Could not show a read receipt in Discord", metadata: ["user": "\(user.logValue)", "error": "\(error)"])
         }
     }
 }

@@ -98,6 +98,6 @@ struct MirrorSync: Sendable {
             context.record?.threadID = nil
             context.record?.updatedAt = Date()
         }
-        logger.notice("A thread was deleted in Discord", metadata: ["user": "\(context.id)", "thread": "\(thread)"])
+        logger.notice("A thread was deleted in Discord", metadata: ["user": "\(context.id.logValue)", "thread": "\(thread)"])
     }
 }

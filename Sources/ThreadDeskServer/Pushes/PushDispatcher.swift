@@ -122,7 +122,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
                 }
             }
         } catch {
-            logger.warning("Pushes for a user failed; they stay pending", metadata: ["user": "\(user)", "error": "\(error)"])
+            logger.warning("Pushes for a user failed; they stay pending", metadata: ["user": "\(user.logValue)", "error": "\(error)"])
         }
     }
 
@@ -139,7 +139,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         guard message.isSupportReply else { return .abandoned }
         guard now().timeIntervalSince(message.id.date) < settings.maxAge / .seconds(1) else {
             metrics.pushes(outcome: "expired")
-            logger.warning("Gave up on a push older than the push age limit", metadata: ["user": "\(context.id)", "attempts": "\(attempts)"])
+            logger.warning("Gave up on a push older than the push age limit", metadata: ["user": "\(context.id.logValue)", "attempts": "\(attempts)"])
             return .abandoned
         }
         guard var record = context.record, let token = record.pushToken else { return .abandoned }
@@ -154,7 +154,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         do {
             try await apns.client.send(alert, to: token, environment: environment)
         } catch APNsError.rejected(let status, let reason, _) where reason.invalidatesDeviceToken {
-            logger.notice("APNs says the device token is gone; removing it", metadata: ["user": "\(context.id)", "status": "\(status)"])
+            logger.notice("APNs says the device token is gone; removing it", metadata: ["user": "\(context.id.logValue)", "status": "\(status)"])
             record.pushToken = nil
             record.pushEnvironment = nil
             record.updatedAt = Date()
@@ -163,7 +163,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
             return .abandoned
         } catch APNsError.rejected(let status, let reason, _) {
             // Retrying would be refused the same way.
-            logger.error("APNs refused a push", metadata: ["user": "\(context.id)", "status": "\(status)", "reason": "\(reason)"])
+            logger.error("APNs refused a push", metadata: ["user": "\(context.id.logValue)", "status": "\(status)", "reason": "\(reason)"])
             metrics.pushes(outcome: "rejected")
             return .abandoned
         } catch {
@@ -173,7 +173,7 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         }
         metrics.pushes(outcome: "sent")
         if settings.background {
-            try? await apns.client.send(
+            _ = try? await apns.client.send(
                 APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description]), to: token,
                 environment: environment)
         }
