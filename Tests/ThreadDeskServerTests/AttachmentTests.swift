@@ -241,6 +241,8 @@ struct AttachmentTests {
         try await withServer { server in
             let (user, thread, _) = try await server.userWithThread()
             let text = Data("<script>alert(1)</script>".utf8)
+            // A JSON file must be JSON (its bytes are checked), here a string holding the script.
+            let json = Data(#""<script>alert(1)</script>""#.utf8)
             let cases = [
                 ("x.html", "text/plain", "x.html.txt"), ("y.SVG", "text/plain", "y.SVG.txt"), ("z.js", "application/json", "z.js.json"),
                 ("page.xhtml", "text/plain", "page.xhtml.txt"), ("feed.xml", "text/plain", "feed.xml.txt"), ("m.mjs", "text/plain", "m.mjs.txt"),
@@ -249,7 +251,8 @@ struct AttachmentTests {
                 ("README", "text/plain", "README"),
             ]
             for (name, type, expected) in cases {
-                let sent = try await Self.send(server, token: user.token, [Part(name: "files", filename: name, contentType: type, data: text)])
+                let data = type == "application/json" ? json : text
+                let sent = try await Self.send(server, token: user.token, [Part(name: "files", filename: name, contentType: type, data: data)])
                 #expect(sent.status == .created, "\(name): \(String(decoding: sent.body, as: UTF8.self))")
                 #expect(sent.json["attachments"]?[0]?["filename"]?.stringValue == expected, "\(name)")
                 #expect(server.emulator.messages(inThread: thread).last?.attachmentNames == [expected], "\(name)")

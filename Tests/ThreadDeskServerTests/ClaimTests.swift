@@ -1,4 +1,5 @@
 import DiscordEmulator
+import DiscordGateway
 import DiscordREST
 import Foundation
 import HTTPTypes
@@ -18,11 +19,13 @@ struct ClaimTests {
     /// An agent deleted the user's thread: nothing of the conversation is left in Discord, but the
     /// id was used, so the app key alone does not open it (the mirror and a replay still hold it).
     @Test func anIdWhoseThreadWasDeletedIsNotFreeToClaim() async throws {
-        try await withServer(gateway: true) { server in
+        try await withServer { server in
             let owner = try await server.session(#"{"userId":"deleted-thread-user"}"#)
             #expect(try await server.send("my card number is in this thread", token: owner.token).status == .created)
             let thread = try #require(try await server.thread(of: owner.userId))
             try server.emulator.deleteThread(thread)
+            // The deletion as the gateway daemon hands it over.
+            #expect(try await server.forward(try MirrorTests.events([.threadDeleted(threadID: thread)])).status == .ok)
             try await eventually("the deletion reached the store") {
                 try await server.store.user(UserID(owner.userId)!)?.threadID == nil
             }
