@@ -310,7 +310,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ThreadDeskCoreTests",
-            dependencies: ["ThreadDeskCore", "DiscordREST", .product(name: "ThreadDeskWire", package: "ThreadDeskKit")],
+            dependencies: ["ThreadDeskCore", "DiscordREST", "TestSupport", .product(name: "ThreadDeskWire", package: "ThreadDeskKit")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
