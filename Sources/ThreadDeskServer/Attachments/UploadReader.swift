@@ -88,7 +88,9 @@ final class UploadReader: Sendable {
         var files: [DiscordFile] = []
         for part in parts {
             let bytes = body.getSlice(at: body.readerIndex + part.range.lowerBound, length: part.range.count) ?? ByteBuffer()
-            guard let filename = part.filename else {
+            // A `files` part without a file name (what generic multipart encoders send for a
+            // binary field) is a file all the same, named for its type.
+            guard let filename = part.filename ?? (part.name == "files" ? "file" : nil) else {
                 guard part.name == MessageForm.content, text == nil else {
                     throw APIError.badRequest(.unexpectedField, "Only a `content` field and files may be sent; got `\(String(part.name.prefix(40)))`.")
                 }
