@@ -97,6 +97,23 @@ public enum AttachmentRules {
     private static let attrCharacters = Set(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~".utf8)
 
+    /// Types a browser would run as a page or a script (XML can carry either).
+    static let runnableTypes: Set<String> = [
+        "text/html", "application/xhtml+xml", "image/svg+xml", "text/javascript", "application/javascript", "application/x-javascript",
+        "text/ecmascript", "application/ecmascript", "application/xml", "text/xml", "application/xslt+xml", "multipart/related",
+        "application/hta", "text/xsl", "application/wasm",
+    ]
+
+    /// The type a file from Discord is served as: its own, unless a browser would run it (HTML,
+    /// SVG, XHTML, JavaScript, any XML), which goes out as bytes to download, never as itself.
+    public static func servedType(_ contentType: String?) -> String {
+        let type = contentType.map(mediaType) ?? ""
+        guard type.split(separator: "/").count == 2, !runnableTypes.contains(type), !type.hasSuffix("+xml") else {
+            return "application/octet-stream"
+        }
+        return type
+    }
+
     /// The media type without parameters, lower-cased (`Image/PNG; x=y` → `image/png`).
     public static func mediaType(_ contentType: String) -> String {
         String(contentType.prefix { $0 != ";" }).lowercased().filter { !$0.isWhitespace }

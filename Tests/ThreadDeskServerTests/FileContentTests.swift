@@ -88,4 +88,38 @@ struct FileContentServerTests {
             #expect(try await server.request(.get, "/health").status == .ok)
         }
     }
+
+    /// What an agent posts in Discord is served with its guards, and a type a browser would run
+    /// (HTML, SVG, XHTML, JavaScript) never under its own type.
+    @Test func runnableTypesFromDiscordAreServedAsBytesToDownload() async throws {
+        try await withServer { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let files: [(String, String)] = [
+                ("page.html", "text/html; charset=utf-8"), ("logo.svg", "image/svg+xml"), ("app.xhtml", "application/xhtml+xml"),
+                ("run.js", "text/javascript"), ("shot.png", "image/png"),
+            ]
+            let reply = try server.emulator.replyAsAgent(
+                inThread: thread, content: "",
+                attachments: files.map { .init(filename: $0.0, contentType: $0.1, data: $0.0 == "shot.png" ? Data(FileSamples.bytes(of: "image/png")) : Data("<script>alert(1)</script>".utf8)) })
+            var attachments: [JSON] = []
+            try await eventually("the agent's files in the user's conversation") {
+                attachments = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?.arrayValue ?? []
+                return attachments.count == files.count
+            }
+            for attachment in attachments {
+                let id = try #require(attachment["id"]?.stringValue)
+                let name = attachment["filename"]?.stringValue ?? ""
+                let served = try await server.request(.get, "/v1/attachments/\(id)", token: user.token)
+                #expect(served.status == .ok)
+                #expect(served.headers[.init("X-Content-Type-Options")!] == "nosniff")
+                #expect(served.headers[.contentSecurityPolicy]?.contains("sandbox") == true)
+                if name == "shot.png" {
+                    #expect(served.headers[.contentType] == "image/png")
+                } else {
+                    #expect(served.headers[.contentType] == "application/octet-stream", "\(name)")
+                    #expect(served.headers[.contentDisposition]?.hasPrefix("attachment") == true, "\(name)")
+                }
+            }
+        }
+    }
 }

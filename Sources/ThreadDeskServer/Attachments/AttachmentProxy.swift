@@ -95,7 +95,8 @@ struct AttachmentProxy: Sendable {
     /// with that type (an agent's `page.html` sent as text is saved as `page.html.txt`), cacheable
     /// by the app alone (an attachment's bytes never change).
     static func relay(_ answer: HTTPClientResponse, attachment: MirroredMessage.Attachment) -> Response {
-        let type = attachment.contentType.map(AttachmentRules.mediaType) ?? "application/octet-stream"
+        // Never a page or a script under its own type, whatever an agent posted.
+        let type = AttachmentRules.servedType(attachment.contentType)
         let inline = type.hasPrefix("image/") || type.hasPrefix("video/")
         let name = AttachmentRules.filename(AttachmentRules.sanitizedFilename(attachment.filename), agreeingWith: type)
         var headers: HTTPFields = [
