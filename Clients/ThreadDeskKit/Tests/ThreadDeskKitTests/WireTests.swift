@@ -8,8 +8,10 @@ struct WireTests {
         let known = try JSONDecoder().decode(ErrorBody.self, from: Data(#"{"error":{"code":"rate_limited","message":"slow down"}}"#.utf8))
         #expect(known.error.code == .rateLimited)
         let newer = try JSONDecoder().decode(ErrorBody.self, from: Data(#"{"error":{"code":"from_the_future","message":"?"}}"#.utf8))
-        #expect(newer.error.code == .unknown("from_the_future"))
+        #expect(newer.error.code == ErrorCode(rawValue: "from_the_future"))
+        #expect(!newer.error.code.isKnown && ErrorCode.rateLimited.isKnown)
         #expect(ErrorCode(rawValue: "http_405") == .http(status: 405))
+        #expect(ErrorCode.http(status: 405).httpStatus == 405 && ErrorCode.rateLimited.httpStatus == nil)
         #expect(String(decoding: try JSONEncoder().encode(ErrorCode.invalidUserHash), as: UTF8.self) == #""invalid_user_hash""#)
         #expect(ErrorCode(rawValue: ErrorCode.messageTooLong.rawValue) == .messageTooLong)
     }
