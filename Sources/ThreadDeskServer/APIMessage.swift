@@ -18,18 +18,6 @@ extension SupportMessage {
             createdAt: message.createdAt, editedAt: message.editedAt, replyTo: message.replyTo?.description)
     }
 
-    init(_ message: DiscordMessage, author: MessageAuthor) {
-        self.init(
-            id: message.id, author: author,
-            authorName: author == .support ? (message.author.globalName ?? message.author.username) : nil,
-            content: author == .user ? NoteMarkers.userText(posted: message.content) : message.content,
-            attachments: message.attachments.map {
-                Attachment(
-                    id: $0.id, filename: $0.filename, size: $0.size, contentType: $0.contentType, url: Self.attachmentPath($0.id),
-                    width: $0.width, height: $0.height)
-            },
-            createdAt: message.timestamp, editedAt: message.editedTimestamp)
-    }
 }
 
 extension APIMessage {

@@ -6,12 +6,9 @@ import Synchronization
 final class CatchUpGate: Sendable {
     private struct State {
         var started = 0
-        var finished = 0
         /// The run number the latest request needs, and why it was asked for.
         var wanted = 0
         var reasons: Set<String> = []
-        var nextWaiter: UInt64 = 0
-        var waiters: [UInt64: (target: Int, continuation: CheckedContinuation<Void, any Error>)] = [:]
     }
 
     private let state = Mutex(State())
@@ -20,7 +17,7 @@ final class CatchUpGate: Sendable {
 
     init() {}
 
-    /// Asks for a run; returns its number, to `wait(for:)`.
+    /// Asks for a run; returns its number.
     @discardableResult
     func request(_ reason: String) -> Int {
         let target = state.withLock { state in
@@ -40,38 +37,5 @@ final class CatchUpGate: Sendable {
             defer { state.reasons = [] }
             return state.reasons.sorted().joined(separator: ", ")
         }
-    }
-
-    func finishRun() {
-        let done = state.withLock { state in
-            state.finished += 1
-            let finished = state.finished
-            let done = state.waiters.filter { $0.value.target <= finished }
-            for id in done.keys { state.waiters[id] = nil }
-            return done.values.map(\.continuation)
-        }
-        for continuation in done { continuation.resume() }
-    }
-
-    /// Returns once run `target` has finished; cancellable.
-    func wait(for target: Int) async throws {
-        let id = state.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        try await suspendCancellably { continuation in
-            let finished = state.withLock { state in
-                if state.finished >= target { return true }
-                state.waiters[id] = (target, continuation)
-                return false
-            }
-            if finished { continuation.resume() }
-        } abandon: { [weak self] in
-            self?.abandon(id)
-        }
-    }
-
-    private func abandon(_ id: UInt64) {
-        state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())
     }
 }

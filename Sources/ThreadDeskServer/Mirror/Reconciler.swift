@@ -23,7 +23,7 @@ struct Reconciler: Sendable {
     func run(reason: String, periodic: Bool) async {
         defer { metrics.catchUps.increment() }
         do {
-            let ran = try await store.exclusively("reconcile") { try await reconcile(reason: reason, periodic: periodic) }
+            let ran: Void? = try await store.exclusively("reconcile") { try await reconcile(reason: reason, periodic: periodic) }
             if ran == nil { logger.debug("Another replica is reconciling", metadata: ["reason": "\(reason)"]) }
         } catch {
             metrics.catchUpFailures.increment()

@@ -14,7 +14,7 @@ struct ReconciliationService: Service, CustomStringConvertible {
     func run() async throws {
         let gate = service.reconciliations
         // Only cancellation (graceful shutdown) ends the loop.
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             // A restart is a gap: facts queued for ingestion when the last process stopped are lost.
             do {
                 try await service.feed.gap()
@@ -30,7 +30,6 @@ struct ReconciliationService: Service, CustomStringConvertible {
                             await service.reconciler.run(reason: reason, periodic: periodic)
                         }
                     }
-                    gate.finishRun()
                     periodic = false
                 }
                 if await !gate.wakeUps.wait(upTo: interval), !Task.isCancelled {

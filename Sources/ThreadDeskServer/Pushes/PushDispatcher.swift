@@ -102,18 +102,6 @@ final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertibl
         await wakeUps.wait(upTo: wait)
     }
 
-    /// Sends every push due now and returns when they are done (tests).
-    func dispatchDue() async {
-        await withDiscardingTaskGroup { group in
-            for (user, pushes) in await due() {
-                group.addTask {
-                    await self.deliver(pushes, to: user)
-                    _ = self.inFlight.withLock { $0.remove(user) }
-                }
-            }
-        }
-    }
-
     private func deliver(_ pushes: [DuePush], to user: UserID) async {
         do {
             try await Deadline.within(settings.retryCap) {
