@@ -17,7 +17,8 @@ extension SupportService {
         let filename = DiagnosticsSummary.filename(at: now)
         let summary = DiagnosticsSummary(filename: filename, byteCount: bytes.count, document: document)
         let key = idempotencyKey ?? UUID().uuidString
-        return try await withUser(id, idempotencyKey: idempotencyKey) { context in
+        // A key names one upload: the same key on a message is another request, not a reuse.
+        return try await withUser(id, idempotencyKey: idempotencyKey.map { "diagnostics:" + $0 }) { context in
             if let stored = context.storedResponse, let result = try? JSONDecoder().decode(DiagnosticsResult.self, from: stored.body) {
                 return result
             }

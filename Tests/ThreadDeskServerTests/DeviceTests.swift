@@ -180,4 +180,19 @@ struct DeviceTests {
             #expect(try await server.store.user(UserID(user.userId)!)?.pushToken == nil)
         }
     }
+
+    /// An idempotency key names one request of one kind: a diagnostics upload and a message that
+    /// happen to carry the same key are two requests, each answered as itself.
+    @Test func aDiagnosticsKeyAndAMessageKeyNeverCollide() async throws {
+        try await withServer { server in
+            let (user, _, _) = try await server.userWithThread()
+            let key: HTTPFields = [.init("Idempotency-Key")!: "same-key"]
+            #expect(try await server.request(.post, "/v1/diagnostics", token: user.token, headers: key, json: #"{"a":1}"#).status == .created)
+            #expect(try await server.send("a message", token: user.token, key: "same-key").status == .created)
+            // Each retried as itself.
+            #expect(try await server.request(.post, "/v1/diagnostics", token: user.token, headers: key, json: #"{"a":1}"#).status == .created)
+            #expect(try await server.send("a message", token: user.token, key: "same-key").status == .created)
+            #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["hello", "a message"])
+        }
+    }
 }
