@@ -54,6 +54,8 @@ public struct ServerConfiguration: Sendable {
     /// After SIGTERM, how long in-flight requests may take to finish before they are cancelled;
     /// the process is gone at most `shutdownCancelGrace` later.
     public var shutdownGrace: Duration = .seconds(10)
+    /// How long the answer to an idempotency key is kept for retries (`IDEMPOTENCY_RETENTION_HOURS`).
+    public var idempotencyRetention: Duration = .seconds(48 * 3600)
     public var shutdownCancelGrace: Duration = .seconds(5)
     /// When set, every wait older than this is logged with what it waits on (a debugging switch).
     public var debugWaitThreshold: Duration?
@@ -149,6 +151,13 @@ public struct ServerConfiguration: Sendable {
         }
         if let timeout = seconds("REQUEST_TIMEOUT_SECONDS", atLeast: 1) { requestTimeout = timeout }
         if let grace = seconds("SHUTDOWN_GRACE_SECONDS", atLeast: 0) { shutdownGrace = grace }
+        if let hours = value("IDEMPOTENCY_RETENTION_HOURS") {
+            if let count = Int(hours), (1...8760).contains(count) {
+                idempotencyRetention = .seconds(count * 3600)
+            } else {
+                problem.invalid.append("IDEMPOTENCY_RETENTION_HOURS (1 to 8760)")
+            }
+        }
         debugWaitThreshold = seconds("DEBUG_WAIT_SECONDS", atLeast: 0.1)
         if let idle = seconds("IDLE_TIMEOUT_SECONDS", atLeast: 1) { idleTimeout = idle }
         for (name, keyPath) in QuotaSettings.variables {

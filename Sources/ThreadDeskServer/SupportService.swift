@@ -47,6 +47,8 @@ public final class SupportService: Sendable {
     let attachments: AttachmentProxy
     /// The limits per user, address and app.
     let quotas: Quotas
+    /// The time as the service reads it (tests move it).
+    let now: @Sendable () -> Date
 
     public init(
         store: any UserStore, discord: DiscordClient<ContinuousClock>, configuration: ServerConfiguration,
@@ -54,6 +56,7 @@ public final class SupportService: Sendable {
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.waits = waits
+        self.now = now
         self.store = store
         self.discord = discord
         self.configuration = configuration
@@ -92,7 +95,8 @@ public final class SupportService: Sendable {
 
     /// What runs beside the HTTP server for this service.
     var services: [any Service] {
-        [ingestionQueue, ReconciliationService(service: self, interval: configuration.mirror.reconcileInterval), live]
+        [ingestionQueue, ReconciliationService(service: self, interval: configuration.mirror.reconcileInterval), live,
+         IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, now: now)]
             + (pushes.map { [$0] } ?? []) + (receipts.map { [$0] } ?? [])
     }
 

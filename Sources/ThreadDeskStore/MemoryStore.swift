@@ -7,7 +7,7 @@ import ThreadDeskCore
 public final class MemoryStore: UserStore {
     private struct State {
         var users: [UserID: UserRecord] = [:]
-        var responses: [String: StoredResponse] = [:]
+        var responses: [String: (response: StoredResponse, at: Date)] = [:]
         var globals: [String: String] = [:]
     }
 
@@ -31,15 +31,25 @@ public final class MemoryStore: UserStore {
         try await lock.withLock(id) {
             let responseKey = idempotencyKey.map { "\(id.rawValue)\u{0}\($0)" }
             var context = state.withLock { state in
-                UserContext(id: id, record: state.users[id], storedResponse: responseKey.flatMap { state.responses[$0] })
+                UserContext(id: id, record: state.users[id], storedResponse: responseKey.flatMap { state.responses[$0]?.response })
             }
             defer {
                 state.withLock { state in
                     if let record = context.record { state.users[id] = record }
-                    if let responseKey, let response = context.response { state.responses[responseKey] = response }
+                    if let responseKey, let response = context.response, state.responses[responseKey] == nil {
+                        state.responses[responseKey] = (response, Date())
+                    }
                 }
             }
             return try await body(&context)
+        }
+    }
+
+    public func pruneResponses(before date: Date) async throws -> Int {
+        state.withLock { state in
+            let before = state.responses.count
+            state.responses = state.responses.filter { $0.value.at >= date }
+            return before - state.responses.count
         }
     }
 

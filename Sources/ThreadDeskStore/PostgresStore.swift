@@ -330,6 +330,16 @@ public final class PostgresStore: UserStore, Service {
         }
     }
 
+    public func pruneResponses(before date: Date) async throws -> Int {
+        try await database {
+            let rows = try await client.withConnection { connection in
+                try await connection.rows(
+                    "WITH gone AS (DELETE FROM idempotency WHERE created_at < \(date) RETURNING 1) SELECT count(*) FROM gone", logger: logger)
+            }
+            return try rows.first?.decode(Int.self) ?? 0
+        }
+    }
+
     public func setGlobalValue(_ key: String, to value: String?) async throws {
         try await database { try await writeGlobalValue(key, value) }
     }

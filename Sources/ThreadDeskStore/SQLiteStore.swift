@@ -102,9 +102,10 @@ public final class SQLiteStore: UserStore {
     }
 
     /// Idempotency records older than `age` are of no use to a retrying client.
-    public func pruneResponses(olderThan age: TimeInterval) async throws {
-        try await pool.write { db in
-            try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [Date().addingTimeInterval(-age)])
+    public func pruneResponses(before date: Date) async throws -> Int {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [date])
+            return db.changesCount
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import ThreadDeskCore
 
 /// The per-user serialized store: the role a Durable Object played in the system we replace.
@@ -26,6 +27,11 @@ public protocol UserStore: ConversationStore {
     /// `limit.period`): nil when taken, else how long until one is there. Every replica that
     /// shares the store shares the bucket.
     func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration?
+
+    /// Forgets the answers kept for idempotency keys that were stored before `date` (a retry that
+    /// late is a new request); returns how many went.
+    @discardableResult
+    func pruneResponses(before date: Date) async throws -> Int
 }
 
 extension UserStore {

@@ -3,6 +3,7 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import TestSupport
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -155,6 +156,19 @@ struct MessageTests {
             server.emulator.injectServerErrors(count: 0)
             #expect(try await server.send("hello?", token: user.token, key: "first-1").status == .created)
             #expect(server.emulator.threads().count == 1)
+        }
+    }
+
+    /// The answers kept for idempotency keys are pruned once past their retention: the store does
+    /// not grow with every message ever sent. (A retention of moments, so the test need not wait.)
+    @Test func oldIdempotencyAnswersArePrunedWhileTheServerRuns() async throws {
+        try await withServer({ $0.idempotencyRetention = .milliseconds(300) }) { server in
+            let user = try await server.session()
+            #expect(try await server.send("hello", token: user.token, key: "kept-for-a-moment").status == .created)
+            let id = try #require(UserID(user.userId))
+            try await eventually("the answer pruned") {
+                try await server.store.withUser(id, idempotencyKey: "kept-for-a-moment") { $0.storedResponse } == nil
+            }
         }
     }
 }

@@ -183,6 +183,23 @@ struct StoreContractTests {
         }
     }
 
+    /// Answers kept for idempotency keys go once older than the cutoff; newer ones stay.
+    @Test(arguments: StoreKind.available)
+    func oldIdempotencyAnswersArePruned(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.withUser(alice, idempotencyKey: "send-1") { context in
+                context.record = UserRecord(id: alice)
+                context.response = StoredResponse(status: 201, body: Data("{}".utf8), fingerprint: "f")
+            }
+            #expect(try await store.pruneResponses(before: Date().addingTimeInterval(-3600)) == 0)
+            let kept = try await store.withUser(alice, idempotencyKey: "send-1") { $0.storedResponse }
+            #expect(kept?.status == 201)
+            #expect(try await store.pruneResponses(before: Date().addingTimeInterval(60)) == 1)
+            let gone = try await store.withUser(alice, idempotencyKey: "send-1") { $0.storedResponse }
+            #expect(gone == nil)
+        }
+    }
+
     @Test(arguments: StoreKind.available)
     func globalValues(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in

@@ -1,0 +1,39 @@
+import Deadlines
+import Foundation
+import Logging
+import ServiceLifecycle
+import ThreadDeskStore
+
+/// Forgets the answers kept for idempotency keys once they are older than the retention (a client
+/// retries within minutes; a retry a day later is a new request), so the store does not grow
+/// with every message ever sent. Runs at start and then every quarter of the retention, at most
+/// hourly; asleep in between.
+struct IdempotencyPruner: Service, CustomStringConvertible {
+    let store: any UserStore
+    let retention: Duration
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    var description: String { "IdempotencyPruner(keeps \(retention))" }
+
+    var interval: Duration { min(retention / 4, .seconds(3600)) }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await prune()
+                guard (try? await cancellableSleep(for: interval)) != nil else { return }
+            }
+        }
+    }
+
+    func prune() async {
+        let cutoff = now().addingTimeInterval(-(retention / .seconds(1)))
+        do {
+            let gone = try await Deadline.within(.seconds(30)) { try await store.pruneResponses(before: cutoff) }
+            if gone > 0 { logger.info("Forgot old idempotency answers", metadata: ["count": "\(gone)"]) }
+        } catch {
+            logger.warning("Could not prune old idempotency answers; the next round tries again", metadata: ["error": "\(error)"])
+        }
+    }
+}
