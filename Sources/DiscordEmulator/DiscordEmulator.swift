@@ -67,7 +67,9 @@ public final class DiscordEmulator: Service, Sendable {
             logger: logger
         )
         do {
-            try await application.runService()
+            // The group that runs the emulator decides when it stops: catching SIGTERM here too
+            // would end it while the server that talks to it still drains (the sandbox).
+            try await application.runService(gracefulShutdownSignals: [])
         } catch {
             // A server that never listened must not leave `endpoints()` waiting forever.
             let waiters = port.withLock { state in

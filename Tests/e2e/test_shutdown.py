@@ -80,3 +80,51 @@ def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swif
                 server.kill()
                 server.wait(timeout=10)
             requests.post(discord["controlURL"] + "/faults/latency", json={"milliseconds": 0}, timeout=5)
+
+
+def test_the_sandbox_drains_before_its_emulators_stop(swift_bin, tmp_path):
+    """SIGTERM while sends are in flight: the sandbox's server drains first, then the emulators it
+    talks to stop, and the process exits 0. (The emulator used to catch SIGTERM itself and stop at
+    once; the drain then outlived the cancellation limit and the process crashed.)"""
+    port = free_port()
+    with tempfile.TemporaryFile(mode="w+") as log:
+        sandbox = subprocess.Popen([str(swift_bin / "threaddesk"), "sandbox", "--port", str(port), "--data-directory", str(tmp_path)],
+                                   stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_healthy(base, sandbox, log)
+            app_key = requests.get(base + "/sandbox/api/config", timeout=5).json()["appKey"]
+            token = requests.post(base + "/v1/session", json={}, headers={"X-App-Key": app_key}, timeout=10).json()["token"]
+            sent = []
+            stop = threading.Event()
+
+            def send():
+                index = 0
+                while not stop.is_set():
+                    index += 1
+                    try:
+                        answer = requests.post(base + "/v1/messages", json={"content": f"message {index}"}, timeout=10,
+                                               headers={"Authorization": f"Bearer {token}", "Idempotency-Key": f"k{index}"})
+                        sent.append(answer.status_code)
+                    except requests.RequestException:
+                        return
+
+            sender = threading.Thread(target=send)
+            sender.start()
+            deadline = time.monotonic() + 20
+            while len(sent) < 3:
+                assert time.monotonic() < deadline, "no send got through"
+                time.sleep(0.02)
+            started = time.monotonic()
+            sandbox.send_signal(signal.SIGTERM)
+            code = sandbox.wait(timeout=15 + CANCEL_SECONDS + 5)
+            took = time.monotonic() - started
+            stop.set()
+            sender.join(timeout=15)
+            log.seek(0)
+            output = log.read()
+            assert code == 0 and "Fatal error" not in output, output[-4000:]
+            assert took < 15, f"shutdown took {took:.1f} s"
+        finally:
+            if sandbox.poll() is None:
+                sandbox.kill()
