@@ -12,10 +12,19 @@ struct LegacyRoutes: Sendable {
     let service: SupportService
     let apiKey: String
 
+    /// Behind the legacy key; a route whose user is in its path is charged before its handler
+    /// (a message's user is in its body, so the handler charges it once the body is read).
     func register(on router: Router<ThreadDeskRequestContext>) {
-        router.post("new-message", use: newMessage)
-        router.get("messages/:userId", use: messages)
-        router.post("upload-diagnostics/:key", use: uploadDiagnostics)
+        let quotas = service.quotas
+        let legacy = router.group().add(middleware: LegacyAuthentication(apiKey: apiKey))
+        legacy.post("new-message", use: newMessage)
+        legacy.group().add(middleware: LimitMiddleware(quotas: quotas) { context in .read(try Self.userID(context.parameters.get("userId") ?? "")) })
+            .get("messages/:userId", use: messages)
+        legacy.group()
+            .add(middleware: LimitMiddleware(quotas: quotas) { context in
+                .diagnostics(try Self.userID(String((context.parameters.get("key") ?? "").prefix(11))))
+            })
+            .post("upload-diagnostics/:key", use: uploadDiagnostics)
     }
 
     private struct NewMessage: Decodable {
@@ -34,7 +43,6 @@ struct LegacyRoutes: Sendable {
     }
 
     @Sendable func newMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        try checkKey(request)
         let body = try await request.decode(NewMessage.self, limit: V1Routes.smallBodyLimit)
         let user = try Self.userID(body.userId)
         let address = service.quotas.clientAddress(request, context)
@@ -59,30 +67,22 @@ struct LegacyRoutes: Sendable {
     }
 
     @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        try checkKey(request)
         let user = try Self.userID(context.parameters.get("userId") ?? "")
-        try await service.quotas.charge(.read(user), address: service.quotas.clientAddress(request, context))
         let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         if let after, Snowflake(after) == nil { throw APIError.badRequest(.invalidAfter, "after must be a message id.") }
         return try jsonResponse(try await service.legacyMessages(for: user, after: after))
     }
 
     @Sendable func uploadDiagnostics(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        try checkKey(request)
         let key = context.parameters.get("key") ?? ""
         let user = try Self.userID(String(key.prefix(11)))
         let address = service.quotas.clientAddress(request, context)
-        try await service.quotas.charge(.diagnostics(user), address: address)
         let (bytes, document) = try await request.jsonObject(limit: V1Routes.diagnosticsLimit)
         try await service.legacyEnsureUser(user)
         let idempotency = IdempotencyKey.isValid(key) ? "legacy-upload-\(key)" : nil
         let result = try await service.uploadDiagnostics(
             bytes, document: document, idempotencyKey: idempotency, for: user, from: address)
         return try jsonResponse(["success": "true", "filename": result.filename])
-    }
-
-    private func checkKey(_ request: Request) throws {
-        guard let key = request.headers[.apiKey], constantTimeEquals(key, apiKey) else { throw APIError.badAPIKey }
     }
 
     /// Legacy ids are the reference app's `xxx-xxx-xxx`.

@@ -8,6 +8,8 @@ public struct ThreadDeskRequestContext: RequestContext, RemoteAddressRequestCont
     public let remoteAddress: SocketAddress?
     /// The connection, so a live stream whose client stopped reading can be closed.
     let channel: any Channel
+    /// Who the request proved to be (set by the route group's authentication middleware).
+    var caller: Caller?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

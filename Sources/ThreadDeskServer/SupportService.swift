@@ -198,19 +198,13 @@ public final class SupportService: Sendable {
     public static func attemptNote(at date: Date) -> String { attemptNotePrefix + ISO8601DateFormatter().string(from: date) }
 
     /// Ends the session of `token` (sign-out on one device); the user's other tokens stay live.
-    func closeSession(token: String) async throws {
-        let record = try await authenticatedUser(token: token)
+    func closeSession(_ record: UserRecord, token: String) async throws {
         try await withUser(record.id, work: .brief) { context in
             context.record?.removeToken(hash: UserToken.hash(token))
             context.record?.updatedAt = Date()
         }
         // Its event streams, here and on every replica, end with it.
         live.tokensChanged(record.id)
-    }
-
-    /// The user a bearer token belongs to.
-    func authenticate(token: String) async throws -> UserID {
-        try await authenticatedUser(token: token).id
     }
 
     /// The whole record of the user a bearer token belongs to (one lookup for a read).

@@ -7,10 +7,8 @@ import ThreadDeskWire
 extension V1Routes {
     /// `GET /v1/attachments/{id}`: the bytes of an attachment of the user's own conversation.
     @Sendable func attachment(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        let record = try await service.authenticatedUser(token: token)
+        let record = try context.user()
         let address = service.quotas.clientAddress(request, context)
-        try await service.quotas.charge(.read(record.id), address: address)
         guard let raw = context.parameters.get("id"), let id = Snowflake(raw) else {
             throw APIError(.notFound, .attachmentNotFound, "No attachment with this id in your conversation.")
         }

@@ -16,10 +16,9 @@ extension V1Routes {
     /// Server-sent events of the user's conversation. `Last-Event-ID` (or `?lastEventId=`, for
     /// clients that cannot set headers) resumes after that event.
     @Sendable func events(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        let record = try await service.authenticatedUser(token: token)
+        let record = try context.user()
+        let token = try context.userToken()
         let address = service.quotas.clientAddress(request, context)
-        try await service.quotas.charge(.read(record.id), address: address)
         let lastEventID = request.headers[.lastEventID] ?? request.uri.queryParameters["lastEventId"].map(String.init)
         if let lastEventID, lastEventID.utf8.count > 20 || !lastEventID.allSatisfy({ $0.isASCII && $0.isNumber }) {
             throw APIError.badRequest(.invalidLastEventId, "Last-Event-ID must be the id of an event this stream sent (digits).")
@@ -53,16 +52,12 @@ extension V1Routes {
     }
 
     @Sendable func typing(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        let record = try await service.authenticatedUser(token: token)
-        try await service.userTyping(record)
+        try await service.userTyping(try context.user())
         return Response(status: .noContent)
     }
 
     @Sendable func read(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        let record = try await service.authenticatedUser(token: token)
-        try await service.quotas.charge(.update(record.id), address: service.quotas.clientAddress(request, context))
+        let record = try context.user()
         let body = try await request.decode(ReadRequest.self, limit: Self.smallBodyLimit)
         guard let id = Snowflake(body.messageId) else {
             throw APIError.badRequest(.invalidMessageId, "messageId must be a message id (digits).")
@@ -71,10 +66,7 @@ extension V1Routes {
     }
 
     @Sendable func unread(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        let record = try await service.authenticatedUser(token: token)
-        try await service.quotas.charge(.read(record.id), address: service.quotas.clientAddress(request, context))
-        return try jsonResponse(try await service.readState(record.id))
+        return try jsonResponse(try await service.readState(try context.user().id))
     }
 }
 

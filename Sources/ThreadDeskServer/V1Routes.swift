@@ -13,27 +13,29 @@ struct V1Routes: Sendable {
     static let smallBodyLimit = 64 * 1024
     static let diagnosticsLimit = 8 * 1024 * 1024
 
+    /// Each route's group says who may call it (the middleware authenticates) and which limits
+    /// it charges (before the handler runs); the handlers only do the work.
     func register(on router: Router<ThreadDeskRequestContext>) {
-        let v1 = router.group("v1")
-        v1.post("session", use: openSession)
-        v1.delete("session", use: closeSession)
-        v1.post("messages", use: postMessage)
-        v1.get("messages", use: messages)
-        v1.patch("messages/:id", use: editMessage)
-        v1.delete("messages/:id", use: deleteMessage)
-        v1.post("diagnostics", use: uploadDiagnostics)
-        v1.put("installation", use: updateInstallation)
-        v1.put("push-token", use: setPushToken)
-        v1.delete("push-token", use: deletePushToken)
-        v1.get("events", use: events)
-        v1.post("typing", use: typing)
-        v1.post("read", use: read)
-        v1.get("unread", use: unread)
-        v1.get("attachments/:id", use: attachment)
+        let quotas = service.quotas
+        let app = router.group("v1").add(middleware: AppAuthentication(appKey: service.configuration.appKey))
+        app.group().add(middleware: LimitMiddleware(quotas: quotas) { _ in .session }).post("session", use: openSession)
+
+        let users = router.group("v1").add(middleware: UserAuthentication(service: service))
+        func limited(_ cost: @escaping @Sendable (UserID) -> Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
+            users.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
+        }
+        users.delete("session", use: closeSession)
+        users.delete("push-token", use: deletePushToken)
+        users.post("typing", use: typing)
+        limited { .send($0) }.post("messages", use: postMessage).patch("messages/:id", use: editMessage).delete("messages/:id", use: deleteMessage)
+        limited { .read($0) }.get("messages", use: messages).get("events", use: events).get("unread", use: unread)
+            .get("attachments/:id", use: attachment)
+        limited { .diagnostics($0) }.post("diagnostics", use: uploadDiagnostics)
+        limited { .installation($0) }.put("installation", use: updateInstallation)
+        limited { .update($0) }.put("push-token", use: setPushToken).post("read", use: read)
     }
 
     @Sendable func openSession(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let key = request.headers[.appKey], constantTimeEquals(key, service.configuration.appKey) else { throw APIError.badAppKey }
         let body = try await request.decode(SessionRequest.self, limit: Self.smallBodyLimit, invalid: ["installation": .invalidInstallation])
         let userID = try body.userId.map { raw in
             guard let id = UserID(raw) else {
@@ -43,21 +45,18 @@ struct V1Routes: Sendable {
         }
         if let hash = body.userHash, hash.count > 128 { throw APIError.badRequest(.invalidUserHash, "userHash is too long.") }
         let installation = try body.installation.map { try Self.installation(JSON($0)) }
-        try await service.quotas.charge(.session, address: address(request, context))
         let session = try await service.openSession(
-            userID: userID, userHash: body.userHash, presentedToken: request.bearerToken, installation: installation)
+            userID: userID, userHash: body.userHash, presentedToken: context.presentedToken, installation: installation)
         return try jsonResponse(session, status: .created)
     }
 
     @Sendable func closeSession(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        try await service.closeSession(token: token)
+        try await service.closeSession(try context.user(), token: try context.userToken())
         return Response(status: .noContent)
     }
 
     @Sendable func postMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
-        try await service.quotas.charge(.send(user), address: address(request, context))
+        let user = try context.user().id
         guard let key = request.headers[.idempotencyKey] else {
             throw APIError.badRequest(.missingIdempotencyKey, "Send an Idempotency-Key header, the same on every retry of one message.")
         }
@@ -84,8 +83,7 @@ struct V1Routes: Sendable {
     }
 
     @Sendable func editMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
-        try await service.quotas.charge(.send(user), address: address(request, context))
+        let user = try context.user().id
         let id = try Self.messageID(context)
         let body = try await request.decode(MessageRequest.self, limit: Self.smallBodyLimit)
         let text = try APIError.validText(body.content)
@@ -93,8 +91,7 @@ struct V1Routes: Sendable {
     }
 
     @Sendable func deleteMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
-        try await service.quotas.charge(.send(user), address: address(request, context))
+        let user = try context.user().id
         try await service.deleteMessage(try Self.messageID(context), for: user)
         return Response(status: .noContent)
     }
@@ -107,9 +104,7 @@ struct V1Routes: Sendable {
     }
 
     @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        let record = try await service.authenticatedUser(token: token)
-        try await service.quotas.charge(.read(record.id), address: address(request, context))
+        let record = try context.user()
         let query = request.uri.queryParameters
         func snowflake(_ name: String) throws -> String? {
             guard let value = query[name[...]].map(String.init), !value.isEmpty else { return nil }
@@ -129,8 +124,7 @@ struct V1Routes: Sendable {
     }
 
     @Sendable func uploadDiagnostics(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
-        try await service.quotas.charge(.diagnostics(user), address: address(request, context))
+        let user = try context.user().id
         let key = request.headers[.idempotencyKey]
         if let key, !IdempotencyKey.isValid(key) {
             throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
@@ -142,15 +136,13 @@ struct V1Routes: Sendable {
     }
 
     @Sendable func updateInstallation(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
-        try await service.quotas.charge(.installation(user), address: address(request, context))
+        let user = try context.user().id
         let info = try Self.installation(try await request.jsonValue(limit: Self.smallBodyLimit).value)
         return try jsonResponse(try await service.updateInstallation(info, for: user))
     }
 
     @Sendable func setPushToken(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
-        try await service.quotas.charge(.update(user), address: address(request, context))
+        let user = try context.user().id
         let body = try await request.decode(PushTokenRequest.self, limit: Self.smallBodyLimit)
         guard Self.isDeviceToken(body.token) else {
             throw APIError.badRequest(.invalidPushToken, "token must be the APNs device token in hex (64 to 200 hex digits).")
@@ -163,18 +155,13 @@ struct V1Routes: Sendable {
     }
 
     @Sendable func deletePushToken(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
+        let user = try context.user().id
         try await service.setPushToken(nil, environment: nil, for: user)
         return Response(status: .noContent)
     }
 
     private func address(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
         service.quotas.clientAddress(request, context)
-    }
-
-    private func authenticate(_ request: Request) async throws -> UserID {
-        guard let token = request.bearerToken else { throw APIError.unauthorized }
-        return try await service.authenticate(token: token)
     }
 
     static func installation(_ json: JSON) throws -> InstallationInfo {

@@ -1,0 +1,113 @@
+import HTTPTypes
+import Hummingbird
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// Who a request proved to be, as the authentication middleware of its route group found it.
+/// Handlers read the caller from the context; none reads a credential header.
+enum Caller: Sendable {
+    /// A user, by one of their live tokens (`Authorization: Bearer`).
+    case user(UserRecord, token: String)
+    /// The app, by the app key (`X-App-Key`); a bearer token, if one came, is the client's
+    /// earlier session (a renewal or another device).
+    case app(presentedToken: String?)
+    /// The reference system's client, by the legacy key (`x-api-key`).
+    case legacy
+    /// The gateway daemon, by the gateway secret.
+    case daemon
+}
+
+extension ThreadDeskRequestContext {
+    /// The authenticated user, for routes behind `UserAuthentication`.
+    func user() throws(APIError) -> UserRecord {
+        guard case .user(let record, _) = caller else { throw APIError.unauthorized }
+        return record
+    }
+
+    /// The token the user authenticated with.
+    func userToken() throws(APIError) -> String {
+        guard case .user(_, let token) = caller else { throw APIError.unauthorized }
+        return token
+    }
+
+    /// The earlier session's token a client presented beside the app key, if any.
+    var presentedToken: String? {
+        guard case .app(let token) = caller else { return nil }
+        return token
+    }
+}
+
+/// Requires a live bearer token of a user (401 otherwise).
+struct UserAuthentication: RouterMiddleware {
+    let service: SupportService
+
+    func handle(
+        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard let token = request.bearerToken else { throw APIError.unauthorized }
+        var context = context
+        context.caller = .user(try await service.authenticatedUser(token: token), token: token)
+        return try await next(request, context)
+    }
+}
+
+/// Requires the app key (401 `invalid_app_key` otherwise).
+struct AppAuthentication: RouterMiddleware {
+    let appKey: String
+
+    func handle(
+        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard let key = request.headers[.appKey], constantTimeEquals(key, appKey) else { throw APIError.badAppKey }
+        var context = context
+        context.caller = .app(presentedToken: request.bearerToken)
+        return try await next(request, context)
+    }
+}
+
+/// Requires the legacy key (401 `invalid_api_key` otherwise).
+struct LegacyAuthentication: RouterMiddleware {
+    let apiKey: String
+
+    func handle(
+        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard let key = request.headers[.apiKey], constantTimeEquals(key, apiKey) else { throw APIError.badAPIKey }
+        var context = context
+        context.caller = .legacy
+        return try await next(request, context)
+    }
+}
+
+/// Requires the gateway secret as a bearer token (401 `invalid_gateway_secret` otherwise).
+struct DaemonAuthentication: RouterMiddleware {
+    let secret: String
+
+    func handle(
+        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard let token = request.bearerToken, constantTimeEquals(token, secret) else {
+            throw APIError(.unauthorized, .invalidGatewaySecret, "The gateway secret is missing or wrong.")
+        }
+        var context = context
+        context.caller = .daemon
+        return try await next(request, context)
+    }
+}
+
+/// Charges the route's limits before its handler runs (429 with `Retry-After` when one is spent):
+/// `cost` names them for the caller, nil for none.
+struct LimitMiddleware: RouterMiddleware {
+    let quotas: Quotas
+    let cost: @Sendable (ThreadDeskRequestContext) throws -> Quotas.Cost?
+
+    func handle(
+        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
+    ) async throws -> Response {
+        if let cost = try cost(context) {
+            try await quotas.charge(cost, address: quotas.clientAddress(request, context))
+        }
+        return try await next(request, context)
+    }
+}
