@@ -48,12 +48,14 @@ struct DeadlineMiddleware: RouterMiddleware {
         nonisolated(unsafe) let work = work
         let drain = self.drain
         let handle = TaskHandle()
+        // Unstructured so the handle can cancel it at the drain's end; awaited right below.
         let task = Task {
             try await withGracefulShutdownHandler {
                 try await work()
             } onGracefulShutdown: {
+                // Unstructured: the shutdown handler may not wait, it only arms the drain's end.
                 Task {
-                    try? await Task.sleep(for: drain)
+                    try? await cancellableSleep(for: drain)
                     handle.cancel()
                 }
             }

@@ -10,7 +10,7 @@ import ThreadDeskCore
 ///
 /// What is queued is not yet stored: a restart loses it, which is why the server counts its own
 /// start as a gap of the feed (the reconciliation then reads those threads from REST).
-final class IngestionQueue: Service, @unchecked Sendable, CustomStringConvertible {
+final class IngestionQueue: Service, Sendable, CustomStringConvertible {
     typealias Job = @Sendable () async -> Void
 
     private struct State {

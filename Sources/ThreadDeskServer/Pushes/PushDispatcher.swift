@@ -14,7 +14,7 @@ import ThreadDeskWire
 /// lock, so that on several replicas each push goes out once. A push that fails for a passing
 /// reason stays pending for its message and is tried again with backoff, until it is older than
 /// `PushSettings.maxAge`; another user's success never skips it.
-final class PushDispatcher: Service, @unchecked Sendable, CustomStringConvertible {
+final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     let store: any UserStore
     let apns: PushSender
     let settings: PushSettings
