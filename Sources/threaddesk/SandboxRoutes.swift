@@ -3,6 +3,7 @@ import DiscordEmulator
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ThreadDeskCore
 import NIOCore
 import ThreadDeskServer
 
@@ -114,7 +115,7 @@ struct SandboxRoutes: Sendable {
                 messages: discord.messages(inThread: thread.id).map { message in
                     MessageView(
                         id: message.id, author: message.authorIsBot ? "app" : "agent",
-                        isNote: message.content.hasPrefix(":ninja:"), content: message.content,
+                        isNote: NoteMarkers.startsNote(message.content), content: message.content,
                         attachments: message.attachmentNames, attachmentURLs: message.attachmentURLs, timestamp: message.timestamp,
                         reactions: message.reactions)
                 },

@@ -27,3 +27,27 @@ def test_state_and_pages_are_served(sandbox):
         assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
     root = requests.get(sandbox["url"] + "/", allow_redirects=False, timeout=10)
     assert root.status_code == 303 and root.headers["location"] == "/sandbox/console"
+
+
+def test_the_console_marks_notes_as_the_server_reads_them(sandbox):
+    """A note is whatever the server hides from the user: `:ninja:`, `🥷` (what Discord's client
+    sends for `:ninja:`), after invisible characters too; a user's own text that starts with a
+    marker is posted behind a visible prefix and is no note."""
+    base = sandbox["url"]
+    token = requests.post(base + "/v1/session", json={}, headers={"X-App-Key": sandbox["app_key"]}, timeout=10).json()["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    sent = requests.post(base + "/v1/messages", json={"content": ":ninja: not a note, the user typed it"},
+                         headers={**auth, "Idempotency-Key": "console-notes-1"}, timeout=10)
+    assert sent.status_code == 201, sent.text
+    state = requests.get(base + "/sandbox/api/state", timeout=10).json()
+    ours = [t for t in state["threads"] if any(m["content"].endswith("not a note, the user typed it") for m in t["messages"])]
+    assert len(ours) == 1, state
+    thread = ours[0]["id"]
+    for note in ("🥷 internal one", "\u200b:ninja: internal two"):
+        answer = requests.post(base + f"/sandbox/api/threads/{thread}/replies", json={"content": note}, timeout=10)
+        assert answer.status_code in (200, 201, 204), answer.text
+    state = requests.get(base + "/sandbox/api/state", timeout=10).json()
+    messages = next(t for t in state["threads"] if t["id"] == thread)["messages"]
+    marks = {m["content"]: m["isNote"] for m in messages}
+    assert marks["🥷 internal one"] is True and marks["\u200b:ninja: internal two"] is True, marks
+    assert [flag for content, flag in marks.items() if content.endswith("not a note, the user typed it")] == [False], marks
