@@ -13,7 +13,8 @@ public func fuzzEvents(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         return 0
     }
     for event in all {
-        precondition(event.data.utf8.count <= bytes.count && event.name.utf8.count <= 512, "an event larger than its input")
+        // Counted in scalars: an invalid byte reads as U+FFFD, three bytes of UTF-8 for one of input.
+        precondition(event.data.unicodeScalars.count <= bytes.count && event.name.unicodeScalars.count <= 512, "an event larger than its input")
         precondition(!(event.id?.contains(Character("\u{0}")) ?? false), "an id with NUL")
     }
     let cut = count == 0 ? 0 : Int(bytes[0]) % (count + 1)
