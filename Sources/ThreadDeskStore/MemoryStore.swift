@@ -7,7 +7,7 @@ import ThreadDeskCore
 public final class MemoryStore: UserStore {
     private struct State {
         var users: [UserID: UserRecord] = [:]
-        var responses: [String: (response: StoredResponse, at: Date)] = [:]
+        var results: [String: (result: IdempotentResult, at: Date)] = [:]
         var globals: [String: String] = [:]
     }
 
@@ -29,27 +29,25 @@ public final class MemoryStore: UserStore {
         _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         try await lock.withLock(id) {
-            let responseKey = idempotencyKey.map { "\(id.rawValue)\u{0}\($0)" }
-            var context = state.withLock { state in
-                UserContext(id: id, record: state.users[id], storedResponse: responseKey.flatMap { state.responses[$0]?.response })
-            }
-            defer {
-                state.withLock { state in
-                    if let record = context.record { state.users[id] = record }
-                    if let responseKey, let response = context.response, state.responses[responseKey] == nil {
-                        state.responses[responseKey] = (response, Date())
+            let resultKey = idempotencyKey.map { "\(id.rawValue)\u{0}\($0)" }
+            return try await UserTransaction.run(
+                id, idempotencyKey: idempotencyKey,
+                read: { state.withLock { state in (state.users[id], resultKey.flatMap { state.results[$0]?.result }) } },
+                save: { changed, kept in
+                    state.withLock { state in
+                        if let changed { state.users[id] = changed }
+                        if let resultKey, let kept, state.results[resultKey] == nil { state.results[resultKey] = (kept.result, Date()) }
                     }
-                }
-            }
-            return try await body(&context)
+                },
+                body: body)
         }
     }
 
-    public func pruneResponses(before date: Date) async throws -> Int {
+    public func pruneResults(before date: Date) async throws -> Int {
         state.withLock { state in
-            let before = state.responses.count
-            state.responses = state.responses.filter { $0.value.at >= date }
-            return before - state.responses.count
+            let before = state.results.count
+            state.results = state.results.filter { $0.value.at >= date }
+            return before - state.results.count
         }
     }
 
@@ -76,6 +74,8 @@ public final class MemoryStore: UserStore {
     public func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration? {
         buckets.take(key, limit: limit, cost: cost)
     }
+
+    public func migrate() async throws {}
 
     public func checkReachable() async throws {}
 }

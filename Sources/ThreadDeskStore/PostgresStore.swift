@@ -29,7 +29,6 @@ public final class PostgresStore: UserStore, Service {
     /// The NOTIFY channel of this deployment's live events (one per schema, so deployments that
     /// share a database stay apart).
     let liveChannel: String
-    private let migration = Mutex<Task<Void, any Error>?>(nil)
     private let takes = Atomic<Int>(0)
 
     /// - Parameter url: `postgres://user:password@host:port/database`; `search_path` may be given
@@ -91,8 +90,12 @@ public final class PostgresStore: UserStore, Service {
     }
 
     /// Creates the tables when missing. Safe when several replicas start at once: they take turns
-    /// under an advisory lock.
+    /// under an advisory lock. With the database away it fails after the lease timeout.
     public func migrate() async throws {
+        try await database { try await migrateOnce() }
+    }
+
+    private func migrateOnce() async throws {
         try await client.withConnection { connection in
             try await connection.rows("SELECT pg_advisory_lock(7405007)", logger: logger)
             do {
@@ -139,28 +142,11 @@ public final class PostgresStore: UserStore, Service {
         """,
     ]
 
-    /// Migrates once, on first use, whichever request comes first; retried after a failure.
-    private func ensureMigrated() async throws {
-        let task = migration.withLock { task in
-            if let task { return task }
-            let new = Task { try await self.migrate() }
-            task = new
-            return new
-        }
-        do {
-            try await task.value
-        } catch {
-            migration.withLock { $0 = nil }
-            throw StoreUnavailableError(error)
-        }
-    }
-
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
-    /// The lease probe comes first: with the database away, the migration would otherwise wait
+    /// The lease probe comes first: with the database away, the operation would otherwise wait
     /// for a connection as long as it stays away.
     func database<T>(pool: PostgresClient? = nil, _ operation: () async throws -> T) async throws -> T {
         try await ensureConnectionAvailable(in: pool ?? client)
-        try await ensureMigrated()
         do {
             return try await operation()
         } catch let error as PSQLError {
@@ -237,35 +223,23 @@ public final class PostgresStore: UserStore, Service {
                     let wait = Int(Deadline.capping(lock.defaultTimeout) / .milliseconds(1))
                     try await connection.rows("SELECT set_config('lock_timeout', \("\(max(1, wait))ms"), true)", logger: logger)
                     try await connection.rows("SELECT pg_advisory_xact_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
-                    let record = try await Self.fetchUser(id, on: connection, logger: logger)
-                    var stored: StoredResponse?
-                    if let idempotencyKey {
-                        let rows = try await connection.rows(
-                            "SELECT fingerprint, status, body FROM idempotency WHERE user_id = \(id.rawValue) AND key = \(idempotencyKey)",
-                            logger: logger)
-                        for row in rows {
-                            let (fingerprint, status, body) = try row.decode((String, Int, ByteBuffer).self)
-                            stored = StoredResponse(status: status, body: Data(buffer: body), fingerprint: fingerprint)
-                        }
-                    }
-                    var context = UserContext(id: id, record: record, storedResponse: stored)
+                    // The body's own error travels in the result: the transaction commits what it did.
                     let result: Result<T, any Error>
                     do {
-                        result = .success(try await body(&context))
-                    } catch {
-                        result = .failure(error)
-                    }
-                    // What the body did is kept even when it failed: Discord side effects happened.
-                    if let updated = context.record, updated != record {
-                        try await Self.saveUser(updated, on: connection, logger: logger)
-                    }
-                    if let idempotencyKey, let response = context.response {
-                        try await connection.rows(
-                            """
-                            INSERT INTO idempotency (user_id, key, fingerprint, status, body, created_at)
-                            VALUES (\(id.rawValue), \(idempotencyKey), \(response.fingerprint), \(response.status), \(ByteBuffer(data: response.body)), now())
-                            ON CONFLICT (user_id, key) DO NOTHING
-                            """, logger: logger)
+                        result = .success(
+                            try await UserTransaction.run(
+                                id, idempotencyKey: idempotencyKey,
+                                read: { try await Self.read(id, idempotencyKey: idempotencyKey, on: connection, logger: logger) },
+                                save: { changed, kept in try await Self.save(changed, kept, for: id, on: connection, logger: logger) },
+                                body: { context in
+                                    do {
+                                        return try await body(&context)
+                                    } catch {
+                                        throw BodyFailure(error: error)
+                                    }
+                                }))
+                    } catch let failure as BodyFailure {
+                        result = .failure(failure.error)
                     }
                     try await connection.rows("COMMIT", logger: logger)
                     return result
@@ -274,6 +248,42 @@ public final class PostgresStore: UserStore, Service {
                     throw error
                 }
             }.get()
+        }
+    }
+
+    /// The body's error, told apart from the database's: the first commits, the second rolls back.
+    private struct BodyFailure: Error {
+        let error: any Error
+    }
+
+    private static func read(_ id: UserID, idempotencyKey: String?, on connection: PostgresConnection, logger: Logger) async throws
+        -> (record: UserRecord?, kept: IdempotentResult?)
+    {
+        let record = try await fetchUser(id, on: connection, logger: logger)
+        guard let idempotencyKey else { return (record, nil) }
+        let rows = try await connection.rows(
+            "SELECT fingerprint, status, body FROM idempotency WHERE user_id = \(id.rawValue) AND key = \(idempotencyKey)", logger: logger)
+        var kept: IdempotentResult?
+        for row in rows {
+            let (fingerprint, status, body) = try row.decode((String, Int, ByteBuffer).self)
+            kept = IdempotentResult(stored: Data(buffer: body), fingerprint: fingerprint, legacyStatus: status)
+        }
+        return (record, kept)
+    }
+
+    private static func save(
+        _ changed: UserRecord?, _ result: (key: String, result: IdempotentResult)?, for id: UserID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        if let changed { try await saveUser(changed, on: connection, logger: logger) }
+        if let (key, result) = result {
+            // `status` 0: a kept result (rows from before held an HTTP status and the answer).
+            try await connection.rows(
+                """
+                INSERT INTO idempotency (user_id, key, fingerprint, status, body, created_at)
+                VALUES (\(id.rawValue), \(key), \(result.fingerprint), 0, \(ByteBuffer(data: result.encoded)), now())
+                ON CONFLICT (user_id, key) DO NOTHING
+                """, logger: logger)
         }
     }
 
@@ -330,7 +340,7 @@ public final class PostgresStore: UserStore, Service {
         }
     }
 
-    public func pruneResponses(before date: Date) async throws -> Int {
+    public func pruneResults(before date: Date) async throws -> Int {
         try await database {
             let rows = try await client.withConnection { connection in
                 try await connection.rows(
@@ -403,11 +413,7 @@ public final class PostgresStore: UserStore, Service {
         _ = try await database { try await client.withConnection { try await $0.rows("SELECT 1", logger: logger) } }
     }
 
-    private static let columns = """
-        id, token_hash, thread_id, push_token, push_environment, installation, pending_installation, pending_post,
-        last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at, live_state,
-        earlier_token_hashes, history
-        """
+    private static let columns = UserColumns.names
 
     static func fetchUser(_ id: UserID, on connection: PostgresConnection, logger: Logger) async throws -> UserRecord? {
         let rows = try await connection.rows("SELECT \(unescaped: columns) FROM users WHERE id = \(id.rawValue)", logger: logger)
@@ -419,35 +425,23 @@ public final class PostgresStore: UserStore, Service {
         let cells = try row.decode(
             (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?, String?, Int)
                 .self)
-        guard let id = UserID(cells.0) else { throw StoreError.invalidRow("user id") }
-        var record = UserRecord(id: id, now: cells.12)
-        record.tokenHash = cells.1
-        record.earlierTokenHashes = RecordJSON.decode(cells.15) ?? []
-        record.threadID = cells.2
-        record.pushToken = cells.3
-        record.pushEnvironment = cells.4.flatMap(PushEnvironment.init(rawValue:))
-        record.installation = RecordJSON.decode(cells.5)
-        record.pendingInstallation = RecordJSON.decode(cells.6)
-        record.pendingPosts = RecordJSON.decode(cells.7) ?? []
-        record.lastNotifiedMessageID = cells.8
-        record.lastReadMessageID = cells.9
-        record.recentNotifiedIDs = RecordJSON.decode(cells.10) ?? []
-        record.unreadCount = cells.11
-        record.updatedAt = cells.13
-        record.live = RecordJSON.decode(cells.14) ?? LiveState()
-        record.history.formUnion(UserHistory(rawValue: cells.16))
-        return record
+        return try UserColumns(
+            id: cells.0, token_hash: cells.1, thread_id: cells.2, push_token: cells.3, push_environment: cells.4, installation: cells.5,
+            pending_installation: cells.6, pending_post: cells.7, last_notified_message_id: cells.8, last_read_message_id: cells.9,
+            recent_notified_ids: cells.10, unread_count: cells.11, created_at: cells.12, updated_at: cells.13, live_state: cells.14,
+            earlier_token_hashes: cells.15, history: cells.16
+        ).record
     }
 
     static func saveUser(_ record: UserRecord, on connection: PostgresConnection, logger: Logger) async throws {
+        let row = UserColumns(record)
         try await connection.rows(
             """
             INSERT INTO users (\(unescaped: columns))
-            VALUES (\(record.id.rawValue), \(record.tokenHash), \(record.threadID), \(record.pushToken), \(record.pushEnvironment?.rawValue),
-                    \(RecordJSON.encode(record.installation)), \(RecordJSON.encode(record.pendingInstallation)), \(RecordJSON.encode(record.pendingPosts)),
-                    \(record.lastNotifiedMessageID), \(record.lastReadMessageID), \(RecordJSON.encode(record.recentNotifiedIDs)),
-                    \(record.unreadCount), \(record.createdAt), \(record.updatedAt), \(record.live.isEmpty ? nil : RecordJSON.encode(record.live)),
-                    \(record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes)), \(record.history.rawValue))
+            VALUES (\(row.id), \(row.token_hash), \(row.thread_id), \(row.push_token), \(row.push_environment),
+                    \(row.installation), \(row.pending_installation), \(row.pending_post),
+                    \(row.last_notified_message_id), \(row.last_read_message_id), \(row.recent_notified_ids),
+                    \(row.unread_count), \(row.created_at), \(row.updated_at), \(row.live_state), \(row.earlier_token_hashes), \(row.history))
             ON CONFLICT (id) DO UPDATE SET
                 token_hash = excluded.token_hash, thread_id = excluded.thread_id, push_token = excluded.push_token,
                 push_environment = excluded.push_environment, installation = excluded.installation,

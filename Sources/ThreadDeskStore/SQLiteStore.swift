@@ -30,35 +30,22 @@ public final class SQLiteStore: UserStore {
         _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         try await lock.withLock(id) {
-            let (record, stored) = try read { db in
-                (try UserRow.fetchOne(db, key: id.rawValue)?.record,
-                 try idempotencyKey.flatMap { try ResponseRow.fetchOne(db, key: ["user_id": id.rawValue, "key": $0])?.response })
-            }
-            var context = UserContext(id: id, record: record, storedResponse: stored)
-            let result: Result<T, any Error>
-            do {
-                result = .success(try await body(&context))
-            } catch {
-                result = .failure(error)
-            }
-            try await save(context, previous: record, idempotencyKey: idempotencyKey)
-            return try result.get()
-        }
-    }
-
-    private func save(_ context: UserContext, previous: UserRecord?, idempotencyKey: String?) async throws {
-        let changed = context.record != nil && context.record != previous
-        let response = idempotencyKey.flatMap { key in context.response.map { (key, $0) } }
-        guard changed || response != nil else { return }
-        // Not cancellable: whatever the body did in Discord must be remembered even if the
-        // request that caused it went away.
-        let record = changed ? context.record : nil
-        let id = context.id.rawValue
-        try await write { db in
-            if let record { try UserRow(record).save(db) }
-            if let (key, response) = response {
-                try ResponseRow(userID: id, key: key, response: response, createdAt: Date()).save(db)
-            }
+            try await UserTransaction.run(
+                id, idempotencyKey: idempotencyKey,
+                read: {
+                    try read { db in
+                        (try Self.userRow(db, "id", id.rawValue)?.record,
+                         try idempotencyKey.flatMap { try ResultRow.fetchOne(db, key: ["user_id": id.rawValue, "key": $0])?.result })
+                    }
+                },
+                // Not cancellable (see `write`): what the body did in Discord must be remembered.
+                save: { changed, result in
+                    try await write { db in
+                        if let changed { try UserColumns(changed).save(db) }
+                        if let (key, result) = result { try ResultRow(userID: id.rawValue, key: key, result: result).save(db) }
+                    }
+                },
+                body: body)
         }
     }
 
@@ -101,8 +88,12 @@ public final class SQLiteStore: UserStore {
         _ = try read { try Int.fetchOne($0, sql: "SELECT 1") }
     }
 
+    public func migrate() async throws {
+        // Done when the file was opened: a SQLite store has one process and migrates at once.
+    }
+
     /// Idempotency records older than `age` are of no use to a retrying client.
-    public func pruneResponses(before date: Date) async throws -> Int {
+    public func pruneResults(before date: Date) async throws -> Int {
         try await write { db in
             try db.execute(sql: "DELETE FROM idempotency WHERE created_at < ?", arguments: [date])
             return db.changesCount
@@ -157,8 +148,8 @@ public final class SQLiteStore: UserStore {
     /// microseconds; handing each to a dispatch queue and back cost more than the query (a poll
     /// makes four), and capped polls at about 2,000/s on two cores.
     /// A user row by one of its columns, through a cached statement.
-    static func userRow(_ db: Database, _ column: String, _ value: String) throws -> UserRow? {
-        try UserRow.fetchOne(db.cachedStatement(sql: "SELECT * FROM users WHERE \(column) = ?"), arguments: [value])
+    static func userRow(_ db: Database, _ column: String, _ value: String) throws -> UserColumns? {
+        try UserColumns.fetchOne(db.cachedStatement(sql: "SELECT * FROM users WHERE \(column) = ?"), arguments: [value])
     }
 
     /// Single statements only: they need no transaction around them to see one state.
@@ -176,104 +167,23 @@ public final class SQLiteStore: UserStore {
     }
 }
 
-struct UserRow: Codable, FetchableRecord, PersistableRecord {
+extension UserColumns: FetchableRecord, PersistableRecord {
     static let databaseTableName = "users"
-    var id: String
-    var token_hash: String?
-    var thread_id: String?
-    var push_token: String?
-    var push_environment: String?
-    var installation: String?
-    var pending_installation: String?
-    var pending_post: String?
-    var last_notified_message_id: String?
-    var last_read_message_id: String?
-    var recent_notified_ids: String?
-    var unread_count: Int
-    var created_at: Date
-    var updated_at: Date
-    var live_state: String?
-    var earlier_token_hashes: String?
-    var history: Int
 
-    /// By position, in the order the migrations made the columns (v1's, v3's `live_state`, v4's
-    /// `earlier_token_hashes`, v5's `history`):
-    /// Codable decoding of a row cost more than the query on every authenticated request.
+    /// By position, in the order of the table's columns: Codable decoding of a row cost more
+    /// than the query on every authenticated request.
     init(row: Row) {
-        (id, token_hash, thread_id, push_token, push_environment) = (row[0], row[1], row[2], row[3], row[4])
-        (installation, pending_installation, pending_post) = (row[5], row[6], row[7])
-        (last_notified_message_id, last_read_message_id, recent_notified_ids) = (row[8], row[9], row[10])
-        (unread_count, created_at, updated_at) = (row[11], row[12], row[13])
-        live_state = row[14]
-        earlier_token_hashes = row[15]
-        history = row[16]
-    }
-
-    init(_ record: UserRecord) {
-        id = record.id.rawValue
-        token_hash = record.tokenHash
-        thread_id = record.threadID
-        push_token = record.pushToken
-        push_environment = record.pushEnvironment?.rawValue
-        installation = RecordJSON.encode(record.installation)
-        pending_installation = RecordJSON.encode(record.pendingInstallation)
-        pending_post = RecordJSON.encode(record.pendingPosts)
-        last_notified_message_id = record.lastNotifiedMessageID
-        last_read_message_id = record.lastReadMessageID
-        recent_notified_ids = RecordJSON.encode(record.recentNotifiedIDs)
-        unread_count = record.unreadCount
-        created_at = record.createdAt
-        updated_at = record.updatedAt
-        live_state = record.live.isEmpty ? nil : RecordJSON.encode(record.live)
-        earlier_token_hashes = record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes)
-        history = record.history.rawValue
-    }
-
-    var record: UserRecord {
-        get throws {
-            guard let userID = UserID(id) else { throw DatabaseError(message: "invalid user id in the users table") }
-            return decoded(userID)
-        }
-    }
-
-    private func decoded(_ userID: UserID) -> UserRecord {
-        var record = UserRecord(id: userID, now: created_at)
-        record.tokenHash = token_hash
-        record.earlierTokenHashes = RecordJSON.decode(earlier_token_hashes) ?? []
-        record.threadID = thread_id
-        record.pushToken = push_token
-        record.pushEnvironment = push_environment.flatMap(PushEnvironment.init(rawValue:))
-        record.installation = RecordJSON.decode(installation)
-        record.pendingInstallation = RecordJSON.decode(pending_installation)
-        record.pendingPosts = RecordJSON.decode(pending_post) ?? []
-        record.lastNotifiedMessageID = last_notified_message_id
-        record.lastReadMessageID = last_read_message_id
-        record.recentNotifiedIDs = RecordJSON.decode(recent_notified_ids) ?? []
-        record.unreadCount = unread_count
-        record.updatedAt = updated_at
-        record.live = RecordJSON.decode(live_state) ?? LiveState()
-        record.history.formUnion(UserHistory(rawValue: history))
-        return record
+        self.init(
+            id: row[0], token_hash: row[1], thread_id: row[2], push_token: row[3], push_environment: row[4], installation: row[5],
+            pending_installation: row[6], pending_post: row[7], last_notified_message_id: row[8], last_read_message_id: row[9],
+            recent_notified_ids: row[10], unread_count: row[11], created_at: row[12], updated_at: row[13], live_state: row[14],
+            earlier_token_hashes: row[15], history: row[16])
     }
 }
 
-/// Small nested values of a record (device info, pending post, pushed ids) live in JSON text columns.
-enum RecordJSON {
-    static func encode<T: Encodable>(_ value: T?) -> String? {
-        value.flatMap { try? String(decoding: JSONEncoder.sorted.encode($0), as: UTF8.self) }
-    }
-
-    static func decode<T: Decodable>(_ text: String?) -> T? {
-        guard let text, !text.isEmpty else { return nil }
-        // Empty lists are the common case on every read of a user or a message: no decoder for them.
-        if text == "[]", let empty = [Never]() as? T { return empty }
-        return try? decoder.decode(T.self, from: Data(text.utf8))
-    }
-
-    private static let decoder = JSONDecoder()
-}
-
-private struct ResponseRow: Codable, FetchableRecord, PersistableRecord {
+/// What a request under an idempotency key did. `status` is 0 for a kept result; rows written
+/// before results were kept hold an HTTP status there, and the answer itself in `body`.
+private struct ResultRow: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "idempotency"
     var user_id: String
     var key: String
@@ -282,22 +192,9 @@ private struct ResponseRow: Codable, FetchableRecord, PersistableRecord {
     var body: Data
     var created_at: Date
 
-    init(userID: String, key: String, response: StoredResponse, createdAt: Date) {
-        user_id = userID
-        self.key = key
-        fingerprint = response.fingerprint
-        status = response.status
-        body = response.body
-        created_at = createdAt
+    init(userID: String, key: String, result: IdempotentResult) {
+        (user_id, self.key, fingerprint, status, body, created_at) = (userID, key, result.fingerprint, 0, result.encoded, Date())
     }
 
-    var response: StoredResponse { StoredResponse(status: status, body: body, fingerprint: fingerprint) }
-}
-
-extension JSONEncoder {
-    static let sorted: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
+    var result: IdempotentResult? { IdempotentResult(stored: body, fingerprint: fingerprint, legacyStatus: status) }
 }

@@ -148,35 +148,75 @@ public enum PushEnvironment: String, Sendable, Hashable, Codable, CaseIterable {
     case development
 }
 
-/// A response kept under an `Idempotency-Key` so a retried request gets the same answer.
-public struct StoredResponse: Sendable, Hashable, Codable {
-    public var status: Int
-    public var body: Data
-    /// Hash of the request that produced it: the same key with another request is a client bug.
+/// What a request under an `Idempotency-Key` did, kept so that a retry does nothing again and
+/// gets the same result: the Discord messages it posted (first part first) and the file it made.
+/// The answer is rebuilt from these; the store keeps no response bytes.
+public struct IdempotentResult: Sendable, Hashable, Codable {
+    /// Hash of the request that did it: the same key with another request is a client error.
     public var fingerprint: String
+    public var messageIDs: [String]
+    /// The file the request posted (a diagnostics document), and its size in bytes.
+    public var fileName: String?
+    public var byteCount: Int?
 
-    public init(status: Int, body: Data, fingerprint: String) {
-        self.status = status
-        self.body = body
+    public init(fingerprint: String, messageIDs: [String], fileName: String? = nil, byteCount: Int? = nil) {
         self.fingerprint = fingerprint
+        self.messageIDs = messageIDs
+        self.fileName = fileName
+        self.byteCount = byteCount
+    }
+
+    /// The stored form: what was done, as JSON (the fingerprint has a column of its own).
+    public var encoded: Data { (try? JSONEncoder.sorted.encode(Stored(self))) ?? Data() }
+
+    /// A kept result from its stored form. Rows written before results were kept (`legacyStatus`
+    /// set) hold the JSON answer itself: its message ids (`id`, `partIds`, `messageId`) and file
+    /// (`filename`, `size`) are read from it, so a retry across the upgrade still posts nothing.
+    public init?(stored body: Data, fingerprint: String, legacyStatus: Int?) {
+        if legacyStatus == nil || legacyStatus == 0 {
+            guard let stored = try? JSONDecoder().decode(Stored.self, from: body) else { return nil }
+            self.init(fingerprint: fingerprint, messageIDs: stored.messageIDs, fileName: stored.fileName, byteCount: stored.byteCount)
+            return
+        }
+        guard let answer = try? JSONDecoder().decode(OldAnswer.self, from: body) else { return nil }
+        let ids = answer.partIds ?? [answer.id ?? answer.messageId].compactMap { $0 }
+        self.init(fingerprint: fingerprint, messageIDs: ids, fileName: answer.filename, byteCount: answer.size)
+    }
+
+    private struct Stored: Codable {
+        var messageIDs: [String]
+        var fileName: String?
+        var byteCount: Int?
+
+        init(_ result: IdempotentResult) {
+            (messageIDs, fileName, byteCount) = (result.messageIDs, result.fileName, result.byteCount)
+        }
+    }
+
+    private struct OldAnswer: Decodable {
+        var id: String?
+        var partIds: [String]?
+        var messageId: String?
+        var filename: String?
+        var size: Int?
     }
 }
 
-/// One user's state while `withUser` holds it. Changes to `record` and `response` are written
+/// One user's state while `withUser` holds it. Changes to `record` and `result` are written
 /// when the body ends, also when it throws: Discord side effects that already happened (a thread
 /// created) must be remembered, or a retry would repeat them.
 public struct UserContext: Sendable {
     public let id: UserID
     /// nil until the user exists; set it to create the user.
     public var record: UserRecord?
-    /// What was stored earlier under the idempotency key given to `withUser`.
-    public let storedResponse: StoredResponse?
-    /// Set to keep this request's response under the idempotency key.
-    public var response: StoredResponse?
+    /// What an earlier request under the idempotency key given to `withUser` did.
+    public let keptResult: IdempotentResult?
+    /// Set to keep what this request did under the idempotency key.
+    public var result: IdempotentResult?
 
-    public init(id: UserID, record: UserRecord?, storedResponse: StoredResponse?) {
+    public init(id: UserID, record: UserRecord?, keptResult: IdempotentResult?) {
         self.id = id
         self.record = record
-        self.storedResponse = storedResponse
+        self.keptResult = keptResult
     }
 }

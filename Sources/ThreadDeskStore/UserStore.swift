@@ -2,10 +2,14 @@ import Foundation
 import ThreadDeskCore
 
 /// The per-user serialized store: the role a Durable Object played in the system we replace.
-///
-/// `withUser` runs its body one at a time per user, in arrival order; different users run in
-/// parallel. Every implementation passes the same contract tests.
-public protocol UserStore: ConversationStore {
+/// It is the sum of small protocols, one per job, so that each part of the server asks for only
+/// what it uses; every implementation passes the same contract suite for each of them.
+public protocol UserStore: UserRecords, IdempotencyRecords, GlobalValues, QuotaBuckets, MirrorStore, PushQueue, JobLocks, StoreLifecycle {}
+
+/// The users, one at a time each. `withUser` runs its body one at a time per user, in arrival
+/// order; different users run in parallel. Every implementation runs it through
+/// ``UserTransaction``: read, run, keep what the body did (also when it throws), return.
+public protocol UserRecords: Sendable {
     func withUser<T: Sendable>(
         _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T
@@ -15,26 +19,46 @@ public protocol UserStore: ConversationStore {
     /// The user a bearer token (by its hash) belongs to, whole: an authenticated read needs no second lookup.
     func user(forTokenHash hash: String) async throws -> UserRecord?
     func userID(forThread threadID: String) async throws -> UserID?
-
-    /// Small process-wide values, such as the gateway's high-water mark.
-    func globalValue(_ key: String) async throws -> String?
-    func setGlobalValue(_ key: String, to value: String?) async throws
-
-    /// Throws when the store cannot be reached (readiness).
-    func checkReachable() async throws
-
-    /// Takes one token from the bucket `key` (`limit.count` tokens, refilled evenly over
-    /// `limit.period`): nil when taken, else how long until one is there. Every replica that
-    /// shares the store shares the bucket.
-    func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration?
-
-    /// Forgets the answers kept for idempotency keys that were stored before `date` (a retry that
-    /// late is a new request); returns how many went.
-    @discardableResult
-    func pruneResponses(before date: Date) async throws -> Int
 }
 
-extension UserStore {
+/// What requests under an `Idempotency-Key` did (kept by `withUser`), for as long as a retry
+/// may come.
+public protocol IdempotencyRecords: Sendable {
+    /// Forgets the results kept for idempotency keys before `date` (a retry that late is a new
+    /// request); returns how many went.
+    @discardableResult
+    func pruneResults(before date: Date) async throws -> Int
+}
+
+/// Small process-wide values, such as the gateway's high-water mark.
+public protocol GlobalValues: Sendable {
+    func globalValue(_ key: String) async throws -> String?
+    func setGlobalValue(_ key: String, to value: String?) async throws
+}
+
+/// Token buckets every replica that shares the store shares.
+public protocol QuotaBuckets: Sendable {
+    /// Takes `cost` tokens from the bucket `key` (`limit.count` tokens, refilled evenly over
+    /// `limit.period`): nil when taken, else how long until they are there.
+    func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration?
+}
+
+/// Jobs that run in one process at a time, whichever replica starts them.
+public protocol JobLocks: Sendable {
+    /// Runs `body` if no other process of this store runs a job of that name now; nil if one does.
+    func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T?
+}
+
+/// Bringing the store up, and whether it is there.
+public protocol StoreLifecycle: Sendable {
+    /// Brings the schema up to date. The server runs it before it serves a request; it is safe
+    /// when several replicas start at once, and a no-op once done.
+    func migrate() async throws
+    /// Throws when the store cannot be reached (readiness).
+    func checkReachable() async throws
+}
+
+extension QuotaBuckets {
     /// One token.
     public func takeToken(_ key: String, limit: QuotaLimit) async throws -> Duration? {
         try await takeToken(key, limit: limit, cost: 1)
@@ -57,7 +81,7 @@ public struct QuotaLimit: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(count)/\(period.components.seconds)s" }
 }
 
-extension UserStore {
+extension UserRecords {
     /// A body that may wait on something else (`UserWork.waitsOnOthers`), the safe assumption.
     public func withUser<T: Sendable>(
         _ id: UserID, idempotencyKey: String? = nil, _ body: (inout UserContext) async throws -> T

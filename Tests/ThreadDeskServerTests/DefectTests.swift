@@ -67,7 +67,7 @@ struct DefectTests {
             let user = try await server.session()
             // What the crashed attempt left: its note, written before it asked Discord, and the
             // thread in Discord, which the store never heard of.
-            try await server.store.setGlobalValue(SupportService.unrecordedThreadKey(UserID(user.userId)!), to: SupportService.attemptNote(at: Date()))
+            try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(user.userId)!), to: ThreadNotes.attemptNote(at: Date()))
             let orphan = try await server.discordClient.startForumThread(
                 in: server.discord.forumChannelID, .init(name: user.userId, message: .init(content: "my first message")))
             let retry = try await server.send("my first message", token: user.token)

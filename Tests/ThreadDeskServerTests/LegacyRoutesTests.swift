@@ -95,7 +95,7 @@ struct LegacyRoutesTests {
             #expect(try await server.thread(of: "k7q-2mz-9xa") == earlier.channel.id)
             #expect(server.emulator.threads().count == 1)
             #expect(server.emulator.messages(inThread: earlier.channel.id).map(\.content) == ["Hello from before the move", "Hello after the move"])
-            #expect(try await server.store.globalValue(SupportService.unrecordedThreadKey(UserID("k7q-2mz-9xa")!)) == nil)
+            #expect(try await server.store.globalValue(ThreadNotes.unrecordedThreadKey(UserID("k7q-2mz-9xa")!)) == nil)
         }
     }
 

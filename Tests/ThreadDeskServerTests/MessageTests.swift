@@ -159,7 +159,7 @@ struct MessageTests {
         }
     }
 
-    /// The answers kept for idempotency keys are pruned once past their retention: the store does
+    /// The results kept for idempotency keys are pruned once past their retention: the store does
     /// not grow with every message ever sent. (A retention of moments, so the test need not wait.)
     @Test func oldIdempotencyAnswersArePrunedWhileTheServerRuns() async throws {
         try await withServer({ $0.idempotencyRetention = .milliseconds(300) }) { server in
@@ -167,7 +167,7 @@ struct MessageTests {
             #expect(try await server.send("hello", token: user.token, key: "kept-for-a-moment").status == .created)
             let id = try #require(UserID(user.userId))
             try await eventually("the answer pruned") {
-                try await server.store.withUser(id, idempotencyKey: "kept-for-a-moment") { $0.storedResponse } == nil
+                try await server.store.withUser(id, idempotencyKey: "kept-for-a-moment") { $0.keptResult } == nil
             }
         }
     }

@@ -43,7 +43,7 @@ struct ThreadRecoveryTests {
             #expect(lost.headers[.retryAfter] != nil)
             #expect(server.emulator.threads().count == 1)
             #expect(try await server.thread(of: user.userId) == nil)
-            let note = SupportService.unrecordedThreadKey(UserID(user.userId)!)
+            let note = ThreadNotes.unrecordedThreadKey(UserID(user.userId)!)
             #expect(try await server.store.globalValue(note) != nil)
 
             let retried = try await server.send("my first message", token: user.token, key: sameKey ? "first" : "again")

@@ -5,22 +5,22 @@ import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
+private let owner = UserID("mirror-owner")!
+private let thread = Snowflake(1_000_000)
+
+private func message(_ id: UInt64, author: MessageAuthor = .support, visible: Bool = true, content: String? = nil, edited: String? = nil)
+    -> MirroredMessage
+{
+    MirroredMessage(
+        id: Snowflake(id), threadID: thread, author: author, authorID: Snowflake(42), authorUsername: "agent", authorName: "Agent",
+        type: 0, content: content ?? "message \(id)",
+        attachments: [.init(id: Snowflake(id + 1), filename: "a.png", size: 3, contentType: "image/png", url: "u", proxyURL: "p", width: 2, height: 1)],
+        replyTo: nil, createdAt: "2026-11-23T10:00:00.000000+00:00", editedAt: edited, visible: visible)
+}
+
 /// The conversation mirror's storage, the same on every store.
-@Suite("ConversationStore contract")
-struct MirrorContractTests {
-    let owner = UserID("mirror-owner")!
-    let thread = Snowflake(1_000_000)
-
-    func message(_ id: UInt64, author: MessageAuthor = .support, visible: Bool = true, content: String? = nil, edited: String? = nil)
-        -> MirroredMessage
-    {
-        MirroredMessage(
-            id: Snowflake(id), threadID: thread, author: author, authorID: Snowflake(42), authorUsername: "agent", authorName: "Agent",
-            type: 0, content: content ?? "message \(id)",
-            attachments: [.init(id: Snowflake(id + 1), filename: "a.png", size: 3, contentType: "image/png", url: "u", proxyURL: "p", width: 2, height: 1)],
-            replyTo: nil, createdAt: "2026-11-23T10:00:00.000000+00:00", editedAt: edited, visible: visible)
-    }
-
+@Suite("MirrorStore contract")
+struct MirrorStoreContract {
     @Test(arguments: StoreKind.available)
     func keepsThreadsAndMessagesWholeAndPagesTheVisibleOnesBothWays(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
@@ -51,37 +51,6 @@ struct MirrorContractTests {
         }
     }
 
-    @Test(arguments: StoreKind.available)
-    func findsDuePushesOldestFirstWithTheirOwner(kind: StoreKind) async throws {
-        try await kind.with { (store: any UserStore) async throws in
-            try await store.saveMirrorThread(MirrorThread(id: thread, owner: owner, complete: true))
-            let now = Date()
-            var due = message(10)
-            due.push = .pending(attempts: 0, nextAttempt: now.addingTimeInterval(-5))
-            var later = message(20)
-            later.push = .pending(attempts: 1, nextAttempt: now.addingTimeInterval(60))
-            var sent = message(30)
-            sent.push = .sent
-            try await store.saveMirroredMessages([due, later, sent])
-            #expect(try await store.duePushes(at: now, limit: 10) == [DuePush(owner: owner, threadID: thread, messageID: Snowflake(10))])
-            let next = try #require(try await store.nextPushDue())
-            #expect(abs(next.timeIntervalSince(now.addingTimeInterval(-5))) < 0.01)
-            let recent = try await store.activeMirrorThreads(since: now.addingTimeInterval(-60))
-            #expect(recent.map(\.id) == [thread])
-        }
-    }
-
-    @Test(arguments: StoreKind.available)
-    func runsAJobOnlyOnceAtATime(kind: StoreKind) async throws {
-        try await kind.with { (store: any UserStore) async throws in
-            let inner = try await store.exclusively("reconcile") {
-                try await store.exclusively("reconcile") { "second" }
-            }
-            #expect(inner == .some(nil))
-            #expect(try await store.exclusively("reconcile") { "again" } == "again")
-        }
-    }
-
     /// Every order of the same facts, each given twice, ends in one state.
     @Test func mergingIsIndependentOfOrderAndRepetition() throws {
         let created = message(10, content: "first")
@@ -103,7 +72,7 @@ struct MirrorContractTests {
     }
 }
 
-extension MirrorContractTests {
+extension MirrorStoreContract {
     @Test(arguments: StoreKind.available)
     func numbersLiveEventsInOrderAndListsAnOwnersChangesAfterAPosition(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
@@ -149,6 +118,43 @@ extension MirrorContractTests {
             let stored = try await store.user(owner)
             #expect(stored?.live == LiveState(readSeq: 7, reactionMessageID: "10"))
             #expect(stored?.lastReadMessageID == "10")
+        }
+    }
+}
+
+@Suite("PushQueue contract")
+struct PushQueueContract {
+    @Test(arguments: StoreKind.available)
+    func findsDuePushesOldestFirstWithTheirOwner(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.saveMirrorThread(MirrorThread(id: thread, owner: owner, complete: true))
+            let now = Date()
+            var due = message(10)
+            due.push = .pending(attempts: 0, nextAttempt: now.addingTimeInterval(-5))
+            var later = message(20)
+            later.push = .pending(attempts: 1, nextAttempt: now.addingTimeInterval(60))
+            var sent = message(30)
+            sent.push = .sent
+            try await store.saveMirroredMessages([due, later, sent])
+            #expect(try await store.duePushes(at: now, limit: 10) == [DuePush(owner: owner, threadID: thread, messageID: Snowflake(10))])
+            let next = try #require(try await store.nextPushDue())
+            #expect(abs(next.timeIntervalSince(now.addingTimeInterval(-5))) < 0.01)
+            let recent = try await store.activeMirrorThreads(since: now.addingTimeInterval(-60))
+            #expect(recent.map(\.id) == [thread])
+        }
+    }
+}
+
+@Suite("JobLocks contract")
+struct JobLocksContract {
+    @Test(arguments: StoreKind.available)
+    func runsAJobOnlyOnceAtATime(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let inner = try await store.exclusively("reconcile") {
+                try await store.exclusively("reconcile") { "second" }
+            }
+            #expect(inner == .some(nil))
+            #expect(try await store.exclusively("reconcile") { "again" } == "again")
         }
     }
 }

@@ -36,10 +36,13 @@ func temporaryDatabasePath() -> String {
 
 private struct Boom: Error {}
 
-@Suite("UserStore contract")
-struct StoreContractTests {
-    let alice = UserID("alice")!
-    let bob = UserID("bob")!
+private let alice = UserID("alice")!
+private let bob = UserID("bob")!
+
+/// The store is the sum of small protocols; each has its contract, and every store (memory,
+/// SQLite, PostgreSQL when it is there) keeps each.
+@Suite("UserRecords contract")
+struct UserRecordsContract {
 
     @Test(arguments: StoreKind.available)
     func createsReadsAndUpdatesAUser(kind: StoreKind) async throws {
@@ -162,44 +165,82 @@ struct StoreContractTests {
         }
     }
 
+}
+
+@Suite("IdempotencyRecords contract")
+struct IdempotencyRecordsContract {
     @Test(arguments: StoreKind.available)
-    func storesResponsesPerUserAndKey(kind: StoreKind) async throws {
+    func keepsWhatARequestDidPerUserAndKey(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
-            let response = StoredResponse(status: 201, body: Data(#"{"id":"1"}"#.utf8), fingerprint: "f1")
+            let result = IdempotentResult(fingerprint: "f1", messageIDs: ["1", "2"], fileName: "d.json", byteCount: 12)
             try await store.withUser(alice, idempotencyKey: "k1") { context in
-                #expect(context.storedResponse == nil)
+                #expect(context.keptResult == nil)
                 context.record = UserRecord(id: alice)
-                context.response = response
+                context.result = result
             }
             try await store.withUser(alice, idempotencyKey: "k1") { context in
-                #expect(context.storedResponse == response)
+                #expect(context.keptResult == result)
             }
             try await store.withUser(alice, idempotencyKey: "k2") { context in
-                #expect(context.storedResponse == nil)
+                #expect(context.keptResult == nil)
             }
             try await store.withUser(bob, idempotencyKey: "k1") { context in
-                #expect(context.storedResponse == nil)
+                #expect(context.keptResult == nil)
             }
         }
     }
 
-    /// Answers kept for idempotency keys go once older than the cutoff; newer ones stay.
+    /// What a body that failed did is kept too: the posts it made are not made again.
     @Test(arguments: StoreKind.available)
-    func oldIdempotencyAnswersArePruned(kind: StoreKind) async throws {
+    func keepsTheResultOfABodyThatThrew(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            await #expect(throws: Boom.self) {
+                try await store.withUser(alice, idempotencyKey: "k") { context in
+                    context.record = UserRecord(id: alice)
+                    context.result = IdempotentResult(fingerprint: "f", messageIDs: ["9"])
+                    throw Boom()
+                }
+            }
+            let kept = try await store.withUser(alice, idempotencyKey: "k") { $0.keptResult }
+            #expect(kept?.messageIDs == ["9"])
+        }
+    }
+
+    /// Results kept for idempotency keys go once older than the cutoff; newer ones stay.
+    @Test(arguments: StoreKind.available)
+    func oldResultsArePruned(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
             try await store.withUser(alice, idempotencyKey: "send-1") { context in
                 context.record = UserRecord(id: alice)
-                context.response = StoredResponse(status: 201, body: Data("{}".utf8), fingerprint: "f")
+                context.result = IdempotentResult(fingerprint: "f", messageIDs: ["1"])
             }
-            #expect(try await store.pruneResponses(before: Date().addingTimeInterval(-3600)) == 0)
-            let kept = try await store.withUser(alice, idempotencyKey: "send-1") { $0.storedResponse }
-            #expect(kept?.status == 201)
-            #expect(try await store.pruneResponses(before: Date().addingTimeInterval(60)) == 1)
-            let gone = try await store.withUser(alice, idempotencyKey: "send-1") { $0.storedResponse }
+            #expect(try await store.pruneResults(before: Date().addingTimeInterval(-3600)) == 0)
+            let kept = try await store.withUser(alice, idempotencyKey: "send-1") { $0.keptResult }
+            #expect(kept?.messageIDs == ["1"])
+            #expect(try await store.pruneResults(before: Date().addingTimeInterval(60)) == 1)
+            let gone = try await store.withUser(alice, idempotencyKey: "send-1") { $0.keptResult }
             #expect(gone == nil)
         }
     }
 
+    /// Rows written before results were kept hold the answer itself: a retry across the upgrade
+    /// still finds what its first attempt posted.
+    @Test func answersKeptByEarlierVersionsAreReadAsResults() throws {
+        let message = IdempotentResult(stored: Data(#"{"id":"11","content":"hi","partIds":["11","12"]}"#.utf8), fingerprint: "f", legacyStatus: 201)
+        #expect(message == IdempotentResult(fingerprint: "f", messageIDs: ["11", "12"]))
+        let single = IdempotentResult(stored: Data(#"{"id":"11","content":"hi"}"#.utf8), fingerprint: "f", legacyStatus: 201)
+        #expect(single?.messageIDs == ["11"])
+        let diagnostics = IdempotentResult(
+            stored: Data(#"{"filename":"d.json","messageId":"7","size":30}"#.utf8), fingerprint: "", legacyStatus: 201)
+        #expect(diagnostics == IdempotentResult(fingerprint: "", messageIDs: ["7"], fileName: "d.json", byteCount: 30))
+        let current = IdempotentResult(fingerprint: "g", messageIDs: ["5"], fileName: nil, byteCount: nil)
+        #expect(IdempotentResult(stored: current.encoded, fingerprint: "g", legacyStatus: 0) == current)
+        #expect(IdempotentResult(stored: Data("not json".utf8), fingerprint: "g", legacyStatus: 0) == nil)
+    }
+}
+
+@Suite("GlobalValues and StoreLifecycle contract")
+struct GlobalValuesContract {
     @Test(arguments: StoreKind.available)
     func globalValues(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
@@ -209,13 +250,24 @@ struct StoreContractTests {
             #expect(try await store.globalValue("gateway.seq") == "42")
             try await store.setGlobalValue("gateway.seq", to: nil)
             #expect(try await store.globalValue("gateway.seq") == nil)
+        }
+    }
+
+    /// Migrating again is a no-op that keeps every row: replicas starting at once all migrate.
+    @Test(arguments: StoreKind.available)
+    func migratingAgainKeepsEverything(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.setGlobalValue("kept", to: "yes")
+            try await store.migrate()
+            try await store.migrate()
+            #expect(try await store.globalValue("kept") == "yes")
             try await store.checkReachable()
         }
     }
 }
 
-@Suite("SQLite store")
-struct SQLiteStoreTests {
+@Suite("QuotaBuckets contract")
+struct QuotaBucketsContract {
     @Test(arguments: StoreKind.available)
     func tokenBucketsRefuseOnceEmptyAndSayForHowLong(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
@@ -249,6 +301,10 @@ struct SQLiteStoreTests {
     }
 
     /// The migration that adds `history` fills it in from what rows written before it show.
+}
+
+@Suite("SQLite store")
+struct SQLiteStoreTests {
     @Test func theHistoryMigrationBackfillsEarlierRows() async throws {
         let path = temporaryDatabasePath()
         do {

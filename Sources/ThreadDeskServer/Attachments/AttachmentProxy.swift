@@ -18,7 +18,7 @@ import ThreadDeskWire
 /// exists, the bearer token guards it, and expired URLs are signed anew where the app never
 /// sees them. Ranges pass through, so a video can be scrubbed.
 struct AttachmentProxy: Sendable {
-    let store: any UserStore
+    let store: any MirrorStore
     let discord: DiscordClient<ContinuousClock>
     let cdn: DiscordCDN
     let metrics: ServerMetrics
@@ -39,7 +39,7 @@ struct AttachmentProxy: Sendable {
             let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
             let attachment = message.attachments.first(where: { $0.id == id })
         else {
-            throw APIError(.notFound, .attachmentNotFound, "No attachment with this id in your conversation.")
+            throw SupportFailure.attachmentNotFound(gone: false)
         }
         var url = fresh.url(for: id) ?? attachment.url
         var refreshed = false
@@ -57,7 +57,7 @@ struct AttachmentProxy: Sendable {
         }
         guard [200, 206, 416].contains(answer.status.code) else {
             logger.notice("Discord's CDN refused an attachment", metadata: ["attachment": "\(id)", "status": "\(answer.status.code)"])
-            throw APIError(.serviceUnavailable, .attachmentUnavailable, "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
+            throw SupportFailure.attachmentUnavailable
         }
         metrics.attachmentsServed.increment()
         return Self.relay(answer, attachment: attachment)
@@ -68,23 +68,16 @@ struct AttachmentProxy: Sendable {
             return try await cdn.fetch(url, range: range, timeout: Self.downloadDeadline)
         } catch DiscordCDN.Failure.notAllowed {
             logger.error("An attachment URL is not on Discord's CDN; refusing to fetch it", metadata: ["host": "\(URLComponents(string: url)?.host ?? "?")"])
-            throw APIError(.notFound, .attachmentNotFound, "No attachment with this id in your conversation.")
+            throw SupportFailure.attachmentNotFound(gone: false)
         } catch {
-            throw APIError(.serviceUnavailable, .attachmentUnavailable, "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
+            throw SupportFailure.attachmentUnavailable
         }
     }
 
     /// A newly signed URL for the attachment (Discord's `POST /attachments/refresh-urls`).
     private func refresh(_ attachment: MirroredMessage.Attachment) async throws -> String {
-        let refreshed: [DiscordRefreshedURL]
-        do {
-            refreshed = try await discord.refreshAttachmentURLs([attachment.url])
-        } catch {
-            throw APIError.from(error)
-        }
-        guard let url = refreshed.first?.refreshed else {
-            throw APIError(.notFound, .attachmentNotFound, "Discord no longer has this file.")
-        }
+        let refreshed = try await discord.refreshAttachmentURLs([attachment.url])
+        guard let url = refreshed.first?.refreshed else { throw SupportFailure.attachmentNotFound(gone: true) }
         metrics.attachmentURLsRefreshed.increment()
         fresh.remember(url, for: attachment.id)
         return url

@@ -8,7 +8,8 @@ import ThreadDeskStore
 /// and REST pages alike — merged one thread at a time under its owner's lock. A push is decided
 /// here, when a visible support reply enters the mirror for the first time, and nowhere else.
 struct MirrorIngestion: Sendable {
-    let store: any UserStore
+    let store: any UserRecords & MirrorStore
+    let bot: BotIdentity
     let pushes: PushDispatcher?
     let push: PushSettings
     /// Wakes the owner's event streams (here and, through the store, in other replicas).
@@ -71,6 +72,19 @@ struct MirrorIngestion: Sendable {
         guard message.id.date.timeIntervalSince(now()) > -(push.maxAge / .seconds(1)) else { return false }
         if let floor = record.lastNotifiedMessageID.flatMap({ Snowflake($0) }), message.id <= floor { return false }
         return true
+    }
+
+    /// A post of ours, as Discord answered it, into the mirror of `record`'s thread (with the
+    /// gateway it comes again; the merge makes that a no-op). The caller holds the user.
+    func ingestOwn(_ posted: DiscordMessage, partOf: Snowflake? = nil, record: UserRecord?) async throws {
+        guard let record, let thread = Snowflake(posted.channelId) else { return }
+        try await apply(Self.facts([posted], bot: try await bot.id(), partOf: partOf), thread: thread, record: record)
+    }
+
+    /// The thread's owner: whoever has it now, or had it when it was mirrored.
+    func owner(of thread: Snowflake) async throws -> UserID? {
+        if let owner = try await store.userID(forThread: thread.description) { return owner }
+        return try await store.mirrorThread(thread)?.owner
     }
 
     /// Facts from Discord messages (skipping any whose ids are not snowflakes).

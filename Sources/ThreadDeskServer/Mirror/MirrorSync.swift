@@ -8,7 +8,7 @@ import ThreadDeskStore
 /// a thread never mirrored is backfilled once; one the feed may have missed facts of is refreshed
 /// (its newest page, plus anything newer than the mirror). Everything goes through the ingestion.
 struct MirrorSync: Sendable {
-    let store: any UserStore
+    let store: any UserRecords & MirrorStore
     let discord: DiscordClient<ContinuousClock>
     let bot: BotIdentity
     let feed: FeedState
@@ -49,7 +49,7 @@ struct MirrorSync: Sendable {
     private func synchronize(
         _ thread: Snowflake, state: MirrorThread?, epoch: Int, record: UserRecord, context: inout UserContext
     ) async throws {
-        let bot = try await discordCall { () async throws(DiscordError) in try await self.bot.id() }
+        let bot = try await self.bot.id()
         do {
             let complete = try await fetch(thread, since: state?.complete == true ? state?.newestSeen : nil, bot: bot, record: record)
             var updated = try await store.mirrorThread(thread) ?? MirrorThread(id: thread, owner: record.id, complete: false)
@@ -58,7 +58,7 @@ struct MirrorSync: Sendable {
             updated.syncedAt = ingestion.now()
             try await store.saveMirrorThread(updated)
         } catch let error as DiscordError {
-            guard case .api(let failure) = error, failure.threadIsGone else { throw APIError.from(error) }
+            guard case .api(let failure) = error, failure.threadIsGone else { throw error }
             try await markGone(thread, context: &context)
         }
     }
@@ -96,7 +96,7 @@ struct MirrorSync: Sendable {
         try await store.saveMirrorThread(state)
         if context.record?.threadID == thread.description {
             context.record?.threadID = nil
-            context.record?.updatedAt = Date()
+            context.record?.updatedAt = ingestion.now()
         }
         logger.notice("A thread was deleted in Discord", metadata: ["user": "\(context.id.logValue)", "thread": "\(thread)"])
     }

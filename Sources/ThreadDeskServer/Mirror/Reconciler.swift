@@ -41,7 +41,7 @@ struct Reconciler: Sendable {
             return
         }
         var threads: [Snowflake: UserID] = [:]
-        let active = try await discordCall { () async throws(DiscordError) in try await discord.activeThreads(guildID: configuration.guildID).threads }
+        let active = try await discord.activeThreads(guildID: configuration.guildID).threads
         for channel in active where channel.parentId == configuration.forumChannelID {
             guard let id = Snowflake(channel.id) else { continue }
             let mirrored = try await store.mirrorThread(id)

@@ -6,28 +6,31 @@ import ServiceLifecycle
 /// every `interval` whatever the gateway said — never inside an HTTP request or the delivery of
 /// gateway events. A run is bounded by its Discord calls' budgets.
 struct ReconciliationService: Service, CustomStringConvertible {
-    let service: SupportService
+    let gate: CatchUpGate
+    let feed: FeedState
+    let reconciler: Reconciler
     let interval: Duration
+    let waits: WaitTracker?
+    let logger: Logger
 
     var description: String { "ReconciliationService(every \(interval))" }
 
     func run() async throws {
-        let gate = service.reconciliations
         // Only cancellation (graceful shutdown) ends the loop.
         await cancelWhenGracefulShutdown {
             // A restart is a gap: facts queued for ingestion when the last process stopped are lost.
             do {
-                try await service.feed.gap()
+                try await feed.gap()
             } catch {
-                service.logger.warning("Could not record the start as a gap", metadata: ["error": "\(error)"])
+                logger.warning("Could not record the start as a gap", metadata: ["error": "\(error)"])
             }
             gate.request("start")
             var periodic = true
             while !Task.isCancelled {
                 while let reason = gate.startRun() {
-                    await WaitTracker.$current.withValue(service.waits) {
+                    await WaitTracker.$current.withValue(waits) {
                         await WaitTracker.run(job: "reconciliation (\(reason))") {
-                            await service.reconciler.run(reason: reason, periodic: periodic)
+                            await reconciler.run(reason: reason, periodic: periodic)
                         }
                     }
                     periodic = false

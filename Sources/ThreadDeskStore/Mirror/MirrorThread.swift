@@ -66,7 +66,7 @@ public struct DuePush: Sendable, Hashable {
 
 /// The conversation mirror's storage. Writes happen inside `withUser` of the thread's owner, so
 /// one thread's facts are merged one at a time; reads need no lock.
-public protocol ConversationStore: Sendable {
+public protocol MirrorStore: Sendable {
     func mirrorThread(_ id: Snowflake) async throws -> MirrorThread?
     func saveMirrorThread(_ thread: MirrorThread) async throws
     /// The stored versions of these messages (those known).
@@ -83,10 +83,6 @@ public protocol ConversationStore: Sendable {
     func mirroredMessage(withAttachment id: Snowflake, thread: Snowflake) async throws -> MirroredMessage?
     /// Visible, undeleted support messages newer than `after`: the unread count.
     func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int
-    /// Pending pushes due at `now`, oldest first.
-    func duePushes(at now: Date, limit: Int) async throws -> [DuePush]
-    /// When the next pending push is due, if any.
-    func nextPushDue() async throws -> Date?
     /// Threads with activity since `date`, not gone.
     func activeMirrorThreads(since date: Date) async throws -> [MirrorThread]
     /// `count` fresh numbers of the store-wide live-event sequence, in increasing order.
@@ -96,6 +92,12 @@ public protocol ConversationStore: Sendable {
     func mirrorEvents(owner: UserID, after sequence: Int64, limit: Int) async throws -> [MirroredMessage]
     /// The highest change number among `owner`'s messages (0 when none).
     func latestEventSequence(owner: UserID) async throws -> Int64
-    /// Runs `body` if no other process of this store runs a job of that name now; nil if one does.
-    func exclusively<T: Sendable>(_ job: String, _ body: () async throws -> T) async throws -> T?
+}
+
+/// The pushes waiting to be sent (a user's `pendingPosts`, written inside `withUser`).
+public protocol PushQueue: Sendable {
+    /// Pending pushes due at `now`, oldest first.
+    func duePushes(at now: Date, limit: Int) async throws -> [DuePush]
+    /// When the next pending push is due, if any.
+    func nextPushDue() async throws -> Date?
 }

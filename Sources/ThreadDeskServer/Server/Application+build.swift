@@ -36,25 +36,33 @@ public func buildApplication(
     extraRoutes(parts.router)
     let (seconds, attoseconds) = configuration.idleTimeout.components
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    var services = parts.services
+    let migration = StoreMigration(store: store, logger: logger)
+    // The store's pool and the APNs connections run from the start; the rest waits for the schema.
+    var services = parts.services.map { service in
+        service is any UserStore || service is PushSender ? service : AfterMigration(service: service, migration: migration)
+    }
     if let internalRouter = parts.internalRouter, let port = configuration.internalPort {
         // Last in the list, so it stops right after the public server: the daemon's posts get
         // a refused connection (and retry later) rather than a half-stopped service.
-        services.append(
-            Application(
+        var internalServer = Application(
                 router: internalRouter,
                 server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
                 configuration: .init(address: .hostname(configuration.internalHost, port: port), serverName: "ThreadDesk-internal"),
                 onServerRunning: { channel in await onInternalServerRunning(channel.localAddress?.port ?? 0) },
-                logger: logger))
+                logger: logger)
+        internalServer.beforeServerStarts { try await migration.ensure() }
+        services.append(internalServer)
     }
-    return Application(
+    var application = Application(
         router: parts.router,
         server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger)
+    // The store's pool runs as one of the services; the listeners open once the schema is current.
+    application.beforeServerStarts { try await migration.ensure() }
+    return application
 }
 
 /// The router with every public route, the internal one (with `INTERNAL_PORT`), and the
@@ -81,8 +89,7 @@ struct ServerParts {
             }
         }
         let waits = configuration.debugWaitThreshold.map { _ in WaitTracker() }
-        let service = SupportService(
-            store: store, discord: discord, configuration: configuration, apns: apns, metrics: metrics, waits: waits, logger: logger)
+        let parts = Components(configuration: configuration, store: store, discord: discord, apns: apns, metrics: metrics, waits: waits, logger: logger)
 
         // In-flight requests get most of the shutdown grace; the last second is for their answers.
         let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
@@ -103,21 +110,26 @@ struct ServerParts {
         health.register(on: router)
         health.registerMetrics(on: internalRouter ?? router)
         if let internalRouter { health.register(on: internalRouter) }
-        V1Routes(service: service).register(on: router)
+
+        let v1 = V1Groups(router: router, appKey: configuration.appKey, sessions: parts.sessions, quotas: parts.quotas)
+        SessionRoutes(sessions: parts.sessions).register(on: v1)
+        ConversationRoutes(conversation: parts.conversation, editor: parts.editor, uploads: parts.uploads, quotas: parts.quotas).register(on: v1)
+        DeviceRoutes(devices: parts.devices).register(on: v1)
+        DiagnosticsRoutes(diagnostics: parts.diagnostics, quotas: parts.quotas).register(on: v1)
+        LiveRoutes(
+            live: parts.live, users: store, quotas: parts.quotas, timeout: configuration.requestTimeout, metrics: metrics, logger: logger
+        ).register(on: v1)
+        AttachmentRoutes(attachments: parts.attachments, quotas: parts.quotas).register(on: v1)
         if let key = configuration.legacyAPIKey {
-            LegacyRoutes(service: service, apiKey: key).register(on: router)
+            LegacyRoutes(
+                legacy: parts.legacy, conversation: parts.conversation, devices: parts.devices, diagnostics: parts.diagnostics,
+                quotas: parts.quotas, apiKey: key
+            ).register(on: router)
         }
         if let secret = configuration.gatewaySecret {
-            InternalRoutes(service: service, secret: secret).register(on: internalRouter ?? router)
+            InternalRoutes(events: parts.gatewayEvents, secret: secret, metrics: metrics, logger: logger).register(on: internalRouter ?? router)
         }
-        var services: [any Service] = service.services
-        // A store with a connection pool to run (PostgreSQL) runs beside the server.
-        if let storeService = store as? any Service { services.insert(storeService, at: 0) }
-        // Services shut down last to first: the APNs connections close after the pushers stopped.
-        if let apns { services.insert(apns, at: store is any Service ? 1 : 0) }
-        if let waits, let threshold = configuration.debugWaitThreshold {
-            services.append(WaitWatchdog(tracker: waits, threshold: threshold, logger: logger))
-        }
+        var services = parts.services
         if inProcessGateway {
             var gateway = GatewayConnection.Configuration(
                 token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
@@ -126,7 +138,7 @@ struct ServerParts {
             services.append(
                 InProcessGateway(
                     // One Discord client per process: the gateway's REST calls share the API's budget.
-                    connection: GatewayConnection(configuration: gateway, sink: service, discord: discord, logger: logger),
+                    connection: GatewayConnection(configuration: gateway, sink: parts.gatewayEvents, discord: discord, logger: logger),
                     health: gatewayHealth, logger: logger))
         }
         self.router = router

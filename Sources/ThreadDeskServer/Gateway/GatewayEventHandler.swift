@@ -6,10 +6,27 @@ import Logging
 import ThreadDeskCore
 import ThreadDeskStore
 
-extension SupportService: ForumEventSink {
+/// What the gateway saw, whether heard in process or posted by the gateway daemon: each event's
+/// facts into the mirror behind its thread owner's earlier ones, agents' typing to the user's
+/// streams, and every gap to the reconciliation.
+struct GatewayEventHandler: ForumEventSink {
+    let users: UserLock
+    let discord: DiscordClient<ContinuousClock>
+    let bot: BotIdentity
+    let feed: FeedState
+    let sync: MirrorSync
+    let ingestion: MirrorIngestion
+    let queue: IngestionQueue
+    let reconciliations: CatchUpGate
+    let live: LiveService
+    /// How long one event's ingestion may take.
+    let timeout: Duration
+    let waits: WaitTracker?
+    let logger: Logger
+
     /// What the gateway saw, in order, into the mirror. Anything heard keeps the feed live; an
     /// event that cannot be ingested is a gap for the reconciliation to close.
-    public func deliver(_ events: [ForumEvent]) async {
+    func deliver(_ events: [ForumEvent]) async {
         await WaitTracker.$current.withValue(waits ?? WaitTracker.current) {
             await WaitTracker.run(job: "gateway events") { await handle(events) }
         }
@@ -27,15 +44,15 @@ extension SupportService: ForumEventSink {
         for event in events {
             if case .gap = event { gap = true }
             if case .typing(let channel, let user) = event {
-                await relayTyping(channelID: channel, userID: user)
+                await live.relayTyping(channelID: channel, userID: user)
                 continue
             }
             guard let thread = Self.thread(of: event) else { continue }
             do {
-                guard let owner = try await owner(of: thread) else { continue }
-                let accepted = ingestionQueue.enqueue(owner) {
+                guard let owner = try await ingestion.owner(of: thread) else { continue }
+                let accepted = queue.enqueue(owner) {
                     do {
-                        try await Deadline.within(self.configuration.requestTimeout) { try await self.handle(event, thread: thread, owner: owner) }
+                        try await Deadline.within(self.timeout) { try await self.handle(event, thread: thread, owner: owner) }
                     } catch {
                         self.logger.warning("Could not ingest a gateway event; reconciling", metadata: ["error": "\(error)"])
                         await self.recordGap()
@@ -92,7 +109,7 @@ extension SupportService: ForumEventSink {
         case .messagesDeleted(_, let ids):
             try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread, owner: owner)
         case .threadDeleted:
-            try await withUser(owner) { context in try await sync.markGone(thread, context: &context) }
+            try await users.withUser(owner) { context in try await sync.markGone(thread, context: &context) }
         case .threadUpdated, .alive, .gap, .typing:
             break
         }
@@ -108,15 +125,9 @@ extension SupportService: ForumEventSink {
         }
     }
 
-    /// The thread's owner: whoever has it now, or had it when it was mirrored.
-    func owner(of thread: Snowflake) async throws -> UserID? {
-        if let owner = try await store.userID(forThread: thread.description) { return owner }
-        return try await store.mirrorThread(thread)?.owner
-    }
-
     /// Facts about a thread of `owner`'s, under their lock.
     private func ingest(_ facts: [MirrorFact], into thread: Snowflake, owner: UserID) async throws {
-        try await withUser(owner) { context in
+        try await users.withUser(owner) { context in
             guard let record = context.record else { return }
             try await ingestion.apply(facts, thread: thread, record: record)
         }

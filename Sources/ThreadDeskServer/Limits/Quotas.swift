@@ -7,9 +7,9 @@ import ThreadDeskStore
 import ThreadDeskWire
 
 /// Charges requests to their token buckets (see `QuotaSettings`); a request over any limit is
-/// answered 429 with `Retry-After` before it reaches Discord or the store's user records.
+/// refused (429 with `Retry-After`) before it reaches Discord or the store's user records.
 struct Quotas: Sendable {
-    let store: any UserStore
+    let store: any QuotaBuckets
     let settings: QuotaSettings
     let addresses: ClientAddressRule
     let metrics: ServerMetrics
@@ -30,16 +30,14 @@ struct Quotas: Sendable {
         case thread
     }
 
-    /// Takes one token from each bucket `cost` touches, or throws 429 naming the first that is empty.
+    /// Takes one token from each bucket `cost` touches, or throws `limitReached` naming the first
+    /// that is empty.
     func charge(_ cost: Cost, address: String) async throws {
         let tokens: Double = if case .upload(_, let bytes) = cost { Double(bytes) / 1_048_576 } else { 1 }
         for (name, key, limit) in buckets(cost, address: address) {
             guard let wait = try await store.takeToken(key, limit: limit, cost: tokens) else { continue }
             metrics.quotaRefused(name)
-            let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
-            throw APIError(
-                .tooManyRequests, .rateLimited, "Too many requests (\(name), \(limit)); try again in \(seconds) s.",
-                retryAfterSeconds: seconds)
+            throw SupportFailure.limitReached(name: name, limit: limit, retryAfter: wait)
         }
     }
 

@@ -1,39 +1,37 @@
 import DiscordREST
 import Foundation
-import HTTPTypes
 import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
-extension SupportService {
-    static let messageNotFound = APIError(.notFound, .messageNotFound, "No message of yours has this id.")
+/// Edits and deletes of the user's own messages, in Discord and then in the mirror.
+struct MessageEditor: Sendable {
+    let users: UserLock
+    let store: any UserRecords & MirrorStore
+    let discord: DiscordClient<ContinuousClock>
+    let sync: MirrorSync
+    let ingestion: MirrorIngestion
 
     /// Replaces the text of one of the user's own messages in Discord. A send that took several
     /// Discord posts is edited as a whole: the new text is cut the same way and may not need more
     /// posts than the original (posts left over are deleted).
-    func editMessage(_ messageID: Snowflake, text: String, for id: UserID) async throws -> APIMessage {
+    func edit(_ messageID: Snowflake, text: String, for id: UserID) async throws -> SupportMessage {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
             let texts = NoteMarkers.posts(ofUserText: text)
-            guard texts.count <= parts.count else {
-                throw APIError(
-                    .unprocessableContent, .editTooLong,
-                    "The new text needs \(texts.count) Discord messages; the original used \(parts.count). Send it as a new message.")
-            }
+            guard texts.count <= parts.count else { throw SupportFailure.editTooLong(needed: texts.count, original: parts.count) }
             let first = parts[0].id
             var ids: [String] = []
             for (index, part) in parts.enumerated() {
                 if index < texts.count {
-                    let edited = try await discordCall { () async throws(DiscordError) in
-                        try await discord.editMessage(part.id.description, in: thread.description, content: texts[index])
-                    }
-                    try await ingestOwn(edited, partOf: parts.count > 1 ? first : nil, context: context)
+                    let edited = try await discord.editMessage(part.id.description, in: thread.description, content: texts[index])
+                    try await ingestion.ingestOwn(edited, partOf: parts.count > 1 ? first : nil, record: context.record)
                     ids.append(edited.id)
                 } else {
                     try await deletePart(part, in: thread, context: context)
                 }
             }
-            guard let stored = try await store.mirroredMessages([first]).first else { throw Self.messageNotFound }
-            var message = APIMessage(stored)
+            guard let stored = try await store.mirroredMessages([first]).first else { throw SupportFailure.messageNotFound }
+            var message = SupportMessage(stored)
             if parts.count > 1 {
                 message.content = text
                 message.partIds = ids
@@ -43,7 +41,7 @@ extension SupportService {
     }
 
     /// Deletes one of the user's own messages in Discord (every post of a split send).
-    func deleteMessage(_ messageID: Snowflake, for id: UserID) async throws {
+    func delete(_ messageID: Snowflake, for id: UserID) async throws {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
             for part in parts { try await deletePart(part, in: thread, context: context) }
         }
@@ -55,7 +53,7 @@ extension SupportService {
         } catch .api(let error) where error.status == 404 {
             // Already gone in Discord: the mirror just learns it.
         } catch {
-            throw APIError.from(error)
+            throw error
         }
         guard let record = context.record else { return }
         try await ingestion.apply([.deleted(part.id, thread: thread)], thread: thread, record: record)
@@ -69,13 +67,13 @@ extension SupportService {
     ) async throws -> T {
         guard let thread = try await store.user(id)?.threadID.flatMap({ Snowflake($0) }),
             try await sync.ensureCurrent(thread, owner: id)
-        else { throw Self.messageNotFound }
-        return try await withUser(id) { context in
+        else { throw SupportFailure.messageNotFound }
+        return try await users.withUser(id) { context in
             guard context.record?.threadID == thread.description, let target = try await store.mirroredMessages([messageID]).first,
                 target.threadID == thread, target.author == .user, target.visible, !target.deleted
-            else { throw Self.messageNotFound }
+            else { throw SupportFailure.messageNotFound }
             let parts = try await store.mirroredParts(of: target.partOf ?? target.id).filter { !$0.deleted && $0.author == .user }
-            guard !parts.isEmpty else { throw Self.messageNotFound }
+            guard !parts.isEmpty else { throw SupportFailure.messageNotFound }
             return try await body(parts, thread, &context)
         }
     }

@@ -12,18 +12,32 @@ import ThreadDeskStore
 import ThreadDeskWire
 
 /// `/v1/events`, `/v1/typing`, `/v1/read`, `/v1/unread`: the live conversation.
-extension V1Routes {
+struct LiveRoutes: Sendable {
+    let live: LiveService
+    let users: any UserRecords
+    let quotas: Quotas
+    /// How long one read of the store for a stream may take.
+    let timeout: Duration
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func register(on groups: V1Groups) {
+        groups.users(charging: { .read($0) }).get("events", use: events).get("unread", use: unread)
+        groups.users(charging: { .update($0) }).post("read", use: read)
+        groups.users.post("typing", use: typing)
+    }
+
     /// Server-sent events of the user's conversation. `Last-Event-ID` (or `?lastEventId=`, for
     /// clients that cannot set headers) resumes after that event.
     @Sendable func events(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let record = try context.user()
         let token = try context.userToken()
-        let address = service.quotas.clientAddress(request, context)
+        let address = quotas.clientAddress(request, context)
         let lastEventID = request.headers[.lastEventID] ?? request.uri.queryParameters["lastEventId"].map(String.init)
         if let lastEventID, lastEventID.utf8.count > 20 || !lastEventID.allSatisfy({ $0.isASCII && $0.isNumber }) {
             throw APIError.badRequest(.invalidLastEventId, "Last-Event-ID must be the id of an event this stream sent (digits).")
         }
-        let hub = service.live
+        let hub = live.hub
         let subscriber: LiveHub.Subscriber
         do {
             let channel = context.channel
@@ -31,12 +45,13 @@ extension V1Routes {
         } catch .inAll {
             throw APIError(.serviceUnavailable, .busy, "Too many open event streams; try again shortly.", retryAfterSeconds: 5)
         } catch .fromAddress {
-            service.metrics.quotaRefused("event streams per address")
+            metrics.quotaRefused("event streams per address")
             throw APIError(.tooManyRequests, .rateLimited, "Too many open event streams from this address; close one first.", retryAfterSeconds: 30)
         }
         // A stream needs little kernel buffer: a client that stops reading is found sooner and costs less.
         _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 16 * 1024)
-        let stream = LiveStream(service: service, subscriber: subscriber, lastEventID: lastEventID)
+        let stream = LiveStream(
+            feed: live.feed, users: users, subscriber: subscriber, lastEventID: lastEventID, timeout: timeout, metrics: metrics, logger: logger)
         return Response(
             status: .ok,
             headers: [
@@ -52,30 +67,35 @@ extension V1Routes {
     }
 
     @Sendable func typing(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        try await service.userTyping(try context.user())
+        try await live.userTyping(try context.user())
         return Response(status: .noContent)
     }
 
     @Sendable func read(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let record = try context.user()
-        let body = try await request.decode(ReadRequest.self, limit: Self.smallBodyLimit)
+        let body = try await request.decode(ReadRequest.self, limit: Request.smallBodyLimit)
         guard let id = Snowflake(body.messageId) else {
             throw APIError.badRequest(.invalidMessageId, "messageId must be a message id (digits).")
         }
-        return try jsonResponse(try await service.markRead(id, for: record.id))
+        return try jsonResponse(try await live.markRead(id, for: record.id))
     }
 
     @Sendable func unread(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        return try jsonResponse(try await service.readState(try context.user().id))
+        try jsonResponse(try await live.readState(try context.user().id))
     }
 }
 
 /// One open `/v1/events` stream: its first events, then whatever its wake-ups bring, until the
 /// client goes, the hub closes it, or the server shuts down.
 struct LiveStream: Sendable {
-    let service: SupportService
+    let feed: LiveFeed
+    let users: any UserRecords
     let subscriber: LiveHub.Subscriber
     let lastEventID: String?
+    /// How long one read of the store may take.
+    let timeout: Duration
+    let metrics: ServerMetrics
+    let logger: Logger
 
     func run(_ writer: inout any ResponseBodyWriter) async {
         do {
@@ -86,7 +106,7 @@ struct LiveStream: Sendable {
             }
         } catch {
             // The client went away or stopped reading; it reconnects with Last-Event-ID.
-            service.logger.debug("An event stream ended", metadata: ["error": "\(error)"])
+            logger.debug("An event stream ended", metadata: ["error": "\(error)"])
         }
     }
 
@@ -118,9 +138,8 @@ struct LiveStream: Sendable {
     private func begin(_ writer: inout any ResponseBodyWriter) async throws -> Int64 {
         // Reconnect after 3 s when the connection drops.
         try await send("retry: 3000\n\n", &writer)
-        let timeout = service.configuration.requestTimeout
-        let start = try await Self.apart { [service, subscriber, lastEventID] in
-            try await Deadline.within(timeout) { try await service.liveFeed.start(subscriber.user, lastEventID: lastEventID) }
+        let start = try await Self.apart { [feed, subscriber, lastEventID, timeout] in
+            try await Deadline.within(timeout) { try await feed.start(subscriber.user, lastEventID: lastEventID) }
         }
         try await send(start.events, &writer)
         return start.position
@@ -131,16 +150,15 @@ struct LiveStream: Sendable {
         switch signal {
         case .changed:
             subscriber.takeChange()
-            let timeout = service.configuration.requestTimeout
             do {
-                let batch = try await Self.apart { [service, subscriber] in
-                    try await Deadline.within(timeout) { try await service.liveFeed.events(subscriber.user, after: position) }
+                let batch = try await Self.apart { [feed, subscriber, timeout] in
+                    try await Deadline.within(timeout) { try await feed.events(subscriber.user, after: position) }
                 }
                 try await send(batch.events, &writer)
                 return batch.position
             } catch let error as StoreUnavailableError {
                 // The next wake-up (or the client's reconnection) reads from the same position.
-                service.logger.notice("Could not read a stream's events", metadata: ["error": "\(error)"])
+                logger.notice("Could not read a stream's events", metadata: ["error": "\(error)"])
                 return position
             }
         case .typing(let expiresAt):
@@ -161,16 +179,15 @@ struct LiveStream: Sendable {
     /// and the check pending: the next signal (a keep-alive at the latest) tries again.
     @inline(never)
     private func tokenLives() async throws -> Bool {
-        let timeout = service.configuration.requestTimeout
         let live: Bool
         do {
-            live = try await Self.apart { [service, subscriber] in
+            live = try await Self.apart { [users, subscriber, timeout] in
                 try await Deadline.within(timeout) {
-                    try await service.store.user(subscriber.user)?.holdsToken(hash: subscriber.tokenHash) ?? false
+                    try await users.user(subscriber.user)?.holdsToken(hash: subscriber.tokenHash) ?? false
                 }
             }
         } catch let error as StoreUnavailableError {
-            service.logger.notice("Could not check a stream's token", metadata: ["error": "\(error)"])
+            logger.notice("Could not check a stream's token", metadata: ["error": "\(error)"])
             subscriber.requestTokenCheck()
             return true
         }
@@ -192,7 +209,7 @@ struct LiveStream: Sendable {
     private func send(_ events: [LiveEvent], _ writer: inout any ResponseBodyWriter) async throws {
         guard !events.isEmpty else { return }
         try await send(events.map(\.text).joined(), &writer)
-        service.metrics.liveEvents.increment(by: Int64(events.count))
+        metrics.liveEvents.increment(by: Int64(events.count))
     }
 
     private func send(_ text: String, _ writer: inout any ResponseBodyWriter) async throws {

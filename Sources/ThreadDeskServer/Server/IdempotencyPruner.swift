@@ -4,12 +4,12 @@ import Logging
 import ServiceLifecycle
 import ThreadDeskStore
 
-/// Forgets the answers kept for idempotency keys once they are older than the retention (a client
+/// Forgets the results kept for idempotency keys once they are older than the retention (a client
 /// retries within minutes; a retry a day later is a new request), so the store does not grow
 /// with every message ever sent. Runs at start and then every quarter of the retention, at most
 /// hourly; asleep in between.
 struct IdempotencyPruner: Service, CustomStringConvertible {
-    let store: any UserStore
+    let store: any IdempotencyRecords
     let retention: Duration
     let logger: Logger
     let now: @Sendable () -> Date
@@ -30,7 +30,7 @@ struct IdempotencyPruner: Service, CustomStringConvertible {
     func prune() async {
         let cutoff = now().addingTimeInterval(-(retention / .seconds(1)))
         do {
-            let gone = try await Deadline.within(.seconds(30)) { try await store.pruneResponses(before: cutoff) }
+            let gone = try await Deadline.within(.seconds(30)) { try await store.pruneResults(before: cutoff) }
             if gone > 0 { logger.info("Forgot old idempotency answers", metadata: ["count": "\(gone)"]) }
         } catch {
             logger.warning("Could not prune old idempotency answers; the next round tries again", metadata: ["error": "\(error)"])

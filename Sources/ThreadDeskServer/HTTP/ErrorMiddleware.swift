@@ -1,4 +1,5 @@
 import Deadlines
+import DiscordREST
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -34,6 +35,10 @@ struct ErrorMiddleware: RouterMiddleware {
         switch error {
         case let error as APIError:
             return error
+        case let failure as SupportFailure:
+            return APIError(failure)
+        case let error as DiscordError:
+            return APIError(error)
         case is DeadlineExceeded:
             return APIError(.serviceUnavailable, .timeout, "The request took too long; try again shortly.", retryAfterSeconds: 2)
         case is CancellationError:

@@ -40,14 +40,14 @@ extension ThreadDeskRequestContext {
 
 /// Requires a live bearer token of a user (401 otherwise).
 struct UserAuthentication: RouterMiddleware {
-    let service: SupportService
+    let sessions: SessionService
 
     func handle(
         _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
     ) async throws -> Response {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         var context = context
-        context.caller = .user(try await service.authenticatedUser(token: token), token: token)
+        context.caller = .user(try await sessions.authenticate(token: token), token: token)
         return try await next(request, context)
     }
 }

@@ -9,13 +9,16 @@ import ThreadDeskWire
 /// `LEGACY_API_KEY` is set. The client identifies users by id alone, so the shared key is
 /// the only protection: new apps should use `/v1`.
 struct LegacyRoutes: Sendable {
-    let service: SupportService
+    let legacy: LegacyService
+    let conversation: ConversationService
+    let devices: DeviceService
+    let diagnostics: DiagnosticsService
+    let quotas: Quotas
     let apiKey: String
 
     /// Behind the legacy key; a route whose user is in its path is charged before its handler
     /// (a message's user is in its body, so the handler charges it once the body is read).
     func register(on router: Router<ThreadDeskRequestContext>) {
-        let quotas = service.quotas
         let legacy = router.group().add(middleware: LegacyAuthentication(apiKey: apiKey))
         legacy.post("new-message", use: newMessage)
         legacy.group().add(middleware: LimitMiddleware(quotas: quotas) { context in .read(try Self.userID(context.parameters.get("userId") ?? "")) })
@@ -43,45 +46,46 @@ struct LegacyRoutes: Sendable {
     }
 
     @Sendable func newMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let body = try await request.decode(NewMessage.self, limit: V1Routes.smallBodyLimit)
+        let body = try await request.decode(NewMessage.self, limit: Request.smallBodyLimit)
         let user = try Self.userID(body.userId)
-        let address = service.quotas.clientAddress(request, context)
-        try await service.quotas.charge(.send(user), address: address)
+        let address = quotas.clientAddress(request, context)
+        try await quotas.charge(.send(user), address: address)
         let text = try APIError.validText(body.content)
-        if let token = body.apnsToken, !V1Routes.isDeviceToken(token) {
+        if let token = body.apnsToken, !DeviceRoutes.isDeviceToken(token) {
             throw APIError.badRequest(.invalidPushToken, "apnsToken must be the APNs device token in hex.")
         }
         // The same checks as /v1's (one line, short): these values name the thread and make a note.
         let installation = try body.installationInfo.map { info in
-            try V1Routes.installation(
+            try DeviceRoutes.installation(
                 .object(["buildVersion": info.buildVersion, "osPlatform": info.osPlatform, "osVersion": info.osVersion].compactMapValues { $0.map(JSON.string) }))
         }
-        try await service.legacyEnsureUser(user)
-        if let installation { _ = try await service.updateInstallation(installation, for: user) }
-        if let token = body.apnsToken { try await service.setPushToken(token.lowercased(), environment: .production, for: user) }
+        try await self.legacy.ensureUser(user)
+        if let installation { _ = try await devices.updateInstallation(installation, for: user) }
+        if let token = body.apnsToken { try await devices.setPushToken(token.lowercased(), environment: .production, for: user) }
         // The legacy client sends no idempotency key; a fresh one per request still gives every
         // part its own nonce.
-        let stored = try await service.postMessage(text, idempotencyKey: "legacy-\(UUID().uuidString)", for: user, from: address)
-        let message = try JSONDecoder().decode(APIMessage.self, from: stored.body)
+        let message = try await conversation.send(text, idempotencyKey: "legacy-\(UUID().uuidString)", for: user, from: address)
         return try jsonResponse(["success": "true", "messageId": message.id])
     }
 
     @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try Self.userID(context.parameters.get("userId") ?? "")
         let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
-        if let after, Snowflake(after) == nil { throw APIError.badRequest(.invalidAfter, "after must be a message id.") }
-        return try jsonResponse(try await service.legacyMessages(for: user, after: after))
+        let cursor = try after.map { raw in
+            guard let id = Snowflake(raw) else { throw APIError.badRequest(.invalidAfter, "after must be a message id.") }
+            return id
+        }
+        return try jsonResponse(try await self.legacy.messages(for: user, after: cursor))
     }
 
     @Sendable func uploadDiagnostics(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let key = context.parameters.get("key") ?? ""
         let user = try Self.userID(String(key.prefix(11)))
-        let address = service.quotas.clientAddress(request, context)
-        let (bytes, document) = try await request.jsonObject(limit: V1Routes.diagnosticsLimit)
-        try await service.legacyEnsureUser(user)
+        let address = quotas.clientAddress(request, context)
+        let (bytes, document) = try await request.jsonObject(limit: DiagnosticsRoutes.limit)
+        try await self.legacy.ensureUser(user)
         let idempotency = IdempotencyKey.isValid(key) ? "legacy-upload-\(key)" : nil
-        let result = try await service.uploadDiagnostics(
-            bytes, document: document, idempotencyKey: idempotency, for: user, from: address)
+        let result = try await diagnostics.upload(bytes, document: document, idempotencyKey: idempotency, for: user, from: address)
         return try jsonResponse(["success": "true", "filename": result.filename])
     }
 
@@ -132,39 +136,4 @@ struct LegacyMessage: Codable, Sendable, Hashable {
     var timestamp: String
     var edited_timestamp: String?
     var attachments: [Attachment]
-}
-
-extension SupportService {
-    /// Legacy users exist from their first call on; they have no token. A user of `/v1` (one
-    /// with a token) is never reachable with the legacy key, whatever the shape of their id.
-    func legacyEnsureUser(_ id: UserID) async throws {
-        try await withUser(id) { context in
-            try Self.refuseV1User(context.record)
-            if context.record == nil {
-                // The reference system may have made this user's thread: the first post looks for it.
-                try await store.setGlobalValue(Self.unrecordedThreadKey(id), to: Self.legacyNote)
-                context.record = UserRecord(id: id)
-            }
-            // A legacy call is a use: no /v1 claim with the app key alone takes the id from now on.
-            if context.record?.history.contains(.used) == false { context.record?.history.insert(.used) }
-        }
-    }
-
-    static func refuseV1User(_ record: UserRecord?) throws {
-        // Once a /v1 user, always one: signing out of every session does not hand the id back.
-        if let record, record.tokenHash != nil || record.history.contains(.v1) {
-            throw APIError(.forbidden, .notALegacyUser, "This user has a /v1 session; the legacy key cannot act for them.")
-        }
-    }
-
-    /// Visible messages after `after` (at most 100), newest first as Discord lists them, from the mirror.
-    func legacyMessages(for id: UserID, after: String?) async throws -> [LegacyMessage] {
-        let record = try await store.user(id)
-        try Self.refuseV1User(record)
-        guard let record, let thread = record.threadID.flatMap({ Snowflake($0) }) else { return [] }
-        guard try await sync.ensureCurrent(thread, owner: id) else { return [] }
-        let cursor: MirrorCursor = after.flatMap { Snowflake($0) }.map { .after($0, before: nil) } ?? .before(nil)
-        let page = try await store.mirrorPage(thread: thread, cursor, limit: 100)
-        return page.messages.reversed().map(LegacyMessage.init)
-    }
 }

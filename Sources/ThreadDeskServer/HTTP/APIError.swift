@@ -59,7 +59,11 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     }
 
     /// What a Discord failure means to the widget. Discord's own words stay in our logs.
-    static func from(_ error: DiscordError) -> APIError {
+    init(_ error: DiscordError) {
+        self = Self.from(error)
+    }
+
+    private static func from(_ error: DiscordError) -> APIError {
         switch error {
         case .rateLimited(let retryAfter):
             return APIError(.serviceUnavailable, .discordBusy, "Discord is rate limiting us; try again shortly.",
@@ -80,12 +84,39 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     }
 }
 
-/// Runs Discord calls, reporting their failure as the API's error: the one place a `DiscordError`
-/// becomes an `APIError` (through `APIError.from`).
-func discordCall<T>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as DiscordError {
-        throw APIError.from(error)
+extension APIError {
+    /// What a refusal of the services means on the wire: the one mapping from domain errors to
+    /// HTTP statuses and error codes.
+    init(_ failure: SupportFailure) {
+        switch failure {
+        case .notAuthenticated:
+            self = .unauthorized
+        case .invalidUserHash:
+            self.init(.forbidden, .invalidUserHash, "userHash must be the HMAC-SHA256 of userId with the app's identity secret.")
+        case .userClaimed:
+            self.init(.conflict, .userClaimed, "This userId is in use; present one of its tokens (or its userHash) to open another session.")
+        case .notALegacyUser:
+            self.init(.forbidden, .notALegacyUser, "This user has a /v1 session; the legacy key cannot act for them.")
+        case .idempotencyKeyReused:
+            self.init(.unprocessableContent, .idempotencyKeyReused, "This Idempotency-Key was used for a different message.")
+        case .alreadySent:
+            self.init(.conflict, .retryInProgress, "This message was already sent; fetch messages to see it.")
+        case .messageNotFound:
+            self.init(.notFound, .messageNotFound, "No message of yours has this id.")
+        case .editTooLong(let needed, let original):
+            self.init(
+                .unprocessableContent, .editTooLong,
+                "The new text needs \(needed) Discord messages; the original used \(original). Send it as a new message.")
+        case .attachmentNotFound(let gone):
+            self.init(.notFound, .attachmentNotFound, gone ? "Discord no longer has this file." : "No attachment with this id in your conversation.")
+        case .attachmentUnavailable:
+            self.init(.serviceUnavailable, .attachmentUnavailable, "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
+        case .forumNeedsTag:
+            self.init(.serviceUnavailable, .forumNeedsTag, "The support forum requires a tag but has none.", retryAfterSeconds: 60)
+        case .limitReached(let name, let limit, let wait):
+            let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
+            self.init(
+                .tooManyRequests, .rateLimited, "Too many requests (\(name), \(limit)); try again in \(seconds) s.", retryAfterSeconds: seconds)
+        }
     }
 }

@@ -8,14 +8,31 @@ import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
-extension SupportService {
+/// The user's forum thread: posting into it, making it (and a new one when Discord deleted or
+/// locked the old), adopting one an earlier attempt made, and room in a full forum.
+struct ThreadService: Sendable {
+    let store: any UserRecords & GlobalValues & MirrorStore
+    let discord: DiscordClient<ContinuousClock>
+    let bot: BotIdentity
+    let feed: FeedState
+    let ingestion: MirrorIngestion
+    let quotas: Quotas
+    let guildID: String
+    let forumChannelID: String
+    let defaultTagID: String?
+    /// Whether the legacy routes are on (a reference-system id may then adopt its thread by name).
+    let legacyRoutes: Bool
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+
     /// Posts `message` into the user's thread, creating the thread with it as the starter post
     /// when there is none, and a new thread when Discord says the old one is deleted or locked.
     /// The record in `context` is updated as soon as a thread exists, so a later failure in the
     /// same request cannot make a retry create a second one.
     /// A new thread is charged to the thread budget of `address` and of the whole server first.
     func post(_ message: DiscordMessageCreate, in context: inout UserContext, from address: String) async throws -> DiscordMessage {
-        guard var record = context.record else { throw APIError.unauthorized }
+        guard var record = context.record else { throw SupportFailure.notAuthenticated }
         var lockedThread: String?
         if let thread = record.threadID {
             do {
@@ -26,7 +43,7 @@ extension SupportService {
                 logger.notice("Thread is locked; starting a new one", metadata: ["user": "\(context.id.logValue)", "thread": "\(thread)"])
                 lockedThread = thread
             } catch {
-                throw APIError.from(error)
+                throw error
             }
             record.threadID = nil
         }
@@ -36,57 +53,31 @@ extension SupportService {
         // active thread of the guild. An attempt is written down before Discord is asked.
         // Every limit says yes before Discord is asked anything, the search included.
         try await quotas.charge(.thread, address: address)
-        let unrecorded = Self.unrecordedThreadKey(record.id)
-        if let window = adoptionWindow(try await store.globalValue(unrecorded), for: record.id),
+        let unrecorded = ThreadNotes.unrecordedThreadKey(record.id)
+        if let window = ThreadNotes.adoptionWindow(try await store.globalValue(unrecorded), for: record.id, legacyRoutes: legacyRoutes),
             let adopted = try await existingThread(for: record.id, madeAfter: window, posting: message)
         {
             // An earlier attempt made the thread and then failed before the store kept it.
             logger.notice("Found the user's thread in Discord; using it", metadata: ["user": "\(context.id.logValue)", "thread": "\(adopted.thread)"])
             record.threadID = adopted.thread
-            record.updatedAt = Date()
+            record.updatedAt = now()
             context.record = record
             if let starter = adopted.starter { return starter }
-            return try await discordCall { () async throws(DiscordError) in try await discord.createMessage(in: adopted.thread, message) }
+            return try await discord.createMessage(in: adopted.thread, message)
         }
-        try await store.setGlobalValue(unrecorded, to: Self.attemptNote(at: Date()))
+        try await store.setGlobalValue(unrecorded, to: ThreadNotes.attemptNote(at: now()))
         let created = try await startThread(with: message, for: record)
         record.threadID = created.channel.id
-        record.updatedAt = Date()
+        record.updatedAt = now()
         context.record = record
         if let thread = Snowflake(created.channel.id) {
             // New: its whole history is the message just posted, which the caller ingests.
             let epoch = try await feed.snapshot().epoch
             try await store.saveMirrorThread(
-                MirrorThread(id: thread, owner: record.id, complete: true, syncedEpoch: epoch, syncedAt: Date(), lastActivity: Date()))
+                MirrorThread(id: thread, owner: record.id, complete: true, syncedEpoch: epoch, syncedAt: now(), lastActivity: now()))
         }
         try await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
         return created.message
-    }
-
-    /// The store's note that Discord may have a thread for `id` the user's record does not name:
-    /// set for an id ThreadDesk did not generate (a legacy user, a client-chosen id) and before
-    /// every attempt to make a thread (committed before Discord is asked); removed once the
-    /// record holding a thread is committed.
-    public static func unrecordedThreadKey(_ id: UserID) -> String { "unrecorded-thread/\(id.rawValue)" }
-
-    /// How far before an attempt's note a thread it made may seem to have been made (Discord's
-    /// clock against ours).
-    static let clockSkew: TimeInterval = 300
-
-    /// Which threads named for `id` the note allows adopting: those made after the returned date
-    /// (`.distantPast`: any), or none (nil). An attempt of ours adopts only what it may have made;
-    /// a reference-system id adopts its old thread only while the legacy routes are on (where the
-    /// id alone was already the credential) or when the app backend vouched for it.
-    func adoptionWindow(_ note: String?, for id: UserID) -> Date? {
-        guard let note else { return nil }
-        if note.hasPrefix(Self.attemptNotePrefix) {
-            guard let attempt = ISO8601DateFormatter().date(from: String(note.dropFirst(Self.attemptNotePrefix.count))) else { return nil }
-            return attempt.addingTimeInterval(-Self.clockSkew)
-        }
-        guard id.isLegacyShaped else { return nil }
-        if note == Self.verifiedLegacyNote { return .distantPast }
-        // "legacy id", and what earlier versions wrote for legacy and client-chosen ids.
-        return configuration.legacyAPIKey != nil ? .distantPast : nil
     }
 
     /// The user's thread if Discord has one the store does not know: active, in the forum, started
@@ -95,12 +86,10 @@ extension SupportService {
     private func existingThread(for id: UserID, madeAfter earliest: Date, posting message: DiscordMessageCreate) async throws
         -> (thread: String, starter: DiscordMessage?)?
     {
-        let bot = try await discordCall { () async throws(DiscordError) in try await self.bot.id() }
-        let active = try await discordCall { () async throws(DiscordError) in
-            try await discord.activeThreads(guildID: configuration.guildID).threads
-        }
+        let bot = try await self.bot.id()
+        let active = try await discord.activeThreads(guildID: guildID).threads
         let candidates = active.filter { thread in
-            thread.parentId == configuration.forumChannelID && thread.ownerId == bot.description
+            thread.parentId == forumChannelID && thread.ownerId == bot.description
                 && (thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
                 && thread.threadMetadata?.locked != true
                 && (Snowflake(thread.id).map { $0.date >= earliest } ?? false)
@@ -120,7 +109,7 @@ extension SupportService {
         let installation = record.pendingInstallation ?? record.installation
         var thread = DiscordForumThreadCreate(name: Self.threadName(for: record.id, installation: installation), message: message)
         do {
-            return try await discord.startForumThread(in: configuration.forumChannelID, thread)
+            return try await discord.startForumThread(in: forumChannelID, thread)
         } catch .api(let error) where error.code == .maximumActiveThreads {
             // The forum is full: never leave a user unable to write. Make room, then try once more.
             try await archiveIdleThreads()
@@ -129,17 +118,13 @@ extension SupportService {
             thread.appliedTags = [try await defaultTag()]
             return try await retryStart(thread)
         } catch {
-            throw APIError.from(error)
+            throw error
         }
     }
 
     /// The second and last try at starting a thread, after making it possible.
     private func retryStart(_ thread: DiscordForumThreadCreate) async throws -> DiscordForumThread {
-        do {
-            return try await discord.startForumThread(in: configuration.forumChannelID, thread)
-        } catch {
-            throw APIError.from(error)
-        }
+        try await discord.startForumThread(in: forumChannelID, thread)
     }
 
     /// How many of the least recently active ThreadDesk threads a full forum archives at once.
@@ -148,15 +133,15 @@ extension SupportService {
     /// Archives the ThreadDesk threads idle the longest (by their last message), so new ones fit.
     /// An archived thread comes back when its user writes again.
     func archiveIdleThreads() async throws {
-        let active = try await discordCall { try await discord.activeThreads(guildID: configuration.guildID).threads }
+        let active = try await discord.activeThreads(guildID: guildID).threads
         var ours: [DiscordChannel] = []
-        for thread in active where thread.parentId == configuration.forumChannelID {
+        for thread in active where thread.parentId == forumChannelID {
             if try await store.userID(forThread: thread.id) != nil { ours.append(thread) }
         }
         let lastActive = { (thread: DiscordChannel) in Snowflake(thread.lastMessageId ?? thread.id) ?? Snowflake(0) }
         let idlest = ours.sorted { lastActive($0) < lastActive($1) }.prefix(Self.archivedWhenFull)
         for thread in idlest {
-            _ = try await discordCall { try await discord.modifyThread(thread.id, archived: true) }
+            _ = try await discord.modifyThread(thread.id, archived: true)
         }
         metrics.threadsArchived.increment(by: Int64(idlest.count))
         logger.notice("The support forum is full (160006): archived its idlest ThreadDesk threads", metadata: ["archived": "\(idlest.count)"])
@@ -164,11 +149,9 @@ extension SupportService {
 
     /// The configured default tag, or the forum's first.
     private func defaultTag() async throws -> String {
-        if let tag = configuration.defaultTagID { return tag }
-        let forum = try await discordCall { try await discord.channel(configuration.forumChannelID) }
-        guard let tag = forum.availableTags?.first?.id else {
-            throw APIError(.serviceUnavailable, .forumNeedsTag, "The support forum requires a tag but has none.", retryAfterSeconds: 60)
-        }
+        if let tag = defaultTagID { return tag }
+        let forum = try await discord.channel(forumChannelID)
+        guard let tag = forum.availableTags?.first?.id else { throw SupportFailure.forumNeedsTag }
         return tag
     }
 
@@ -178,13 +161,14 @@ extension SupportService {
         do {
             if let locked {
                 let note = ":ninja: Continued from <#\(locked)>, which is locked."
-                let posted = try await discord.createMessage(in: thread, .init(content: note, nonce: Self.nonce("continued", id: context.id, thread)))
-                try await ingestOwn(posted, partOf: nil, context: context)
+                let posted = try await discord.createMessage(
+                    in: thread, .init(content: note, nonce: ThreadNotes.nonce("continued", id: context.id, thread)))
+                try await ingestion.ingestOwn(posted, record: context.record)
             }
             if let pending = context.record?.pendingInstallation ?? context.record?.installation {
                 let posted = try await discord.createMessage(
-                    in: thread, .init(content: pending.note, nonce: Self.nonce("device", id: context.id, thread)))
-                try await ingestOwn(posted, partOf: nil, context: context)
+                    in: thread, .init(content: pending.note, nonce: ThreadNotes.nonce("device", id: context.id, thread)))
+                try await ingestion.ingestOwn(posted, record: context.record)
                 context.record?.installation = pending
                 context.record?.pendingInstallation = nil
             }

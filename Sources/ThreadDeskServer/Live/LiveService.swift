@@ -7,13 +7,30 @@ import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
-extension SupportService {
+/// The live side of the conversation that is not a stream: the user typing (shown in Discord),
+/// an agent typing (shown to the user), and what the user has read.
+struct LiveService: Sendable {
+    let users: UserLock
+    let store: any UserRecords & MirrorStore & QuotaBuckets
+    let discord: DiscordClient<ContinuousClock>
+    let bot: BotIdentity
+    let ingestion: MirrorIngestion
+    let hub: LiveHub
+    let feed: LiveFeed
+    let typingGate: TypingGate
+    /// Read receipts shown in Discord; nil when switched off.
+    let receipts: ReadReceipts?
+    let settings: LiveSettings
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+
     /// The user is typing: "typing…" in their thread, at most once per `typingInterval` per thread
     /// whatever the app sends (this process's gate first, then the store's bucket shared by every
     /// replica). Best effort: a failure is logged, never the app's problem.
     func userTyping(_ record: UserRecord) async throws {
         guard let thread = record.threadID, typingGate.admit(thread) else { return }
-        let interval = configuration.live.typingInterval
+        let interval = settings.typingInterval
         guard try await store.takeToken("typing:\(thread)", limit: QuotaLimit(1, per: interval)) == nil else { return }
         do {
             try await discord.triggerTyping(in: thread)
@@ -26,29 +43,29 @@ extension SupportService {
     /// The user has read up to `messageId` (a message of their conversation they can see). The
     /// mark never moves backwards; a move reaches their other streams and, coalesced, Discord.
     func markRead(_ messageID: Snowflake, for user: UserID) async throws -> ReadState {
-        let moved = try await withUser(user) { context -> Bool in
+        let moved = try await users.withUser(user) { context -> Bool in
             guard var record = context.record, let message = try await store.mirroredMessages([messageID]).first, message.isShown,
-                try await owner(of: message.threadID) == user
+                try await ingestion.owner(of: message.threadID) == user
             else {
-                throw APIError(.notFound, .messageNotFound, "No message with this id in your conversation.")
+                throw SupportFailure.messageNotFound
             }
             if let current = record.lastReadMessageID.flatMap({ Snowflake($0) }), current >= messageID { return false }
             record.lastReadMessageID = messageID.description
             record.live.readSeq = try await store.nextEventSequences(1)[0]
-            record.updatedAt = Date()
+            record.updatedAt = now()
             context.record = record
             return true
         }
         if moved {
-            live.changed(user)
+            hub.changed(user)
             receipts?.schedule(user)
         }
         return try await readState(user)
     }
 
     func readState(_ user: UserID) async throws -> ReadState {
-        guard let record = try await store.user(user) else { throw APIError.unauthorized }
-        return ReadState(lastReadMessageId: record.lastReadMessageID, count: try await liveFeed.unreadCount(record))
+        guard let record = try await store.user(user) else { throw SupportFailure.notAuthenticated }
+        return ReadState(lastReadMessageId: record.lastReadMessageID, count: try await feed.unreadCount(record))
     }
 
     /// An agent types in a thread (gateway TYPING_START): a `typing` event on its owner's streams.
@@ -56,8 +73,8 @@ extension SupportService {
     func relayTyping(channelID: String, userID: String) async {
         guard let thread = Snowflake(channelID) else { return }
         do {
-            guard try await userID != bot.id().description, let owner = try await owner(of: thread) else { return }
-            live.typing(owner, until: Date().addingTimeInterval(configuration.live.typingExpiry / .seconds(1)))
+            guard try await userID != bot.id().description, let owner = try await ingestion.owner(of: thread) else { return }
+            hub.typing(owner, until: now().addingTimeInterval(settings.typingExpiry / .seconds(1)))
         } catch {
             logger.info("Could not relay an agent's typing", metadata: ["error": "\(error)"])
         }

@@ -10,8 +10,10 @@ import ThreadDeskWire
 
 /// Routes for the gateway daemon, behind `GATEWAY_SECRET` (absent without it).
 struct InternalRoutes: Sendable {
-    let service: SupportService
+    let events: GatewayEventHandler
     let secret: String
+    let metrics: ServerMetrics
+    let logger: Logger
 
     static let batchLimit = 16 * 1024 * 1024
 
@@ -21,11 +23,11 @@ struct InternalRoutes: Sendable {
             if batch.skipped > 0 {
                 // A newer daemon: what this server cannot read is skipped, never refused (a 400
                 // would make the daemon retry the batch forever).
-                service.metrics.gatewayEventsSkipped.increment(by: Int64(batch.skipped))
-                service.logger.notice(
+                metrics.gatewayEventsSkipped.increment(by: Int64(batch.skipped))
+                logger.notice(
                     "Skipped gateway events this server does not understand", metadata: ["count": "\(batch.skipped)", "version": "\(batch.version)"])
             }
-            await service.deliver(batch.events)
+            await events.deliver(batch.events)
             return try jsonResponse(["handled": batch.events.count, "skipped": batch.skipped])
         }
     }

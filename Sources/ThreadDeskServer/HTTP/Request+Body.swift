@@ -8,6 +8,9 @@ import NIOCore
 import NIOFoundationCompat
 
 extension Request {
+    /// The largest JSON body of the small requests (a message, a session, a device).
+    static let smallBodyLimit = 64 * 1024
+
     /// The body as bytes, refusing anything over `limit` (early, from Content-Length, when it can)
     /// and anything that is not JSON.
     func jsonBytes(limit: Int) async throws -> Data {

@@ -1,0 +1,91 @@
+import Prometheus
+import Crypto
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// The user's side of the conversation: sending (text and files) and reading, from the mirror.
+struct ConversationService: Sendable {
+    let users: UserLock
+    let store: any MirrorStore
+    let threads: ThreadService
+    let ingestion: MirrorIngestion
+    let sync: MirrorSync
+    let metrics: ServerMetrics
+
+    /// Sends the user's text (and files) to their thread. A retry with the same idempotency key
+    /// answers what the first attempt answered and posts nothing new; a retry after a part-way
+    /// failure posts only the parts still missing. Files go with the first part.
+    func send(
+        _ text: String, files: [DiscordFile] = [], filesFingerprint: String = "", idempotencyKey: String, for id: UserID, from address: String
+    ) async throws -> SupportMessage {
+        let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text + (files.isEmpty ? "" : "\u{0}" + filesFingerprint)).utf8))
+            .map { String(format: "%02x", $0) }.joined()
+        let ids = try await users.withUser(id, idempotencyKey: idempotencyKey) { context in
+            if let kept = context.keptResult {
+                guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }
+                return kept.messageIDs
+            }
+            let ids = try await post(text, files: files, idempotencyKey: idempotencyKey, in: &context, from: address)
+            context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: ids)
+            metrics.messagesPosted.increment()
+            if !files.isEmpty { metrics.filesUploaded.increment(by: Int64(files.count)) }
+            return ids
+        }
+        return try await sentMessage(ids, text: text)
+    }
+
+    /// Posts every part of `text` not posted yet under `idempotencyKey`; the ids of all parts.
+    private func post(
+        _ text: String, files: [DiscordFile], idempotencyKey: String, in context: inout UserContext, from address: String
+    ) async throws -> [String] {
+        let parts = text.isEmpty && !files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: text)
+        // Parts posted by an earlier attempt under this key (only this key's) are not posted again.
+        var ids = context.record?.postedParts(for: idempotencyKey) ?? []
+        for (index, part) in parts.enumerated() where index >= ids.count {
+            let nonce = ThreadNotes.nonce("message", id: context.id, idempotencyKey, String(index))
+            // Each part is escaped on its own: a part may begin with a note marker where the text was cut.
+            let posted = try await threads.post(.init(content: part, nonce: nonce, files: index == 0 ? files : []), in: &context, from: address)
+            ids.append(posted.id)
+            try await ingestion.ingestOwn(posted, partOf: parts.count > 1 ? ids.first.flatMap { Snowflake($0) } : nil, record: context.record)
+            if parts.count > 1 { context.record?.setPostedParts(ids, for: idempotencyKey) }
+        }
+        context.record?.setPostedParts([], for: idempotencyKey)
+        return ids
+    }
+
+    /// The answer to a send: its first part as the mirror has it (also when an earlier attempt
+    /// posted every part and only the answer was lost); a split send shows its whole text.
+    private func sentMessage(_ ids: [String], text: String) async throws -> SupportMessage {
+        guard let first = ids.first.flatMap({ Snowflake($0) }), let mirrored = try await store.mirroredMessages([first]).first else {
+            throw SupportFailure.alreadySent
+        }
+        var message = SupportMessage(mirrored)
+        if ids.count > 1 {
+            message.content = text
+            message.partIds = ids
+        }
+        return message
+    }
+
+    /// The user's visible messages, oldest first, from the mirror: with the gateway feed live this
+    /// asks Discord nothing. Reading does not mark anything read: the app says what the user saw
+    /// (`POST /v1/read`).
+    func page(for record: UserRecord, after: Snowflake?, before: Snowflake?, limit: Int) async throws -> MessagePage {
+        guard let thread = record.threadID.flatMap({ Snowflake($0) }) else { return MessagePage(messages: [], hasMore: false) }
+        guard try await sync.ensureCurrent(thread, owner: record.id) else { return MessagePage(messages: [], hasMore: false) }
+        let cursor: MirrorCursor = if let after { .after(after, before: before) } else { .before(before) }
+        let page = try await store.mirrorPage(thread: thread, cursor, limit: limit)
+        return MessagePage(messages: page.messages.map(SupportMessage.init), hasMore: page.hasMore)
+    }
+}
+
+extension JSONEncoder {
+    static let api: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

@@ -1,0 +1,28 @@
+import Hummingbird
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// `/v1/diagnostics`: a JSON document from the app, into the thread as a file and a summary.
+struct DiagnosticsRoutes: Sendable {
+    let diagnostics: DiagnosticsService
+    let quotas: Quotas
+
+    static let limit = 8 * 1024 * 1024
+
+    func register(on groups: V1Groups) {
+        groups.users(charging: { .diagnostics($0) }).post("diagnostics", use: upload)
+    }
+
+    @Sendable func upload(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        let user = try context.user().id
+        let key = request.headers[.idempotencyKey]
+        if let key, !IdempotencyKey.isValid(key) {
+            throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
+        }
+        let (bytes, document) = try await request.jsonObject(limit: Self.limit)
+        let result = try await diagnostics.upload(
+            bytes, document: document, idempotencyKey: key, for: user, from: quotas.clientAddress(request, context))
+        return try jsonResponse(result, status: .created)
+    }
+}

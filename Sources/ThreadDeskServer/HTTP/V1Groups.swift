@@ -1,0 +1,28 @@
+import ThreadDeskStore
+import Hummingbird
+import ThreadDeskCore
+
+/// The `/v1` route groups, by who may call: the app (the app key) and users (a live bearer
+/// token). The authentication middleware sets the caller; a limited group charges its limits
+/// before the handler runs. Each feature's routes register on these.
+struct V1Groups: Sendable {
+    let app: RouterGroup<ThreadDeskRequestContext>
+    let users: RouterGroup<ThreadDeskRequestContext>
+    let quotas: Quotas
+
+    init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas) {
+        app = router.group("v1").add(middleware: AppAuthentication(appKey: appKey))
+        users = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
+        self.quotas = quotas
+    }
+
+    /// Users' routes that charge `cost` (for the calling user) first.
+    func users(charging cost: @escaping @Sendable (UserID) -> Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
+        users.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
+    }
+
+    /// The app's routes that charge `cost` first.
+    func app(charging cost: Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
+        app.group().add(middleware: LimitMiddleware(quotas: quotas) { _ in cost })
+    }
+}

@@ -1,0 +1,43 @@
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The reference system's users: known by id alone, never by a token, and never a user of `/v1`.
+struct LegacyService: Sendable {
+    let users: UserLock
+    let store: any UserRecords & GlobalValues & MirrorStore
+    let sync: MirrorSync
+    let now: @Sendable () -> Date
+
+    /// Legacy users exist from their first call on; they have no token. A user of `/v1` (one
+    /// with a token) is never reachable with the legacy key, whatever the shape of their id.
+    func ensureUser(_ id: UserID) async throws {
+        try await users.withUser(id) { context in
+            try Self.refuseV1User(context.record)
+            if context.record == nil {
+                // The reference system may have made this user's thread: the first post looks for it.
+                try await store.setGlobalValue(ThreadNotes.unrecordedThreadKey(id), to: ThreadNotes.legacyNote)
+                context.record = UserRecord(id: id, now: now())
+            }
+            // A legacy call is a use: no /v1 claim with the app key alone takes the id from now on.
+            if context.record?.history.contains(.used) == false { context.record?.history.insert(.used) }
+        }
+    }
+
+    static func refuseV1User(_ record: UserRecord?) throws {
+        // Once a /v1 user, always one: signing out of every session does not hand the id back.
+        if let record, record.tokenHash != nil || record.history.contains(.v1) { throw SupportFailure.notALegacyUser }
+    }
+
+    /// Visible messages after `after` (at most 100), newest first as Discord lists them, from the mirror.
+    func messages(for id: UserID, after: Snowflake?) async throws -> [LegacyMessage] {
+        let record = try await store.user(id)
+        try Self.refuseV1User(record)
+        guard let record, let thread = record.threadID.flatMap({ Snowflake($0) }) else { return [] }
+        guard try await sync.ensureCurrent(thread, owner: id) else { return [] }
+        let cursor: MirrorCursor = after.map { .after($0, before: nil) } ?? .before(nil)
+        let page = try await store.mirrorPage(thread: thread, cursor, limit: 100)
+        return page.messages.reversed().map(LegacyMessage.init)
+    }
+}

@@ -1,0 +1,117 @@
+import ThreadDeskCore
+import APNs
+import Deadlines
+import DiscordREST
+import Foundation
+import Logging
+import ServiceLifecycle
+import ThreadDeskStore
+
+/// Everything the server is made of, built once from its configuration: the services by job,
+/// the collaborators they share, and what runs beside the HTTP server. The composition root:
+/// no service builds another.
+struct Components: Sendable {
+    let configuration: ServerConfiguration
+    let store: any UserStore
+    let discord: DiscordClient<ContinuousClock>
+    let metrics: ServerMetrics
+    let logger: Logger
+    let waits: WaitTracker?
+    let now: @Sendable () -> Date
+
+    let quotas: Quotas
+    let sessions: SessionService
+    let devices: DeviceService
+    let conversation: ConversationService
+    let editor: MessageEditor
+    let diagnostics: DiagnosticsService
+    let live: LiveService
+    let legacy: LegacyService
+    let gatewayEvents: GatewayEventHandler
+    let uploads: UploadReader
+    let attachments: AttachmentProxy
+    /// Sends what ingestion leaves pending; nil without APNs credentials.
+    let pushes: PushDispatcher?
+    let apns: PushSender?
+
+    /// What runs beside the HTTP server, in the order it starts (it stops in reverse).
+    let services: [any Service]
+
+    init(
+        configuration: ServerConfiguration, store: any UserStore, discord: DiscordClient<ContinuousClock>, apns: PushSender?,
+        metrics: ServerMetrics, waits: WaitTracker?, logger: Logger, now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        (self.configuration, self.store, self.discord, self.apns) = (configuration, store, discord, apns)
+        (self.metrics, self.waits, self.logger, self.now) = (metrics, waits, logger, now)
+        let settings = configuration.live
+        let users = UserLock(store: store, metrics: metrics, logger: logger)
+        let bot = BotIdentity(discord: discord)
+        let feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
+        let pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, now: now) }
+        let hub = LiveHub(
+            settings: .init(
+                keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
+                maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
+            bus: store as? any LiveBus, metrics: metrics, logger: logger)
+        let receipts = settings.readReceiptEmoji.map {
+            ReadReceipts(store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger)
+        }
+        let quotas = Quotas(
+            store: store, settings: configuration.quotas,
+            addresses: ClientAddressRule(
+                trustedProxies: configuration.trustedProxies.compactMap(IPNetwork.init), ipv6PrefixBits: configuration.quotaIPv6PrefixBits),
+            metrics: metrics)
+        let ingestion = MirrorIngestion(store: store, bot: bot, pushes: pushes, push: configuration.push, live: hub, now: now)
+        let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
+        let threads = ThreadService(
+            store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, quotas: quotas, guildID: configuration.guildID,
+            forumChannelID: configuration.forumChannelID, defaultTagID: configuration.defaultTagID,
+            legacyRoutes: configuration.legacyAPIKey != nil, metrics: metrics, logger: logger, now: now)
+        let devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
+        let live = LiveService(
+            users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
+            typingGate: TypingGate(interval: settings.typingInterval), receipts: receipts, settings: settings, metrics: metrics, logger: logger,
+            now: now)
+        let reconciliations = CatchUpGate()
+        let ingestionQueue = IngestionQueue()
+        let reconciler = Reconciler(
+            store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger)
+
+        self.quotas = quotas
+        self.devices = devices
+        self.live = live
+        self.pushes = pushes
+        sessions = SessionService(
+            users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
+            legacyRoutes: configuration.legacyAPIKey != nil, now: now)
+        conversation = ConversationService(users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, metrics: metrics)
+        editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
+        diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
+        legacy = LegacyService(users: users, store: store, sync: sync, now: now)
+        gatewayEvents = GatewayEventHandler(
+            users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
+            reconciliations: reconciliations, live: live, timeout: configuration.requestTimeout, waits: waits, logger: logger)
+        uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
+        attachments = AttachmentProxy(
+            store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger)
+
+        var services: [any Service] = [
+            ingestionQueue,
+            ReconciliationService(
+                gate: reconciliations, feed: feed, reconciler: reconciler, interval: configuration.mirror.reconcileInterval, waits: waits,
+                logger: logger),
+            hub,
+            IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, now: now),
+        ]
+        if let pushes { services.append(pushes) }
+        if let receipts { services.append(receipts) }
+        // A store with a connection pool to run (PostgreSQL) starts first and stops last; the APNs
+        // connections close after the pushers stopped.
+        if let apns { services.insert(apns, at: 0) }
+        if let storeService = store as? any Service { services.insert(storeService, at: 0) }
+        if let waits, let threshold = configuration.debugWaitThreshold {
+            services.append(WaitWatchdog(tracker: waits, threshold: threshold, logger: logger))
+        }
+        self.services = services
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// Who a user is: sessions opened with the app key (a new id, or an id proven by one of its
+/// tokens or the app backend's `userHash`), sessions closed, and bearer tokens checked.
+struct SessionService: Sendable {
+    let users: UserLock
+    let store: any UserRecords & GlobalValues
+    let devices: DeviceService
+    /// Ends the streams of tokens that end.
+    let live: LiveHub
+    /// The app backend's secret for `userHash` (`IDENTITY_SECRET`), nil when ids are not vouched for.
+    let verifier: IdentityVerifier?
+    /// Whether the legacy routes are on (a reference-system id may then adopt its thread by name).
+    let legacyRoutes: Bool
+    let now: @Sendable () -> Date
+
+    /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
+    /// proven (its current token, or the app backend's `userHash`). Every session gets a new token.
+    func open(userID requested: UserID?, userHash: String?, presentedToken: String?, installation: InstallationInfo?) async throws -> Session {
+        if let requested, let verifier {
+            guard let userHash, verifier.verify(userHash, for: requested) else { throw SupportFailure.invalidUserHash }
+        }
+        let id = requested ?? UserID.generate()
+        let token = UserToken.generate(for: id)
+        let adoption = requested.flatMap { ThreadNotes.adoptionNote(for: $0, verified: verifier != nil, legacyRoutes: legacyRoutes) }
+        // Only an installation can make a session call Discord (a device note in an existing thread).
+        // Tokens ended here (the oldest past the limit, a replaced claim's) end their streams too,
+        // even when the rest fails: the store keeps what the body changed before it threw.
+        var endedTokens = false
+        defer { if endedTokens { live.tokensChanged(id) } }
+        try await users.withUser(id, work: installation == nil || requested == nil ? .brief : .waitsOnOthers) { context in
+            if context.record == nil, let adoption {
+                // The reference system may have made this user's thread: the first send looks for it.
+                try await store.setGlobalValue(ThreadNotes.unrecordedThreadKey(id), to: adoption)
+            }
+            var record = context.record ?? UserRecord(id: id, now: now())
+            let tokensBefore = record.liveTokenHashes
+            if context.record != nil, verifier == nil {
+                if let presentedToken, record.holdsToken(hash: UserToken.hash(presentedToken)) {
+                    // Another session of the same client.
+                } else if record.isUnusedClaim {
+                    // Claimed, and nothing ever done with it (a first answer lost on the way): the
+                    // new claim replaces the old, whose tokens end; there is nothing of anyone's to show.
+                    record.revokeAllTokens()
+                    record.pendingInstallation = nil
+                } else {
+                    // Used once (a conversation, a device, a request with one of its tokens), even
+                    // if nothing of it is left: only its tokens, or its userHash, open it.
+                    throw SupportFailure.userClaimed
+                }
+            }
+            // Earlier tokens stay live (another device, or a renewal whose answer was lost) up to
+            // `UserRecord.liveTokenLimit`; `DELETE /v1/session` ends one.
+            record.addToken(hash: UserToken.hash(token))
+            record.updatedAt = now()
+            context.record = record
+            endedTokens = !tokensBefore.isSubset(of: record.liveTokenHashes)
+            if let installation { try await devices.applyInstallation(installation, to: &context) }
+        }
+        return Session(userId: id.description, token: token)
+    }
+
+    /// Ends the session of `token` (sign-out on one device); the user's other tokens stay live.
+    func close(_ record: UserRecord, token: String) async throws {
+        try await users.withUser(record.id, work: .brief) { context in
+            context.record?.removeToken(hash: UserToken.hash(token))
+            context.record?.updatedAt = now()
+        }
+        // Its event streams, here and on every replica, end with it.
+        live.tokensChanged(record.id)
+    }
+
+    /// The whole record of the user a bearer token belongs to (one lookup for a read).
+    func authenticate(token: String) async throws -> UserRecord {
+        guard !token.isEmpty, token.utf8.count <= 256 else { throw SupportFailure.notAuthenticated }
+        let hash = UserToken.hash(token)
+        let found: UserRecord?
+        if let user = UserToken.user(in: token) {
+            found = try await store.user(user).flatMap { $0.holdsToken(hash: hash) ? $0 : nil }
+        } else {
+            found = try await store.user(forTokenHash: hash)
+        }
+        guard var record = found else { throw SupportFailure.notAuthenticated }
+        if !record.history.contains(.used) {
+            // The first request made with one of its tokens: from now on the id is in use, and
+            // no claim with the app key alone replaces it (written once per user). Under the
+            // user's lock, and only while the token still holds: a claim that replaced this one
+            // meanwhile (it was unused until now) wins, and this request gets nothing.
+            record = try await users.withUser(record.id, work: .brief) { context in
+                guard var current = context.record, current.holdsToken(hash: hash) else { throw SupportFailure.notAuthenticated }
+                current.history.insert(.used)
+                context.record = current
+                return current
+            }
+        }
+        return record
+    }
+}
