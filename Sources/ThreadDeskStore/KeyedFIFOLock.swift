@@ -71,6 +71,8 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
                 return false
             }
             if acquired { return continuation.resume() }
+            // The waiter's deadline. A task of its own: the waiter is a continuation, not a task
+            // that could run a child; it is cancelled as soon as the waiter gets the lock.
             let timer = Task { [weak self] in
                 guard (try? await cancellableSleep(for: timeout)) != nil else { return }
                 guard let self else { return }

@@ -34,6 +34,8 @@ func abandoning<T: Sendable>(
 ) async throws -> T {
     let settled = Settled()
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        // Unstructured on purpose: a query postgres-nio never answers must be left behind, which
+        // a child task (awaited by its group) cannot be.
         let work = Task {
             do {
                 let value = try await operation()
@@ -42,6 +44,7 @@ func abandoning<T: Sendable>(
                 if settled.claim() { continuation.resume(throwing: error) }
             }
         }
+        // The watch beside it, unstructured for the same reason; it ends when the work settles.
         Task {
             let clock = ContinuousClock()
             let deadline = clock.now.advanced(by: limit)

@@ -37,7 +37,7 @@ struct OpenAPIDocumentTests {
         configuration.legacyAPIKey = "legacy"
         configuration.gatewaySecret = "gateway"
         let parts = ServerParts(
-            configuration: configuration, store: MemoryStore(), metrics: ServerMetrics(), inProcessGateway: false,
+            configuration: configuration, store: MemoryStore(), metrics: ServerMetrics(), inProcessGateway: false, time: .system,
             logger: Logger(label: "test"))
         let routed = Set(parts.router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
         let documented = try Self.documentedOperations(try String(contentsOf: Self.documentURL, encoding: .utf8))

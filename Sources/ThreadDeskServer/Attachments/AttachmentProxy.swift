@@ -23,6 +23,7 @@ struct AttachmentProxy: Sendable {
     let cdn: DiscordCDN
     let metrics: ServerMetrics
     let logger: Logger
+    let now: @Sendable () -> Date
     /// Fresh URLs signed since the mirror last learned the message, by attachment id.
     let fresh = FreshURLs()
     /// A download (the whole body) must end by then, however slowly the app reads.
@@ -41,9 +42,9 @@ struct AttachmentProxy: Sendable {
         else {
             throw SupportFailure.attachmentNotFound(gone: false)
         }
-        var url = fresh.url(for: id) ?? attachment.url
+        var url = fresh.url(for: id, at: now()) ?? attachment.url
         var refreshed = false
-        if let expiry = DiscordCDN.expiry(of: url), expiry.timeIntervalSinceNow < Self.expiryMargin {
+        if let expiry = DiscordCDN.expiry(of: url), expiry.timeIntervalSince(now()) < Self.expiryMargin {
             try await beforeRefresh()
             url = try await refresh(attachment)
             refreshed = true
@@ -117,10 +118,10 @@ final class FreshURLs: Sendable {
     private let urls = Mutex<[Snowflake: String]>([:])
     private static let limit = 10_000
 
-    func url(for id: Snowflake) -> String? {
+    func url(for id: Snowflake, at now: Date) -> String? {
         urls.withLock { urls in
             guard let url = urls[id] else { return nil }
-            if let expiry = DiscordCDN.expiry(of: url), expiry.timeIntervalSinceNow < AttachmentProxy.expiryMargin {
+            if let expiry = DiscordCDN.expiry(of: url), expiry.timeIntervalSince(now) < AttachmentProxy.expiryMargin {
                 urls[id] = nil
                 return nil
             }

@@ -23,7 +23,7 @@ struct LiveEvent: Sendable, Hashable {
 /// Turns the mirror and the read state into events: what changed after a position, and where a
 /// new stream starts. Live wake-ups and `Last-Event-ID` replays take the same path.
 struct LiveFeed: Sendable {
-    let store: any UserStore
+    let store: any UserRecords & MirrorStore
     /// A replay longer than this is answered with `reset` (refetch) instead.
     var replayLimit = 1000
 

@@ -51,7 +51,7 @@ struct LiveRoutes: Sendable {
         // A stream needs little kernel buffer: a client that stops reading is found sooner and costs less.
         _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 16 * 1024)
         let stream = LiveStream(
-            feed: live.feed, users: users, subscriber: subscriber, lastEventID: lastEventID, timeout: timeout, metrics: metrics, logger: logger)
+            feed: live.feed, users: users, subscriber: subscriber, now: live.now, lastEventID: lastEventID, timeout: timeout, metrics: metrics, logger: logger)
         return Response(
             status: .ok,
             headers: [
@@ -91,6 +91,7 @@ struct LiveStream: Sendable {
     let feed: LiveFeed
     let users: any UserRecords
     let subscriber: LiveHub.Subscriber
+    let now: @Sendable () -> Date
     let lastEventID: String?
     /// How long one read of the store may take.
     let timeout: Duration
@@ -162,7 +163,7 @@ struct LiveStream: Sendable {
                 return position
             }
         case .typing(let expiresAt):
-            guard expiresAt > Date() else { return position }
+            guard expiresAt > now() else { return position }
             try await send([.encoded(position, .typing, Typing(expiresAt: expiresAt.formatted(.iso8601)))], &writer)
             return position
         case .keepAlive:

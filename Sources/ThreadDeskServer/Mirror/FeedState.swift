@@ -25,7 +25,7 @@ final class FeedState: Sendable {
     static let epochKey = "feed.epoch"
     static let reconciledKey = "feed.reconciled-epoch"
 
-    private let store: any UserStore
+    private let store: any GlobalValues & MirrorStore
     private let staleAfter: Duration
     private let cacheFor: Duration = .seconds(1)
     private let now: @Sendable () -> Date
@@ -33,7 +33,7 @@ final class FeedState: Sendable {
     /// When this process last wrote `heardAt` (written at most every few seconds).
     private let lastWrite = Mutex<Date?>(nil)
 
-    init(store: any UserStore, staleAfter: Duration, now: @escaping @Sendable () -> Date = Date.init) {
+    init(store: any GlobalValues & MirrorStore, staleAfter: Duration, now: @escaping @Sendable () -> Date) {
         self.store = store
         self.staleAfter = staleAfter
         self.now = now

@@ -53,7 +53,7 @@ struct Reconciler: Sendable {
             if let owner = try await store.userID(forThread: channel.id) ?? mirrored?.owner { threads[id] = owner }
         }
         if periodic {
-            let since = Date().addingTimeInterval(-(configuration.mirror.reconcileWindow / .seconds(1)))
+            let since = sync.ingestion.now().addingTimeInterval(-(configuration.mirror.reconcileWindow / .seconds(1)))
             for thread in try await store.activeMirrorThreads(since: since) { threads[thread.id] = thread.owner }
         }
         for (thread, owner) in threads.sorted(by: { $0.key < $1.key }) {

@@ -12,6 +12,7 @@ struct ReconciliationService: Service, CustomStringConvertible {
     let interval: Duration
     let waits: WaitTracker?
     let logger: Logger
+    let time: ServerTime
 
     var description: String { "ReconciliationService(every \(interval))" }
 
@@ -35,7 +36,7 @@ struct ReconciliationService: Service, CustomStringConvertible {
                     }
                     periodic = false
                 }
-                if await !gate.wakeUps.wait(upTo: interval), !Task.isCancelled {
+                if await !gate.wakeUps.wait(upTo: interval, on: time.clock), !Task.isCancelled {
                     gate.request("timer")
                     periodic = true
                 }

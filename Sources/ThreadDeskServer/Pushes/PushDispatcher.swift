@@ -15,12 +15,13 @@ import ThreadDeskWire
 /// reason stays pending for its message and is tried again with backoff, until it is older than
 /// `PushSettings.maxAge`; another user's success never skips it.
 final class PushDispatcher: Service, Sendable, CustomStringConvertible {
-    let store: any UserStore
+    let store: any UserRecords & MirrorStore & PushQueue
     let apns: PushSender
     let settings: PushSettings
     let metrics: ServerMetrics
     let logger: Logger
-    let now: @Sendable () -> Date
+    let time: ServerTime
+    var now: @Sendable () -> Date { time.now }
     /// How long the loop sleeps at most before it looks for due pushes again (another replica may
     /// have left some).
     let idlePoll: Duration = .seconds(5)
@@ -28,13 +29,13 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
 
     var description: String { "PushDispatcher" }
 
-    init(store: any UserStore, apns: PushSender, settings: PushSettings, metrics: ServerMetrics, logger: Logger, now: @escaping @Sendable () -> Date) {
+    init(store: any UserStore, apns: PushSender, settings: PushSettings, metrics: ServerMetrics, logger: Logger, time: ServerTime) {
         self.store = store
         self.apns = apns
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
-        self.now = now
+        self.time = time
     }
 
     /// Something became pending.
@@ -99,7 +100,7 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
         if let next = try? await store.nextPushDue() {
             wait = max(minimum, min(wait, .milliseconds(Int64(next.timeIntervalSince(now()) * 1000))))
         }
-        await wakeUps.wait(upTo: wait)
+        await wakeUps.wait(upTo: wait, on: time.clock)
     }
 
     private func deliver(_ pushes: [DuePush], to user: UserID) async {
@@ -145,7 +146,7 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
             logger.notice("APNs says the device token is gone; removing it", metadata: ["user": "\(context.id.logValue)", "status": "\(status)"])
             record.pushToken = nil
             record.pushEnvironment = nil
-            record.updatedAt = Date()
+            record.updatedAt = now()
             context.record = record
             metrics.pushes(outcome: "unregistered")
             return .abandoned

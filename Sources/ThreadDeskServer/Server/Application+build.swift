@@ -27,12 +27,13 @@ public func makeStore(url: String, logger: Logger) throws -> any UserStore {
 /// are not part of the public API (the sandbox's pages).
 public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
-    inProcessGateway: Bool = false, logger: Logger,
+    inProcessGateway: Bool = false, time: ServerTime = .system, logger: Logger,
     extraRoutes: (Router<ThreadDeskRequestContext>) -> Void = { _ in },
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     onInternalServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let parts = ServerParts(configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, logger: logger)
+    let parts = ServerParts(
+        configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, time: time, logger: logger)
     extraRoutes(parts.router)
     let (seconds, attoseconds) = configuration.idleTimeout.components
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
@@ -73,7 +74,10 @@ struct ServerParts {
     let internalRouter: Router<ThreadDeskRequestContext>?
     let services: [any Service]
 
-    init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, logger: Logger) {
+    init(
+        configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, time: ServerTime,
+        logger: Logger
+    ) {
         var discordConfiguration = DiscordClient<ContinuousClock>.Configuration(
             baseURL: configuration.discordAPIURL, token: configuration.discordToken)
         discordConfiguration.budget = configuration.discordBudget
@@ -89,7 +93,8 @@ struct ServerParts {
             }
         }
         let waits = configuration.debugWaitThreshold.map { _ in WaitTracker() }
-        let parts = Components(configuration: configuration, store: store, discord: discord, apns: apns, metrics: metrics, waits: waits, logger: logger)
+        let parts = Components(
+            configuration: configuration, store: store, discord: discord, apns: apns, metrics: metrics, waits: waits, logger: logger, time: time)
 
         // In-flight requests get most of the shutdown grace; the last second is for their answers.
         let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))

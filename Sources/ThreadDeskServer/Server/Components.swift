@@ -17,7 +17,7 @@ struct Components: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     let waits: WaitTracker?
-    let now: @Sendable () -> Date
+    let time: ServerTime
 
     let quotas: Quotas
     let sessions: SessionService
@@ -39,15 +39,16 @@ struct Components: Sendable {
 
     init(
         configuration: ServerConfiguration, store: any UserStore, discord: DiscordClient<ContinuousClock>, apns: PushSender?,
-        metrics: ServerMetrics, waits: WaitTracker?, logger: Logger, now: @escaping @Sendable () -> Date = Date.init
+        metrics: ServerMetrics, waits: WaitTracker?, logger: Logger, time: ServerTime
     ) {
+        let now = time.now
         (self.configuration, self.store, self.discord, self.apns) = (configuration, store, discord, apns)
-        (self.metrics, self.waits, self.logger, self.now) = (metrics, waits, logger, now)
+        (self.metrics, self.waits, self.logger, self.time) = (metrics, waits, logger, time)
         let settings = configuration.live
         let users = UserLock(store: store, metrics: metrics, logger: logger)
         let bot = BotIdentity(discord: discord)
         let feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
-        let pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, now: now) }
+        let pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time) }
         let hub = LiveHub(
             settings: .init(
                 keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
@@ -93,15 +94,16 @@ struct Components: Sendable {
             reconciliations: reconciliations, live: live, timeout: configuration.requestTimeout, waits: waits, logger: logger)
         uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
         attachments = AttachmentProxy(
-            store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger)
+            store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger,
+            now: now)
 
         var services: [any Service] = [
             ingestionQueue,
             ReconciliationService(
                 gate: reconciliations, feed: feed, reconciler: reconciler, interval: configuration.mirror.reconcileInterval, waits: waits,
-                logger: logger),
+                logger: logger, time: time),
             hub,
-            IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, now: now),
+            IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time),
         ]
         if let pushes { services.append(pushes) }
         if let receipts { services.append(receipts) }

@@ -12,7 +12,7 @@ struct IdempotencyPruner: Service, CustomStringConvertible {
     let store: any IdempotencyRecords
     let retention: Duration
     let logger: Logger
-    let now: @Sendable () -> Date
+    let time: ServerTime
 
     var description: String { "IdempotencyPruner(keeps \(retention))" }
 
@@ -22,13 +22,13 @@ struct IdempotencyPruner: Service, CustomStringConvertible {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await prune()
-                guard (try? await cancellableSleep(for: interval)) != nil else { return }
+                guard (try? await time.sleep(for: interval)) != nil else { return }
             }
         }
     }
 
     func prune() async {
-        let cutoff = now().addingTimeInterval(-(retention / .seconds(1)))
+        let cutoff = time.now().addingTimeInterval(-(retention / .seconds(1)))
         do {
             let gone = try await Deadline.within(.seconds(30)) { try await store.pruneResults(before: cutoff) }
             if gone > 0 { logger.info("Forgot old idempotency answers", metadata: ["count": "\(gone)"]) }

@@ -2,7 +2,7 @@ import Foundation
 import ThreadDeskStore
 
 /// Why the services refuse a request, in the domain's words. The HTTP layer alone turns these
-/// into a status and an `ErrorCode` (`APIError.init(_:)`); Discord's own failures travel as
+/// into a status and an `ErrorCode` (in HTTP/); Discord's own failures travel as
 /// `DiscordError` and the store's as `StoreUnavailableError`, mapped there too.
 enum SupportFailure: Error, Sendable, Equatable {
     /// No live token of a user: never had, signed out, or ended by a newer session.

@@ -1,0 +1,22 @@
+/// A wait whose timeout runs on a given clock, so a test can drive it.
+extension WakeSignal {
+    /// `wait(upTo:)` with the timeout measured on `clock`: on the continuous clock it is the
+    /// signal's own timer; on any other clock (a test's manual one) a sleep on that clock raced
+    /// against the wake-up. True when woken; false when the timeout passed first or the task was
+    /// cancelled. Either way the signal keeps working, and a wake-up taken is never lost.
+    public func wait(upTo timeout: Duration, on clock: any Clock<Duration>) async -> Bool {
+        if clock is ContinuousClock { return await wait(upTo: timeout) }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.wait() }
+            group.addTask {
+                try? await clock.sleep(for: timeout)
+                return false
+            }
+            var woken = await group.next() ?? false
+            group.cancelAll()
+            // The other side ends at once; a wake-up it took meanwhile still counts.
+            for await other in group { woken = woken || other }
+            return woken
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// The time as every server service reads it: `clock` for each wait and interval, `now()` for
+/// each timestamp. The same clock the libraries take (`DiscordClient`, `APNsClient`). A running
+/// server uses the continuous clock and the system's date; a test passes a clock it drives and a
+/// date that moves with it. (Latencies reported as metrics are measured on the real clock.)
+public struct ServerTime: Sendable {
+    public let clock: any Clock<Duration>
+    public let now: @Sendable () -> Date
+
+    public init(clock: any Clock<Duration>, now: @escaping @Sendable () -> Date) {
+        self.clock = clock
+        self.now = now
+    }
+
+    public static let system = ServerTime(clock: ContinuousClock(), now: Date.init)
+
+    /// `clock`, with a date that starts at `start` and moves only as far as the clock does.
+    public static func driven<C: Clock>(by clock: C, from start: Date = Date()) -> ServerTime where C.Duration == Duration {
+        let origin = clock.now
+        return ServerTime(clock: clock, now: { start.addingTimeInterval(origin.duration(to: clock.now) / .seconds(1)) })
+    }
+
+    /// Sleeps `duration` on the clock (cancellable).
+    func sleep(for duration: Duration) async throws {
+        try await clock.sleep(for: duration)
+    }
+}
