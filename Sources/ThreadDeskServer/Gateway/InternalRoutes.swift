@@ -18,7 +18,7 @@ struct InternalRoutes: Sendable {
     static let batchLimit = 16 * 1024 * 1024
 
     func register(on router: Router<ThreadDeskRequestContext>) {
-        router.group().add(middleware: DaemonAuthentication(secret: secret)).post("internal/gateway/events") { request, _ in
+        router.group().add(middleware: SecretAuthentication.daemon(secret: secret)).post("internal/gateway/events") { request, _ in
             let batch = try await request.decode(ForumEventBatch.self, limit: Self.batchLimit)
             if batch.skipped > 0 {
                 // A newer daemon: what this server cannot read is skipped, never refused (a 400

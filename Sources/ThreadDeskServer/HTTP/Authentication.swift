@@ -52,47 +52,42 @@ struct UserAuthentication: RouterMiddleware {
     }
 }
 
-/// Requires the app key (401 `invalid_app_key` otherwise).
-struct AppAuthentication: RouterMiddleware {
-    let appKey: String
-
-    func handle(
-        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
-    ) async throws -> Response {
-        guard let key = request.headers[.appKey], constantTimeEquals(key, appKey) else { throw APIError.badAppKey }
-        var context = context
-        context.caller = .app(presentedToken: request.bearerToken)
-        return try await next(request, context)
-    }
-}
-
-/// Requires the legacy key (401 `invalid_api_key` otherwise).
-struct LegacyAuthentication: RouterMiddleware {
-    let apiKey: String
-
-    func handle(
-        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
-    ) async throws -> Response {
-        guard let key = request.headers[.apiKey], constantTimeEquals(key, apiKey) else { throw APIError.badAPIKey }
-        var context = context
-        context.caller = .legacy
-        return try await next(request, context)
-    }
-}
-
-/// Requires the gateway secret as a bearer token (401 `invalid_gateway_secret` otherwise).
-struct DaemonAuthentication: RouterMiddleware {
+/// Requires a shared secret the caller presents (the app key, the legacy key, the gateway
+/// secret), compared in constant time; answers `refusal` otherwise.
+struct SecretAuthentication: RouterMiddleware {
     let secret: String
+    /// Where the request carries it.
+    let presented: @Sendable (Request) -> String?
+    let refusal: APIError
+    /// Who the request then is.
+    let caller: @Sendable (Request) -> Caller
 
     func handle(
         _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
     ) async throws -> Response {
-        guard let token = request.bearerToken, constantTimeEquals(token, secret) else {
-            throw APIError(.unauthorized, .invalidGatewaySecret, "The gateway secret is missing or wrong.")
-        }
+        guard let value = presented(request), constantTimeEquals(value, secret) else { throw refusal }
         var context = context
-        context.caller = .daemon
+        context.caller = caller(request)
         return try await next(request, context)
+    }
+
+    /// The app key in `X-App-Key` (401 `invalid_app_key` otherwise); a bearer token beside it is
+    /// the client's earlier session.
+    static func app(key: String) -> Self {
+        Self(secret: key, presented: { $0.headers[.appKey] }, refusal: .badAppKey) { .app(presentedToken: $0.bearerToken) }
+    }
+
+    /// The legacy key in `x-api-key` (401 `invalid_api_key` otherwise).
+    static func legacy(key: String) -> Self {
+        Self(secret: key, presented: { $0.headers[.apiKey] }, refusal: .badAPIKey) { _ in .legacy }
+    }
+
+    /// The gateway secret as a bearer token (401 `invalid_gateway_secret` otherwise).
+    static func daemon(secret: String) -> Self {
+        Self(
+            secret: secret, presented: { $0.bearerToken },
+            refusal: APIError(.unauthorized, .invalidGatewaySecret, "The gateway secret is missing or wrong.")
+        ) { _ in .daemon }
     }
 }
 

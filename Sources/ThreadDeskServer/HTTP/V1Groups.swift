@@ -11,7 +11,7 @@ struct V1Groups: Sendable {
     let quotas: Quotas
 
     init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas) {
-        app = router.group("v1").add(middleware: AppAuthentication(appKey: appKey))
+        app = router.group("v1").add(middleware: SecretAuthentication.app(key: appKey))
         users = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
         self.quotas = quotas
     }

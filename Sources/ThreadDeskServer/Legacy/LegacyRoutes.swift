@@ -19,7 +19,7 @@ struct LegacyRoutes: Sendable {
     /// Behind the legacy key; a route whose user is in its path is charged before its handler
     /// (a message's user is in its body, so the handler charges it once the body is read).
     func register(on router: Router<ThreadDeskRequestContext>) {
-        let legacy = router.group().add(middleware: LegacyAuthentication(apiKey: apiKey))
+        let legacy = router.group().add(middleware: SecretAuthentication.legacy(key: apiKey))
         legacy.post("new-message", use: newMessage)
         legacy.group().add(middleware: LimitMiddleware(quotas: quotas) { context in .read(try Self.userID(context.parameters.get("userId") ?? "")) })
             .get("messages/:userId", use: messages)
