@@ -26,6 +26,7 @@ public func withFreshPostgresSchema<T: Sendable>(_ body: (String) async throws -
 public enum PostgresSupportError: Error {
     case notConfigured
     case restartFailed(Int32)
+    case adminQueryFailed(String, String)
 }
 
 private func adminQuery(_ url: String, _ sql: String) async throws {
@@ -35,9 +36,14 @@ private func adminQuery(_ url: String, _ sql: String) async throws {
     let configuration = PostgresConnection.Configuration(
         host: components.host!, port: components.port ?? 5432, username: components.user ?? "postgres",
         password: components.password, database: String(components.path.dropFirst()), tls: .disable)
-    let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-    defer { Task { try? await connection.close() } }
-    try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    do {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    } catch {
+        // PSQLError's own description hides the server's message; the test PostgreSQL has no secrets.
+        throw PostgresSupportError.adminQueryFailed(sql, String(reflecting: error))
+    }
 }
 
 /// Whether scripts/test started a PostgreSQL for this run.
