@@ -43,6 +43,8 @@ extension DiscordEmulator {
         public var maxActiveThreads = 1000
         /// A connection that sends nothing is closed after this long, and at once on shutdown.
         public var silentConnectionTimeout: Duration = .seconds(10)
+        /// What the windows above are measured on.
+        public var clock = Clock()
         public var guildName = "ThreadDesk Support"
         public var forumName = "support"
 

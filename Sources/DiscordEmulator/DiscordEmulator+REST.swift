@@ -19,7 +19,7 @@ extension DiscordEmulator {
         rest(router, .get, "/gateway", bucket: .route) { _ in .ok(["url": .string(world.gatewayURL)]) }
 
         rest(router, .get, "/gateway/bot", bucket: .route) { _ in
-            let budget = world.state.withLock { $0.identifyBudget(configuration) }
+            let budget = world.state.withLock { $0.identifyBudget(now: configuration.clock.now, configuration) }
             return .ok([
                 "url": .string(world.gatewayURL),
                 "shards": 1,

@@ -166,7 +166,7 @@ extension DiscordEmulator {
             case .route: (configuration.defaultRouteLimit, template)
             }
         let hash = Self.bucketHash(name)
-        let now = ContinuousClock.now
+        let now = configuration.clock.now
         let (global, local) = world.state.withLock { state in
             let global = state.rateLimits.take("global", limit: configuration.globalLimit, now: now)
             if case .limited = global {

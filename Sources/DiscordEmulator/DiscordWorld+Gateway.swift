@@ -61,15 +61,16 @@ extension DiscordWorld {
                     intents & $0.rawValue != 0 && !($0 == .messageContent && configuration.messageContentIntentEnabled)
                 }
                 guard disallowed.isEmpty else { return close(4014, "Disallowed intent(s).") }
-                guard state.identifyBudget(configuration).remaining > 0 else { return close(4008, "Rate limited.") }
+                let now = configuration.clock.now
+                guard state.identifyBudget(now: now, configuration).remaining > 0 else { return close(4008, "Rate limited.") }
                 // max_concurrency: identifies per 5 s in the shard's bucket; past it, op 9 (not resumable).
                 let shard = data["shard"]?[0]?.intValue ?? 0
-                guard state.takeIdentifySlot(bucket: shard % max(1, configuration.maxConcurrency), configuration) else {
+                guard state.takeIdentifySlot(bucket: shard % max(1, configuration.maxConcurrency), now: now, configuration) else {
                     state.counters.identifiesOverConcurrency += 1
                     connection.outbound.yield(.payload(["op": 9, "d": false, "s": nil, "t": nil]))
                     return
                 }
-                if state.identifyWindowStart == nil { state.identifyWindowStart = .now }
+                if state.identifyWindowStart == nil { state.identifyWindowStart = now }
                 state.identifyRemaining -= 1
                 state.counters.identifies += 1
                 identify(connectionID, intents: intents, state: &state)

@@ -19,14 +19,13 @@ final class DiscordWorld: Sendable {
         var faults = Faults()
         var identifyRemaining: Int
         /// When the current `session_start_limit` window began (its first identify), if it has.
-        var identifyWindowStart: ContinuousClock.Instant?
+        var identifyWindowStart: Duration?
         /// The latest identifies of each `max_concurrency` bucket, oldest first.
-        var recentIdentifies: [Int: [ContinuousClock.Instant]] = [:]
+        var recentIdentifies: [Int: [Duration]] = [:]
 
         /// Whether one more identify in `bucket` fits `max_concurrency`; if so it is counted.
-        mutating func takeIdentifySlot(bucket: Int, _ configuration: DiscordEmulator.Configuration) -> Bool {
-            let now = ContinuousClock.now
-            var recent = (recentIdentifies[bucket] ?? []).filter { $0.duration(to: now) < configuration.identifyConcurrencyWindow }
+        mutating func takeIdentifySlot(bucket: Int, now: Duration, _ configuration: DiscordEmulator.Configuration) -> Bool {
+            var recent = (recentIdentifies[bucket] ?? []).filter { now - $0 < configuration.identifyConcurrencyWindow }
             guard recent.count < max(1, configuration.maxConcurrency) || configuration.identifyConcurrencyWindow <= .zero else {
                 recentIdentifies[bucket] = recent
                 return false
@@ -38,13 +37,12 @@ final class DiscordWorld: Sendable {
 
         /// The identifies left now, and how long until the budget refills; a window that has
         /// passed refills first.
-        mutating func identifyBudget(_ configuration: DiscordEmulator.Configuration) -> (remaining: Int, resetAfter: Duration) {
-            let now = ContinuousClock.now
-            if let start = identifyWindowStart, start.duration(to: now) >= configuration.identifyWindow {
+        mutating func identifyBudget(now: Duration, _ configuration: DiscordEmulator.Configuration) -> (remaining: Int, resetAfter: Duration) {
+            if let start = identifyWindowStart, now - start >= configuration.identifyWindow {
                 identifyRemaining = configuration.identifyBudget
                 identifyWindowStart = nil
             }
-            let elapsed = identifyWindowStart.map { $0.duration(to: now) } ?? .zero
+            let elapsed = identifyWindowStart.map { now - $0 } ?? .zero
             return (identifyRemaining, configuration.identifyWindow - elapsed)
         }
     }

@@ -5,7 +5,7 @@ import Foundation
 struct RateLimitTable: Sendable {
     struct Window: Sendable {
         var used: Int
-        var resetAt: ContinuousClock.Instant
+        var resetAt: Duration
     }
 
     enum Decision: Sendable {
@@ -15,7 +15,7 @@ struct RateLimitTable: Sendable {
 
     private var windows: [String: Window] = [:]
 
-    mutating func take(_ key: String, limit: DiscordEmulator.WindowLimit, now: ContinuousClock.Instant) -> Decision {
+    mutating func take(_ key: String, limit: DiscordEmulator.WindowLimit, now: Duration) -> Decision {
         var window = windows[key] ?? Window(used: 0, resetAt: now)
         if now >= window.resetAt {
             window = Window(used: 0, resetAt: now + limit.window)

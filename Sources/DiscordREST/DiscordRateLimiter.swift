@@ -186,6 +186,10 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         for waiter in waiters.removeValue(forKey: ticket.key) ?? [] { waiter.resume() }
     }
 
+    /// Requests held back until a bucket's first answer comes: they wait on that answer, not on
+    /// the clock (so a test that drives the clock can tell when every request is waiting).
+    public var waitingForDiscovery: Int { waiters.values.reduce(0) { $0 + $1.count } }
+
     private func waitForChange(of key: String) async {
         await withCheckedContinuation { waiters[key, default: []].append($0) }
     }

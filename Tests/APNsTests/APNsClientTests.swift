@@ -15,29 +15,40 @@ private let quiet: Logger = {
 
 private let device = String(repeating: "a1", count: 32)
 
-/// A client for the emulator, its token signed at `wallClock`'s time.
-private func withAPNs(
+/// A client for the emulator on `clock`, its token signed at `wallClock`'s time. The budget is
+/// generous: on real time a slow machine does not exhaust it; the tests of retries and budgets
+/// run on a manual clock instead, which only they move (`ManualClock.drive`).
+private func withAPNs<C: Clock>(
+    clock: C,
     wallClock: @escaping @Sendable () -> Date = Date.init,
-    _ body: @Sendable (APNsEmulator, APNsClient<ContinuousClock>, APNsTokenManager<ContinuousClock>) async throws -> Void
-) async throws {
+    _ body: @Sendable (APNsEmulator, APNsClient<C>) async throws -> Void
+) async throws where C.Duration == Duration {
     try await APNsEmulator.withRunning(logger: quiet) { emulator in
         let credentials = await emulator.credentials()
         let tokens = try APNsTokenManager(
-            keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, clock: ContinuousClock(),
+            keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, clock: clock,
             wallClock: wallClock)
-        var configuration = APNsClient<ContinuousClock>.Configuration(
+        var configuration = APNsClient<C>.Configuration(
             topic: credentials.topic, baseURL: credentials.url, additionalTrustRootPEM: credentials.caCertificatePEM)
-        configuration.budget = .seconds(3)
+        configuration.budget = .seconds(30)
+        configuration.attemptTimeout = .seconds(20)
         configuration.backoffBase = .milliseconds(10)
-        let client = try APNsClient(configuration: configuration, tokens: tokens, clock: ContinuousClock(), logger: quiet)
-        try await body(emulator, client, tokens)
+        let client = try APNsClient(configuration: configuration, tokens: tokens, clock: clock, logger: quiet)
+        try await body(emulator, client)
     }
+}
+
+private func withAPNs(
+    wallClock: @escaping @Sendable () -> Date = Date.init,
+    _ body: @Sendable (APNsEmulator, APNsClient<ContinuousClock>) async throws -> Void
+) async throws {
+    try await withAPNs(clock: ContinuousClock(), wallClock: wallClock, body)
 }
 
 @Suite("APNs client against the APNs emulator (HTTP/2, TLS, ES256)")
 struct APNsClientTests {
     @Test func deliversAnAlertWithAppleHeadersOverOneConnection() async throws {
-        try await withAPNs { emulator, client, _ in
+        try await withAPNs { emulator, client in
             let id = UUID()
             let notification = APNsNotification(
                 title: "New reply", body: "We fixed it", badge: 2, sound: "default", threadID: "user-1", category: "SUPPORT_REPLY",
@@ -62,7 +73,7 @@ struct APNsClientTests {
     }
 
     @Test func backgroundPushesUsePriorityFive() async throws {
-        try await withAPNs { emulator, client, _ in
+        try await withAPNs { emulator, client in
             try await client.send(APNsNotification(pushType: .background, badge: 1), to: device, environment: .production)
             let delivery = try #require(emulator.deliveries.first)
             #expect(delivery.pushType == "background" && delivery.priority == 5)
@@ -74,7 +85,7 @@ struct APNsClientTests {
     }
 
     @Test func aLongBodyIsCutToFitFourKilobytes() async throws {
-        try await withAPNs { emulator, client, _ in
+        try await withAPNs { emulator, client in
             let body = String(repeating: "Grüße 👋 ", count: 1000)
             try await client.send(APNsNotification(title: "New reply", body: body), to: device, environment: .production)
             let payload = try #require(emulator.deliveries.first?.payload)
@@ -85,7 +96,7 @@ struct APNsClientTests {
     }
 
     @Test func applesRefusalsAreTyped() async throws {
-        try await withAPNs { emulator, client, _ in
+        try await withAPNs { emulator, client in
             emulator.script(device, [.unregistered(timestamp: 1_700_000_000_000)])
             await #expect {
                 try await client.send(APNsNotification(body: "x"), to: device, environment: .production)
@@ -106,26 +117,30 @@ struct APNsClientTests {
     }
 
     @Test func busyAndFailingAnswersAreRetriedThenDeliveredOnce() async throws {
-        try await withAPNs { emulator, client, _ in
+        let clock = ManualClock()
+        try await withAPNs(clock: clock) { emulator, client in
             emulator.script(device, [
                 .reject(status: 429, reason: "TooManyRequests"), .reject(status: 500, reason: "InternalServerError"),
                 .reject(status: 503, reason: "ServiceUnavailable"), .delay(milliseconds: 50),
             ])
-            try await client.send(APNsNotification(body: "eventually"), to: device, environment: .production)
+            try await clock.drive { try await client.send(APNsNotification(body: "eventually"), to: device, environment: .production) }
             #expect(emulator.deliveries.count == 1)
             #expect(emulator.counters.requests == 4)
         }
     }
 
     @Test func givesUpWhenAPNsStaysDownPastTheBudget() async throws {
-        try await withAPNs { emulator, client, _ in
+        let clock = ManualClock()
+        try await withAPNs(clock: clock) { emulator, client in
             emulator.setPermanentOutcome(.reject(status: 503, reason: "Shutdown"), for: device)
             await #expect {
-                try await client.send(APNsNotification(body: "x"), to: device, environment: .production)
+                try await clock.drive { try await client.send(APNsNotification(body: "x"), to: device, environment: .production) }
             } throws: { error in
                 guard case .unavailable(let attempts, _) = error as? APNsError else { return false }
                 return attempts > 1
             }
+            // It gave up inside its budget rather than sleeping past it.
+            #expect(clock.now.offset < .seconds(30))
         }
     }
 
@@ -138,7 +153,7 @@ struct APNsClientTests {
                 return count == 1 ? Date().addingTimeInterval(-2 * 3600) : Date()
             }
         }
-        try await withAPNs(wallClock: wallClock) { emulator, client, _ in
+        try await withAPNs(wallClock: wallClock) { emulator, client in
             try await client.send(APNsNotification(body: "x"), to: device, environment: .production)
             #expect(emulator.deliveries.count == 1)
             #expect(emulator.counters.rejected == ["ExpiredProviderToken": 1])

@@ -47,9 +47,25 @@ struct APNsNotificationTests {
                 if let scalar = Unicode.Scalar(UInt32.random(in: pool, using: &generator)) { scalars.append(scalar) }
             }
             let text = String(scalars)
-            let root = try decoded(APNsNotification(title: text, body: text, custom: [text.isEmpty ? "k" : text: text]))
-            let alert = try #require((root["aps"] as? [String: Any])?["alert"] as? [String: Any])
-            #expect(alert["title"] as? String == text && alert["body"] as? String == text)
+            let payload = APNsNotification(title: text, body: text, custom: [text.isEmpty ? "k" : text: text]).payload()
+            let alert = try JSONDecoder().decode(AlertPayload.self, from: payload).aps.alert
+            #expect(alert.title == text && alert.body == text, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
         }
     }
+}
+
+/// The alert as the random-text test reads it back: with JSONDecoder, not JSONSerialization, which
+/// on Linux drops a U+FEFF at the start of a string and after an escape (the payload carries it;
+/// about one run in five drew one and failed for the reader's sake).
+private struct AlertPayload: Decodable {
+    struct APS: Decodable {
+        struct Alert: Decodable {
+            var title: String
+            var body: String
+        }
+
+        var alert: Alert
+    }
+
+    var aps: APS
 }

@@ -125,23 +125,35 @@ struct GatewayConnectionTests {
     }
 
     @Test func aSpentIdentifyBudgetIsWaitedForNotExceeded() async throws {
+        // The emulator's budget window and the connection's waits run on one clock the test moves.
+        let clock = ManualClock()
         var emulatorConfiguration = DiscordEmulator.Configuration()
         emulatorConfiguration.identifyBudget = 1
-        // Longer than the 1–5 s pause Discord asks for before identifying again.
-        emulatorConfiguration.identifyWindow = .seconds(8)
+        // Longer than the pause before identifying again (`identifySpacing`, 5 s).
+        let identifyWindow = Duration.seconds(8)
+        emulatorConfiguration.identifyWindow = identifyWindow
+        emulatorConfiguration.clock = .init(clock)
         try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: quiet) { emulator in
             let endpoints = await emulator.endpoints()
-            let connection = GatewayConnection(configuration: configuration(endpoints), sink: CollectingSink(), logger: quiet)
+            let connection = GatewayConnection(configuration: configuration(endpoints), sink: CollectingSink(), clock: clock, logger: quiet)
             try await Self.running(connection) {
                 try await eventually("the first session") { connection.currentStatus.sessions == 1 }
                 // Discord ends the session: a new one needs an identify the budget no longer has.
                 emulator.sendInvalidSession(resumable: false)
-                try await eventually("the wait for the budget") { connection.currentStatus.budgetWaits >= 1 }
-                #expect(emulator.counters.identifies == 1)
-                try await eventually("a second session once the budget refilled", timeout: .seconds(15)) {
-                    connection.currentStatus.sessions == 2
+                // Once the connection is closed (its heartbeat with it), the pause before the next
+                // identify is all that sleeps; then the wait for the budget is.
+                try await eventually("the pause before identifying again") {
+                    !connection.currentStatus.connected && clock.sleeperCount == 1
                 }
+                try clock.advanceToNextDeadline()
+                try await eventually("the wait for the budget") { connection.currentStatus.budgetWaits >= 1 && clock.sleeperCount == 1 }
+                #expect(emulator.counters.identifies == 1)
+                #expect(connection.currentStatus.sessions == 1)
+                try clock.advanceToNextDeadline()
+                try await eventually("a second session once the budget refilled") { connection.currentStatus.sessions == 2 }
                 #expect(emulator.counters.identifies == 2)
+                // Not a moment before the budget's window ended.
+                #expect(clock.now.offset >= identifyWindow)
             }
         }
     }

@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
+import TestSupport
 import Testing
 
 @Suite("Discord REST client against the emulator")
@@ -20,7 +21,9 @@ struct DiscordClientTests {
     }
 
     @Test func oddRateLimitValuesNeverCrashAndANonDiscord429HoldsEverything() async throws {
-        try await withDiscord(client: { $0.budget = .seconds(2) }) { emulator, client, _ in
+        // A manual clock that nothing moves: the budget (shorter than the 60 s hold below) is
+        // spent by waits alone, never by a slow machine.
+        try await withDiscord(clock: ManualClock(), client: { $0.budget = .seconds(30) }) { emulator, client, _ in
             for value in ["inf", "nan", "-1", "1e300", "soon"] {
                 emulator.overrideResetAfter(value)
                 _ = try await client.currentUser()
@@ -184,7 +187,8 @@ struct DiscordClientTests {
     }
 
     @Test func aChannelThatAnswers403PausesThatRouteUntilThePausePasses() async throws {
-        try await withDiscord(client: { $0.forbiddenPause = .seconds(1) }) { emulator, client, endpoints in
+        let clock = ManualClock()
+        try await withDiscord(clock: clock, client: { $0.forbiddenPause = .seconds(1) }) { emulator, client, endpoints in
             let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("locked", "hi"))
             let other = try await client.startForumThread(in: endpoints.forumChannelID, .named("open", "hi"))
             try emulator.lockThread(thread.channel.id)
@@ -210,30 +214,44 @@ struct DiscordClientTests {
             #expect(emulator.counters.requests(route.0, route.1) == 2)
             #expect(client.invalidRequestsLastTenMinutes == 1)
 
-            try await Task.sleep(for: .milliseconds(1_200))
+            // Paused to the end of the pause, and not a moment longer.
+            clock.advance(by: .milliseconds(999))
+            #expect(await post(thread.channel.id)?.status == 403)
+            #expect(emulator.counters.requests(route.0, route.1) == 2)
+            clock.advance(by: .milliseconds(1))
             #expect(await post(thread.channel.id)?.code == .threadLocked)
             #expect(emulator.counters.requests(route.0, route.1) == 3)
         }
     }
 
     @Test func retriesServerErrorsThenGivesUpInsideTheBudget() async throws {
-        // 4 s: room for three attempts while the rest of the suite keeps both cores busy.
-        try await withDiscord(client: { $0.budget = .seconds(4); $0.backoffBase = .milliseconds(20) }) { emulator, client, endpoints in
+        // The backoffs sleep on a clock the test moves as soon as the client sleeps: the budget
+        // is spent by the client's own waits, however slow the machine.
+        let clock = ManualClock()
+        let budget = Duration.seconds(4)
+        try await withDiscord(clock: clock, client: { $0.budget = budget; $0.backoffBase = .milliseconds(20) }) { emulator, client, endpoints in
             let thread = try await client.startForumThread(in: endpoints.forumChannelID, .named("faults", "hi"))
             emulator.injectServerErrors(count: 2, status: 502)
-            let message = try await client.createMessage(in: thread.channel.id, .init(content: "after faults", nonce: "n-1"))
+            let message = try await clock.drive {
+                try await client.createMessage(in: thread.channel.id, .init(content: "after faults", nonce: "n-1"))
+            }
             #expect(message.content == "after faults")
             #expect(emulator.counters.serverErrorsInjected == 2)
 
             emulator.injectServerErrors(count: 10_000, status: 503)
-            let started = ContinuousClock.now
+            let started = clock.now
+            let posts = emulator.counters.requests("POST", "/channels/{channel_id}/messages")
             await #expect {
-                _ = try await client.createMessage(in: thread.channel.id, .init(content: "never", nonce: "n-2"))
+                _ = try await clock.drive {
+                    try await client.createMessage(in: thread.channel.id, .init(content: "never", nonce: "n-2"))
+                }
             } throws: { error in
                 if case .unavailable = error as? DiscordError { return true }
                 return false
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // It retried, and stopped before its budget ran out rather than sleeping past it.
+            #expect(emulator.counters.requests("POST", "/channels/{channel_id}/messages") - posts > 2)
+            #expect(started.duration(to: clock.now) < budget)
             emulator.injectServerErrors(count: 0)
             #expect(emulator.messages(inThread: thread.channel.id).contains { $0.content == "never" } == false)
         }

@@ -21,6 +21,8 @@ public final class ManualClock: Clock, Sendable {
     public var minimumResolution: Duration { .zero }
     public var now: Instant { state.withLock { $0.now } }
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    /// The earliest moment a task sleeps until, or nil when none sleeps.
+    public var nextDeadline: Instant? { state.withLock { $0.sleepers.map(\.deadline).min() } }
 
     /// Sleeps until the test moves the clock past `deadline`; cancellation ends the sleep at once
     /// (with `CancellationError`, as `Task.sleep` does), so shutting down never waits on the clock.
@@ -63,12 +65,59 @@ public final class ManualClock: Clock, Sendable {
         due.forEach { $0.resume() }
     }
 
+    /// Moves the clock to the earliest deadline any task sleeps until, waking the tasks due then;
+    /// throws (failing the test) when nothing sleeps, since then nothing would ever move on.
+    public func advanceToNextDeadline() throws {
+        guard let next = nextDeadline else { throw NobodySleeps() }
+        advance(by: max(.zero, now.duration(to: next)))
+    }
+
+    /// `advanceToNextDeadline()` found no task sleeping on the clock.
+    public struct NobodySleeps: Error, CustomStringConvertible {
+        public var description: String { "no task sleeps on the manual clock: advancing it would wake nothing" }
+    }
+
     /// Lets other tasks run until `count` of them sleep on this clock; throws (failing the test)
     /// when they have not within `timeout` of real time, since a test that advances a clock
-    /// nobody waits on checks nothing.
-    public func waitForSleepers(_ count: Int, timeout: Duration = .seconds(5)) async throws {
+    /// nobody waits on checks nothing. The timeout only bounds a broken test: it is generous, so
+    /// a busy machine does not fail a working one.
+    public func waitForSleepers(_ count: Int, timeout: Duration = .seconds(30)) async throws {
         try await eventually("\(count) task(s) sleeping on the manual clock (\(sleeperCount) are)", timeout: timeout) {
             sleeperCount >= count
         }
     }
+
+    /// Runs `operation` to its end, moving the clock to each deadline it sleeps until (a backoff,
+    /// a rate-limit window) as soon as it sleeps: its waits pass at once, however long they are,
+    /// and a budget measured on this clock runs out only by those waits. For an operation that is
+    /// the only one sleeping on this clock. Throws when, for `timeout` of real time, the operation
+    /// neither ends nor sleeps.
+    @discardableResult
+    public func drive<T: Sendable>(
+        timeout: Duration = .seconds(30), _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let ended = EndFlag()
+        let task = Task {
+            defer { ended.set() }
+            return try await operation()
+        }
+        do {
+            while !ended.isSet {
+                try await eventually("the operation to end or sleep on the manual clock", timeout: timeout) {
+                    ended.isSet || sleeperCount > 0
+                }
+                if sleeperCount > 0 { try advanceToNextDeadline() }
+            }
+        } catch {
+            task.cancel()
+            throw error
+        }
+        return try await task.value
+    }
+}
+
+private final class EndFlag: Sendable {
+    private let ended = Mutex(false)
+    var isSet: Bool { ended.withLock { $0 } }
+    func set() { ended.withLock { $0 = true } }
 }
