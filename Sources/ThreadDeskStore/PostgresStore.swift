@@ -97,18 +97,24 @@ public final class PostgresStore: UserStore, Service {
 
     private func migrateOnce() async throws {
         try await client.withConnection { connection in
-            try await connection.rows("SELECT pg_advisory_lock(7405007)", logger: logger)
+            // One lock per schema: deployments (and tests) that share a database but not a schema
+            // never wait on each other's migration.
+            try await connection.rows("SELECT pg_advisory_lock(\(unescaped: Self.migrationLock))", logger: logger)
             do {
                 for statement in Self.schema { try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger) }
-                try await connection.rows("SELECT pg_advisory_unlock(7405007)", logger: logger)
+                try await connection.rows("SELECT pg_advisory_unlock(\(unescaped: Self.migrationLock))", logger: logger)
             } catch {
                 if Self.connectionSurvives(error, connection) {
-                    _ = try? await connection.rows("SELECT pg_advisory_unlock(7405007)", logger: logger, deadline: .seconds(5))
+                    _ = try? await connection.rows(
+                        "SELECT pg_advisory_unlock(\(unescaped: Self.migrationLock))", logger: logger, deadline: .seconds(5))
                 }
                 throw error
             }
         }
     }
+
+    /// The migration's advisory lock key: the schema's own.
+    static let migrationLock = "hashtextextended('threaddesk migration ' || current_schema(), 0)"
 
     static let schema = [
         """

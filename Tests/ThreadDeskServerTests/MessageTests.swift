@@ -164,15 +164,22 @@ struct MessageTests {
     }
 
     /// The results kept for idempotency keys are pruned once past their retention: the store does
-    /// not grow with every message ever sent. (A retention of moments, so the test need not wait.)
+    /// not grow with every message ever sent. The server's clock is the test's: two days pass when
+    /// the test says so, and not before.
     @Test func oldIdempotencyAnswersArePrunedWhileTheServerRuns() async throws {
-        try await withServer({ $0.idempotencyRetention = .milliseconds(300) }) { server in
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock)) { $0.idempotencyRetention = .seconds(48 * 3600) } _: { server in
             let user = try await server.session()
-            #expect(try await server.send("hello", token: user.token, key: "kept-for-a-moment").status == .created)
+            #expect(try await server.send("hello", token: user.token, key: "kept-for-two-days").status == .created)
             let id = try #require(UserID(user.userId))
-            try await eventually("the answer pruned") {
-                try await server.store.withUser(id, idempotencyKey: "kept-for-a-moment") { $0.keptResult } == nil
+            // An hour at a time (the pruner wakes at most hourly), until the result is gone.
+            try await eventually("the result pruned") {
+                if try await server.store.withUser(id, idempotencyKey: "kept-for-two-days", { $0.keptResult }) == nil { return true }
+                clock.advance(by: .seconds(3600))
+                return false
             }
+            // Not a moment before its 48 hours were up.
+            #expect(clock.now.offset >= .seconds(48 * 3600))
         }
     }
 }

@@ -117,6 +117,7 @@ func withServer(
     defaultTagIndex: Int? = nil,
     gateway: Bool = false,
     store storeURL: String? = nil,
+    time: ServerTime = .system,
     _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
@@ -142,7 +143,7 @@ func withServer(
         let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
         let internalPort = ListenerPort()
         let app = buildApplication(
-            configuration: configuration, store: store, inProcessGateway: gateway, logger: logger,
+            configuration: configuration, store: store, inProcessGateway: gateway, time: time, logger: logger,
             onInternalServerRunning: { internalPort.set($0) })
         let configured = configuration
         try await app.test(.ahc(.http)) { client in

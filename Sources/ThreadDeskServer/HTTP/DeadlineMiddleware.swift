@@ -12,6 +12,8 @@ struct DeadlineMiddleware: RouterMiddleware {
     let timeout: Duration
     let drain: Duration
     let waits: WaitTracker?
+    /// The clock the drain runs on.
+    let time: ServerTime
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let (waits, timeout) = (self.waits, self.timeout)
@@ -46,7 +48,7 @@ struct DeadlineMiddleware: RouterMiddleware {
     /// (the request's deadline bounds the wait).
     private func cancellableAtShutdown(_ work: @escaping () async throws -> Response) async throws -> Response {
         nonisolated(unsafe) let work = work
-        let drain = self.drain
+        let (drain, time) = (self.drain, self.time)
         let handle = TaskHandle()
         // Unstructured so the handle can cancel it at the drain's end; awaited right below.
         let task = Task {
@@ -55,7 +57,7 @@ struct DeadlineMiddleware: RouterMiddleware {
             } onGracefulShutdown: {
                 // Unstructured: the shutdown handler may not wait, it only arms the drain's end.
                 Task {
-                    try? await cancellableSleep(for: drain)
+                    try? await time.sleep(for: drain)
                     handle.cancel()
                 }
             }

@@ -18,10 +18,15 @@ final class ReadReceipts: Service, Sendable {
     private let delay: Duration
     private let timeout: Duration
     private let logger: Logger
+    private let time: ServerTime
     private let pending = Mutex<Set<UserID>>([])
     private let wakeUps = WakeSignal()
 
-    init(store: any UserStore, discord: DiscordClient<ContinuousClock>, emoji: String, delay: Duration, timeout: Duration, logger: Logger) {
+    init(
+        store: any UserStore, discord: DiscordClient<ContinuousClock>, emoji: String, delay: Duration, timeout: Duration, logger: Logger,
+        time: ServerTime
+    ) {
+        self.time = time
         self.store = store
         self.discord = discord
         self.emoji = emoji
@@ -40,11 +45,12 @@ final class ReadReceipts: Service, Sendable {
         await cancelWhenGracefulShutdown {
             while await self.wakeUps.wait() {
                 // Let a burst of reads settle into one move.
-                guard (try? await cancellableSleep(for: self.delay)) != nil else { break }
+                guard (try? await self.time.sleep(for: self.delay)) != nil else { break }
                 await self.flush()
             }
         }
-        // What was read just before shutdown still shows, within the request deadline.
+        // What was read just before shutdown still shows, within the request deadline. (A task of
+        // its own, so the drain can leave it behind when Discord does not answer in time.)
         await drain(Task { await self.flush() }, within: timeout)
     }
 

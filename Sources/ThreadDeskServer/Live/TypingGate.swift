@@ -6,19 +6,23 @@ import Synchronization
 /// (The store's token bucket behind it holds the limit across replicas.)
 final class TypingGate: Sendable {
     private let interval: Duration
-    private let last = Mutex<[String: ContinuousClock.Instant]>([:])
+    /// The time on the server's clock, as a stamp.
+    private let now: @Sendable () -> Duration
+    private let last = Mutex<[String: Duration]>([:])
     /// Entries kept before old ones are swept.
     private static let sweepAt = 10_000
 
-    init(interval: Duration) {
+    init(interval: Duration, time: ServerTime) {
         self.interval = interval
+        now = time.elapsed
     }
 
     /// True at most once per `interval` per thread.
-    func admit(_ thread: String, now: ContinuousClock.Instant = .now) -> Bool {
-        last.withLock { last in
-            if let previous = last[thread], previous.duration(to: now) < interval { return false }
-            if last.count >= Self.sweepAt { last = last.filter { $0.value.duration(to: now) < interval } }
+    func admit(_ thread: String) -> Bool {
+        let now = now()
+        return last.withLock { last in
+            if let previous = last[thread], now - previous < interval { return false }
+            if last.count >= Self.sweepAt { last = last.filter { now - $0.value < interval } }
             last[thread] = now
             return true
         }

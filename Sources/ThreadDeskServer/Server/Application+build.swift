@@ -103,7 +103,7 @@ struct ServerParts {
             // First, so the whole request (logging and error mapping included) runs in the request's
             // own task: a Swift task keeps the memory of its deepest stack until it ends, and the
             // connection's task lives as long as the connection (an event stream: for an hour).
-            router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits))
+            router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: waits, time: time))
             router.add(middleware: AccessLogMiddleware())
             router.add(middleware: ErrorMiddleware(metrics: metrics))
             return router

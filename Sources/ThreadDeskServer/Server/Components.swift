@@ -55,7 +55,9 @@ struct Components: Sendable {
                 maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
             bus: store as? any LiveBus, metrics: metrics, logger: logger)
         let receipts = settings.readReceiptEmoji.map {
-            ReadReceipts(store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger)
+            ReadReceipts(
+                store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger,
+                time: time)
         }
         let quotas = Quotas(
             store: store, settings: configuration.quotas,
@@ -71,7 +73,7 @@ struct Components: Sendable {
         let devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
         let live = LiveService(
             users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
-            typingGate: TypingGate(interval: settings.typingInterval), receipts: receipts, settings: settings, metrics: metrics, logger: logger,
+            typingGate: TypingGate(interval: settings.typingInterval, time: time), receipts: receipts, settings: settings, metrics: metrics, logger: logger,
             now: now)
         let reconciliations = CatchUpGate()
         let ingestionQueue = IngestionQueue()
@@ -112,7 +114,7 @@ struct Components: Sendable {
         if let apns { services.insert(apns, at: 0) }
         if let storeService = store as? any Service { services.insert(storeService, at: 0) }
         if let waits, let threshold = configuration.debugWaitThreshold {
-            services.append(WaitWatchdog(tracker: waits, threshold: threshold, logger: logger))
+            services.append(WaitWatchdog(tracker: waits, threshold: threshold, logger: logger, time: time))
         }
         self.services = services
     }

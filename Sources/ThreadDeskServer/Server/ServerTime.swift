@@ -7,10 +7,15 @@ import Foundation
 public struct ServerTime: Sendable {
     public let clock: any Clock<Duration>
     public let now: @Sendable () -> Date
+    /// How long the clock has run since this value was made: stamps that are only compared with
+    /// each other (a typing gate's last pass).
+    let elapsed: @Sendable () -> Duration
 
-    public init(clock: any Clock<Duration>, now: @escaping @Sendable () -> Date) {
+    public init<C: Clock>(clock: C, now: @escaping @Sendable () -> Date) where C.Duration == Duration {
+        let origin = clock.now
         self.clock = clock
         self.now = now
+        elapsed = { origin.duration(to: clock.now) }
     }
 
     public static let system = ServerTime(clock: ContinuousClock(), now: Date.init)

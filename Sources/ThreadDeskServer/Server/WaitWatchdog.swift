@@ -8,13 +8,14 @@ struct WaitWatchdog: Service, CustomStringConvertible {
     let tracker: WaitTracker
     let threshold: Duration
     let logger: Logger
+    let time: ServerTime
 
     var description: String { "WaitWatchdog(after \(threshold))" }
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try await Task.sleep(for: max(.milliseconds(50), threshold / 4))
+                try await time.sleep(for: max(.milliseconds(50), threshold / 4))
                 for wait in tracker.overdue(threshold: threshold) {
                     logger.warning("Still waiting: \(wait)", metadata: ["wait": "\(wait.what)", "job": "\(wait.job ?? "-")"])
                 }
