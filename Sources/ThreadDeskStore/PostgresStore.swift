@@ -268,11 +268,11 @@ public final class PostgresStore: UserStore, Service {
         let record = try await fetchUser(id, on: connection, logger: logger)
         guard let idempotencyKey else { return (record, nil) }
         let rows = try await connection.rows(
-            "SELECT fingerprint, status, body FROM idempotency WHERE user_id = \(id.rawValue) AND key = \(idempotencyKey)", logger: logger)
+            "SELECT fingerprint, body FROM idempotency WHERE user_id = \(id.rawValue) AND key = \(idempotencyKey)", logger: logger)
         var kept: IdempotentResult?
         for row in rows {
-            let (fingerprint, status, body) = try row.decode((String, Int, ByteBuffer).self)
-            kept = IdempotentResult(stored: Data(buffer: body), fingerprint: fingerprint, legacyStatus: status)
+            let (fingerprint, body) = try row.decode((String, ByteBuffer).self)
+            kept = IdempotentResult(stored: Data(buffer: body), fingerprint: fingerprint)
         }
         return (record, kept)
     }
@@ -283,11 +283,10 @@ public final class PostgresStore: UserStore, Service {
     ) async throws {
         if let changed { try await saveUser(changed, on: connection, logger: logger) }
         if let (key, result) = result {
-            // `status` 0: a kept result (rows from before held an HTTP status and the answer).
             try await connection.rows(
                 """
                 INSERT INTO idempotency (user_id, key, fingerprint, status, body, created_at)
-                VALUES (\(id.rawValue), \(key), \(result.fingerprint), 0, \(ByteBuffer(data: result.encoded)), now())
+                VALUES (\(id.rawValue), \(key), \(result.fingerprint), \(IdempotentResult.storedStatus), \(ByteBuffer(data: result.encoded)), now())
                 ON CONFLICT (user_id, key) DO NOTHING
                 """, logger: logger)
         }

@@ -181,8 +181,8 @@ extension UserColumns: FetchableRecord, PersistableRecord {
     }
 }
 
-/// What a request under an idempotency key did. `status` is 0 for a kept result; rows written
-/// before results were kept hold an HTTP status there, and the answer itself in `body`.
+/// What a request under an idempotency key did (`body`); rows written before results were kept
+/// hold the answer itself there. `status` is what earlier versions read with it.
 private struct ResultRow: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "idempotency"
     var user_id: String
@@ -193,8 +193,8 @@ private struct ResultRow: Codable, FetchableRecord, PersistableRecord {
     var created_at: Date
 
     init(userID: String, key: String, result: IdempotentResult) {
-        (user_id, self.key, fingerprint, status, body, created_at) = (userID, key, result.fingerprint, 0, result.encoded, Date())
+        (user_id, self.key, fingerprint, status, body, created_at) = (userID, key, result.fingerprint, IdempotentResult.storedStatus, result.encoded, Date())
     }
 
-    var result: IdempotentResult? { IdempotentResult(stored: body, fingerprint: fingerprint, legacyStatus: status) }
+    var result: IdempotentResult? { IdempotentResult(stored: body, fingerprint: fingerprint) }
 }

@@ -166,20 +166,24 @@ public struct IdempotentResult: Sendable, Hashable, Codable {
         self.byteCount = byteCount
     }
 
+    /// The status stored beside a result: the one earlier versions kept with their answers (a
+    /// valid status, should a replica of an earlier version read the row during an upgrade).
+    public static let storedStatus = 201
+
     /// The stored form: what was done, as JSON (the fingerprint has a column of its own).
     public var encoded: Data { (try? JSONEncoder.sorted.encode(Stored(self))) ?? Data() }
 
-    /// A kept result from its stored form. Rows written before results were kept (`legacyStatus`
-    /// set) hold the JSON answer itself: its message ids (`id`, `partIds`, `messageId`) and file
-    /// (`filename`, `size`) are read from it, so a retry across the upgrade still posts nothing.
-    public init?(stored body: Data, fingerprint: String, legacyStatus: Int?) {
-        if legacyStatus == nil || legacyStatus == 0 {
-            guard let stored = try? JSONDecoder().decode(Stored.self, from: body) else { return nil }
+    /// A kept result from its stored form. Rows written before results were kept hold the JSON
+    /// answer itself: its message ids (`id`, `partIds`, `messageId`) and file (`filename`,
+    /// `size`) are read from it, so a retry across the upgrade still posts nothing.
+    public init?(stored body: Data, fingerprint: String) {
+        if let stored = try? JSONDecoder().decode(Stored.self, from: body) {
             self.init(fingerprint: fingerprint, messageIDs: stored.messageIDs, fileName: stored.fileName, byteCount: stored.byteCount)
             return
         }
         guard let answer = try? JSONDecoder().decode(OldAnswer.self, from: body) else { return nil }
         let ids = answer.partIds ?? [answer.id ?? answer.messageId].compactMap { $0 }
+        guard !ids.isEmpty else { return nil }
         self.init(fingerprint: fingerprint, messageIDs: ids, fileName: answer.filename, byteCount: answer.size)
     }
 

@@ -226,16 +226,17 @@ struct IdempotencyRecordsContract {
     /// Rows written before results were kept hold the answer itself: a retry across the upgrade
     /// still finds what its first attempt posted.
     @Test func answersKeptByEarlierVersionsAreReadAsResults() throws {
-        let message = IdempotentResult(stored: Data(#"{"id":"11","content":"hi","partIds":["11","12"]}"#.utf8), fingerprint: "f", legacyStatus: 201)
+        let message = IdempotentResult(stored: Data(#"{"id":"11","content":"hi","partIds":["11","12"]}"#.utf8), fingerprint: "f")
         #expect(message == IdempotentResult(fingerprint: "f", messageIDs: ["11", "12"]))
-        let single = IdempotentResult(stored: Data(#"{"id":"11","content":"hi"}"#.utf8), fingerprint: "f", legacyStatus: 201)
+        let single = IdempotentResult(stored: Data(#"{"id":"11","content":"hi"}"#.utf8), fingerprint: "f")
         #expect(single?.messageIDs == ["11"])
         let diagnostics = IdempotentResult(
-            stored: Data(#"{"filename":"d.json","messageId":"7","size":30}"#.utf8), fingerprint: "", legacyStatus: 201)
+            stored: Data(#"{"filename":"d.json","messageId":"7","size":30}"#.utf8), fingerprint: "")
         #expect(diagnostics == IdempotentResult(fingerprint: "", messageIDs: ["7"], fileName: "d.json", byteCount: 30))
         let current = IdempotentResult(fingerprint: "g", messageIDs: ["5"], fileName: nil, byteCount: nil)
-        #expect(IdempotentResult(stored: current.encoded, fingerprint: "g", legacyStatus: 0) == current)
-        #expect(IdempotentResult(stored: Data("not json".utf8), fingerprint: "g", legacyStatus: 0) == nil)
+        #expect(IdempotentResult(stored: current.encoded, fingerprint: "g") == current)
+        #expect(IdempotentResult(stored: Data("not json".utf8), fingerprint: "g") == nil)
+        #expect(IdempotentResult(stored: Data("{}".utf8), fingerprint: "g") == nil, "an answer naming no message is no result")
     }
 }
 

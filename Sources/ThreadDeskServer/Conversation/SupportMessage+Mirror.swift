@@ -3,9 +3,7 @@ import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
-/// A message as the widget sees it: the API's own type, shared with the SDK.
-public typealias APIMessage = SupportMessage
-
+/// A message as the widget sees it (the API's own type, shared with the SDK), from the mirror.
 extension SupportMessage {
     init(_ message: MirroredMessage) {
         self.init(
@@ -20,7 +18,7 @@ extension SupportMessage {
 
 }
 
-extension APIMessage {
+extension SupportMessage {
     static func attachmentPath(_ id: String) -> String { "/v1/attachments/\(id)" }
 }
 

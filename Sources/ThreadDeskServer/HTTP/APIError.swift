@@ -103,6 +103,8 @@ extension APIError {
             self.init(.conflict, .retryInProgress, "This message was already sent; fetch messages to see it.")
         case .messageNotFound:
             self.init(.notFound, .messageNotFound, "No message of yours has this id.")
+        case .notInConversation:
+            self.init(.notFound, .messageNotFound, "No message with this id in your conversation.")
         case .editTooLong(let needed, let original):
             self.init(
                 .unprocessableContent, .editTooLong,

@@ -140,9 +140,6 @@ func jsonResponse<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) t
         body: .init(byteBuffer: ByteBuffer(data: try JSONEncoder.api.encode(value))))
 }
 
-func jsonResponse(raw: Data, status: HTTPResponse.Status) -> Response {
-    Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(data: raw)))
-}
 
 /// At most `limit` holders at once; `enter` never waits.
 final class ConcurrencyGate: Sendable {

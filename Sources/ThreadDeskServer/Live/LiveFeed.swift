@@ -71,7 +71,7 @@ struct LiveFeed: Sendable {
                 read += 1
                 if message.author == .support { unreadChanged = true }
                 if message.isShown {
-                    events.append(.encoded(message.eventSeq, message.shownSeq > position ? .messageCreated : .messageUpdated, APIMessage(message)))
+                    events.append(.encoded(message.eventSeq, message.shownSeq > position ? .messageCreated : .messageUpdated, SupportMessage(message)))
                 } else if message.shownSeq <= position {
                     events.append(.encoded(message.eventSeq, .messageDeleted, MessageDeleted(id: message.id.description)))
                 }

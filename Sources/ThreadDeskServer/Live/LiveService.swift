@@ -47,7 +47,7 @@ struct LiveService: Sendable {
             guard var record = context.record, let message = try await store.mirroredMessages([messageID]).first, message.isShown,
                 try await ingestion.owner(of: message.threadID) == user
             else {
-                throw SupportFailure.messageNotFound
+                throw SupportFailure.notInConversation
             }
             if let current = record.lastReadMessageID.flatMap({ Snowflake($0) }), current >= messageID { return false }
             record.lastReadMessageID = messageID.description

@@ -18,7 +18,7 @@ extension LiveHub {
         /// SHA-256 of the token the stream was opened with: the stream lives no longer than it.
         let tokenHash: String
         let signals: AsyncStream<LiveSignal>
-        let continuation: AsyncStream<LiveSignal>.Continuation
+        private let continuation: AsyncStream<LiveSignal>.Continuation
         /// Whether a `.changed` is queued and not yet read (changes coalesce into one wake-up).
         private let changePending = Atomic<Bool>(false)
         /// Whether the stream's token must be checked before anything more is sent. A flag, not
@@ -32,6 +32,7 @@ extension LiveHub {
         /// When the stream is due to end (uptime nanoseconds).
         private let endsAt: UInt64
 
+        /// The hub makes subscribers (`LiveHub.subscribe`), and only the hub signals them.
         init(
             id: UInt64, user: UserID, address: String, tokenHash: String, lifetime: Duration, close: @escaping @Sendable () -> Void
         ) {
@@ -45,6 +46,7 @@ extension LiveHub {
             (signals, continuation) = AsyncStream.makeStream(of: LiveSignal.self, bufferingPolicy: .bufferingNewest(8))
         }
 
+        /// The hub's own: coalesces changes and sets the token check before the signal goes.
         func signal(_ signal: LiveSignal) {
             if signal == .tokensChanged { tokenCheckPending.store(true, ordering: .sequentiallyConsistent) }
             if signal == .changed {

@@ -40,7 +40,8 @@ public func buildApplication(
     let migration = StoreMigration(store: store, logger: logger)
     // The store's pool and the APNs connections run from the start; the rest waits for the schema.
     var services = parts.services.map { service in
-        service is any UserStore || service is PushSender ? service : AfterMigration(service: service, migration: migration)
+        service is any UserStore || service is PushSender || service is WaitWatchdog
+            ? service : AfterMigration(service: service, migration: migration)
     }
     if let internalRouter = parts.internalRouter, let port = configuration.internalPort {
         // Last in the list, so it stops right after the public server: the daemon's posts get
@@ -51,7 +52,7 @@ public func buildApplication(
                 configuration: .init(address: .hostname(configuration.internalHost, port: port), serverName: "ThreadDesk-internal"),
                 onServerRunning: { channel in await onInternalServerRunning(channel.localAddress?.port ?? 0) },
                 logger: logger)
-        internalServer.beforeServerStarts { try await migration.ensure() }
+        internalServer.beforeServerStarts { try await migration.beforeServing() }
         services.append(internalServer)
     }
     var application = Application(
@@ -62,7 +63,7 @@ public func buildApplication(
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger)
     // The store's pool runs as one of the services; the listeners open once the schema is current.
-    application.beforeServerStarts { try await migration.ensure() }
+    application.beforeServerStarts { try await migration.beforeServing() }
     return application
 }
 

@@ -11,14 +11,6 @@ import ThreadDeskStore
 /// the collaborators they share, and what runs beside the HTTP server. The composition root:
 /// no service builds another.
 struct Components: Sendable {
-    let configuration: ServerConfiguration
-    let store: any UserStore
-    let discord: DiscordClient<ContinuousClock>
-    let metrics: ServerMetrics
-    let logger: Logger
-    let waits: WaitTracker?
-    let time: ServerTime
-
     let quotas: Quotas
     let sessions: SessionService
     let devices: DeviceService
@@ -30,9 +22,6 @@ struct Components: Sendable {
     let gatewayEvents: GatewayEventHandler
     let uploads: UploadReader
     let attachments: AttachmentProxy
-    /// Sends what ingestion leaves pending; nil without APNs credentials.
-    let pushes: PushDispatcher?
-    let apns: PushSender?
 
     /// What runs beside the HTTP server, in the order it starts (it stops in reverse).
     let services: [any Service]
@@ -42,8 +31,6 @@ struct Components: Sendable {
         metrics: ServerMetrics, waits: WaitTracker?, logger: Logger, time: ServerTime
     ) {
         let now = time.now
-        (self.configuration, self.store, self.discord, self.apns) = (configuration, store, discord, apns)
-        (self.metrics, self.waits, self.logger, self.time) = (metrics, waits, logger, time)
         let settings = configuration.live
         let users = UserLock(store: store, metrics: metrics, logger: logger)
         let bot = BotIdentity(discord: discord)
@@ -83,7 +70,6 @@ struct Components: Sendable {
         self.quotas = quotas
         self.devices = devices
         self.live = live
-        self.pushes = pushes
         sessions = SessionService(
             users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
             legacyRoutes: configuration.legacyAPIKey != nil, now: now)

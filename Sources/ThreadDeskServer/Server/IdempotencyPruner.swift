@@ -31,9 +31,9 @@ struct IdempotencyPruner: Service, CustomStringConvertible {
         let cutoff = time.now().addingTimeInterval(-(retention / .seconds(1)))
         do {
             let gone = try await Deadline.within(.seconds(30)) { try await store.pruneResults(before: cutoff) }
-            if gone > 0 { logger.info("Forgot old idempotency answers", metadata: ["count": "\(gone)"]) }
+            if gone > 0 { logger.info("Forgot old idempotency results", metadata: ["count": "\(gone)"]) }
         } catch {
-            logger.warning("Could not prune old idempotency answers; the next round tries again", metadata: ["error": "\(error)"])
+            logger.warning("Could not prune old idempotency results; the next round tries again", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -1,3 +1,4 @@
+import Deadlines
 import Foundation
 
 /// The time as every server service reads it: `clock` for each wait and interval, `now()` for
@@ -26,8 +27,10 @@ public struct ServerTime: Sendable {
         return ServerTime(clock: clock, now: { start.addingTimeInterval(origin.duration(to: clock.now) / .seconds(1)) })
     }
 
-    /// Sleeps `duration` on the clock (cancellable).
+    /// Sleeps `duration` on the clock; cancellation ends it at once. On the continuous clock it is
+    /// `cancellableSleep`, which hands its timer back when cancelled (as every timeout does).
     func sleep(for duration: Duration) async throws {
+        if clock is ContinuousClock { return try await cancellableSleep(for: duration) }
         try await clock.sleep(for: duration)
     }
 }

@@ -19,6 +19,8 @@ enum SupportFailure: Error, Sendable, Equatable {
     case alreadySent
     /// Not one of the user's own visible messages in their thread.
     case messageNotFound
+    /// No message the user can see in their conversation (a read mark's target).
+    case notInConversation
     /// An edit needs more Discord posts than the message it edits used.
     case editTooLong(needed: Int, original: Int)
     /// No attachment of this id in the user's conversation (or Discord no longer has it).
