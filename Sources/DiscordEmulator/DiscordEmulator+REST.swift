@@ -36,13 +36,17 @@ extension DiscordEmulator {
 
         rest(router, .patch, "/channels/{channel_id}", bucket: .route) { call throws(DiscordFailure) in
             let body = call.body.object
+            let id = try call.snowflake("channel_id")
+            if let available = body["available_tags"] {
+                return .ok(try world.modifyForumTags(id, try RESTPayloads.forumTags(available)))
+            }
             var tags: [Snowflake]?
             if let applied = body["applied_tags"]?.arrayValue {
+                guard applied.count <= 5 else {
+                    throw .invalidForm(["applied_tags"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 5 or fewer in length.")
+                }
                 tags = try applied.map { (value) throws(DiscordFailure) -> Snowflake in
-                    guard let id = try RESTPayloads.snowflake(value.stringValue ?? "", field: "applied_tags") else {
-                        throw .notFound
-                    }
-                    return id
+                    try RESTPayloads.snowflake(json: value, field: "applied_tags")
                 }
             }
             if let name = body["name"]?.stringValue, !(1...100).contains(name.utf16.count) {
@@ -50,7 +54,7 @@ extension DiscordEmulator {
             }
             return .ok(
                 try world.modifyThread(
-                    try call.snowflake("channel_id"), name: body["name"]?.stringValue,
+                    id, name: body["name"]?.stringValue,
                     archived: body["archived"]?.boolValue, locked: body["locked"]?.boolValue, appliedTags: tags))
         }
 
@@ -77,10 +81,7 @@ extension DiscordEmulator {
                 throw .invalidForm(["applied_tags"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 5 or fewer in length.")
             }
             let tags = try applied.map { (value) throws(DiscordFailure) -> Snowflake in
-                guard let id = try RESTPayloads.snowflake(value.stringValue ?? "", field: "applied_tags") else {
-                    throw .notFound
-                }
-                return id
+                try RESTPayloads.snowflake(json: value, field: "applied_tags")
             }
             guard let messageObject = body["message"]?.objectValue else {
                 throw .invalidForm(["message"], code: "BASE_TYPE_REQUIRED", message: "This field is required")

@@ -37,6 +37,32 @@ extension DiscordWorld {
         state.gateway.dispatch("THREAD_UPDATE", json(state.channels[id]!), intent: .guilds, author: nil)
     }
 
+    /// `PATCH /channels/{forum}` with `available_tags`: the forum's tags become the list given,
+    /// existing ones by id, new ones (no id, or one the forum does not have) with fresh ids.
+    func modifyForumTags(_ id: Snowflake, _ tags: [(id: Snowflake?, name: String, moderated: Bool)]) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard let forum = state.channels[id] else { throw .unknownChannel }
+            guard forum.type == .guildForum else { throw .wrongChannelType }
+            let known = Set(forum.availableTags.map(\.id))
+            var result: [(id: Snowflake, name: String)] = []
+            for tag in tags {
+                if let existing = tag.id, known.contains(existing) {
+                    result.append((existing, tag.name))
+                } else {
+                    result.append((ids.next(), tag.name))
+                }
+            }
+            state.channels[id]?.availableTags = result
+            // Threads keep only tags the forum still has.
+            let kept = Set(result.map(\.id))
+            for (threadID, channel) in state.channels where channel.parentID == id && channel.isThread {
+                state.channels[threadID]?.appliedTags.removeAll { !kept.contains($0) }
+            }
+            state.gateway.dispatch("CHANNEL_UPDATE", json(state.channels[id]!), intent: .guilds, author: nil)
+            return json(state.channels[id]!)
+        }
+    }
+
     /// Deleting a thread removes it and its messages; later calls on its id get 10003.
     func deleteChannel(_ id: Snowflake) throws(DiscordFailure) -> JSON {
         try state.withLock { state throws(DiscordFailure) -> JSON in

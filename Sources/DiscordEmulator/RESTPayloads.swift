@@ -116,11 +116,42 @@ enum RESTPayloads {
         return Int(name.dropFirst(6).dropLast())
     }
 
+    /// A snowflake in a request body: Discord takes a JSON string or a number (stock libraries
+    /// send numbers). A number is read exactly only up to 2^53 (JSON numbers are doubles here).
+    static func snowflake(json value: JSON, field: String) throws(DiscordFailure) -> Snowflake {
+        if let number = value.doubleValue, number >= 0, number.rounded() == number, number < 9_007_199_254_740_992 {
+            return Snowflake(UInt64(number))
+        }
+        guard let id = try snowflake(value.stringValue ?? "\(value)", field: field) else { throw .notFound }
+        return id
+    }
+
     static func snowflake(_ value: String?, field: String) throws(DiscordFailure) -> Snowflake? {
         guard let value else { return nil }
         guard let id = Snowflake(value) else {
             throw .invalidForm([field], code: "NUMBER_TYPE_COERCE", message: "Value \"\(value)\" is not snowflake.")
         }
         return id
+    }
+
+    /// A forum's `available_tags` as `PATCH /channels/{forum}` takes them: at most 20, each a
+    /// name of 1–20 characters, with the id of an existing tag or none (a new one).
+    static func forumTags(_ value: JSON) throws(DiscordFailure) -> [(id: Snowflake?, name: String, moderated: Bool)] {
+        guard let tags = value.arrayValue else {
+            throw .invalidForm(["available_tags"], code: "BASE_TYPE_LIST", message: "Must be a list.")
+        }
+        guard tags.count <= 20 else {
+            throw .invalidForm(["available_tags"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 20 or fewer in length.")
+        }
+        return try tags.enumerated().map { (index, tag) throws(DiscordFailure) in
+            guard let name = tag["name"]?.stringValue, (1...20).contains(name.count) else {
+                throw .invalidForm(
+                    ["available_tags", "\(index)", "name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 20 in length.")
+            }
+            let id = try tag["id"].flatMap { value throws(DiscordFailure) in
+                value == .null ? nil : try snowflake(json: value, field: "available_tags")
+            }
+            return (id, name, tag["moderated"]?.boolValue ?? false)
+        }
     }
 }

@@ -137,16 +137,34 @@ extension DiscordClient {
     }
 
     /// Archives or locks a thread (`PATCH /channels/{id}`).
-    public func modifyThread(_ threadID: String, archived: Bool? = nil, locked: Bool? = nil) async throws(DiscordError)
-        -> DiscordChannel
-    {
-        var fields: [String: Bool] = [:]
-        fields["archived"] = archived
-        fields["locked"] = locked
-        return try await send(
+    public func modifyThread(
+        _ threadID: String, archived: Bool? = nil, locked: Bool? = nil, appliedTags: [String]? = nil
+    ) async throws(DiscordError) -> DiscordChannel {
+        try await send(
             Request(
                 method: .PATCH, template: "/channels/{channel_id}", path: "/channels/\(try Self.id(threadID))",
-                major: threadID, body: try Self.body(fields, files: []), retriesServerErrors: true),
+                major: threadID, body: try Self.body(ThreadPatch(archived: archived, locked: locked, appliedTags: appliedTags), files: []),
+                retriesServerErrors: true),
+            as: DiscordChannel.self)
+    }
+
+    private struct ThreadPatch: Encodable {
+        var archived: Bool?
+        var locked: Bool?
+        var appliedTags: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case archived, locked, appliedTags = "applied_tags"
+        }
+    }
+
+    /// Replaces a forum's tags (`available_tags`, at most 20): tags left out are deleted, so pass
+    /// every existing tag to keep, by its id.
+    public func modifyForumTags(_ forumID: String, _ tags: [DiscordForumTagEdit]) async throws(DiscordError) -> DiscordChannel {
+        try await send(
+            Request(
+                method: .PATCH, template: "/channels/{channel_id}", path: "/channels/\(try Self.id(forumID))",
+                major: forumID, body: try Self.body(["available_tags": tags], files: []), retriesServerErrors: true),
             as: DiscordChannel.self)
     }
 

@@ -81,6 +81,22 @@ public struct DiscordThreadMetadata: Sendable, Codable, Hashable {
 public struct DiscordForumTag: Sendable, Codable, Hashable {
     public var id: String
     public var name: String
+    /// Only members who may manage threads apply it.
+    public var moderated: Bool?
+}
+
+/// A forum tag as `PATCH /channels/{forum}` takes it: an existing tag by its id (kept as it is),
+/// or a new one (no id; Discord gives it one).
+public struct DiscordForumTagEdit: Sendable, Encodable, Hashable {
+    public var id: String?
+    public var name: String
+    public var moderated: Bool
+
+    public init(id: String? = nil, name: String, moderated: Bool = false) {
+        self.id = id
+        self.name = name
+        self.moderated = moderated
+    }
 }
 
 public struct DiscordChannel: Sendable, Codable, Hashable {

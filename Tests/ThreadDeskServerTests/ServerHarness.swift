@@ -141,6 +141,10 @@ func withServer(
         configuration.gatewaySecret = "test-gateway-secret"
         // Every user of a test comes from one address; the quota tests switch limits on.
         configuration.quotas = .off
+        // Status tags are Discord calls of their own (the forum's tags at start, a thread's on each
+        // turn of the conversation): off, so tests count only the calls they are about; their
+        // tests switch them on.
+        configuration.statusTags = nil
         configure(&configuration)
         let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
         let internalPort = ListenerPort()

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// The one way facts from Discord enter the mirror — the answers to our own posts, gateway events
 /// and REST pages alike — merged one thread at a time under its owner's lock. A push is decided
@@ -14,6 +15,8 @@ struct MirrorIngestion: Sendable {
     let push: PushSettings
     /// Wakes the owner's event streams (here and, through the store, in other replicas).
     let live: LiveHub?
+    /// Sets the thread's status tag as the conversation moves; nil when status tags are off.
+    let status: StatusTags?
     let now: @Sendable () -> Date
 
     /// Merges `facts` about `thread` into the mirror. The caller holds the owner's `withUser`;
@@ -61,6 +64,13 @@ struct MirrorIngestion: Sendable {
         if !changes.isEmpty { state.lastActivity = now() }
         if state != before { try await store.saveMirrorThread(state) }
         if pending { pushes?.wake() }
+        // Who spoke last among the messages seen for the first time: the conversation's status.
+        let newest = changes.compactMap { change -> MirroredMessage? in
+            if case .inserted(let message) = change, message.isShown { return message } else { return nil }
+        }.max { $0.id < $1.id }
+        if let newest, let status {
+            status.conversation(in: thread, isNow: newest.author == .user ? .needsReply : .waitingOnUser)
+        }
         if !seen.isEmpty { live?.changed(record.id) }
         return changes
     }

@@ -51,7 +51,10 @@ struct Components: Sendable {
             addresses: ClientAddressRule(
                 trustedProxies: configuration.trustedProxies.compactMap(IPNetwork.init), ipv6PrefixBits: configuration.quotaIPv6PrefixBits),
             metrics: metrics)
-        let ingestion = MirrorIngestion(store: store, bot: bot, pushes: pushes, push: configuration.push, live: hub, now: now)
+        let status = configuration.statusTags.map {
+            StatusTags(names: $0, discord: discord, store: store, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
+        }
+        let ingestion = MirrorIngestion(store: store, bot: bot, pushes: pushes, push: configuration.push, live: hub, status: status, now: now)
         let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
         let threads = ThreadService(
             store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, quotas: quotas, guildID: configuration.guildID,
@@ -95,6 +98,7 @@ struct Components: Sendable {
         ]
         if let pushes { services.append(pushes) }
         if let receipts { services.append(receipts) }
+        if let status { services.append(status) }
         // A store with a connection pool to run (PostgreSQL) starts first and stops last; the APNs
         // connections close after the pushers stopped.
         if let apns { services.insert(apns, at: 0) }

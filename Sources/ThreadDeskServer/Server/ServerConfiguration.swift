@@ -13,6 +13,9 @@ public struct ServerConfiguration: Sendable {
     public var forumChannelID: String
     /// Applied when the forum requires a tag; the forum's first tag when not set.
     public var defaultTagID: String?
+    /// The forum tags that say where a conversation stands, set as it moves: a user's message,
+    /// a support reply, closed (`STATUS_TAGS`, three comma-separated names; `off`: none).
+    public var statusTags: StatusTagNames? = StatusTagNames()
     public var appKey: String
     public var identitySecret: String?
     public var legacyAPIKey: String?
@@ -107,6 +110,15 @@ public struct ServerConfiguration: Sendable {
             forumChannelID: snowflake("DISCORD_FORUM_CHANNEL_ID"), appKey: required("APP_KEY"))
         if let url = value("DISCORD_API_URL") { discordAPIURL = url }
         defaultTagID = value("DISCORD_DEFAULT_TAG_ID")
+        if let names = value("STATUS_TAGS") {
+            if names.lowercased() == "off" {
+                statusTags = nil
+            } else if let parsed = StatusTagNames(list: names) {
+                statusTags = parsed
+            } else {
+                problem.invalid.append("STATUS_TAGS (three different comma-separated names of 1–20 characters, or off)")
+            }
+        }
         identitySecret = value("IDENTITY_SECRET")
         if let secret = identitySecret, secret.utf8.count < Self.minimumSecretLength {
             problem.invalid.append("IDENTITY_SECRET (at least \(Self.minimumSecretLength) characters: it signs every user id)")

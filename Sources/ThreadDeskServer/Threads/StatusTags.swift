@@ -1,0 +1,157 @@
+import Deadlines
+import DiscordREST
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ThreadDeskStore
+
+/// The names of the status tags (`STATUS_TAGS`).
+public struct StatusTagNames: Sendable, Hashable {
+    public var needsReply = "needs reply"
+    public var waitingOnUser = "waiting on user"
+    public var resolved = "resolved"
+
+    public init() {}
+
+    /// Three different names of 1–20 characters (Discord's limit for a tag), comma separated.
+    init?(list: String) {
+        let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard names.count == 3, Set(names.map { $0.lowercased() }).count == 3, names.allSatisfy({ (1...20).contains($0.count) }) else {
+            return nil
+        }
+        (needsReply, waitingOnUser, resolved) = (names[0], names[1], names[2])
+    }
+
+    func name(of status: ConversationStatus) -> String {
+        switch status {
+        case .needsReply: needsReply
+        case .waitingOnUser: waitingOnUser
+        case .resolved: resolved
+        }
+    }
+}
+
+/// Where a conversation stands, as the forum's list shows it.
+enum ConversationStatus: String, Sendable, CaseIterable {
+    /// The user wrote last.
+    case needsReply = "needs-reply"
+    /// Support answered last.
+    case waitingOnUser = "waiting-on-user"
+    /// Closed by an agent.
+    case resolved
+}
+
+/// Keeps each ThreadDesk thread's status tag in step with its conversation. At start it makes
+/// sure the forum has the three tags (adding only those missing, never touching others). A
+/// change of status is one PATCH of the thread's tags, made in the background and coalesced:
+/// none when the status is unchanged, one per thread however many messages came meanwhile. The
+/// thread's other tags (an agent's) are kept, up to Discord's 5. Asleep while nothing changes.
+final class StatusTags: Service, Sendable, CustomStringConvertible {
+    private let names: StatusTagNames
+    private let discord: DiscordClient<ContinuousClock>
+    private let store: any GlobalValues
+    private let forumChannelID: String
+    private let logger: Logger
+    private let time: ServerTime
+    /// The tags' ids, once the forum has them.
+    private let ids = Mutex<[ConversationStatus: String]?>(nil)
+    /// The status each thread should show, not yet applied.
+    private let desired = Mutex<[Snowflake: ConversationStatus]>([:])
+    private let wakeUps = WakeSignal()
+    /// How long a failed round waits before the next.
+    static let retryAfter: Duration = .seconds(30)
+
+    var description: String { "StatusTags" }
+
+    init(
+        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues, forumChannelID: String, logger: Logger,
+        time: ServerTime
+    ) {
+        (self.names, self.discord, self.store, self.forumChannelID, self.logger, self.time) =
+            (names, discord, store, forumChannelID, logger, time)
+    }
+
+    /// The conversation in `thread` is now `status` (a message entered the mirror).
+    func conversation(in thread: Snowflake, isNow status: ConversationStatus) {
+        desired.withLock { $0[thread] = status }
+        wakeUps.signal()
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let done = await self.round()
+                // Idle until something changes; after a failure, again in a while.
+                if done { _ = await self.wakeUps.wait() } else { _ = await self.wakeUps.wait(upTo: Self.retryAfter, on: self.time.clock) }
+            }
+        }
+    }
+
+    /// Makes sure of the forum's tags, then applies every status waiting. False when something is
+    /// left for the next round (Discord refused or did not answer).
+    func round() async -> Bool {
+        let ids: [ConversationStatus: String]
+        do {
+            ids = try await tagIDs()
+        } catch {
+            logger.warning("Could not set up the forum's status tags; trying again", metadata: ["error": "\(error)"])
+            return false
+        }
+        let pending = desired.withLock { desired in
+            defer { desired.removeAll() }
+            return desired
+        }
+        var done = true
+        for (thread, status) in pending.sorted(by: { $0.key < $1.key }) {
+            do {
+                try await Deadline.within(.seconds(30)) { try await self.apply(status, to: thread, ids: ids) }
+            } catch {
+                logger.notice("Could not set a thread's status tag; trying again", metadata: ["thread": "\(thread)", "error": "\(error)"])
+                // A newer status that came meanwhile wins over this one.
+                desired.withLock { if $0[thread] == nil { $0[thread] = status } }
+                done = false
+            }
+        }
+        return done
+    }
+
+    /// The ids of the three tags, adding to the forum those it lacks (matched by name, any case).
+    func tagIDs() async throws -> [ConversationStatus: String] {
+        if let known = ids.withLock({ $0 }) { return known }
+        var forum = try await discord.channel(forumChannelID)
+        let missing = ConversationStatus.allCases.filter { status in
+            !(forum.availableTags ?? []).contains { $0.name.lowercased() == names.name(of: status).lowercased() }
+        }
+        if !missing.isEmpty {
+            let kept = (forum.availableTags ?? []).map { DiscordForumTagEdit(id: $0.id, name: $0.name, moderated: $0.moderated ?? false) }
+            forum = try await discord.modifyForumTags(forumChannelID, kept + missing.map { DiscordForumTagEdit(name: names.name(of: $0)) })
+            logger.notice("Added the status tags to the forum", metadata: ["tags": "\(missing.map { names.name(of: $0) })"])
+        }
+        var found: [ConversationStatus: String] = [:]
+        for status in ConversationStatus.allCases {
+            found[status] = forum.availableTags?.first { $0.name.lowercased() == names.name(of: status).lowercased() }?.id
+        }
+        guard found.count == ConversationStatus.allCases.count else { throw TagsMissing() }
+        ids.withLock { $0 = found }
+        return found
+    }
+
+    struct TagsMissing: Error, CustomStringConvertible {
+        var description: String { "the forum did not keep the status tags" }
+    }
+
+    /// The store's note of the status a thread shows (so a status shown already costs no call,
+    /// on any replica).
+    static func key(_ thread: Snowflake) -> String { "thread-status/\(thread)" }
+
+    private func apply(_ status: ConversationStatus, to thread: Snowflake, ids: [ConversationStatus: String]) async throws {
+        if try await store.globalValue(Self.key(thread)) == status.rawValue { return }
+        guard let tag = ids[status] else { return }
+        let ours = Set(ids.values)
+        let current = try await discord.channel(thread.description).appliedTags ?? []
+        let others = current.filter { !ours.contains($0) }
+        _ = try await discord.modifyThread(thread.description, appliedTags: Array(others.prefix(4)) + [tag])
+        try await store.setGlobalValue(Self.key(thread), to: status.rawValue)
+    }
+}
