@@ -197,6 +197,7 @@ let package = Package(
             name: "threaddesk",
             dependencies: [
                 "ThreadDeskServer",
+                "ThreadDeskStore",
                 "ThreadDeskCore",
                 "DiscordEmulator",
                 "DiscordGateway",

@@ -22,6 +22,13 @@ public final class SQLiteStore: UserStore {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // A database migrated by a newer ThreadDesk is left as it is: this version would not keep
+        // what the newer one wrote, or could break it.
+        // (On the writer's connection, as the migration: a reader's would keep the old schema.)
+        let unknown = try pool.writeWithoutTransaction { db in
+            try Self.migrator.appliedIdentifiers(db).subtracting(Self.migrator.migrations)
+        }
+        if !unknown.isEmpty { throw SchemaTooNew(path: path, unknownMigrations: unknown.sorted()) }
         try Self.migrator.migrate(pool)
         logger.debug("SQLite store ready", metadata: ["path": "\(path)"])
     }
@@ -86,6 +93,39 @@ public final class SQLiteStore: UserStore {
 
     public func checkReachable() async throws {
         _ = try read { try Int.fetchOne($0, sql: "SELECT 1") }
+    }
+
+    /// The database was migrated by a newer version of ThreadDesk.
+    public struct SchemaTooNew: Error, CustomStringConvertible {
+        public let path: String
+        public let unknownMigrations: [String]
+
+        public var description: String {
+            "\(path) was migrated by a newer ThreadDesk (\(unknownMigrations.joined(separator: ", "))); run that version, or restore a backup"
+        }
+    }
+
+    /// The migrations this version knows, oldest first, and whether each is applied.
+    public func migrations() throws -> [(name: String, applied: Bool)] {
+        let applied = try pool.read { try Self.migrator.appliedIdentifiers($0) }
+        return Self.migrator.migrations.map { ($0, applied.contains($0)) }
+    }
+
+    /// A consistent copy of the live database in a new file at `path`: SQLite's online backup,
+    /// read from one snapshot while the server goes on writing (WAL). The copy is an ordinary
+    /// database file; serve from it by pointing `STORE_URL` at it.
+    public func backup(to path: String) throws {
+        guard !FileManager.default.fileExists(atPath: path) else { throw BackupTargetExists(path: path) }
+        try FileManager.default.createDirectory(
+            at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        let copy = try DatabaseQueue(path: path)
+        try pool.backup(to: copy)
+        try copy.close()
+    }
+
+    public struct BackupTargetExists: Error, CustomStringConvertible {
+        public let path: String
+        public var description: String { "\(path) exists already; a backup never overwrites a file" }
     }
 
     public func migrate() async throws {

@@ -336,6 +336,43 @@ struct SQLiteStoreTests {
         #expect(try await store.user(UserID("claimed-only")!)?.isUnusedClaim == true)
     }
 
+    /// A backup taken while users are being written is a consistent database that opens as a
+    /// store and holds every user written before it began.
+    @Test func aBackupUnderLoadRestoresTheSameUsers() async throws {
+        let store = try SQLiteStore(path: temporaryDatabasePath())
+        for index in 0..<200 {
+            try await store.withUser(UserID("before-\(index)")!) { $0.record = UserRecord(id: UserID("before-\(index)")!) }
+        }
+        let copy = temporaryDatabasePath()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for index in 0..<300 {
+                    try await store.withUser(UserID("during-\(index)")!) { $0.record = UserRecord(id: UserID("during-\(index)")!) }
+                }
+            }
+            group.addTask { try store.backup(to: copy) }
+            try await group.waitForAll()
+        }
+        let restored = try SQLiteStore(path: copy)
+        for index in 0..<200 { #expect(try await restored.user(UserID("before-\(index)")!) != nil) }
+        // Whatever of the writes meanwhile it holds, it holds whole: the users it has are readable.
+        #expect(try restored.migrations().allSatisfy(\.applied))
+        #expect(throws: SQLiteStore.BackupTargetExists.self) { try store.backup(to: copy) }
+    }
+
+    /// A database a newer ThreadDesk migrated is refused, not migrated back or written to.
+    @Test func aDatabaseFromANewerVersionIsRefused() async throws {
+        let path = temporaryDatabasePath()
+        do {
+            let store = try SQLiteStore(path: path)
+            try await store.setGlobalValue("kept", to: "yes")
+        }
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')") }
+        try queue.close()
+        #expect(throws: SQLiteStore.SchemaTooNew.self) { try SQLiteStore(path: path) }
+    }
+
     @Test func survivesReopeningTheFileInWALMode() async throws {
         let path = temporaryDatabasePath()
         let id = UserID("carol")!

@@ -20,7 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var identitySecret: String?
     public var legacyAPIKey: String?
     public var gatewaySecret: String?
-    public var storeURL = "sqlite://./data/threaddesk.sqlite"
+    public var storeURL = ServerConfiguration.defaultStoreURL
+    public static let defaultStoreURL = "sqlite://./data/threaddesk.sqlite"
     public var host = "127.0.0.1"
     public var port = 8080
     /// When set, `/metrics` and the gateway daemon's route are served only on this port, on
