@@ -1,5 +1,5 @@
 // Fuzz target: the rules for a user's text (validation, splitting into posts, clipping) and the
-// escaping of note markers. A hostile text must end in an answer, never a hang or a crash.
+// escaping of note markers, and the silent-reply marker. A hostile text must end in an answer, never a hang or a crash.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzText(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
@@ -29,5 +29,12 @@ public func fuzzText(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             precondition(!NoteMarkers.startsNote(post), "a part of a user's text posted as a note")
         }
     }
+    // A silent reply's marker: only at the start, taken off whole; what is shown never grows and
+    // is a suffix of the reply.
+    let shown = NoteMarkers.shownReply(text)
+    precondition(shown.unicodeScalars.count <= text.unicodeScalars.count, "the shown reply grew")
+    precondition(text.unicodeScalars.elementsEqual(shown.unicodeScalars) == !NoteMarkers.isSilent(text), "a marker kept or a plain reply cut")
+    precondition(Array(text.unicodeScalars).reversed().starts(with: Array(shown.unicodeScalars).reversed()), "the shown reply is not the reply's end")
+    precondition(NoteMarkers.isSilent(":cold:" + text) && NoteMarkers.isSilent(" 🥶" + text), "a leading marker missed")
     return 0
 }

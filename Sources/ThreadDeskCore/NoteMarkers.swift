@@ -74,4 +74,26 @@ public enum NoteMarkers {
     private static func startsWithMarker(_ text: Substring.UnicodeScalarView) -> Bool {
         prefixes.contains { text.starts(with: $0.unicodeScalars) }
     }
+
+    /// What an agent starts a reply with for it to reach the app without an alert: `:cold:`, and
+    /// `🥶`, which Discord's client makes of it.
+    public static let silentPrefixes = [":cold:", "🥶"]
+
+    /// Whether a support reply is silent: it begins (after blanks) with a silent marker.
+    public static func isSilent(_ text: String) -> Bool { silentMarker(in: text) != nil }
+
+    /// A support reply as the app shows it: the silent marker, and the blanks after it, taken off.
+    public static func shownReply(_ text: String) -> String {
+        guard let end = silentMarker(in: text) else { return text }
+        return String(text.unicodeScalars[end...].drop(while: isBlank))
+    }
+
+    /// Where the silent marker at the start of `text` ends, if there is one.
+    private static func silentMarker(in text: String) -> String.UnicodeScalarView.Index? {
+        let lead = text.unicodeScalars[...].drop(while: isBlank)
+        for marker in silentPrefixes where lead.starts(with: marker.unicodeScalars) {
+            return lead.index(lead.startIndex, offsetBy: marker.unicodeScalars.count)
+        }
+        return nil
+    }
 }

@@ -1,3 +1,4 @@
+import APNsEmulator
 import DiscordEmulator
 import DiscordREST
 import Foundation
@@ -83,5 +84,45 @@ struct StatusTagTests {
         #expect(try ServerConfiguration(environment: environment).statusTags == nil)
         environment["STATUS_TAGS"] = "one, one, two"
         #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration(environment: environment) }
+    }
+}
+
+/// The agent's desk: silent replies (`:cold:`, `🥶`) reach the app without an alert.
+@Suite("Silent replies", .timeLimit(.minutes(2)))
+struct SilentReplyTests {
+    @Test func aColdReplyIsListedAndStreamedButAlertsNobody() async throws {
+        try await withServer(gateway: true) { server in
+            let (user, thread, device) = try await server.userWithThread()
+            let cold = try server.emulator.replyAsAgent(inThread: thread, content: ":cold: fixed quietly in 1.4.2")
+            let frozen = try server.emulator.replyAsAgent(inThread: thread, content: "  🥶 no need to update today")
+            // A reply that does alert, after both: once it is pushed, the silent ones were decided.
+            let loud = try server.emulator.replyAsAgent(inThread: thread, content: "please update now")
+            try await eventually("the loud reply's push") { !server.apns.deliveries(to: device).isEmpty }
+            #expect(server.apns.deliveries(to: device).map(PushTests.messageID) == [loud.id])
+            let shown = try await server.messages(token: user.token).filter { $0["author"]?.stringValue == "support" }
+            #expect(shown.map { $0["id"]?.stringValue } == [cold.id, frozen.id, loud.id])
+            #expect(shown.map { $0["content"]?.stringValue } == ["fixed quietly in 1.4.2", "no need to update today", "please update now"])
+            // They count as unread like any reply.
+            let unread = try await server.request(.get, "/v1/unread", token: user.token)
+            #expect(unread.json["count"]?.intValue == 3)
+        }
+    }
+
+    @Test func withBackgroundPushesOnASilentReplyGetsOneInTheBackgroundOnly() async throws {
+        try await withServer(gateway: true, { $0.push.background = true }) { server in
+            let (_, thread, device) = try await server.userWithThread()
+            let cold = try server.emulator.replyAsAgent(inThread: thread, content: ":cold: quiet")
+            try await eventually("the background push") { !server.apns.deliveries(to: device).isEmpty }
+            let deliveries = server.apns.deliveries(to: device)
+            #expect(deliveries.map(PushTests.messageID) == [cold.id])
+            #expect(deliveries.allSatisfy { $0.pushType == "background" })
+        }
+    }
+
+    @Test func markersAreReadAfterBlanksAndOnlyAtTheStart() {
+        #expect(NoteMarkers.isSilent(":cold: hi") && NoteMarkers.isSilent("\u{200B} 🥶hi"))
+        #expect(!NoteMarkers.isSilent("it is :cold: here") && !NoteMarkers.isSilent(":ninja: note"))
+        #expect(NoteMarkers.shownReply("  :cold:   fixed") == "fixed")
+        #expect(NoteMarkers.shownReply("fine :cold:") == "fine :cold:")
     }
 }

@@ -7,7 +7,8 @@ import ThreadDeskWire
 extension SupportMessage {
     init(_ message: MirroredMessage) {
         self.init(
-            id: message.id.description, author: message.author, authorName: message.authorName, content: message.content,
+            id: message.id.description, author: message.author, authorName: message.authorName,
+            content: message.author == .support ? NoteMarkers.shownReply(message.content) : message.content,
             attachments: message.attachments.map {
                 Attachment(
                     id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType,

@@ -103,7 +103,7 @@ struct LegacyRoutes: Sendable {
 struct LegacyMessage: Codable, Sendable, Hashable {
     init(_ message: MirroredMessage) {
         id = message.id.description
-        content = message.content
+        content = message.author == .support ? NoteMarkers.shownReply(message.content) : message.content
         author = Author(id: message.authorID?.description ?? "", username: message.authorUsername)
         type = message.type
         timestamp = message.createdAt

@@ -79,6 +79,8 @@ struct MirrorIngestion: Sendable {
     /// newer than what the design before the mirror had pushed already.
     private func shouldPush(_ message: MirroredMessage, _ record: UserRecord) -> Bool {
         guard pushes != nil, message.isSupportReply, record.pushToken != nil else { return false }
+        // A silent reply (`:cold:`) alerts nobody: a background push at most, when those are on.
+        if NoteMarkers.isSilent(message.content), !push.background { return false }
         guard message.id.date.timeIntervalSince(now()) > -(push.maxAge / .seconds(1)) else { return false }
         if let floor = record.lastNotifiedMessageID.flatMap({ Snowflake($0) }), message.id <= floor { return false }
         return true

@@ -134,6 +134,10 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
         guard var record = context.record, let token = record.pushToken else { return .abandoned }
         let environment = record.pushEnvironment.map { APNsEnvironment(rawValue: $0.rawValue)! } ?? apns.settings.defaultEnvironment
         let badge = try await LiveFeed(store: store).unreadCount(record)
+        if NoteMarkers.isSilent(message.content) {
+            // No alert: the app refreshes in the background (pending only when those are on).
+            return try await sendBackground(message, badge: badge, to: token, environment: environment, attempts: attempts)
+        }
         let text = message.content.isEmpty ? Self.attachmentSummary(message) : message.content
         let alert = APNsNotification(
             title: settings.title, body: text, badge: badge, sound: settings.sound, threadID: context.id.rawValue,
@@ -157,8 +161,7 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
             return .abandoned
         } catch {
             metrics.pushes(outcome: "unavailable")
-            let delay = min(settings.retryCap, settings.retryBase * Double(1 << min(attempts, 20)))
-            return .pending(attempts: attempts + 1, nextAttempt: now().addingTimeInterval(delay / .seconds(1)))
+            return retryLater(after: attempts)
         }
         metrics.pushes(outcome: "sent")
         if settings.background {
@@ -166,6 +169,31 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
                 APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description]), to: token,
                 environment: environment)
         }
+        return .sent
+    }
+
+    /// Pending again, after a backoff that doubles with each attempt up to `retryCap`.
+    private func retryLater(after attempts: Int) -> PushState {
+        let delay = min(settings.retryCap, settings.retryBase * Double(1 << min(attempts, 20)))
+        return .pending(attempts: attempts + 1, nextAttempt: now().addingTimeInterval(delay / .seconds(1)))
+    }
+
+    /// A silent reply's only push: in the background, retried like an alert.
+    private func sendBackground(
+        _ message: MirroredMessage, badge: Int, to token: String, environment: APNsEnvironment, attempts: Int
+    ) async throws -> PushState {
+        do {
+            try await apns.client.send(
+                APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description]), to: token,
+                environment: environment)
+        } catch APNsError.rejected {
+            metrics.pushes(outcome: "rejected")
+            return .abandoned
+        } catch {
+            metrics.pushes(outcome: "unavailable")
+            return retryLater(after: attempts)
+        }
+        metrics.pushes(outcome: "silent")
         return .sent
     }
 
