@@ -5,7 +5,7 @@ import ThreadDeskCore
 /// The `/v1` route groups, by who may call: the app (the app key) and users (a live bearer
 /// token). The authentication middleware sets the caller; a limited group charges its limits
 /// before the handler runs. Each feature's routes register on these.
-struct V1Groups: Sendable {
+struct V1Groups {
     let app: RouterGroup<ThreadDeskRequestContext>
     let users: RouterGroup<ThreadDeskRequestContext>
     let quotas: Quotas

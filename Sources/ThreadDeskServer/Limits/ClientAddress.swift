@@ -16,14 +16,15 @@ struct IPAddress: Hashable, Sendable {
         // Longer than any address (an IPv6 with a zone is not a client's).
         guard text.utf8.count <= 45 else { return nil }
         let text = String(text)
-        var v4 = in_addr()
+        // Plain byte buffers, not `in_addr`/`in6_addr`: which module a C struct's initializer
+        // belongs to depends on the order the compiler imported its header in.
+        var v4 = [UInt8](repeating: 0, count: 4)
         if inet_pton(AF_INET, text, &v4) == 1 {
-            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            bytes = v4
             return
         }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
-        let all = withUnsafeBytes(of: &v6) { Array($0) }
+        var all = [UInt8](repeating: 0, count: 16)
+        guard inet_pton(AF_INET6, text, &all) == 1 else { return nil }
         bytes = all.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]) ? Array(all.suffix(4)) : all
     }
 
