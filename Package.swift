@@ -321,6 +321,7 @@ let package = Package(
                 "ThreadDeskStore", "ThreadDeskCore", "TestSupport", "Deadlines", "DiscordREST",
                 .product(name: "ThreadDeskWire", package: "ThreadDeskKit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

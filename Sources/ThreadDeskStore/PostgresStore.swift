@@ -101,7 +101,17 @@ public final class PostgresStore: UserStore, Service {
             // never wait on each other's migration.
             try await connection.rows("SELECT pg_advisory_lock(\(unescaped: Self.migrationLock))", logger: logger)
             do {
+                // A database a newer ThreadDesk migrated is left as it is: this version would not
+                // keep what the newer one wrote, or could break it.
+                try await connection.rows("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", logger: logger)
+                let found = try await connection.rows("SELECT max(version) FROM schema_version", logger: logger)
+                    .first.flatMap { try $0.decode(Int?.self) }
+                if let found, found > Self.schemaVersion { throw SchemaTooNew(found: found, known: Self.schemaVersion) }
                 for statement in Self.schema { try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                if found != Self.schemaVersion {
+                    try await connection.rows("DELETE FROM schema_version", logger: logger)
+                    try await connection.rows("INSERT INTO schema_version (version) VALUES (\(Self.schemaVersion))", logger: logger)
+                }
                 try await connection.rows("SELECT pg_advisory_unlock(\(unescaped: Self.migrationLock))", logger: logger)
             } catch {
                 if Self.connectionSurvives(error, connection) {
@@ -110,6 +120,20 @@ public final class PostgresStore: UserStore, Service {
                 }
                 throw error
             }
+        }
+    }
+
+    /// The schema this version writes (raise it with every change to `schema`). A database at a
+    /// higher one was migrated by a newer ThreadDesk.
+    public static let schemaVersion = 6
+
+    /// The database was migrated by a newer version of ThreadDesk.
+    public struct SchemaTooNew: Error, CustomStringConvertible {
+        public let found: Int
+        public let known: Int
+
+        public var description: String {
+            "the database's schema is version \(found), newer than this ThreadDesk's \(known); run that version, or restore a backup"
         }
     }
 

@@ -4,7 +4,8 @@ import GRDB
 import Testing
 import TestSupport
 import ThreadDeskCore
-import ThreadDeskStore
+@testable import ThreadDeskStore
+import PostgresNIO
 
 /// The behaviour every `UserStore` must have. New implementations join `StoreKind`.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -306,6 +307,21 @@ struct QuotaBucketsContract {
 
 @Suite("SQLite store")
 struct SQLiteStoreTests {
+    /// A PostgreSQL database a newer ThreadDesk migrated is refused, and left as it was.
+    @Test(.enabled(if: postgresIsAvailable))
+    func aPostgreSQLDatabaseFromANewerVersionIsRefused() async throws {
+        try await withFreshPostgresSchema { url in
+            try await PostgresStore.withRunning(url: url) { store in
+                try await store.setGlobalValue("kept", to: "yes")
+                try await store.client.query("UPDATE schema_version SET version = \(PostgresStore.schemaVersion + 1)")
+                await #expect(throws: PostgresStore.SchemaTooNew.self) { try await store.migrate() }
+                let version = try await store.client.query("SELECT version FROM schema_version").collect().first?.decode(Int.self)
+                #expect(version == PostgresStore.schemaVersion + 1)
+                #expect(try await store.globalValue("kept") == "yes")
+            }
+        }
+    }
+
     @Test func theHistoryMigrationBackfillsEarlierRows() async throws {
         let path = temporaryDatabasePath()
         do {
