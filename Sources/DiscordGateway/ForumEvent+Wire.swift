@@ -87,6 +87,9 @@ extension ForumEvent: Codable {
             try put("typing")
             try container.encode(channel, forKey: Key("channelId"))
             try container.encode(user, forKey: Key("userId"))
+        case .interaction(let interaction):
+            try put("interaction")
+            try container.encode(interaction, forKey: Key("interaction"))
         case .gap:
             try put("gap")
         case .alive:
@@ -114,6 +117,7 @@ extension ForumEvent: Codable {
                 locked: try container.decode(Bool.self, forKey: Key("locked")))
         case "thread.deleted": self = .threadDeleted(threadID: try text("threadId"))
         case "typing": self = .typing(channelID: try text("channelId"), userID: try text("userId"))
+        case "interaction": self = .interaction(try container.decode(DiscordInteraction.self, forKey: Key("interaction")))
         case "gap": self = .gap
         case "alive": self = .alive
         default: throw UnknownType(type: type)

@@ -16,6 +16,9 @@ public enum ForumEvent: Sendable, Hashable {
     case messagesDeleted(channelID: String, messageIDs: [String])
     case threadUpdated(threadID: String, archived: Bool, locked: Bool)
     case threadDeleted(threadID: String)
+    /// A member ran one of ThreadDesk's slash commands, or is filling one in (autocomplete): to
+    /// be answered within 3 s.
+    indirect case interaction(DiscordInteraction)
     /// Someone started typing in a forum thread (TYPING_START; it lasts about 10 s).
     case typing(channelID: String, userID: String)
     /// A new session replaced a lost one: events in between may be missing, so catch up via REST.

@@ -61,6 +61,12 @@ public actor ForumEventFilter {
                 await isInForum(channel) == true
             else { return [] }
             return [.typing(channelID: channel, userID: user)]
+        case "INTERACTION_CREATE":
+            // Only ThreadDesk's own commands come to its bot; where they were run is the desk's to judge.
+            guard let interaction = try? Self.decoder.decode(DiscordInteraction.self, from: data.encoded()),
+                [DiscordInteraction.command, DiscordInteraction.autocomplete].contains(interaction.type)
+            else { return [] }
+            return [.interaction(interaction)]
         case "MESSAGE_DELETE_BULK":
             guard let channel = data["channel_id"]?.stringValue, await isInForum(channel) == true else { return [] }
             let ids = (data["ids"]?.arrayValue ?? []).compactMap(\.stringValue)

@@ -90,6 +90,9 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         var body: Body = .none
         /// Whether a server error or dropped connection may be retried without risk of a duplicate.
         var retriesServerErrors: Bool
+        /// False for routes a token in the path authorises (interaction answers, webhooks): no
+        /// bot token is sent, and their 401 says nothing about it.
+        var usesBotToken = true
 
         var route: String { "\(method.rawValue) \(template)" }
     }
@@ -117,7 +120,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     /// Attempts `request` until it succeeds, fails for good, or the budget — cut to the caller's
     /// `Deadline` — runs out. Every wait inside, the answer's body included, ends by then.
     private func attempts(_ request: Request) async throws(DiscordError) -> Data {
-        try passUnauthorizedCircuit(request)
+        if request.usesBotToken { try passUnauthorizedCircuit(request) }
         try passForbiddenPause(request)
         try stayUnderTheBanThreshold()
         let deadline = clock.now + Deadline.capping(configuration.budget)
@@ -156,7 +159,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             let headers = Self.rateLimitHeaders(response.headers)
             let status = Int(response.status.code)
             configuration.observer?(request.route, status)
-            recordAuthorization(status: status)
+            recordAuthorization(status: status, botToken: request.usesBotToken)
             switch status {
             case 200..<300:
                 await rateLimiter.complete(ticket, headers: headers)
@@ -250,7 +253,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         throw .rateLimited(retryAfter: clock.now.duration(to: oldest + Self.invalidRequestWindow))
     }
 
-    private func recordAuthorization(status: Int) {
+    private func recordAuthorization(status: Int, botToken: Bool) {
         let now = clock.now
         if [401, 403, 429].contains(status) {
             invalidAnswers.withLock { answers in
@@ -259,6 +262,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             }
         }
         let change = unauthorized.withLock { state -> Bool? in
+            guard botToken else { return nil }
             if status == 401, !state.opened {
                 state = (true, now)
                 return true
@@ -298,7 +302,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         if !request.query.isEmpty { components?.queryItems = request.query.map { URLQueryItem(name: $0.0, value: $0.1) } }
         var http = HTTPClientRequest(url: components?.string ?? configuration.baseURL + request.path)
         http.method = request.method
-        http.headers.add(name: "Authorization", value: "Bot \(configuration.token)")
+        if request.usesBotToken { http.headers.add(name: "Authorization", value: "Bot \(configuration.token)") }
         http.headers.add(name: "User-Agent", value: configuration.userAgent)
         switch request.body {
         case .none:

@@ -19,6 +19,10 @@ public enum DiscordErrorCode: Sendable, Hashable {
     case invalidJSON
     case threadLocked
     case maximumActiveThreads
+    case unknownWebhook
+    case unknownInteraction
+    case alreadyAcknowledged
+    case invalidWebhookToken
     case unknown(Int)
 
     private static let known: [(DiscordErrorCode, Int)] = [
@@ -27,6 +31,7 @@ public enum DiscordErrorCode: Sendable, Hashable {
         (.cannotEditOthers, 50005), (.emptyMessage, 50006), (.nonTextChannel, 50008), (.missingPermissions, 50013),
         (.wrongChannelType, 50024), (.invalidFormBody, 50035), (.fileTooLarge, 50045), (.threadArchived, 50083),
         (.invalidJSON, 50109), (.threadLocked, 160005), (.maximumActiveThreads, 160006),
+        (.unknownWebhook, 10015), (.unknownInteraction, 10062), (.alreadyAcknowledged, 40060), (.invalidWebhookToken, 50027),
     ]
 
     public init(rawValue: Int) {

@@ -19,6 +19,8 @@ struct GatewayEventHandler: ForumEventSink {
     let queue: IngestionQueue
     let reconciliations: CatchUpGate
     let live: LiveService
+    /// Answers the slash commands; nil when they are off.
+    let desk: Desk?
     /// How long one event's ingestion may take.
     let timeout: Duration
     let waits: WaitTracker?
@@ -45,6 +47,10 @@ struct GatewayEventHandler: ForumEventSink {
             if case .gap = event { gap = true }
             if case .typing(let channel, let user) = event {
                 await live.relayTyping(channelID: channel, userID: user)
+                continue
+            }
+            if case .interaction(let interaction) = event {
+                desk?.receive(interaction)
                 continue
             }
             guard let thread = Self.thread(of: event) else { continue }
@@ -85,7 +91,7 @@ struct GatewayEventHandler: ForumEventSink {
         case .messageCreated(let message), .messageUpdated(let message): Snowflake(message.channelId)
         case .messageChanged(let channel, _), .messageDeleted(let channel, _), .messagesDeleted(let channel, _): Snowflake(channel)
         case .threadDeleted(let thread): Snowflake(thread)
-        case .threadUpdated, .alive, .gap, .typing: nil
+        case .threadUpdated, .alive, .gap, .typing, .interaction: nil
         }
     }
 
@@ -110,7 +116,7 @@ struct GatewayEventHandler: ForumEventSink {
             try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread, owner: owner)
         case .threadDeleted:
             try await users.withUser(owner) { context in try await sync.markGone(thread, context: &context) }
-        case .threadUpdated, .alive, .gap, .typing:
+        case .threadUpdated, .alive, .gap, .typing, .interaction:
             break
         }
     }

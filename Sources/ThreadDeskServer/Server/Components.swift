@@ -80,9 +80,18 @@ struct Components: Sendable {
         editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
         diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
         legacy = LegacyService(users: users, store: store, sync: sync, now: now)
+        let desk = configuration.desk.commands
+            ? Desk(
+                .init(
+                    users: users, store: store, discord: discord, ingestion: ingestion,
+                    voice: SupportVoice(
+                        discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger),
+                    snippets: Snippets(store: store), status: status, settings: configuration.desk, guildID: configuration.guildID,
+                    identityVerified: configuration.identitySecret != nil, logger: logger, time: time))
+            : nil
         gatewayEvents = GatewayEventHandler(
             users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
-            reconciliations: reconciliations, live: live, timeout: configuration.requestTimeout, waits: waits, logger: logger)
+            reconciliations: reconciliations, live: live, desk: desk, timeout: configuration.requestTimeout, waits: waits, logger: logger)
         uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
         attachments = AttachmentProxy(
             store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger,
@@ -99,6 +108,7 @@ struct Components: Sendable {
         if let pushes { services.append(pushes) }
         if let receipts { services.append(receipts) }
         if let status { services.append(status) }
+        if let desk { services.append(desk) }
         // A store with a connection pool to run (PostgreSQL) starts first and stops last; the APNs
         // connections close after the pushers stopped.
         if let apns { services.insert(apns, at: 0) }

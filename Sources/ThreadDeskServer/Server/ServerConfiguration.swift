@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     /// The forum tags that say where a conversation stands, set as it moves: a user's message,
     /// a support reply, closed (`STATUS_TAGS`, three comma-separated names; `off`: none).
     public var statusTags: StatusTagNames? = StatusTagNames()
+    /// The slash commands and the name support speaks under.
+    public var desk = DeskSettings()
     public var appKey: String
     public var identitySecret: String?
     public var legacyAPIKey: String?
@@ -119,6 +121,26 @@ public struct ServerConfiguration: Sendable {
             } else {
                 problem.invalid.append("STATUS_TAGS (three different comma-separated names of 1–20 characters, or off)")
             }
+        }
+        if let commands = value("DESK_COMMANDS") {
+            switch commands.lowercased() {
+            case "on": desk.commands = true
+            case "off": desk.commands = false
+            default: problem.invalid.append("DESK_COMMANDS (on or off)")
+            }
+        }
+        if let role = value("DESK_ROLE_ID") {
+            if UInt64(role) != nil, role.allSatisfy(\.isASCII) { desk.roleID = role } else { problem.invalid.append("DESK_ROLE_ID (a role's id, digits only)") }
+        }
+        if let permissions = value("DESK_PERMISSIONS") {
+            if UInt64(permissions) != nil, permissions.allSatisfy(\.isASCII) {
+                desk.permissions = permissions
+            } else {
+                problem.invalid.append("DESK_PERMISSIONS (a permission bitfield, digits only; 0: only administrators)")
+            }
+        }
+        if let name = value("SUPPORT_NAME") {
+            if desk.speakerName(name) == name { desk.teamName = name } else { problem.invalid.append("SUPPORT_NAME (1–80 characters, without \"discord\" or \"clyde\")") }
         }
         identitySecret = value("IDENTITY_SECRET")
         if let secret = identitySecret, secret.utf8.count < Self.minimumSecretLength {

@@ -57,7 +57,14 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// The tags' ids, once the forum has them.
     private let ids = Mutex<[ConversationStatus: String]?>(nil)
     /// The status each thread should show, not yet applied.
-    private let desired = Mutex<[Snowflake: ConversationStatus]>([:])
+    private let desired = Mutex<[Snowflake: Desired]>([:])
+
+    /// A status to show, and whether the thread is to be archived (`/close`) or brought back
+    /// (`/reopen`) with it; nil leaves that as it is.
+    struct Desired: Sendable, Hashable {
+        var status: ConversationStatus
+        var archive: Bool?
+    }
     private let wakeUps = WakeSignal()
     /// How long a failed round waits before the next.
     static let retryAfter: Duration = .seconds(30)
@@ -74,7 +81,17 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
 
     /// The conversation in `thread` is now `status` (a message entered the mirror).
     func conversation(in thread: Snowflake, isNow status: ConversationStatus) {
-        desired.withLock { $0[thread] = status }
+        want(Desired(status: status), for: thread)
+    }
+
+    /// `/close`: resolved, and archived in the same call.
+    func close(_ thread: Snowflake) { want(Desired(status: .resolved, archive: true), for: thread) }
+
+    /// `/reopen`: needs a reply, and out of the archive in the same call.
+    func reopen(_ thread: Snowflake) { want(Desired(status: .needsReply, archive: false), for: thread) }
+
+    private func want(_ next: Desired, for thread: Snowflake) {
+        desired.withLock { $0[thread] = next }
         wakeUps.signal()
     }
 
@@ -103,13 +120,13 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             return desired
         }
         var done = true
-        for (thread, status) in pending.sorted(by: { $0.key < $1.key }) {
+        for (thread, next) in pending.sorted(by: { $0.key < $1.key }) {
             do {
-                try await Deadline.within(.seconds(30)) { try await self.apply(status, to: thread, ids: ids) }
+                try await Deadline.within(.seconds(30)) { try await self.apply(next, to: thread, ids: ids) }
             } catch {
                 logger.notice("Could not set a thread's status tag; trying again", metadata: ["thread": "\(thread)", "error": "\(error)"])
                 // A newer status that came meanwhile wins over this one.
-                desired.withLock { if $0[thread] == nil { $0[thread] = status } }
+                desired.withLock { if $0[thread] == nil { $0[thread] = next } }
                 done = false
             }
         }
@@ -145,13 +162,25 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// on any replica).
     static func key(_ thread: Snowflake) -> String { "thread-status/\(thread)" }
 
-    private func apply(_ status: ConversationStatus, to thread: Snowflake, ids: [ConversationStatus: String]) async throws {
-        if try await store.globalValue(Self.key(thread)) == status.rawValue { return }
-        guard let tag = ids[status] else { return }
+    private func apply(_ next: Desired, to thread: Snowflake, ids: [ConversationStatus: String]) async throws {
+        let shown = try await store.globalValue(Self.key(thread)).flatMap(ConversationStatus.init(rawValue:))
+        if shown == next.status, next.archive == nil { return }
+        guard let tag = ids[next.status] else { return }
         let ours = Set(ids.values)
         let current = try await discord.channel(thread.description).appliedTags ?? []
         let others = current.filter { !ours.contains($0) }
-        _ = try await discord.modifyThread(thread.description, appliedTags: Array(others.prefix(4)) + [tag])
-        try await store.setGlobalValue(Self.key(thread), to: status.rawValue)
+        _ = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: Array(others.prefix(4)) + [tag])
+        try await store.setGlobalValue(Self.key(thread), to: next.status.rawValue)
+        if shown == .resolved, next.status == .needsReply, next.archive == nil {
+            // The user wrote again after `/close`: Discord brought the thread back with their post.
+            do {
+                _ = try await discord.createMessage(in: thread.description, .init(content: Self.reopenedNote))
+            } catch {
+                logger.notice("Could not note that a closed thread was reopened", metadata: ["thread": "\(thread)", "error": "\(error)"])
+            }
+        }
     }
+
+    /// What support reads when a closed conversation comes back.
+    static let reopenedNote = ":ninja: Reopened: the user wrote again."
 }

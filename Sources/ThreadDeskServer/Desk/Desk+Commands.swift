@@ -1,0 +1,163 @@
+import DiscordREST
+import Logging
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// What each slash command does. Commands that call Discord acknowledge first ("thinking…", seen
+/// only by the agent) and say how it went by editing that answer; the rest answer at once.
+extension Desk {
+    func dispatch(_ interaction: DiscordInteraction) async throws {
+        // Commands run in a guild channel come with the member; anything else is not ours to take.
+        guard let data = interaction.data, let member = interaction.member else { return }
+        let allowed = parts.settings.roleID.map { member.roles.contains($0) } ?? true
+        if interaction.type == DiscordInteraction.autocomplete {
+            let typed = Self.focusedText(data.options ?? []) ?? ""
+            let names = allowed ? try await parts.snippets.names(startingWith: typed) : []
+            try await respond(interaction, .choices(names.map { .init(name: $0, value: $0) }))
+            return
+        }
+        if !allowed, let role = parts.settings.roleID {
+            try await respond(interaction, .ephemeralMessage("Only members with the <@&\(role)> role can use ThreadDesk's commands."))
+            return
+        }
+        if data.name == DeskCommands.snippets {
+            try await respond(interaction, .ephemeralMessage(await manageSnippets(data.options ?? [])))
+            return
+        }
+        guard let channel = interaction.channelId, let thread = Snowflake(channel), let owner = try await parts.ingestion.owner(of: thread) else {
+            try await respond(interaction, .ephemeralMessage("This command works inside a ThreadDesk conversation (a thread of the support forum)."))
+            return
+        }
+        if data.name == DeskCommands.user {
+            try await respond(interaction, .ephemeralMessage(try await userCard(owner, thread: thread)))
+            return
+        }
+        guard [DeskCommands.close, DeskCommands.reopen, DeskCommands.snippet, DeskCommands.silent].contains(data.name) else {
+            try await respond(interaction, .ephemeralMessage("ThreadDesk does not know this command (any more)."))
+            return
+        }
+        // Discord takes one answer per interaction: one delivered twice is done once.
+        guard try await acknowledge(interaction) else { return }
+        let outcome: String
+        do {
+            outcome = try await perform(data, by: member, in: thread, owner: owner)
+        } catch {
+            parts.logger.warning("A slash command failed", metadata: ["command": "\(data.name)", "error": "\(error)"])
+            outcome = "That did not work: \(Self.explain(error)). Nothing was sent; try again."
+        }
+        try await parts.discord.editOriginalResponse(applicationID: interaction.applicationId, token: interaction.token, content: outcome)
+    }
+
+    private func perform(
+        _ data: DiscordInteraction.CommandData, by member: DiscordInteraction.Member, in thread: Snowflake, owner: UserID
+    ) async throws -> String {
+        let options = data.options ?? []
+        switch data.name {
+        case DeskCommands.close:
+            if let message = Self.text("message", in: options), !message.isEmpty {
+                guard let problem = Self.replyProblem(message) else {
+                    try await speak(message, in: thread, owner: owner, as: member)
+                    try await close(thread)
+                    return "Sent your message and closed the conversation. The user's next message opens it again."
+                }
+                return problem
+            }
+            try await close(thread)
+            return "Closed the conversation. The user's next message opens it again."
+        case DeskCommands.reopen:
+            if let status = parts.status { status.reopen(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: false) }
+            return "Reopened: the conversation needs a reply."
+        case DeskCommands.snippet:
+            let name = Self.text("name", in: options) ?? ""
+            guard let template = try await parts.snippets.text(of: name) else {
+                return "There is no snippet named “\(name)”. `/snippets list` shows them."
+            }
+            let installation = try await parts.store.user(owner)?.installation
+            let text = Snippets.fill(template, installation: installation)
+            if let problem = Self.replyProblem(text) { return problem }
+            try await speak(text, in: thread, owner: owner, as: member)
+            return "Sent the snippet “\(Snippets.normalized(name))”."
+        default:
+            let text = Self.text("text", in: options) ?? ""
+            let silent = NoteMarkers.isSilent(text) ? text : NoteMarkers.silentPrefixes[1] + " " + text
+            if let problem = Self.replyProblem(text) ?? Self.replyProblem(silent) { return problem }
+            try await speak(silent, in: thread, owner: owner, as: member)
+            return "Sent without a notification: the user sees it when they open the conversation."
+        }
+    }
+
+    /// Posts as support (through the forum's webhook, under the agent's name) and takes the
+    /// message into the mirror under the owner's lock, as any reply: listed, streamed, pushed.
+    private func speak(_ text: String, in thread: Snowflake, owner: UserID, as member: DiscordInteraction.Member) async throws {
+        try await parts.users.withUser(owner) { context in
+            let posted = try await parts.voice.say(text, in: thread.description, as: member.displayName)
+            try await parts.ingestion.ingestOwn(posted, record: context.record)
+        }
+    }
+
+    private func close(_ thread: Snowflake) async throws {
+        if let status = parts.status { status.close(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: true) }
+    }
+
+    /// Why a reply cannot be sent as it is, in words for the agent; nil when it can.
+    static func replyProblem(_ text: String) -> String? {
+        if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return "A reply needs some text." }
+        if text.utf16.count > MessageText.discordLimit { return "That is longer than Discord's \(MessageText.discordLimit) characters; nothing was sent." }
+        return nil
+    }
+
+    /// The first answer, "thinking…", seen only by the agent. False when Discord says the
+    /// interaction was answered already (delivered twice) or is too old to answer.
+    private func acknowledge(_ interaction: DiscordInteraction) async throws -> Bool {
+        do {
+            try await parts.discord.respond(to: interaction.id, token: interaction.token, .deferredEphemeral)
+            return true
+        } catch .api(let error) where error.code == .alreadyAcknowledged || error.code == .unknownInteraction {
+            parts.logger.notice("A slash command was answered already or came too late", metadata: ["interaction": "\(interaction)"])
+            return false
+        } catch .unavailable {
+            // The answer was lost, not refused: Discord may well have it; carry on.
+            return true
+        } catch {
+            throw error
+        }
+    }
+
+    func respond(_ interaction: DiscordInteraction, _ response: DiscordInteractionResponse) async throws {
+        do {
+            try await parts.discord.respond(to: interaction.id, token: interaction.token, response)
+        } catch .api(let error) where error.code == .alreadyAcknowledged {
+            // Delivered twice: the first delivery answered.
+        } catch {
+            throw error
+        }
+    }
+
+    static func explain(_ error: any Error) -> String {
+        switch error {
+        case let discord as DiscordError:
+            if case .api(let failure) = discord { return "Discord refused (\(failure.code.rawValue))" }
+            return "Discord did not answer in time"
+        default: return "ThreadDesk could not reach its store"
+        }
+    }
+
+    /// The option's text, looking inside a subcommand too.
+    static func text(_ name: String, in options: [DiscordInteractionOption]) -> String? {
+        for option in options {
+            if option.name == name, let text = option.text { return text }
+            if let nested = option.options, let found = text(name, in: nested) { return found }
+        }
+        return nil
+    }
+
+    /// What the agent has typed so far in the option being autocompleted.
+    static func focusedText(_ options: [DiscordInteractionOption]) -> String? {
+        for option in options {
+            if option.focused == true { return option.text ?? "" }
+            if let nested = option.options, let found = focusedText(nested) { return found }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,48 @@
+import DiscordREST
+import ThreadDeskWire
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// `/user`: who is on the other side of the thread, for the agent's eyes only.
+extension Desk {
+    /// Pages of the mirror counted for the card, at most (beyond: "at least").
+    static let cardPages = 10
+
+    func userCard(_ owner: UserID, thread: Snowflake) async throws -> String {
+        guard let record = try await parts.store.user(owner) else { return "ThreadDesk has no record of this thread's user." }
+        let device = record.installation ?? record.pendingInstallation
+        var lines = ["**User** `\(record.id.rawValue)` · " + (parts.identityVerified ? "identity verified by the app" : "identity not verified (no IDENTITY_SECRET)")]
+        let os = [device?.osPlatform, device?.osVersion].compactMap { $0 }.joined(separator: " ")
+        lines.append(
+            [
+                ("App", device?.appLabel), ("OS", os.isEmpty ? nil : os), ("Device", device?.deviceModel), ("Locale", device?.locale),
+            ].map { "**\($0.0)** \(Self.shown($0.1))" }.joined(separator: " · "))
+        lines.append("**First seen** \(Self.when(record.createdAt)) · **Last active** \(Self.when(record.updatedAt))")
+        let push = record.pushToken == nil ? "no" : "yes (\(record.pushEnvironment?.rawValue ?? "production"))"
+        let readUpTo = record.lastReadMessageID.map { "https://discord.com/channels/\(parts.guildID)/\(thread)/\($0)" } ?? "nothing yet"
+        lines.append("**Push** \(push) · **Unread** \(record.unreadCount) · **Read up to** \(readUpTo)")
+        let (fromUser, fromSupport, complete) = try await messageCounts(thread)
+        let atLeast = complete ? "" : "at least "
+        lines.append("**Thread** <#\(thread)> · **Messages** \(atLeast)\(fromUser) from the user, \(atLeast)\(fromSupport) from support")
+        return MessageText.clip(lines.joined(separator: "\n"), limit: MessageText.discordLimit)
+    }
+
+    /// Messages the user can see in the thread, by who wrote them, read from the mirror.
+    private func messageCounts(_ thread: Snowflake) async throws -> (user: Int, support: Int, complete: Bool) {
+        var (user, support) = (0, 0)
+        var cursor: Snowflake?
+        for _ in 0..<Self.cardPages {
+            let page = try await parts.store.mirrorPage(thread: thread, .before(cursor), limit: 100)
+            for message in page.messages { if message.author == .user { user += 1 } else { support += 1 } }
+            guard page.hasMore, let oldest = page.messages.first?.id else { return (user, support, true) }
+            cursor = oldest
+        }
+        return (user, support, false)
+    }
+
+    private static func shown(_ value: String?) -> String { value.map { "`\(MessageText.clip($0, limit: 60))`" } ?? "unknown" }
+
+    /// Discord's own timestamp markup: each agent sees it in their time zone, relative.
+    private static func when(_ date: Date) -> String { "<t:\(Int(date.timeIntervalSince1970)):R>" }
+}

@@ -1,0 +1,107 @@
+import Deadlines
+import DiscordREST
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The agent's desk: registers ThreadDesk's slash commands in the guild (once per change of the
+/// set) and answers them as the gateway hears them, each in a task of its own so that one slow
+/// command never makes another miss Discord's 3 s. Asleep while nobody runs a command.
+final class Desk: Service, Sendable, CustomStringConvertible {
+    struct Parts: Sendable {
+        let users: UserLock
+        let store: any UserStore
+        let discord: DiscordClient<ContinuousClock>
+        let ingestion: MirrorIngestion
+        let voice: SupportVoice
+        let snippets: Snippets
+        let status: StatusTags?
+        let settings: DeskSettings
+        let guildID: String
+        /// Whether every session's id is vouched for by the app's backend (`IDENTITY_SECRET`).
+        let identityVerified: Bool
+        let logger: Logger
+        let time: ServerTime
+    }
+
+    let parts: Parts
+    private let queue = Mutex<[DiscordInteraction]>([])
+    private let wakeUps = WakeSignal()
+    /// Interactions waiting beyond this many are dropped: Discord tells the agent the
+    /// application did not respond, and nothing half-done is left.
+    static let queueLimit = 256
+    /// How long one command may take in all (its token lasts 15 minutes).
+    static let commandTimeout: Duration = .seconds(60)
+    /// How long a failed registration waits before the next try.
+    static let retryAfter: Duration = .seconds(30)
+
+    var description: String { "Desk" }
+
+    init(_ parts: Parts) { self.parts = parts }
+
+    /// An interaction the gateway heard; answered in the background.
+    func receive(_ interaction: DiscordInteraction) {
+        let accepted = queue.withLock { queue in
+            guard queue.count < Self.queueLimit else { return false }
+            queue.append(interaction)
+            return true
+        }
+        if accepted { wakeUps.signal() } else { parts.logger.warning("Too many slash commands at once; one was dropped") }
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                if self.parts.settings.commands { group.addTask { await self.registerCommands() } }
+                while !Task.isCancelled {
+                    let waiting = self.queue.withLock { queue in
+                        defer { queue.removeAll() }
+                        return queue
+                    }
+                    if waiting.isEmpty {
+                        _ = await self.wakeUps.wait()
+                        continue
+                    }
+                    for interaction in waiting {
+                        group.addTask { await self.answer(interaction) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Registers the commands unless the store notes this very set as registered (so restarts
+    /// and replicas cost no call), retrying after a failure until it is done.
+    func registerCommands() async {
+        while !Task.isCancelled {
+            do {
+                try await Deadline.within(.seconds(30)) { try await self.registerIfChanged() }
+                return
+            } catch {
+                parts.logger.warning("Could not register the slash commands; trying again", metadata: ["error": "\(error)"])
+                try? await parts.time.clock.sleep(for: Self.retryAfter)
+            }
+        }
+    }
+
+    private func registerIfChanged() async throws {
+        let application = try await parts.discord.currentApplication().id
+        let commands = DeskCommands.all(permissions: parts.settings.permissions)
+        let fingerprint = DeskCommands.fingerprint(commands, applicationID: application, guildID: parts.guildID)
+        if try await parts.store.globalValue(DeskCommands.registeredKey) == fingerprint { return }
+        try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: parts.guildID, commands)
+        try await parts.store.setGlobalValue(DeskCommands.registeredKey, to: fingerprint)
+        parts.logger.notice("Registered the slash commands in the guild", metadata: ["commands": "\(commands.map(\.name))"])
+    }
+
+    private func answer(_ interaction: DiscordInteraction) async {
+        do {
+            try await Deadline.within(Self.commandTimeout) { try await self.dispatch(interaction) }
+        } catch {
+            parts.logger.warning("Could not answer a slash command", metadata: ["interaction": "\(interaction)", "error": "\(error)"])
+        }
+    }
+}

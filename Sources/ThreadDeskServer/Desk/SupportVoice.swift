@@ -1,0 +1,60 @@
+import DiscordREST
+import Logging
+import Synchronization
+import ThreadDeskStore
+
+/// How ThreadDesk speaks as support: through a webhook of the forum, under the name of the agent
+/// who asked (or the team's). The bot's own posts are the app user's words, so anything support
+/// says must come from someone else; the mirror takes any author but the bot for support.
+final class SupportVoice: Sendable {
+    private let discord: DiscordClient<ContinuousClock>
+    private let locks: any JobLocks
+    private let forumChannelID: String
+    private let settings: DeskSettings
+    private let logger: Logger
+    private let webhook = Mutex<DiscordWebhook?>(nil)
+    /// What the webhook is called in the forum's integrations.
+    static let webhookName = "ThreadDesk"
+
+    init(discord: DiscordClient<ContinuousClock>, locks: any JobLocks, forumChannelID: String, settings: DeskSettings, logger: Logger) {
+        (self.discord, self.locks, self.forumChannelID, self.settings, self.logger) = (discord, locks, forumChannelID, settings, logger)
+    }
+
+    /// Posts `text` into `thread` as support, named `speaker` (an agent) or the team.
+    func say(_ text: String, in thread: String, as speaker: String?) async throws -> DiscordMessage {
+        let message = DiscordWebhookMessage(content: text, username: settings.speakerName(speaker))
+        let hook = try await currentWebhook()
+        do {
+            return try await discord.executeWebhook(hook, threadID: thread, message)
+        } catch .api(let error) where error.code == .unknownWebhook || error.code == .invalidWebhookToken {
+            // Someone deleted it in the forum's settings: make another, once.
+            logger.notice("The forum's ThreadDesk webhook is gone; making a new one")
+            webhook.withLock { if $0?.id == hook.id { $0 = nil } }
+            return try await discord.executeWebhook(try await currentWebhook(), threadID: thread, message)
+        } catch {
+            throw error
+        }
+    }
+
+    /// The forum's webhook made by this bot's application, made when there is none. Looked up
+    /// once a process; made under a job lock so that replicas starting together make one.
+    private func currentWebhook() async throws -> DiscordWebhook {
+        if let known = webhook.withLock({ $0 }) { return known }
+        let application = try await discord.currentApplication().id
+        let found: DiscordWebhook? = try await locks.exclusively("desk-webhook") {
+            let existing = try await discord.webhooks(in: forumChannelID).first {
+                $0.applicationId == application && $0.token != nil && $0.type == 1
+            }
+            if let existing { return existing }
+            logger.notice("Making the forum's webhook, through which ThreadDesk speaks as support")
+            return try await discord.createWebhook(in: forumChannelID, name: Self.webhookName)
+        }
+        guard let found else { throw WebhookBusy() }
+        webhook.withLock { $0 = found }
+        return found
+    }
+
+    struct WebhookBusy: Error, CustomStringConvertible {
+        var description: String { "another replica is setting up the forum's webhook; try again" }
+    }
+}
