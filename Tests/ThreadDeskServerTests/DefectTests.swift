@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 import TestSupport
 import ThreadDeskCore
-import ThreadDeskServer
+@testable import ThreadDeskServer
 import ThreadDeskStore
 
 /// Defects of the design before the mirror, each with the test that showed it.
@@ -67,19 +67,62 @@ struct DefectTests {
             let user = try await server.session()
             // What the crashed attempt left: its note, written before it asked Discord, and the
             // thread in Discord, which the store never heard of.
-            try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(user.userId)!), to: ThreadNotes.attemptNote(at: Date()))
+            // Threads are named for the conversation, so the note says which starter post it made.
+            let note = ThreadNotes.attemptNote(at: Date(), starter: ThreadNotes.starterDigest(content: "my first message", fileCount: 0))
+            try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(user.userId)!), to: note)
+            // Someone else's post made meanwhile, named alike, is not it.
+            let stranger = try await server.discordClient.startForumThread(
+                in: server.discord.forumChannelID, .init(name: "my first message", message: .init(content: "my first message!")))
             let orphan = try await server.discordClient.startForumThread(
-                in: server.discord.forumChannelID, .init(name: user.userId, message: .init(content: "my first message")))
+                in: server.discord.forumChannelID, .init(name: "my first message", message: .init(content: "my first message")))
             let retry = try await server.send("my first message", token: user.token)
             #expect(retry.status == .created)
-            #expect(server.emulator.threads().count == 1)
+            #expect(server.emulator.threads().count == 2)
             #expect(try await server.thread(of: user.userId) == orphan.channel.id)
             #expect(server.emulator.messages(inThread: orphan.channel.id).count == 1)
             #expect(retry.json["id"]?.stringValue == orphan.message.id)
             // And later messages go into it.
             _ = try await server.send("second", token: user.token)
-            #expect(server.emulator.threads().count == 1)
+            #expect(server.emulator.threads().count == 2)
             #expect(server.emulator.messages(inThread: orphan.channel.id).count == 2)
+            #expect(server.emulator.messages(inThread: stranger.channel.id).count == 1)
+        }
+    }
+
+    /// After a crash the user may write something else: the thread the attempt made is still
+    /// theirs (told by its starter post), and the new message goes into it.
+    @Test func aCrashedAttemptsThreadIsAdoptedByItsStarterNotByWhatIsSentNext() async throws {
+        try await withServer { server in
+            let user = try await server.session()
+            let note = ThreadNotes.attemptNote(at: Date(), starter: ThreadNotes.starterDigest(content: "it crashes on launch", fileCount: 0))
+            try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(user.userId)!), to: note)
+            let orphan = try await server.discordClient.startForumThread(
+                in: server.discord.forumChannelID, .init(name: "it crashes on launch", message: .init(content: "it crashes on launch")))
+            #expect(try await server.send("still crashing", token: user.token).status == .created)
+            #expect(try await server.thread(of: user.userId) == orphan.channel.id)
+            #expect(server.emulator.messages(inThread: orphan.channel.id).map(\.content) == ["it crashes on launch", "still crashing"])
+            // An attempt noted by an earlier version (no starter) still finds a thread by the user's id.
+            let earlier = try await server.session()
+            try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(earlier.userId)!), to: "attempt at \(ISO8601DateFormatter().string(from: Date()))")
+            let named = try await server.discordClient.startForumThread(
+                in: server.discord.forumChannelID, .init(name: earlier.userId, message: .init(content: "from before")))
+            #expect(try await server.send("hello", token: earlier.token).status == .created)
+            #expect(try await server.thread(of: earlier.userId) == named.channel.id)
+        }
+    }
+
+    @Test func aThreadIsNamedForTheConversation() async throws {
+        try await withServer { server in
+            let user = try await server.session(#"{"installation":{"appVersion":"2.1.0","buildVersion":"88"}}"#)
+            let long = "My app\ncrashes   when I open the settings screen after updating to the newest version today"
+            #expect(try await server.send(long, token: user.token).status == .created)
+            let thread = try #require(server.emulator.threads().first)
+            #expect(thread.name == "My app crashes when I open the settings screen after updati… · 2.1.0 (88)")
+            #expect(!thread.name.contains(user.userId))
+            // The user's id is in the thread's first note (and on /user).
+            #expect(server.emulator.messages(inThread: thread.id).contains { $0.content.hasPrefix(":ninja:") && $0.content.contains(user.userId) })
+            #expect(ThreadService.threadName(firstMessage: .init(content: ""), installation: nil) == "New conversation")
+            #expect(ThreadService.threadName(firstMessage: .init(content: "(user wrote) :ninja: hi"), installation: nil) == ":ninja: hi")
         }
     }
 

@@ -145,6 +145,8 @@ func withServer(
         // turn of the conversation): off, so tests count only the calls they are about; their
         // tests switch them on.
         configuration.statusTags = nil
+        // The slash commands' registration is a Discord call of its own too: their tests switch it on.
+        configuration.desk.commands = false
         configure(&configuration)
         let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
         let internalPort = ListenerPort()

@@ -13,8 +13,28 @@ public enum ThreadNotes {
     static let verifiedLegacyNote = "legacy id, verified"
     static let attemptNotePrefix = "attempt at "
 
-    /// The note written before an attempt to make a thread, at `date`.
-    public static func attemptNote(at date: Date) -> String { attemptNotePrefix + ISO8601DateFormatter().string(from: date) }
+    static let starterSeparator = " starter "
+
+    /// The note written before an attempt to make a thread, at `date`, whose starter post is
+    /// `starter` (``starterDigest(content:fileCount:)``): threads are named for the
+    /// conversation, so the note, not the name, says which thread an attempt made.
+    public static func attemptNote(at date: Date, starter: String) -> String {
+        attemptNotePrefix + ISO8601DateFormatter().string(from: date) + starterSeparator + starter
+    }
+
+    /// What identifies a thread's starter post as Discord keeps it: its text and how many files.
+    static func starterDigest(content: String, fileCount: Int) -> String {
+        let digest = SHA256.hash(data: Data("\(fileCount)\u{0}\(content)".utf8))
+        return String(digest.map { String(format: "%02x", $0) }.joined().prefix(32))
+    }
+
+    /// Which threads may be adopted: made after `madeAfter`, and either starting with the post
+    /// an attempt noted (`starter`) or, for the reference system's ids and notes from before
+    /// thread names changed, named for the user.
+    struct Adoption: Equatable {
+        var madeAfter: Date
+        var starter: String?
+    }
 
     /// How far before an attempt's note a thread it made may seem to have been made (Discord's
     /// clock against ours).
@@ -30,20 +50,21 @@ public enum ThreadNotes {
         return legacyRoutes ? legacyNote : nil
     }
 
-    /// Which threads named for `id` the note allows adopting: those made after the returned date
-    /// (`.distantPast`: any), or none (nil). An attempt of ours adopts only what it may have made;
-    /// a reference-system id adopts its old thread only while the legacy routes are on (where the
-    /// id alone was already the credential) or when the app backend vouched for it.
-    static func adoptionWindow(_ note: String?, for id: UserID, legacyRoutes: Bool) -> Date? {
+    /// Which threads the note allows adopting, or none (nil). An attempt of ours adopts only the
+    /// thread it may have made, told by its starter post (notes from before that: by name); a
+    /// reference-system id adopts its old thread by name only while the legacy routes are on
+    /// (where the id alone was already the credential) or when the app backend vouched for it.
+    static func adoption(_ note: String?, for id: UserID, legacyRoutes: Bool) -> Adoption? {
         guard let note else { return nil }
         if note.hasPrefix(attemptNotePrefix) {
-            guard let attempt = ISO8601DateFormatter().date(from: String(note.dropFirst(attemptNotePrefix.count))) else { return nil }
-            return attempt.addingTimeInterval(-clockSkew)
+            let fields = note.dropFirst(attemptNotePrefix.count).components(separatedBy: starterSeparator)
+            guard let attempt = ISO8601DateFormatter().date(from: fields[0]) else { return nil }
+            return Adoption(madeAfter: attempt.addingTimeInterval(-clockSkew), starter: fields.count > 1 ? fields[1] : nil)
         }
         guard id.isLegacyShaped else { return nil }
-        if note == verifiedLegacyNote { return .distantPast }
+        if note == verifiedLegacyNote { return Adoption(madeAfter: .distantPast) }
         // "legacy id", and what earlier versions wrote for legacy and client-chosen ids.
-        return legacyRoutes ? .distantPast : nil
+        return legacyRoutes ? Adoption(madeAfter: .distantPast) : nil
     }
 
     /// A Discord nonce (at most 25 characters) that is the same whenever the same post is retried.

@@ -54,8 +54,8 @@ struct ThreadService: Sendable {
         // Every limit says yes before Discord is asked anything, the search included.
         try await quotas.charge(.thread, address: address)
         let unrecorded = ThreadNotes.unrecordedThreadKey(record.id)
-        if let window = ThreadNotes.adoptionWindow(try await store.globalValue(unrecorded), for: record.id, legacyRoutes: legacyRoutes),
-            let adopted = try await existingThread(for: record.id, madeAfter: window, posting: message)
+        if let adoption = ThreadNotes.adoption(try await store.globalValue(unrecorded), for: record.id, legacyRoutes: legacyRoutes),
+            let adopted = try await existingThread(for: record.id, adoption, posting: message)
         {
             // An earlier attempt made the thread and then failed before the store kept it.
             logger.notice("Found the user's thread in Discord; using it", metadata: ["user": "\(context.id.logValue)", "thread": "\(adopted.thread)"])
@@ -65,7 +65,8 @@ struct ThreadService: Sendable {
             if let starter = adopted.starter { return starter }
             return try await discord.createMessage(in: adopted.thread, message)
         }
-        try await store.setGlobalValue(unrecorded, to: ThreadNotes.attemptNote(at: now()))
+        try await store.setGlobalValue(
+            unrecorded, to: ThreadNotes.attemptNote(at: now(), starter: ThreadNotes.starterDigest(content: message.content, fileCount: message.files.count)))
         let created = try await startThread(with: message, for: record)
         record.threadID = created.channel.id
         record.updatedAt = now()
@@ -81,24 +82,31 @@ struct ThreadService: Sendable {
     }
 
     /// The user's thread if Discord has one the store does not know: active, in the forum, started
-    /// by the bot, named for the user, not locked, nobody else's. When its starter post is
-    /// `message` (the same send retried), that post is returned too, so it is not posted twice.
-    private func existingThread(for id: UserID, madeAfter earliest: Date, posting message: DiscordMessageCreate) async throws
+    /// by the bot after the note's time, not locked, nobody else's, and started with the post the
+    /// attempt noted (a reference-system thread, or one from an attempt noted before threads were
+    /// named for the conversation: named for the user). When its starter post is `message` (the
+    /// same send retried), that post is returned too, so it is not posted twice.
+    private func existingThread(for id: UserID, _ adoption: ThreadNotes.Adoption, posting message: DiscordMessageCreate) async throws
         -> (thread: String, starter: DiscordMessage?)?
     {
         let bot = try await self.bot.id()
         let active = try await discord.activeThreads(guildID: guildID).threads
         let candidates = active.filter { thread in
             thread.parentId == forumChannelID && thread.ownerId == bot.description
-                && (thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
+                && (adoption.starter != nil || thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
                 && thread.threadMetadata?.locked != true
-                && (Snowflake(thread.id).map { $0.date >= earliest } ?? false)
+                && (Snowflake(thread.id).map { $0.date >= adoption.madeAfter } ?? false)
         }
         for thread in candidates.sorted(by: { (Snowflake($0.id) ?? Snowflake(0)) > (Snowflake($1.id) ?? Snowflake(0)) }) {
             if let owner = try await store.userID(forThread: thread.id), owner != id { continue }
             if try await store.mirrorThread(Snowflake(thread.id) ?? Snowflake(0))?.gone == true { continue }
             // A forum thread's id is its starter message's id.
             let starter = try? await discord.message(thread.id, in: thread.id)
+            if let noted = adoption.starter {
+                guard let starter, starter.author.id == bot.description,
+                    ThreadNotes.starterDigest(content: starter.content, fileCount: starter.attachments.count) == noted
+                else { continue }
+            }
             let same = starter.map { $0.author.id == bot.description && $0.content == message.content } ?? false
             return (thread.id, same ? starter : nil)
         }
@@ -107,7 +115,7 @@ struct ThreadService: Sendable {
 
     private func startThread(with message: DiscordMessageCreate, for record: UserRecord) async throws -> DiscordForumThread {
         let installation = record.pendingInstallation ?? record.installation
-        var thread = DiscordForumThreadCreate(name: Self.threadName(for: record.id, installation: installation), message: message)
+        var thread = DiscordForumThreadCreate(name: Self.threadName(firstMessage: message, installation: installation), message: message)
         do {
             return try await discord.startForumThread(in: forumChannelID, thread)
         } catch .api(let error) where error.code == .maximumActiveThreads {
@@ -166,8 +174,10 @@ struct ThreadService: Sendable {
                 try await ingestion.ingestOwn(posted, record: context.record)
             }
             if let pending = context.record?.pendingInstallation ?? context.record?.installation {
+                // The thread is named for the conversation: its first note says whose it is.
+                let note = MessageText.clip(pending.note + "\n- User: `\(context.id.rawValue)`")
                 let posted = try await discord.createMessage(
-                    in: thread, .init(content: pending.note, nonce: ThreadNotes.nonce("device", id: context.id, thread)))
+                    in: thread, .init(content: note, nonce: ThreadNotes.nonce("device", id: context.id, thread)))
                 try await ingestion.ingestOwn(posted, record: context.record)
                 context.record?.installation = pending
                 context.record?.pendingInstallation = nil
@@ -178,9 +188,17 @@ struct ThreadService: Sendable {
         }
     }
 
-    /// `user-id · 1.4.0 (142)`, within Discord's 100 characters.
-    static func threadName(for id: UserID, installation: InstallationInfo?) -> String {
-        let name = [id.rawValue, installation?.appLabel].compactMap { $0 }.joined(separator: " · ")
+    /// Named for the conversation, as the forum's list shows it: a short excerpt of the first
+    /// message on one line, then the app version (`My app crashes when I… · 1.4.0 (142)`), within
+    /// Discord's 100 characters. Only the name a thread starts with: an agent's rename stays.
+    static func threadName(firstMessage message: DiscordMessageCreate, installation: InstallationInfo?) -> String {
+        let words = NoteMarkers.userText(posted: message.content).split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
+        var excerpt = words.isEmpty ? (message.files.first.map { "File: \($0.filename)" } ?? "New conversation") : words
+        if excerpt.count > excerptLength { excerpt = String(excerpt.prefix(excerptLength - 1)).trimmingCharacters(in: .whitespaces) + "…" }
+        let name = [excerpt, installation?.appLabel].compactMap { $0 }.joined(separator: " · ")
         return MessageText.clip(name, limit: 100)
     }
+
+    /// How much of the first message a thread's name shows.
+    static let excerptLength = 60
 }
