@@ -89,7 +89,8 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser, tmp_path):
     browser.switch_to.new_window("tab")
     console = browser.current_window_handle
     browser.get(sandbox["url"] + "/sandbox/console")
-    thread = f'//div[@class="name" and starts-with(text(), "{user_id}")]'
+    # Threads are named for the conversation: the question is the thread's name.
+    thread = f'//div[@class="name" and starts-with(text(), "{question}")]'
     WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
         lambda d: d.find_element(By.XPATH, thread).click() or True, message="the user's thread never appeared")
     _wait_for_text(browser, '#thread-messages .message[data-author="app"]', question)
