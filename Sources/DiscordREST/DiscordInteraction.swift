@@ -119,7 +119,7 @@ public struct DiscordInteractionOption: Sendable, Codable, Hashable {
         switch value {
         case .string(let text)?: text
         case .bool(let flag)?: String(flag)
-        case .number?: value?.intValue.map(String.init) ?? value?.doubleValue.map { String($0) }
+        case .number?, .integer?: value?.intValue.map(String.init) ?? value?.doubleValue.map { String($0) }
         default: nil
         }
     }

@@ -6,6 +6,9 @@ public enum JSON: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(Double)
+    /// An integer a `Double` cannot hold exactly (beyond ±2^53): a snowflake sent as a number,
+    /// as the stock Discord libraries send ids. Smaller integers are `number`s.
+    case integer(Int64)
     case string(String)
     case array([JSON])
     case object([String: JSON])
@@ -32,11 +35,13 @@ public enum JSON: Sendable, Hashable {
 
     public var doubleValue: Double? {
         if case .number(let value) = self { return value }
+        if case .integer(let value) = self { return Double(value) }
         return nil
     }
 
     /// An integer, only when the number has no fractional part.
     public var intValue: Int? {
+        if case .integer(let value) = self { return Int(value) }
         guard case .number(let value) = self, value.rounded() == value, abs(value) < 9e15 else { return nil }
         return Int(value)
     }
@@ -70,6 +75,9 @@ public enum JSON: Sendable, Hashable {
 }
 
 extension JSON: Codable {
+    /// 2^53: every integer up to it is exact in a `Double`.
+    static let exactInDouble: UInt64 = 1 << 53
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -77,7 +85,14 @@ extension JSON: Codable {
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
+            // A whole number too large for a Double to hold exactly is read again, exactly.
+            if value.magnitude > Double(Self.exactInDouble), value.magnitude < 0x1p63, value.rounded() == value,
+                let exact = try? container.decode(Int64.self)
+            {
+                self = .integer(exact)
+            } else {
+                self = .number(value)
+            }
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSON].self) {
@@ -98,6 +113,7 @@ extension JSON: Codable {
             } else {
                 try container.encode(value)
             }
+        case .integer(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)

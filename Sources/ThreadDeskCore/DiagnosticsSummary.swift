@@ -103,6 +103,7 @@ public struct DiagnosticsSummary: Sendable {
         case .string(let text): return clean(text)
         case .number(let number):
             return number.rounded() == number && abs(number) < 1e15 ? String(Int(number)) : String(number)
+        case .integer(let number): return String(number)
         case .bool(let bool): return String(bool)
         case .null: return "null"
         default: return nil

@@ -62,6 +62,7 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
             switch value {
             case .string(let string): text = string
             case .number(let number): text = number.rounded() == number && abs(number) < 1e15 ? String(Int(number)) : String(number)
+            case .integer(let number): text = String(number)
             case .bool(let bool): text = String(bool)
             case .null: continue
             default: throw .invalidValue(field: key)

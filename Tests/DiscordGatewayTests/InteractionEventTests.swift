@@ -46,3 +46,17 @@ struct InteractionEventTests {
         #expect(await filter.events(for: "INTERACTION_CREATE", data: ["type": 2]).isEmpty)
     }
 }
+
+/// The stock libraries send snowflakes as JSON numbers: those beyond 2^53 must survive parsing.
+@Suite("JSON numbers")
+struct JSONNumberTests {
+    @Test func aSnowflakeSentAsANumberIsReadExactly() throws {
+        let parsed = try JSON.parse(Data(#"{"id": 1234567890123456789, "small": 42, "half": 0.5, "huge": 1e300}"#.utf8))
+        #expect(parsed["id"]?.intValue == 1_234_567_890_123_456_789)
+        #expect(parsed["id"] == .integer(1_234_567_890_123_456_789))
+        #expect(parsed["small"] == .number(42) && parsed["half"] == .number(0.5) && parsed["huge"]?.doubleValue == 1e300)
+        // And written back as it came.
+        let written = String(decoding: parsed.encoded(), as: UTF8.self)
+        #expect(written.contains(#""id":1234567890123456789"#))
+    }
+}
