@@ -128,7 +128,7 @@ final class DiscordWorld: Sendable {
             "id": .string(message.id.description),
             "channel_id": .string(message.channelID.description),
             "guild_id": .string(guildID.description),
-            "author": author.json,
+            "author": message.origin.webhookAuthor ?? author.json,
             "content": .string(message.content),
             "timestamp": .string(ISO8601.string(message.createdAt)),
             "edited_timestamp": JSON(message.editedAt.map(ISO8601.string)),
@@ -141,9 +141,12 @@ final class DiscordWorld: Sendable {
             "components": [],
             "pinned": false,
             "type": JSON(message.type),
-            "flags": 0,
+            "flags": JSON(message.flags),
         ]
         if let nonce = message.nonce { object["nonce"] = nonce }
+        if let webhookID = message.origin.webhookID { object["webhook_id"] = .string(webhookID.description) }
+        if let application = message.origin.applicationID { object["application_id"] = .string(application.description) }
+        if let metadata = message.origin.interactionMetadata { object["interaction_metadata"] = metadata }
         if let reference = message.reference {
             object["message_reference"] = [
                 "type": 0,
