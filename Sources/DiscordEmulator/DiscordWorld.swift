@@ -22,6 +22,13 @@ final class DiscordWorld: Sendable {
         var identifyWindowStart: Duration?
         /// The latest identifies of each `max_concurrency` bucket, oldest first.
         var recentIdentifies: [Int: [Duration]] = [:]
+        /// The guild's application commands, in the order last registered.
+        var commands: [EmulatedCommand] = []
+        /// When each command created in the last `commandCreateWindow` was created.
+        var commandCreates: [Duration] = []
+        var interactions: [Snowflake: EmulatedInteraction] = [:]
+        var webhooks: [Snowflake: EmulatedWebhook] = [:]
+        var roles: [EmulatedRole] = []
 
         /// Whether one more identify in `bucket` fits `max_concurrency`; if so it is counted.
         mutating func takeIdentifySlot(bucket: Int, now: Duration, _ configuration: DiscordEmulator.Configuration) -> Bool {
