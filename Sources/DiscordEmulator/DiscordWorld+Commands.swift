@@ -68,7 +68,7 @@ extension DiscordWorld {
     /// `@everyone` and the roles made since, as GUILD_CREATE lists them.
     func rolesJSON(state: State) -> JSON {
         let everyone: JSON = [
-            "id": .string(guildID.description), "name": "@everyone", "color": 0, "hoist": false,
+            "id": .string(guildID.description), "name": "@everyone", "color": 0, "colors": EmulatedRole.noColors, "hoist": false,
             "icon": nil, "unicode_emoji": nil, "position": 0, "permissions": .string(String(Permissions.everyone)),
             "managed": false, "mentionable": false, "flags": 0,
         ]

@@ -84,9 +84,12 @@ struct EmulatedRole: Sendable {
     var name: String
     var position: Int
 
+    /// No colour: `color` 0 and the `colors` Discord sends beside it (which libraries require).
+    static let noColors: JSON = ["primary_color": 0, "secondary_color": nil, "tertiary_color": nil]
+
     var json: JSON {
         [
-            "id": .string(id.description), "name": .string(name), "color": 0, "hoist": false, "icon": nil,
+            "id": .string(id.description), "name": .string(name), "color": 0, "colors": Self.noColors, "hoist": false, "icon": nil,
             "unicode_emoji": nil, "position": JSON(position), "permissions": "0", "managed": false,
             "mentionable": false, "flags": 0,
         ]

@@ -107,7 +107,7 @@ struct MessageOrigin: Sendable {
         guard let webhookID, let webhookName else { return nil }
         return [
             "id": .string(webhookID.description), "username": .string(webhookName), "discriminator": "0000",
-            "global_name": nil, "avatar": nil, "bot": true, "public_flags": 0, "flags": 0,
+            "global_name": nil, "avatar": nil, "bot": true, "public_flags": 0, "flags": 0, "primary_guild": nil,
         ]
     }
 }
