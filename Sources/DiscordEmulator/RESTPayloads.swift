@@ -63,13 +63,8 @@ enum RESTPayloads {
             try validateAllowedMentions(allowed, path: path + ["allowed_mentions"])
             message.allowedMentions = allowed
         }
-        if let reference = object["message_reference"]?["message_id"]?.stringValue {
-            guard let id = Snowflake(reference) else {
-                throw .invalidForm(
-                    path + ["message_reference", "message_id"], code: "NUMBER_TYPE_COERCE",
-                    message: "Value \"\(reference)\" is not snowflake.")
-            }
-            message.reference = id
+        if let reference = object["message_reference"]?["message_id"], !reference.isNull {
+            message.reference = try snowflake(json: reference, field: "message_reference")
         }
         let described = object["attachments"]?.arrayValue ?? []
         for (index, file) in files.enumerated() {

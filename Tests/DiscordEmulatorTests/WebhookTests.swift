@@ -82,7 +82,7 @@ struct WebhookTests {
         }
     }
 
-    @Test func numberTypedThreadTagIDsAreAcceptedLikeStrings() async throws {
+    @Test func numberTypedIDsInBodiesAreAcceptedLikeStrings() async throws {
         try await Harness.withEmulator { emulator, http in
             let tags = emulator.forumTagIDs
             let forum = http.endpoints.forumChannelID
@@ -93,6 +93,12 @@ struct WebhookTests {
             let thread = try #require(started.json?["id"]?.stringValue)
             let patched = try await http.call(.PATCH, "/channels/\(thread)", body: #"{"applied_tags": [\#(tags[1]), "\#(tags[0])"]}"#)
             #expect(patched.status == 200 && patched.json?["applied_tags"] == [.string(tags[1]), .string(tags[0])])
+            // A reply to the starter message (whose id is the thread's), and a user to ping, by number.
+            let reply = try await http.call(
+                .POST, "/channels/\(thread)/messages",
+                body: #"{"content": "<@\#(http.endpoints.agentUserID)> re", "message_reference": {"message_id": \#(thread)}, "allowed_mentions": {"users": [\#(http.endpoints.agentUserID)]}}"#)
+            #expect(reply.status == 200 && reply.json?["referenced_message"]?["id"]?.stringValue == thread)
+            #expect(reply.json?["mentions"]?[0]?["id"]?.stringValue == http.endpoints.agentUserID)
         }
     }
 
