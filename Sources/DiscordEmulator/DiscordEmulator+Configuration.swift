@@ -43,6 +43,13 @@ extension DiscordEmulator {
         public var maxActiveThreads = 1000
         /// A connection that sends nothing is closed after this long, and at once on shutdown.
         public var silentConnectionTimeout: Duration = .seconds(10)
+        /// Application commands a guild may newly create per `commandCreateWindow` (Discord: 200 a day).
+        public var commandCreateLimit = 200
+        public var commandCreateWindow: Duration = .seconds(86_400)
+        /// How long after an interaction its callback is accepted (Discord: 3 seconds).
+        public var interactionResponseWindow: Duration = .seconds(3)
+        /// How long an interaction's token works for follow-ups and edits (Discord: 15 minutes).
+        public var interactionTokenLifetime: Duration = .seconds(900)
         /// What the windows above are measured on.
         public var clock = Clock()
         public var guildName = "ThreadDesk Support"

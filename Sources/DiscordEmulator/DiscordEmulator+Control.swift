@@ -33,6 +33,11 @@ extension DiscordEmulator {
         public var channelID: String
         public var authorID: String
         public var authorIsBot: Bool
+        /// The author's display name: `global_name` when set, else the username (for a webhook's
+        /// message, the name it posted under).
+        public var authorName: String
+        /// The webhook that posted it (for an interaction's answers, the application's id).
+        public var webhookID: String?
         public var content: String
         public var type: Int
         public var attachmentNames: [String]
@@ -191,6 +196,8 @@ extension DiscordEmulator {
             id: json["id"]?.stringValue ?? "", channelID: json["channel_id"]?.stringValue ?? "",
             authorID: json["author"]?["id"]?.stringValue ?? "",
             authorIsBot: json["author"]?["bot"]?.boolValue ?? false,
+            authorName: json["author"]?["global_name"]?.stringValue ?? json["author"]?["username"]?.stringValue ?? "",
+            webhookID: json["webhook_id"]?.stringValue,
             content: json["content"]?.stringValue ?? "", type: json["type"]?.intValue ?? 0,
             attachmentNames: (json["attachments"]?.arrayValue ?? []).compactMap { $0["filename"]?.stringValue },
             attachmentIDs: (json["attachments"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue },

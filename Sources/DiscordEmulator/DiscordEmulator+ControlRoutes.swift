@@ -154,7 +154,7 @@ extension DiscordEmulator {
     }
 
     /// Runs a control action, turning Discord-style failures into their JSON answers.
-    private static func answer<T: Encodable>(_ action: () async throws -> T) async throws -> Response {
+    static func answer<T: Encodable>(_ action: () async throws -> T) async throws -> Response {
         do {
             return try encode(try await action())
         } catch let failure as DiscordFailure {
@@ -162,7 +162,7 @@ extension DiscordEmulator {
         }
     }
 
-    private static func encode<T: Encodable>(_ value: T) throws -> Response {
+    static func encode<T: Encodable>(_ value: T) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Response(

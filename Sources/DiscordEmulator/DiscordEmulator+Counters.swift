@@ -35,6 +35,14 @@ extension DiscordEmulator {
         public var cdnAcceptEncodings: [String] = []
         /// Requests that followed a CDN redirect off the CDN (`redirectCDNDownloads`).
         public var offCDNRequests = 0
+        /// Bulk overwrites of the guild's commands (`PUT …/commands`) that were accepted.
+        public var commandOverwrites = 0
+        /// Commands those overwrites newly created (what Discord's daily limit counts).
+        public var commandCreates = 0
+        /// Interactions the agent started (commands run, autocomplete asked).
+        public var interactionsCreated = 0
+        /// Messages posted through incoming webhooks.
+        public var webhookExecutions = 0
 
         public func requests(_ method: String, _ route: String) -> Int {
             requestsByRoute["\(method) \(route)"] ?? 0

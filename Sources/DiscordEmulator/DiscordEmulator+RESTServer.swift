@@ -18,6 +18,15 @@ extension DiscordEmulator {
         case route
     }
 
+    /// Who may call a route.
+    enum Auth: Sendable {
+        /// The bot's token in `Authorization`.
+        case bot
+        /// A token in the path (an interaction's or a webhook's) authorises; an `Authorization`
+        /// header may come along and changes nothing. Not bound to the bot's global limit.
+        case pathToken
+    }
+
     struct RESTCall: Sendable {
         var parameters: [String: String]
         var query: [String: String]
@@ -39,7 +48,7 @@ extension DiscordEmulator {
 
     func rest(
         _ router: Router<BasicRequestContext>, _ method: HTTPRequest.Method, _ template: String, bucket: Bucket,
-        _ handler: @escaping @Sendable (RESTCall) throws(DiscordFailure) -> RESTReply
+        auth: Auth = .bot, _ handler: @escaping @Sendable (RESTCall) throws(DiscordFailure) -> RESTReply
     ) {
         let routerPath = "/api/v10" + template.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
         let parameterNames = template.split(separator: "/").filter { $0.hasPrefix("{") }.map {
@@ -49,13 +58,14 @@ extension DiscordEmulator {
             var parameters: [String: String] = [:]
             for name in parameterNames { parameters[name] = context.parameters.get(name) }
             return await self.handleREST(
-                request, method: method, template: template, bucket: bucket, parameters: parameters, handler: handler)
+                request, method: method, template: template, bucket: bucket, auth: auth, parameters: parameters,
+                handler: handler)
         }
     }
 
     private func handleREST(
-        _ request: Request, method: HTTPRequest.Method, template: String, bucket: Bucket, parameters: [String: String],
-        handler: @Sendable (RESTCall) throws(DiscordFailure) -> RESTReply
+        _ request: Request, method: HTTPRequest.Method, template: String, bucket: Bucket, auth: Auth,
+        parameters: [String: String], handler: @Sendable (RESTCall) throws(DiscordFailure) -> RESTReply
     ) async -> Response {
         let routeKey = "\(method.rawValue) \(template)"
         let contentType = request.headers[.contentType]
@@ -107,12 +117,12 @@ extension DiscordEmulator {
                 status: .tooManyRequests, headers: [.contentType: "text/html", .retryAfter: faults.edge429RetryAfter],
                 body: .init(byteBuffer: ByteBuffer(string: "<html><body>Error 1015: You are being rate limited.</body></html>")))
         }
-        guard request.headers[.authorization] == "Bot \(world.token)" else {
+        guard auth == .pathToken || request.headers[.authorization] == "Bot \(world.token)" else {
             world.state.withLock { $0.counters.invalidRequests += 1 }
             record.status = 401
             return Self.response(DiscordFailure.unauthorized, headers: [:])
         }
-        let limit = rateLimit(template: template, bucket: bucket, parameters: parameters)
+        let limit = rateLimit(template: template, bucket: bucket, global: auth == .bot, parameters: parameters)
         if let refusal = limit.refusal {
             record.status = 429
             return refusal
@@ -132,7 +142,7 @@ extension DiscordEmulator {
                 request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { $1 })
             reply = try handler(RESTCall(parameters: parameters, query: query, body: body))
         } catch let failure as DiscordFailure {
-            if failure.status == 403 { world.state.withLock { $0.counters.invalidRequests += 1 } }
+            if failure.status == 401 || failure.status == 403 { world.state.withLock { $0.counters.invalidRequests += 1 } }
             record.status = failure.status
             return Self.response(failure, headers: limit.headers)
         } catch {
@@ -157,8 +167,8 @@ extension DiscordEmulator {
         var refusal: Response?
     }
 
-    private func rateLimit(template: String, bucket: Bucket, parameters: [String: String]) -> LimitOutcome {
-        let major = parameters["channel_id"] ?? parameters["guild_id"] ?? ""
+    private func rateLimit(template: String, bucket: Bucket, global: Bool, parameters: [String: String]) -> LimitOutcome {
+        let major = parameters["channel_id"] ?? parameters["guild_id"] ?? parameters["webhook_id"] ?? parameters["interaction_id"] ?? ""
         let (limit, name): (WindowLimit, String) =
             switch bucket {
             case .messagePost: (configuration.messagePostLimit, "message-post")
@@ -167,8 +177,12 @@ extension DiscordEmulator {
             }
         let hash = Self.bucketHash(name)
         let now = configuration.clock.now
+        let checksGlobal = global
         let (global, local) = world.state.withLock { state in
-            let global = state.rateLimits.take("global", limit: configuration.globalLimit, now: now)
+            let global =
+                checksGlobal
+                ? state.rateLimits.take("global", limit: configuration.globalLimit, now: now)
+                : RateLimitTable.Decision.allowed(remaining: configuration.globalLimit.limit, resetAfter: .zero)
             if case .limited = global {
                 state.counters.rateLimited += 1
                 state.counters.globalRateLimited += 1

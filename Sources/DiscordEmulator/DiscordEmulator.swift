@@ -37,7 +37,10 @@ public final class DiscordEmulator: Service, Sendable {
     public func run() async throws {
         let router = Router(context: BasicRequestContext.self)
         addRESTRoutes(to: router)
+        addInteractionRoutes(to: router)
+        addWebhookRoutes(to: router)
         addControlRoutes(to: router)
+        addInteractionControlRoutes(to: router)
         let world = self.world
         let application = Application(
             router: router,

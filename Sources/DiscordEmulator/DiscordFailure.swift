@@ -35,6 +35,25 @@ public struct DiscordFailure: Error, Sendable, CustomStringConvertible {
         status: 400, code: 50083, message: "Thread is archived")
     static let lockedThread = DiscordFailure(status: 403, code: 160005, message: "Thread is locked")
     static let tooManyActiveThreads = DiscordFailure(status: 400, code: 160006, message: "Maximum number of active threads reached")
+    static let unknownApplication = DiscordFailure(status: 404, code: 10002, message: "Unknown Application")
+    static let unknownRole = DiscordFailure(status: 404, code: 10011, message: "Unknown Role")
+    static let unknownWebhook = DiscordFailure(status: 404, code: 10015, message: "Unknown Webhook")
+    static let unknownInteraction = DiscordFailure(status: 404, code: 10062, message: "Unknown interaction")
+    static let unknownCommand = DiscordFailure(status: 404, code: 10063, message: "Unknown application command")
+    static let dailyCommandCreates = DiscordFailure(
+        status: 400, code: 30034, message: "Max number of daily application command creates has been reached (200)")
+    static let tooManyWebhooks = DiscordFailure(status: 400, code: 30007, message: "Maximum number of webhooks reached (15)")
+    static let alreadyAcknowledged = DiscordFailure(
+        status: 400, code: 40060, message: "Interaction has already been acknowledged")
+    static let missingPermissions = DiscordFailure(
+        status: 403, code: 50013, message: "Missing Permissions")
+    static let invalidWebhookToken = DiscordFailure(status: 401, code: 50027, message: "Invalid Webhook Token")
+    static let forumWebhookNeedsThread = DiscordFailure(
+        status: 400, code: 220001, message: "Webhooks posted to forum channels must have a thread_name or thread_id")
+    static let forumWebhookThreadNameAndID = DiscordFailure(
+        status: 400, code: 220002, message: "Webhooks posted to forum channels cannot have both a thread_name and thread_id")
+    static let webhookThreadNameOutsideForum = DiscordFailure(
+        status: 400, code: 220003, message: "Webhooks can only create threads in forum channels")
     static let invalidJSON = DiscordFailure(
         status: 400, code: 50109, message: "The request body contains invalid JSON.")
 

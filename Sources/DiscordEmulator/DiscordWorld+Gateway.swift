@@ -161,13 +161,7 @@ extension DiscordWorld {
             "owner_id": .string(agent.id.description),
             "afk_channel_id": nil, "afk_timeout": 300,
             "verification_level": 0, "default_message_notifications": 1, "explicit_content_filter": 0,
-            "roles": [
-                [
-                    "id": .string(guildID.description), "name": "@everyone", "color": 0, "hoist": false,
-                    "icon": nil, "unicode_emoji": nil, "position": 0, "permissions": "2248473465835073",
-                    "managed": false, "mentionable": false, "flags": 0,
-                ]
-            ],
+            "roles": rolesJSON(state: state),
             "emojis": [], "stickers": [], "features": [],
             "mfa_level": 0, "application_id": nil,
             "system_channel_id": nil, "system_channel_flags": 0, "rules_channel_id": nil,

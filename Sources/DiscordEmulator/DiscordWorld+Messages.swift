@@ -10,41 +10,53 @@ struct NewMessage: Sendable {
     var allowedMentions: JSON?
     var attachments: [EmulatedAttachment] = []
     var reference: Snowflake?
+    var flags = 0
+    var origin = MessageOrigin()
 }
 
 extension DiscordWorld {
-    /// `POST /channels/{forum}/threads`: the thread and its starter message share one id.
+    /// `POST /channels/{forum}/threads` (and a webhook's post with `thread_name`): the thread and
+    /// its starter message share one id.
     func startForumThread(
         in forumID: Snowflake, name: String, autoArchiveDuration: Int, appliedTags: [Snowflake], message: NewMessage
     ) throws(DiscordFailure) -> JSON {
         try state.withLock { state throws(DiscordFailure) -> JSON in
-            guard let forum = state.channels[forumID] else { throw .unknownChannel }
-            guard forum.type == .guildForum else { throw .wrongChannelType }
-            let known = Set(forum.availableTags.map(\.id))
-            if let unknown = appliedTags.firstIndex(where: { !known.contains($0) }) {
-                throw .invalidForm(
-                    ["applied_tags", String(unknown)], code: "BASE_TYPE_CHOICES",
-                    message: "Value \"\(appliedTags[unknown])\" is not a valid tag for this forum.")
-            }
-            if forum.requiresTag && appliedTags.isEmpty { throw .tagRequired }
-            let active = state.channels.values.count { $0.isThread && $0.thread?.archived == false }
-            if active >= configuration.maxActiveThreads { throw .tooManyActiveThreads }
-            let id = ids.next()
-            let now = id.date
-            var thread = EmulatedChannel(
-                id: id, type: .publicThread, name: name, parentID: forumID, ownerID: bot.id,
-                thread: ThreadMetadata(autoArchiveDuration: autoArchiveDuration, createdAt: now)
-            )
-            thread.appliedTags = appliedTags
-            state.channels[id] = thread
-            state.channels[forumID]?.lastMessageID = id
-            state.gateway.dispatch(
-                "THREAD_CREATE", merging(json(thread), ["newly_created": true]), intent: .guilds, author: nil)
-            let starter = insertMessage(message, id: id, into: id, author: bot.id, type: 0, state: &state)
-            var response = json(state.channels[id]!).objectValue ?? [:]
-            response["message"] = json(starter, in: state)
-            return .object(response)
+            try startForumThread(
+                in: forumID, name: name, autoArchiveDuration: autoArchiveDuration, appliedTags: appliedTags,
+                message: message, author: bot.id, state: &state)
         }
+    }
+
+    func startForumThread(
+        in forumID: Snowflake, name: String, autoArchiveDuration: Int, appliedTags: [Snowflake], message: NewMessage,
+        author: Snowflake, state: inout State
+    ) throws(DiscordFailure) -> JSON {
+        guard let forum = state.channels[forumID] else { throw .unknownChannel }
+        guard forum.type == .guildForum else { throw .wrongChannelType }
+        let known = Set(forum.availableTags.map(\.id))
+        if let unknown = appliedTags.firstIndex(where: { !known.contains($0) }) {
+            throw .invalidForm(
+                ["applied_tags", String(unknown)], code: "BASE_TYPE_CHOICES",
+                message: "Value \"\(appliedTags[unknown])\" is not a valid tag for this forum.")
+        }
+        if forum.requiresTag && appliedTags.isEmpty { throw .tagRequired }
+        let active = state.channels.values.count { $0.isThread && $0.thread?.archived == false }
+        if active >= configuration.maxActiveThreads { throw .tooManyActiveThreads }
+        let id = ids.next()
+        let now = id.date
+        var thread = EmulatedChannel(
+            id: id, type: .publicThread, name: name, parentID: forumID, ownerID: author,
+            thread: ThreadMetadata(autoArchiveDuration: autoArchiveDuration, createdAt: now)
+        )
+        thread.appliedTags = appliedTags
+        state.channels[id] = thread
+        state.channels[forumID]?.lastMessageID = id
+        state.gateway.dispatch(
+            "THREAD_CREATE", merging(json(thread), ["newly_created": true]), intent: .guilds, author: nil)
+        let starter = insertMessage(message, id: id, into: id, author: author, type: 0, state: &state)
+        var response = json(state.channels[id]!).objectValue ?? [:]
+        response["message"] = json(starter, in: state)
+        return .object(response)
     }
 
     /// `POST /channels/{id}/messages` and the control API's agent replies share this path.
@@ -53,28 +65,36 @@ extension DiscordWorld {
         _ message: NewMessage, to channelID: Snowflake, author: Snowflake, type: Int = 0
     ) throws(DiscordFailure) -> (message: JSON, created: Bool) {
         try state.withLock { state throws(DiscordFailure) -> (message: JSON, created: Bool) in
-            guard let channel = state.channels[channelID] else { throw .unknownChannel }
-            guard channel.type != .guildForum else { throw .nonTextChannel }
-            if let metadata = channel.thread {
-                if metadata.locked && metadata.archived { throw .archivedThread }
-                if metadata.locked { throw .lockedThread }
-                if metadata.archived { setArchived(channelID, archived: false, locked: nil, state: &state) }
-            }
-            if let reference = message.reference,
-                state.messages[channelID]?.contains(where: { $0.id == reference }) != true
-            {
-                throw .invalidForm(
-                    ["message_reference"], code: "REPLIES_UNKNOWN_MESSAGE", message: "Unknown message")
-            }
-            if message.enforceNonce, let nonce = message.nonce.map(Self.nonceKey),
-                let existing = state.nonces[NonceKey(channelID: channelID, authorID: author, nonce: nonce)],
-                let earlier = state.messages[channelID]?.first(where: { $0.id == existing })
-            {
-                return (json(earlier, in: state), false)
-            }
-            let created = insertMessage(message, id: ids.next(), into: channelID, author: author, type: type, state: &state)
-            return (json(created, in: state), true)
+            let posted = try postMessage(message, to: channelID, author: author, type: type, state: &state)
+            return (json(posted.message, in: state), posted.created)
         }
+    }
+
+    /// Every message into a channel goes through here — the bot's, the agent's, a webhook's, an
+    /// interaction's answer — so the rules (archived threads reopen, locked ones refuse) hold for all.
+    func postMessage(
+        _ message: NewMessage, to channelID: Snowflake, author: Snowflake, type: Int, state: inout State
+    ) throws(DiscordFailure) -> (message: EmulatedMessage, created: Bool) {
+        guard let channel = state.channels[channelID] else { throw .unknownChannel }
+        guard channel.type != .guildForum else { throw .nonTextChannel }
+        if let metadata = channel.thread {
+            if metadata.locked && metadata.archived { throw .archivedThread }
+            if metadata.locked { throw .lockedThread }
+            if metadata.archived { setArchived(channelID, archived: false, locked: nil, state: &state) }
+        }
+        if let reference = message.reference,
+            state.messages[channelID]?.contains(where: { $0.id == reference }) != true
+        {
+            throw .invalidForm(
+                ["message_reference"], code: "REPLIES_UNKNOWN_MESSAGE", message: "Unknown message")
+        }
+        if message.enforceNonce, let nonce = message.nonce.map(Self.nonceKey),
+            let existing = state.nonces[NonceKey(channelID: channelID, authorID: author, nonce: nonce)],
+            let earlier = state.messages[channelID]?.first(where: { $0.id == existing })
+        {
+            return (earlier, false)
+        }
+        return (insertMessage(message, id: ids.next(), into: channelID, author: author, type: type, state: &state), true)
     }
 
     private func insertMessage(
@@ -86,7 +106,7 @@ extension DiscordWorld {
             attachments: message.attachments, nonce: message.nonce, editedAt: nil,
             mentionEveryone: mentions.everyone,
             mentionIDs: mentions.users.filter { state.users[$0] != nil },
-            reference: message.reference, reactions: []
+            reference: message.reference, reactions: [], flags: message.flags, origin: message.origin
         )
         state.messages[channelID, default: []].append(stored)
         if let nonce = message.nonce.map(Self.nonceKey) {
@@ -145,36 +165,52 @@ extension DiscordWorld {
         throws(DiscordFailure) -> JSON
     {
         try state.withLock { state throws(DiscordFailure) -> JSON in
-            guard state.channels[channelID] != nil else { throw .unknownChannel }
-            guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
-                throw .unknownMessage
+            if let editor, state.messages[channelID]?.first(where: { $0.id == messageID })?.authorID != editor,
+                state.messages[channelID]?.contains(where: { $0.id == messageID }) == true
+            {
+                throw .cannotEditOthers
             }
-            if let editor, state.messages[channelID]![index].authorID != editor { throw .cannotEditOthers }
-            state.messages[channelID]![index].content = content
-            state.messages[channelID]![index].editedAt = Date()
-            let edited = state.messages[channelID]![index]
-            state.gateway.dispatch(
-                "MESSAGE_UPDATE", json(edited, in: state), intent: .guildMessages,
-                author: edited.authorID == bot.id ? .bot : .other)
+            let edited = try updateMessage(messageID, in: channelID, state: &state) { $0.content = content }
             return json(edited, in: state)
         }
     }
 
+    /// Changes a stored message and announces it (MESSAGE_UPDATE), as every edit path does.
+    func updateMessage(
+        _ messageID: Snowflake, in channelID: Snowflake, state: inout State, _ change: (inout EmulatedMessage) -> Void
+    ) throws(DiscordFailure) -> EmulatedMessage {
+        guard state.channels[channelID] != nil else { throw .unknownChannel }
+        guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
+            throw .unknownMessage
+        }
+        change(&state.messages[channelID]![index])
+        state.messages[channelID]![index].editedAt = Date()
+        let edited = state.messages[channelID]![index]
+        state.gateway.dispatch(
+            "MESSAGE_UPDATE", json(edited, in: state), intent: .guildMessages,
+            author: edited.authorID == bot.id ? .bot : .other)
+        return edited
+    }
+
     func deleteMessage(_ messageID: Snowflake, in channelID: Snowflake) throws(DiscordFailure) {
         try state.withLock { state throws(DiscordFailure) in
-            guard state.channels[channelID] != nil else { throw .unknownChannel }
-            guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
-                throw .unknownMessage
-            }
-            state.messages[channelID]!.remove(at: index)
-            state.gateway.dispatch(
-                "MESSAGE_DELETE",
-                [
-                    "id": .string(messageID.description), "channel_id": .string(channelID.description),
-                    "guild_id": .string(guildID.description),
-                ],
-                intent: .guildMessages, author: nil)
+            try deleteMessage(messageID, in: channelID, state: &state)
         }
+    }
+
+    func deleteMessage(_ messageID: Snowflake, in channelID: Snowflake, state: inout State) throws(DiscordFailure) {
+        guard state.channels[channelID] != nil else { throw .unknownChannel }
+        guard let index = state.messages[channelID]?.firstIndex(where: { $0.id == messageID }) else {
+            throw .unknownMessage
+        }
+        state.messages[channelID]!.remove(at: index)
+        state.gateway.dispatch(
+            "MESSAGE_DELETE",
+            [
+                "id": .string(messageID.description), "channel_id": .string(channelID.description),
+                "guild_id": .string(guildID.description),
+            ],
+            intent: .guildMessages, author: nil)
     }
 
     func addReaction(_ emoji: String, to messageID: Snowflake, in channelID: Snowflake) throws(DiscordFailure) {

@@ -22,6 +22,13 @@ final class DiscordWorld: Sendable {
         var identifyWindowStart: Duration?
         /// The latest identifies of each `max_concurrency` bucket, oldest first.
         var recentIdentifies: [Int: [Duration]] = [:]
+        /// The guild's application commands, in the order last registered.
+        var commands: [EmulatedCommand] = []
+        /// When each command created in the last `commandCreateWindow` was created.
+        var commandCreates: [Duration] = []
+        var interactions: [Snowflake: EmulatedInteraction] = [:]
+        var webhooks: [Snowflake: EmulatedWebhook] = [:]
+        var roles: [EmulatedRole] = []
 
         /// Whether one more identify in `bucket` fits `max_concurrency`; if so it is counted.
         mutating func takeIdentifySlot(bucket: Int, now: Duration, _ configuration: DiscordEmulator.Configuration) -> Bool {
@@ -128,7 +135,7 @@ final class DiscordWorld: Sendable {
             "id": .string(message.id.description),
             "channel_id": .string(message.channelID.description),
             "guild_id": .string(guildID.description),
-            "author": author.json,
+            "author": message.origin.webhookAuthor ?? author.json,
             "content": .string(message.content),
             "timestamp": .string(ISO8601.string(message.createdAt)),
             "edited_timestamp": JSON(message.editedAt.map(ISO8601.string)),
@@ -141,9 +148,12 @@ final class DiscordWorld: Sendable {
             "components": [],
             "pinned": false,
             "type": JSON(message.type),
-            "flags": 0,
+            "flags": JSON(message.flags),
         ]
         if let nonce = message.nonce { object["nonce"] = nonce }
+        if let webhookID = message.origin.webhookID { object["webhook_id"] = .string(webhookID.description) }
+        if let application = message.origin.applicationID { object["application_id"] = .string(application.description) }
+        if let metadata = message.origin.interactionMetadata { object["interaction_metadata"] = metadata }
         if let reference = message.reference {
             object["message_reference"] = [
                 "type": 0,

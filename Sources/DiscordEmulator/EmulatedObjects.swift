@@ -87,7 +87,29 @@ struct EmulatedMessage: Sendable {
     var mentionIDs: [Snowflake]
     var reference: Snowflake?
     var reactions: [String]
+    /// Message flags (64 ephemeral, 128 loading: a deferred interaction's answer not yet given).
+    var flags = 0
+    var origin = MessageOrigin()
     var createdAt: Date { id.date }
+}
+
+/// Where a message came from beside its author: a webhook, or an app answering an interaction.
+struct MessageOrigin: Sendable {
+    var webhookID: Snowflake?
+    /// The name a webhook posted under (its author is then the webhook, not a user); nil for an
+    /// app's interaction answers, which the bot user authors.
+    var webhookName: String?
+    var applicationID: Snowflake?
+    var interactionMetadata: JSON?
+
+    /// The author Discord shows for a webhook's message: the webhook under the name it used.
+    var webhookAuthor: JSON? {
+        guard let webhookID, let webhookName else { return nil }
+        return [
+            "id": .string(webhookID.description), "username": .string(webhookName), "discriminator": "0000",
+            "global_name": nil, "avatar": nil, "bot": true, "public_flags": 0, "flags": 0, "primary_guild": nil,
+        ]
+    }
 }
 
 struct ThreadMetadata: Sendable {

@@ -3,6 +3,7 @@ import Foundation
 enum GatewayIntent: Int, Sendable {
     case guilds = 1
     case guildMembers = 2
+    case guildWebhooks = 32
     case guildPresences = 256
     case guildMessages = 512
     case guildMessageReactions = 1024
@@ -47,12 +48,13 @@ struct GatewayRegistry: Sendable {
     var acksHeartbeats = true
     var bufferLimit = 20_000
 
-    /// Sends `event` to every session whose intents ask for it, or to `onlySession` alone.
+    /// Sends `event` to every session whose intents ask for it, or to `onlySession` alone. An event
+    /// with no intent (INTERACTION_CREATE) goes to every session, whatever it asked for.
     mutating func dispatch(
-        _ event: String, _ data: JSON, intent: GatewayIntent, author: Author?, onlySession: String? = nil
+        _ event: String, _ data: JSON, intent: GatewayIntent?, author: Author?, onlySession: String? = nil
     ) {
         for id in onlySession.map({ [$0] }) ?? Array(sessions.keys) where sessions[id] != nil {
-            guard sessions[id]!.intents & intent.rawValue != 0 else { continue }
+            if let intent, sessions[id]!.intents & intent.rawValue == 0 { continue }
             var body = data
             if author == .other, sessions[id]!.intents & GatewayIntent.messageContent.rawValue == 0 {
                 body = merging(body, ["content": "", "attachments": [], "embeds": [], "components": []])

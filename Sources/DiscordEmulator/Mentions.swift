@@ -8,7 +8,9 @@ struct Mentions {
 
     init(content: String, allowed: JSON?) {
         let parse = Set((allowed?["parse"]?.arrayValue ?? []).compactMap(\.stringValue))
-        let listedUsers = Set((allowed?["users"]?.arrayValue ?? []).compactMap(\.stringValue))
+        // Ids as strings or numbers, as everywhere in a body.
+        let listedUsers = Set(
+            (allowed?["users"]?.arrayValue ?? []).compactMap { try? RESTPayloads.snowflake(json: $0, field: "users").description })
         let everyoneAllowed = allowed == nil || parse.contains("everyone")
         let usersAllowed = allowed == nil || parse.contains("users")
 

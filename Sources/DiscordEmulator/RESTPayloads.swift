@@ -16,14 +16,14 @@ struct RESTBody: Sendable {
             }
             for part in form.parts {
                 if part.name == "payload_json" {
-                    guard let parsed = try? JSON.parse(part.data) else { throw .invalidJSON }
+                    guard let parsed = try? JSON.parse(ExactIntegers.quotingInexact(part.data)) else { throw .invalidJSON }
                     json = parsed
                 } else if part.filename != nil {
                     files.append(part)
                 }
             }
         } else {
-            guard let parsed = try? JSON.parse(data) else { throw .invalidJSON }
+            guard let parsed = try? JSON.parse(ExactIntegers.quotingInexact(data)) else { throw .invalidJSON }
             json = parsed
         }
     }
@@ -63,13 +63,8 @@ enum RESTPayloads {
             try validateAllowedMentions(allowed, path: path + ["allowed_mentions"])
             message.allowedMentions = allowed
         }
-        if let reference = object["message_reference"]?["message_id"]?.stringValue {
-            guard let id = Snowflake(reference) else {
-                throw .invalidForm(
-                    path + ["message_reference", "message_id"], code: "NUMBER_TYPE_COERCE",
-                    message: "Value \"\(reference)\" is not snowflake.")
-            }
-            message.reference = id
+        if let reference = object["message_reference"]?["message_id"], !reference.isNull {
+            message.reference = try snowflake(json: reference, field: "message_reference")
         }
         let described = object["attachments"]?.arrayValue ?? []
         for (index, file) in files.enumerated() {
@@ -117,10 +112,11 @@ enum RESTPayloads {
     }
 
     /// A snowflake in a request body: Discord takes a JSON string or a number (stock libraries
-    /// send numbers). A number is read exactly only up to 2^53 (JSON numbers are doubles here).
+    /// send numbers). A number past 2^53 arrives here as a string of its digits (`ExactIntegers`),
+    /// so it is read exactly too.
     static func snowflake(json value: JSON, field: String) throws(DiscordFailure) -> Snowflake {
-        if let number = value.doubleValue, number >= 0, number.rounded() == number, number < 9_007_199_254_740_992 {
-            return Snowflake(UInt64(number))
+        if let number = value.doubleValue, number >= 0, let id = UInt64(exactly: number) {
+            return Snowflake(id)
         }
         guard let id = try snowflake(value.stringValue ?? "\(value)", field: field) else { throw .notFound }
         return id

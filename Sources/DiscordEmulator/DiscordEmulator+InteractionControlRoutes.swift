@@ -1,0 +1,49 @@
+import Foundation
+import Hummingbird
+
+/// The control API's commands, interactions, webhooks and roles over HTTP, for the sandbox
+/// console and Python tests.
+extension DiscordEmulator {
+    struct CommandRequest: Decodable {
+        var name: String
+        var options: [CommandOption]?
+        var roles: [String]?
+        var permissions: String?
+    }
+
+    struct RoleRequest: Decodable { var name: String }
+
+    func addInteractionControlRoutes(to router: Router<BasicRequestContext>) {
+        let control = router.group("/_emulator")
+        control.post("/threads/:id/commands") { request, context in
+            try await Self.answer {
+                let body = try await request.decode(as: CommandRequest.self, context: context)
+                return try self.runCommand(
+                    body.name, inChannel: context.parameters.get("id") ?? "", options: body.options ?? [],
+                    roles: body.roles ?? [], permissions: body.permissions)
+            }
+        }
+        control.post("/threads/:id/autocomplete") { request, context in
+            try await Self.answer {
+                let body = try await request.decode(as: CommandRequest.self, context: context)
+                return try self.autocomplete(
+                    body.name, inChannel: context.parameters.get("id") ?? "", options: body.options ?? [],
+                    roles: body.roles ?? [], permissions: body.permissions)
+            }
+        }
+        control.get("/interactions/:id") { _, context in
+            try await Self.answer {
+                guard let snapshot = self.interaction(context.parameters.get("id") ?? "") else {
+                    throw DiscordFailure.unknownInteraction
+                }
+                return snapshot
+            }
+        }
+        control.get("/commands") { _, _ in try Self.encode(self.commands) }
+        control.get("/webhooks") { _, _ in try Self.encode(self.webhooks) }
+        control.post("/roles") { request, context in
+            let body = try await request.decode(as: RoleRequest.self, context: context)
+            return try Self.encode(["id": self.createRole(named: body.name)])
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import DiscordREST
+import Foundation
+import Synchronization
+
+/// The agent using a command: what the control API asks for, as Discord's client would send it.
+struct Invocation: Sendable {
+    var commandName: String
+    var channelID: Snowflake
+    var options: [DiscordEmulator.CommandOption]
+    var roles: [Snowflake]
+    var permissions: UInt64
+    /// An autocomplete request (type 4) instead of running the command (type 2).
+    var autocomplete: Bool
+}
+
+extension DiscordWorld {
+    /// Starts an interaction and dispatches INTERACTION_CREATE to every gateway session. Refused,
+    /// with nothing dispatched, where Discord's client would not offer it: a command not
+    /// registered, a member without its `default_member_permissions`, options it does not declare.
+    func startInteraction(_ invocation: Invocation) throws(DiscordFailure) -> Snowflake {
+        try state.withLock { state throws(DiscordFailure) -> Snowflake in
+            guard let command = state.commands.first(where: { $0.definition.type == 1 && $0.definition.name == invocation.commandName })
+            else { throw .unknownCommand }
+            guard let channel = state.channels[invocation.channelID] else { throw .unknownChannel }
+            guard channel.type != .guildForum else { throw .nonTextChannel }
+            let known = Set(state.roles.map(\.id))
+            guard invocation.roles.allSatisfy(known.contains) else { throw .unknownRole }
+            guard Permissions.allows(invocation.permissions, required: command.definition.defaultMemberPermissions) else {
+                throw .missingPermissions
+            }
+            let options = try Self.optionValues(
+                invocation.options, declared: command.definition.options, autocomplete: invocation.autocomplete,
+                path: ["data", "options"])
+            if invocation.autocomplete, Self.focusedCount(options) != 1 {
+                throw .invalidForm(
+                    ["data", "options"], code: "AUTOCOMPLETE_FOCUSED_INVALID", message: "Exactly one option must be focused.")
+            }
+            let id = ids.next()
+            let interaction = EmulatedInteraction(
+                id: id, token: EmulatedInteraction.makeToken(id: id), type: invocation.autocomplete ? 4 : 2,
+                commandID: command.id, commandName: command.definition.name, channelID: channel.id, userID: agent.id,
+                createdAt: configuration.clock.now)
+            state.interactions[id] = interaction
+            state.counters.interactionsCreated += 1
+            let payload = interactionJSON(interaction, channel: channel, options: options, invocation: invocation)
+            state.gateway.dispatch("INTERACTION_CREATE", payload, intent: nil, author: nil)
+            return id
+        }
+    }
+
+    private func interactionJSON(
+        _ interaction: EmulatedInteraction, channel: EmulatedChannel, options: [JSON], invocation: Invocation
+    ) -> JSON {
+        let guild = JSON.string(guildID.description)
+        let permissions = JSON.string(String(invocation.permissions))
+        var data: [String: JSON] = [
+            "id": .string(interaction.commandID.description), "name": .string(interaction.commandName), "type": 1,
+            "guild_id": guild,
+        ]
+        if !options.isEmpty { data["options"] = .array(options) }
+        return [
+            "id": .string(interaction.id.description),
+            "application_id": .string(applicationID.description),
+            "type": JSON(interaction.type),
+            "data": .object(data),
+            "guild": ["id": guild, "locale": "en-US", "features": []],
+            "guild_id": guild,
+            "channel": [
+                "id": .string(channel.id.description), "type": JSON(channel.type.rawValue), "guild_id": guild,
+                "parent_id": JSON(channel.parentID?.description), "name": .string(channel.name), "flags": 0,
+                "permissions": permissions,
+            ],
+            "channel_id": .string(channel.id.description),
+            "member": [
+                "user": agent.json, "roles": .array(invocation.roles.map { .string($0.description) }),
+                "permissions": permissions, "nick": nil, "avatar": nil, "banner": nil,
+                "joined_at": .string(ISO8601.string(guildID.date)), "premium_since": nil, "deaf": false, "mute": false,
+                "flags": 0, "pending": false, "communication_disabled_until": nil, "unusual_dm_activity_until": nil,
+            ],
+            "token": .string(interaction.token),
+            "version": 1,
+            "app_permissions": .string(String(Permissions.bot)),
+            "locale": "en-US",
+            "guild_locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": ["0": guild],
+            "context": 0,
+            "attachment_size_limit": JSON(configuration.maxFileSize),
+        ]
+    }
+
+    /// The options as Discord puts them in `data.options`: each checked against the command's
+    /// declaration, its value typed as the option is (a focused one stays the text typed so far).
+    static func optionValues(
+        _ given: [DiscordEmulator.CommandOption], declared: [CommandOptionSpec], autocomplete: Bool, path: [String]
+    ) throws(DiscordFailure) -> [JSON] {
+        var result: [JSON] = []
+        for (index, option) in given.enumerated() {
+            let here = path + [String(index)]
+            guard let spec = declared.first(where: { $0.name == option.name }), spec.type == option.type else {
+                throw .invalidForm(
+                    here + ["name"], code: "APPLICATION_COMMAND_OPTION_UNKNOWN",
+                    message: "The command has no option \"\(option.name)\" of type \(option.type).")
+            }
+            var object: [String: JSON] = ["name": .string(option.name), "type": JSON(option.type)]
+            if spec.type <= 2 {
+                object["options"] = .array(
+                    try optionValues(option.options ?? [], declared: spec.options, autocomplete: autocomplete, path: here + ["options"]))
+            } else if option.focused == true {
+                guard autocomplete, spec.autocomplete else {
+                    throw .invalidForm(
+                        here + ["focused"], code: "AUTOCOMPLETE_FOCUSED_INVALID", message: "This option has no autocomplete.")
+                }
+                object["value"] = .string(option.value ?? "")
+                object["focused"] = true
+            } else {
+                object["value"] = try typedValue(option.value ?? "", type: spec.type, path: here + ["value"])
+            }
+            result.append(.object(object))
+        }
+        let subcommand = declared.contains { $0.type <= 2 }
+        if subcommand, given.count != 1 {
+            throw .invalidForm(path, code: "APPLICATION_COMMAND_SUBCOMMAND_REQUIRED", message: "Choose exactly one sub-command.")
+        }
+        if !autocomplete, let missing = declared.first(where: { spec in spec.required && !given.contains { $0.name == spec.name } }) {
+            throw .invalidForm(path, code: "APPLICATION_COMMAND_OPTION_REQUIRED", message: "Option \"\(missing.name)\" is required.")
+        }
+        return result
+    }
+
+    private static func typedValue(_ text: String, type: Int, path: [String]) throws(DiscordFailure) -> JSON {
+        switch type {
+        case 3:
+            return .string(text)
+        case 4:
+            guard let number = Int(text), abs(number) <= 1 << 53 else { break }
+            return JSON(number)
+        case 10:
+            guard let number = Double(text), number.isFinite else { break }
+            return .number(number)
+        case 5:
+            guard let flag = Bool(text) else { break }
+            return .bool(flag)
+        default:
+            // Users, channels, roles, mentionables and attachments are given by id.
+            guard Snowflake(text) != nil else { break }
+            return .string(text)
+        }
+        throw .invalidForm(path, code: "APPLICATION_COMMAND_OPTION_VALUE_INVALID", message: "Value \"\(text)\" does not fit option type \(type).")
+    }
+
+    private static func focusedCount(_ options: [JSON]) -> Int {
+        options.reduce(0) { count, option in
+            count + (option["focused"] == true ? 1 : 0) + focusedCount(option["options"]?.arrayValue ?? [])
+        }
+    }
+}
