@@ -115,6 +115,13 @@ extension DiscordEmulator {
 
     public func setForumRequiresTag(_ required: Bool) { world.setForumRequiresTag(required) }
 
+    /// The forum's tags, id → name.
+    public var forumTagNames: [String: String] {
+        world.state.withLock { state in
+            Dictionary((state.channels[world.forumID]?.availableTags ?? []).map { ($0.id.description, $0.name) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
     /// The forum's tag ids, to configure as ThreadDesk's default tag.
     public var forumTagIDs: [String] {
         world.state.withLock { $0.channels[world.forumID]?.availableTags.map(\.id.description) ?? [] }

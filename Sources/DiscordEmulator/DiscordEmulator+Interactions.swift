@@ -68,6 +68,8 @@ extension DiscordEmulator {
         public var choiceValues: [String]
         /// Follow-up contents, in order.
         public var followups: [String]
+        /// What answers the interaction, as the gateway delivered it (to deliver it again).
+        public var token: String
     }
 
     public struct CommandSnapshot: Sendable, Codable, Equatable {
@@ -146,7 +148,7 @@ extension DiscordEmulator {
                 callbackType: interaction.callbackType, content: interaction.originalID.flatMap(content),
                 ephemeral: interaction.ephemeral, choices: interaction.choices.map(\.name),
                 choiceValues: interaction.choices.map { $0.value.stringValue ?? $0.value.doubleValue.map(Self.number) ?? "" },
-                followups: interaction.followupIDs.compactMap(content))
+                followups: interaction.followupIDs.compactMap(content), token: interaction.token)
         }
     }
 

@@ -16,14 +16,14 @@ struct RESTBody: Sendable {
             }
             for part in form.parts {
                 if part.name == "payload_json" {
-                    guard let parsed = try? JSON.parse(ExactIntegers.quotingInexact(part.data)) else { throw .invalidJSON }
+                    guard let parsed = try? JSON.parse(part.data) else { throw .invalidJSON }
                     json = parsed
                 } else if part.filename != nil {
                     files.append(part)
                 }
             }
         } else {
-            guard let parsed = try? JSON.parse(ExactIntegers.quotingInexact(data)) else { throw .invalidJSON }
+            guard let parsed = try? JSON.parse(data) else { throw .invalidJSON }
             json = parsed
         }
     }
@@ -112,9 +112,9 @@ enum RESTPayloads {
     }
 
     /// A snowflake in a request body: Discord takes a JSON string or a number (stock libraries
-    /// send numbers). A number past 2^53 arrives here as a string of its digits (`ExactIntegers`),
-    /// so it is read exactly too.
+    /// send numbers). A number past 2^53 is parsed exactly (`JSON.integer`), so it is read exactly too.
     static func snowflake(json value: JSON, field: String) throws(DiscordFailure) -> Snowflake {
+        if case .integer(let number) = value, number > 0 { return Snowflake(UInt64(number)) }
         if let number = value.doubleValue, number >= 0, let id = UInt64(exactly: number) {
             return Snowflake(id)
         }

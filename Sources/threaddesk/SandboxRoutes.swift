@@ -22,14 +22,19 @@ struct SandboxRoutes: Sendable {
         var archived: Bool
         var locked: Bool
         var messages: [MessageView]
+        /// The names of the thread's forum tags (the status tags among them).
+        var tags: [String]
         /// The app user is typing (the bot's typing indicator is on).
         var userTyping: Bool
     }
 
     struct MessageView: Codable, Sendable {
         var id: String
-        /// `app` for what ThreadDesk posted for the user, `agent` for the support agent.
+        /// `app` for what ThreadDesk posted for the user, `agent` for the support agent (also
+        /// when ThreadDesk spoke for them through the forum's webhook).
         var author: String
+        /// The name Discord shows on the message.
+        var authorName: String
         var isNote: Bool
         var content: String
         var attachments: [String]
@@ -83,6 +88,23 @@ struct SandboxRoutes: Sendable {
                 return try Self.json(["error": ["code": "discord_refused", "message": "\(error)"]], status: .badRequest)
             }
         }
+        // A slash command typed in the console's command box, run as the agent runs it in Discord.
+        sandbox.post("api/threads/:id/commands") { request, context in
+            struct Line: Decodable { var line: String }
+            guard let bytes = try? await request.body.collect(upTo: 16 * 1024),
+                let body = try? JSONDecoder().decode(Line.self, from: Data(bytes.readableBytesView))
+            else {
+                return try Self.json(["error": ["code": "invalid_command", "message": "Send {\"line\": \"/user\"}."]], status: .badRequest)
+            }
+            do {
+                let answer = try await SandboxDesk.run(body.line, in: context.parameters.get("id") ?? "", on: discord)
+                return try Self.json(["content": answer.content ?? "", "ephemeral": answer.ephemeral ? "true" : "false"])
+            } catch let problem as SandboxDesk.Problem {
+                return try Self.json(["error": ["code": "invalid_command", "message": problem.message]], status: .badRequest)
+            } catch {
+                return try Self.json(["error": ["code": "discord_refused", "message": "\(error)"]], status: .badRequest)
+            }
+        }
         sandbox.post("api/threads/:id/replies") { request, context in
             let id = context.parameters.get("id") ?? ""
             guard let bytes = try? await request.body.collect(upTo: 16 * 1024 * 1024) else {
@@ -109,16 +131,18 @@ struct SandboxRoutes: Sendable {
     }
 
     func state() -> State {
+        let tagNames = discord.forumTagNames
         let threads = discord.threads().reversed().map { thread in
             ThreadView(
                 id: thread.id, name: thread.name, archived: thread.archived, locked: thread.locked,
                 messages: discord.messages(inThread: thread.id).map { message in
                     MessageView(
-                        id: message.id, author: message.authorIsBot ? "app" : "agent",
+                        id: message.id, author: message.authorIsBot && message.webhookID == nil ? "app" : "agent", authorName: message.authorName,
                         isNote: NoteMarkers.startsNote(message.content), content: message.content,
                         attachments: message.attachmentNames, attachmentURLs: message.attachmentURLs, timestamp: message.timestamp,
                         reactions: message.reactions)
                 },
+                tags: thread.appliedTags.compactMap { tagNames[$0] },
                 userTyping: thread.botTypingAt.map { Date().timeIntervalSince($0) < 10 } ?? false)
         }
         let pushes = apns.deliveries.reversed().map { delivery in

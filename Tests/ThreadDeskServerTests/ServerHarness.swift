@@ -111,6 +111,14 @@ func temporaryStorePath() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("threaddesk-server-\(UUID().uuidString)/db.sqlite").path
 }
 
+/// What a test sets up in Discord before the server starts, with what the server is told about
+/// it (a role's id, say). Not a closure parameter of `withServer`, so trailing closures still
+/// mean the configuration and the body.
+struct EmulatorPreparation: Sendable {
+    let apply: @Sendable (DiscordEmulator, inout ServerConfiguration) -> Void
+    init(_ apply: @escaping @Sendable (DiscordEmulator, inout ServerConfiguration) -> Void) { self.apply = apply }
+}
+
 func withServer(
     emulator emulatorConfiguration: DiscordEmulator.Configuration = .fastWindows(scale: 0.02),
     logger: Logger = testLogger(),
@@ -118,6 +126,7 @@ func withServer(
     gateway: Bool = false,
     store storeURL: String? = nil,
     time: ServerTime = .system,
+    prepare: EmulatorPreparation = .init { _, _ in },
     _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
@@ -147,6 +156,7 @@ func withServer(
         configuration.statusTags = nil
         // The slash commands' registration is a Discord call of its own too: their tests switch it on.
         configuration.desk.commands = false
+        prepare.apply(emulator, &configuration)
         configure(&configuration)
         let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
         let internalPort = ListenerPort()

@@ -164,3 +164,32 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser, tmp_path):
     wait.until(lambda d: _image_shown(d, selector), message="the widget never showed the agent's image")
     sources = [image.get_attribute("src") for image in browser.find_elements(By.CSS_SELECTOR, selector)]
     assert sources and all(source.startswith("blob:") for source in sources), sources
+
+    # The desk: the agent runs slash commands from the console's command box, as in Discord.
+    browser.switch_to.window(console)
+
+    def run(line: str) -> str:
+        box = browser.find_element(By.ID, "command-input")
+        box.clear()
+        box.send_keys(line)
+        before = browser.find_element(By.ID, "desk-answer-text").text
+        browser.find_element(By.ID, "command-button").click()
+        WebDriverWait(browser, 20).until(
+            lambda d: d.find_element(By.ID, "desk-answer-text").text not in ("", before), message=f"{line} got no answer")
+        return browser.find_element(By.ID, "desk-answer-text").text
+
+    card = run("/user")
+    assert user_id in card and "1.0.0 (1)" in card, card
+    assert "Added" in run("/snippets add thanks Thanks! You are on {app_version}.")
+    assert "Sent" in run("/snippet thanks")
+    _wait_for_text(browser, '#thread-messages .message[data-author="agent"]', "Thanks! You are on 1.0.0.")
+    # The thread list shows the status tags as Discord's forum list does.
+    _wait_for_text(browser, "#threads .thread.selected .tag", "waiting on user")
+    assert "Closed" in run("/close Glad it works!")
+    _wait_for_text(browser, "#threads .thread.selected .tag", "resolved")
+    _wait_for_text(browser, "#threads .thread.selected .meta", "archived")
+
+    # The app shows the snippet and the goodbye as support, with the agent's name.
+    browser.switch_to.window(widget)
+    _wait_for_text(browser, '#messages .message[data-author="support"]', "Thanks! You are on 1.0.0.")
+    _wait_for_text(browser, '#messages .message[data-author="support"]', "Glad it works!")

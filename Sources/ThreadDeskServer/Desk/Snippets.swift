@@ -85,7 +85,10 @@ struct Snippets: Sendable {
         var rest = text[...]
         while let open = rest.firstIndex(of: "{") {
             result += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}") else { break }
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                result += rest[open...]
+                return result
+            }
             let name = String(rest[rest.index(after: open)..<close])
             if let value = fields[name] {
                 result += value ?? "unknown"

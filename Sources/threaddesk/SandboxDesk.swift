@@ -1,0 +1,67 @@
+import DiscordEmulator
+import Foundation
+
+/// The console's command box: a line typed as an agent types a slash command in Discord, run
+/// through the emulator as Discord would (INTERACTION_CREATE to ThreadDesk), and the answer only
+/// the agent sees.
+enum SandboxDesk {
+    struct Command: Equatable {
+        var name: String
+        var options: [DiscordEmulator.CommandOption]
+    }
+
+    struct Problem: Error { var message: String }
+
+    /// `/close thanks!`, `/snippet hello`, `/snippets add hello Hi {app_version}`, `/user`…
+    static func parse(_ line: String) throws(Problem) -> Command {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix("/") else { throw Problem(message: "A command starts with / (try /user, /close, /snippet, /snippets, /silent, /reopen).") }
+        let (name, rest) = split(String(trimmed.dropFirst()))
+        switch name {
+        case "user", "reopen":
+            return Command(name: name, options: [])
+        case "close":
+            return Command(name: name, options: rest.isEmpty ? [] : [.string("message", rest)])
+        case "silent":
+            guard !rest.isEmpty else { throw Problem(message: "/silent needs the reply's text.") }
+            return Command(name: name, options: [.string("text", rest)])
+        case "snippet":
+            guard !rest.isEmpty else { throw Problem(message: "/snippet needs a snippet's name.") }
+            return Command(name: name, options: [.string("name", rest)])
+        case "snippets":
+            let (action, arguments) = split(rest)
+            let (snippet, text) = split(arguments)
+            switch action {
+            case "list": return Command(name: name, options: [.subcommand("list")])
+            case "remove" where !snippet.isEmpty: return Command(name: name, options: [.subcommand("remove", [.string("name", snippet)])])
+            case "add", "edit":
+                guard !snippet.isEmpty, !text.isEmpty else { throw Problem(message: "/snippets \(action) needs a name and the text.") }
+                return Command(name: name, options: [.subcommand(action, [.string("name", snippet), .string("text", text)])])
+            default: throw Problem(message: "/snippets add|edit NAME TEXT, /snippets remove NAME or /snippets list.")
+            }
+        default:
+            throw Problem(message: "ThreadDesk has no /\(name) (try /user, /close, /snippet, /snippets, /silent, /reopen).")
+        }
+    }
+
+    private static func split(_ text: String) -> (String, String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard let space = trimmed.firstIndex(where: \.isWhitespace) else { return (trimmed, "") }
+        return (String(trimmed[..<space]), trimmed[space...].trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Runs `line` in the thread as the agent and waits (at most `timeout`) for ThreadDesk's last
+    /// word on it: a deferred command's edited answer, or the answer itself.
+    static func run(_ line: String, in thread: String, on discord: DiscordEmulator, timeout: Duration = .seconds(10)) async throws
+        -> DiscordEmulator.InteractionSnapshot
+    {
+        let command = try parse(line)
+        let started = try discord.runCommand(command.name, inChannel: thread, options: command.options)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let answer = discord.interaction(started.id), answer.content != nil { return answer }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw Problem(message: "ThreadDesk did not answer /\(command.name) in time (is the server's gateway connected?).")
+    }
+}
