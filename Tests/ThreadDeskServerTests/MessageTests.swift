@@ -21,7 +21,7 @@ struct MessageTests {
             let thread = try #require(try await server.thread(of: user.userId))
             #expect(reply.json["id"]?.stringValue == thread)  // the starter post carries the thread's id
             let snapshot = try #require(server.emulator.threads().first { $0.id == thread })
-            #expect(snapshot.name == "\(user.userId) · 1.4.0 (142)")
+            #expect(snapshot.name == "My app crashes on launch · 1.4.0 (142)")
             #expect(snapshot.parentID == server.discord.forumChannelID)
             #expect(server.emulator.counters.requests("POST", "/channels/{channel_id}/threads") == 1)
             // Nothing was cut short before, so there is no thread to look for first.
@@ -40,10 +40,11 @@ struct MessageTests {
             // 60 rockets are 60 characters but 120 UTF-16 units, as Discord counts the name.
             let rockets = String(repeating: "🚀", count: 60)
             let user = try await server.session(#"{"installation":{"appVersion":"\#(rockets)"}}"#)
-            #expect(try await server.send("hello", token: user.token).status == .created)
+            #expect(try await server.send(rockets, token: user.token).status == .created)
             let thread = try #require(server.emulator.threads().first)
             #expect(thread.name.utf16.count <= 100)
-            #expect(thread.name.hasPrefix(user.userId + " · 🚀"))
+            // The excerpt is cut in whole characters, by UTF-16 units: 29 rockets and an ellipsis.
+            #expect(thread.name.hasPrefix(String(repeating: "🚀", count: 29) + "… · 🚀"))
         }
     }
 

@@ -194,11 +194,19 @@ struct ThreadService: Sendable {
     static func threadName(firstMessage message: DiscordMessageCreate, installation: InstallationInfo?) -> String {
         let words = NoteMarkers.userText(posted: message.content).split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
         var excerpt = words.isEmpty ? (message.files.first.map { "File: \($0.filename)" } ?? "New conversation") : words
-        if excerpt.count > excerptLength { excerpt = String(excerpt.prefix(excerptLength - 1)).trimmingCharacters(in: .whitespaces) + "…" }
+        if excerpt.utf16.count > excerptLength {
+            // Whole characters, counted as Discord counts a name (UTF-16 units), and an ellipsis.
+            var kept = ""
+            for character in excerpt {
+                guard kept.utf16.count + character.utf16.count < excerptLength else { break }
+                kept.append(character)
+            }
+            excerpt = kept.trimmingCharacters(in: .whitespaces) + "…"
+        }
         let name = [excerpt, installation?.appLabel].compactMap { $0 }.joined(separator: " · ")
         return MessageText.clip(name, limit: 100)
     }
 
-    /// How much of the first message a thread's name shows.
+    /// How much of the first message a thread's name shows, in UTF-16 units (the ellipsis included).
     static let excerptLength = 60
 }
