@@ -52,6 +52,8 @@ extension DiscordEmulator {
             if let name = body["name"]?.stringValue, !(1...100).contains(name.utf16.count) {
                 throw .invalidForm(["name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 100 in length.")
             }
+            // An archived thread takes a change only with `archived: false` in the same request.
+            if world.isArchivedThread(id), body["archived"]?.boolValue != false { throw .archivedThread }
             return .ok(
                 try world.modifyThread(
                     id, name: body["name"]?.stringValue,

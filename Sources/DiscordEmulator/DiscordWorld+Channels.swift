@@ -10,6 +10,10 @@ extension DiscordWorld {
         }
     }
 
+    func isArchivedThread(_ id: Snowflake) -> Bool {
+        state.withLock { $0.channels[id]?.thread?.archived ?? false }
+    }
+
     /// `PATCH /channels/{thread}` and the control API's archive and lock switches.
     func modifyThread(
         _ id: Snowflake, name: String? = nil, archived: Bool? = nil, locked: Bool? = nil, appliedTags: [Snowflake]? = nil

@@ -77,6 +77,23 @@ struct DeskTests {
         }
     }
 
+    /// Discord edits an archived thread only with `archived: false` in the same call: closing a
+    /// thread an agent archived by hand still ends resolved and archived.
+    @Test func closingAThreadArchivedByHandTagsItAndKeepsItArchived() async throws {
+        try await withServer(gateway: true, Self.deskOn) { server in
+            let (_, thread, _) = try await server.userWithThread()
+            try await eventually("the status tags") { try await StatusTagTests.forumTags(server).count == 5 }
+            let resolved = try #require(try await StatusTagTests.forumTags(server)["resolved"])
+            _ = try await server.discordClient.modifyThread(thread, archived: true)
+            let refusal = await #expect(throws: DiscordError.self) { try await server.discordClient.modifyThread(thread, appliedTags: [resolved]) }
+            if case .api(let error)? = refusal { #expect(error.code == .threadArchived) } else { Issue.record("not Discord's refusal: \(String(describing: refusal))") }
+            try await Self.run(server, "close", in: thread)
+            try await eventually("resolved, still archived") {
+                StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true
+            }
+        }
+    }
+
     @Test func aSnippetIsFilledInAndSentOnceAsSupport() async throws {
         try await withServer(gateway: true, Self.deskOn) { server in
             let user = try await server.session(#"{"installation":{"appVersion":"2.1.0","osPlatform":"iOS","osVersion":"18.1"}}"#)
@@ -178,13 +195,13 @@ struct DeskTests {
             #expect(server.emulator.counters.commandOverwrites == 1)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == DeskSettings.manageThreads })
             // Another start on the same store (a restart, a replica) registers nothing.
-            try await Self.desk(server, DeskSettings()).registerCommands()
+            await Self.desk(server, DeskSettings()).registerCommands()
             #expect(server.emulator.counters.commandOverwrites == 1)
             // A changed set is registered again, once.
             var changed = DeskSettings()
             changed.permissions = "8"
-            try await Self.desk(server, changed).registerCommands()
-            try await Self.desk(server, changed).registerCommands()
+            await Self.desk(server, changed).registerCommands()
+            await Self.desk(server, changed).registerCommands()
             #expect(server.emulator.counters.commandOverwrites == 2)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == "8" })
         }

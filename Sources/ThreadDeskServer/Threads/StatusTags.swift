@@ -167,9 +167,17 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         if shown == next.status, next.archive == nil { return }
         guard let tag = ids[next.status] else { return }
         let ours = Set(ids.values)
-        let current = try await discord.channel(thread.description).appliedTags ?? []
-        let others = current.filter { !ours.contains($0) }
-        _ = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: Array(others.prefix(4)) + [tag])
+        let channel = try await discord.channel(thread.description)
+        let others = (channel.appliedTags ?? []).filter { !ours.contains($0) }
+        let tags = Array(others.prefix(4)) + [tag]
+        if channel.threadMetadata?.archived == true, next.archive != false {
+            // Discord changes an archived thread only together with `archived: false`: out of the
+            // archive with the new tag, then back in (an archived thread stays archived).
+            _ = try await discord.modifyThread(thread.description, archived: false, appliedTags: tags)
+            _ = try await discord.modifyThread(thread.description, archived: true)
+        } else {
+            _ = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: tags)
+        }
         try await store.setGlobalValue(Self.key(thread), to: next.status.rawValue)
         if shown == .resolved, next.status == .needsReply, next.archive == nil {
             // The user wrote again after `/close`: Discord brought the thread back with their post.
