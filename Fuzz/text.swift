@@ -36,5 +36,10 @@ public func fuzzText(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     precondition(text.unicodeScalars.elementsEqual(shown.unicodeScalars) == !NoteMarkers.isSilent(text), "a marker kept or a plain reply cut")
     precondition(Array(text.unicodeScalars).reversed().starts(with: Array(shown.unicodeScalars).reversed()), "the shown reply is not the reply's end")
     precondition(NoteMarkers.isSilent(":cold:" + text) && NoteMarkers.isSilent(" 🥶" + text), "a leading marker missed")
+    // A snippet's fields: without fields the text is as written; a value is put in once, never
+    // read again as a field (a field whose value is itself leaves any text as it was).
+    precondition(SnippetText.fill(text, fields: [:]) == text, "a snippet without fields changed")
+    precondition(SnippetText.fill(text, fields: ["os": "{os}", "": "{}"]) == text, "a filled value was read again")
+    _ = SnippetText.fill(text, fields: ["os": nil, "app_version": String(text.prefix(8))])
     return 0
 }

@@ -85,9 +85,9 @@ extension JSON: Codable {
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? container.decode(Double.self) {
-            // A whole number too large for a Double to hold exactly is read again, exactly.
-            if value.magnitude > Double(Self.exactInDouble), value.magnitude < 0x1p63, value.rounded() == value,
-                let exact = try? container.decode(Int64.self)
+            // A whole number the Double did not hold exactly is read again, exactly.
+            if value.magnitude >= Double(Self.exactInDouble), value.magnitude < 0x1p63, value.rounded() == value,
+                let exact = try? container.decode(Int64.self), Int64(exactly: value) != exact
             {
                 self = .integer(exact)
             } else {
@@ -108,7 +108,8 @@ extension JSON: Codable {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .number(let value):
-            if value.rounded() == value, abs(value) < 9e15 {
+            // Whole numbers as integers (what the Double holds, digit for digit).
+            if value.rounded() == value, value.magnitude < 0x1p63 {
                 try container.encode(Int64(value))
             } else {
                 try container.encode(value)

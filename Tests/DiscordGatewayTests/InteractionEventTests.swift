@@ -55,6 +55,10 @@ struct JSONNumberTests {
         #expect(parsed["id"]?.intValue == 1_234_567_890_123_456_789)
         #expect(parsed["id"] == .integer(1_234_567_890_123_456_789))
         #expect(parsed["small"] == .number(42) && parsed["half"] == .number(0.5) && parsed["huge"]?.doubleValue == 1e300)
+        #expect(try JSON.parse(Data("9007199254740993".utf8)) == .integer(9_007_199_254_740_993))
+        // A float's shortest spelling is not an integer's: what the Double held survives a round trip.
+        let float = try JSON.parse(Data("777777777777777777.7".utf8))
+        #expect(try JSON.parse(float.encoded()) == float)
         // And written back as it came.
         let written = String(decoding: parsed.encoded(), as: UTF8.self)
         #expect(written.contains(#""id":1234567890123456789"#))

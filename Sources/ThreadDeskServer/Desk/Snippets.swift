@@ -81,22 +81,6 @@ struct Snippets: Sendable {
             "app_version": installation?.appVersion, "build": installation?.buildVersion, "os": os.isEmpty ? nil : os,
             "os_version": installation?.osVersion, "device": installation?.deviceModel, "locale": installation?.locale,
         ]
-        var result = ""
-        var rest = text[...]
-        while let open = rest.firstIndex(of: "{") {
-            result += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}") else {
-                result += rest[open...]
-                return result
-            }
-            let name = String(rest[rest.index(after: open)..<close])
-            if let value = fields[name] {
-                result += value ?? "unknown"
-            } else {
-                result += rest[open...close]
-            }
-            rest = rest[rest.index(after: close)...]
-        }
-        return result + rest
+        return SnippetText.fill(text, fields: fields)
     }
 }
