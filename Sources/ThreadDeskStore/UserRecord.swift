@@ -124,6 +124,8 @@ public struct LiveState: Sendable, Hashable, Codable {
     public var readSeq: Int64 = 0
     /// The support message that carries the bot's read-receipt reaction in Discord, if any.
     public var reactionMessageID: String?
+    /// When the user last got the away message.
+    public var awaySentAt: Date?
 
     public init(readSeq: Int64 = 0, reactionMessageID: String? = nil) {
         self.readSeq = readSeq

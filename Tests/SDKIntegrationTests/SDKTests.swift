@@ -38,6 +38,8 @@ struct SDKTests {
             #expect(page.messages.map(\.content) == ["Hello from the SDK", "Hi, how can we help?"])
             let older = try await client.messages(before: reply.id, limit: 1)
             #expect(older.messages.map(\.id) == [sent.id])
+            // No support hours configured: support is in.
+            #expect(try await client.supportStatus() == SupportStatus(status: .open))
         }
     }
 

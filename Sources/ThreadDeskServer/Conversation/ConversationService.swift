@@ -13,6 +13,8 @@ struct ConversationService: Sendable {
     let threads: ThreadService
     let ingestion: MirrorIngestion
     let sync: MirrorSync
+    /// The away message, for a user who writes while support is away.
+    let away: Away?
     let metrics: ServerMetrics
 
     /// Sends the user's text (and files) to their thread. A retry with the same idempotency key
@@ -30,6 +32,7 @@ struct ConversationService: Sendable {
             }
             let ids = try await post(text, files: files, idempotencyKey: idempotencyKey, in: &context, from: address)
             context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: ids)
+            await away?.answer(&context)
             metrics.messagesPosted.increment()
             if !files.isEmpty { metrics.filesUploaded.increment(by: Int64(files.count)) }
             return ids

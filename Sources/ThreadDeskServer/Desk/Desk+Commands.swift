@@ -21,6 +21,10 @@ extension Desk {
             try await respond(interaction, .ephemeralMessage("Only members with the <@&\(role)> role can use ThreadDesk's commands."))
             return
         }
+        if data.name == DeskCommands.away {
+            try await respond(interaction, .ephemeralMessage(await switchAway(on: data.options?.first?.name == "on")))
+            return
+        }
         if data.name == DeskCommands.snippets {
             try await respond(interaction, .ephemeralMessage(await manageSnippets(data.options ?? [])))
             return
@@ -98,6 +102,21 @@ extension Desk {
 
     private func close(_ thread: Snowflake) async throws {
         if let status = parts.status { status.close(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: true) }
+    }
+
+    private func switchAway(on: Bool) async -> String {
+        do {
+            try await parts.away.set(away: on)
+            if on {
+                return parts.settings.awayMessage == nil
+                    ? "Support is away (no AWAY_MESSAGE is set, so users get none). `/away off` goes back to the hours."
+                    : "Support is away: users who write get the away message. `/away off` goes back to the hours."
+            }
+            let status = try await parts.away.status()
+            return status.away ? "Back to the support hours (outside them now)." : "Back to the support hours: support is in."
+        } catch {
+            return "ThreadDesk could not reach its store; nothing changed."
+        }
     }
 
     /// Why a reply cannot be sent as it is, in words for the agent; nil when it can.

@@ -18,6 +18,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         let ingestion: MirrorIngestion
         let voice: SupportVoice
         let snippets: Snippets
+        let away: Away
         let status: StatusTags?
         let settings: DeskSettings
         let guildID: String

@@ -10,6 +10,7 @@ enum DeskCommands {
     static let snippets = "snippets"
     static let user = "user"
     static let silent = "silent"
+    static let away = "away"
 
     static func all(permissions: String) -> [DiscordApplicationCommand] {
         let text = { (description: String, required: Bool) in
@@ -35,6 +36,12 @@ enum DeskCommands {
             DiscordApplicationCommand(name: user, description: "Who this user is: app, device, push, reading"),
             DiscordApplicationCommand(
                 name: silent, description: "Reply without a notification on the user's device", options: [text("The reply", true)]),
+            DiscordApplicationCommand(
+                name: away, description: "Support is away (a vacation), whatever the hours say; or back to the hours",
+                options: [
+                    DiscordCommandOption(.subcommand, name: "on", description: "Away: users who write get the away message"),
+                    DiscordCommandOption(.subcommand, name: "off", description: "Back to the support hours"),
+                ]),
         ]
         return commands.map {
             var command = $0

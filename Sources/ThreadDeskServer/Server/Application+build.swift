@@ -121,6 +121,7 @@ struct ServerParts {
         SessionRoutes(sessions: parts.sessions).register(on: v1)
         ConversationRoutes(conversation: parts.conversation, editor: parts.editor, uploads: parts.uploads, quotas: parts.quotas).register(on: v1)
         DeviceRoutes(devices: parts.devices).register(on: v1)
+        SupportStatusRoutes(away: parts.away).register(on: v1)
         DiagnosticsRoutes(diagnostics: parts.diagnostics, quotas: parts.quotas).register(on: v1)
         LiveRoutes(
             live: parts.live, users: store, quotas: parts.quotas, timeout: configuration.requestTimeout, metrics: metrics, logger: logger

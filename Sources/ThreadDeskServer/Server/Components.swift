@@ -22,6 +22,7 @@ struct Components: Sendable {
     let gatewayEvents: GatewayEventHandler
     let uploads: UploadReader
     let attachments: AttachmentProxy
+    let away: Away
 
     /// What runs beside the HTTP server, in the order it starts (it stops in reverse).
     let services: [any Service]
@@ -55,6 +56,9 @@ struct Components: Sendable {
             StatusTags(names: $0, discord: discord, store: store, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
         }
         let ingestion = MirrorIngestion(store: store, bot: bot, pushes: pushes, push: configuration.push, live: hub, status: status, now: now)
+        let voice = SupportVoice(discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger)
+        let away = Away(settings: configuration.desk, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
+        self.away = away
         let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
         let threads = ThreadService(
             store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, quotas: quotas, guildID: configuration.guildID,
@@ -76,17 +80,16 @@ struct Components: Sendable {
         sessions = SessionService(
             users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
             legacyRoutes: configuration.legacyAPIKey != nil, now: now)
-        conversation = ConversationService(users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, metrics: metrics)
+        conversation = ConversationService(
+            users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, metrics: metrics)
         editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
         diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
         legacy = LegacyService(users: users, store: store, sync: sync, now: now)
         let desk = configuration.desk.commands
             ? Desk(
                 .init(
-                    users: users, store: store, discord: discord, ingestion: ingestion,
-                    voice: SupportVoice(
-                        discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger),
-                    snippets: Snippets(store: store), status: status, settings: configuration.desk, guildID: configuration.guildID,
+                    users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
+                    away: away, status: status, settings: configuration.desk, guildID: configuration.guildID,
                     identityVerified: configuration.identitySecret != nil, logger: logger, time: time))
             : nil
         gatewayEvents = GatewayEventHandler(

@@ -142,6 +142,19 @@ public struct ServerConfiguration: Sendable {
         if let name = value("SUPPORT_NAME") {
             if desk.speakerName(name) == name { desk.teamName = name } else { problem.invalid.append("SUPPORT_NAME (1–80 characters, without \"discord\" or \"clyde\")") }
         }
+        if let hours = value("SUPPORT_HOURS") {
+            do {
+                desk.hours = try SupportHours(hours)
+            } catch {
+                problem.invalid.append("SUPPORT_HOURS (a time zone and weekly hours: Europe/Berlin Mon-Fri 09:00-17:00; Sat 10:00-14:00)")
+            }
+        }
+        if let message = value("AWAY_MESSAGE") {
+            if message.utf16.count <= 1900 { desk.awayMessage = message } else { problem.invalid.append("AWAY_MESSAGE (at most 1900 characters)") }
+        }
+        if let interval = value("AWAY_MESSAGE_INTERVAL") {
+            if let parsed = DeskSettings.interval(interval) { desk.awayInterval = parsed } else { problem.invalid.append("AWAY_MESSAGE_INTERVAL (12h, 30m, 90s or seconds; at most a year)") }
+        }
         identitySecret = value("IDENTITY_SECRET")
         if let secret = identitySecret, secret.utf8.count < Self.minimumSecretLength {
             problem.invalid.append("IDENTITY_SECRET (at least \(Self.minimumSecretLength) characters: it signs every user id)")

@@ -316,6 +316,14 @@ public actor ThreadDeskClient {
     /// Unread support messages.
     public func unreadCount() async throws(ThreadDeskError) -> Int { try await readState().count }
 
+    /// Whether support is in now, and when it is next in if not: to say what to expect before
+    /// the user writes.
+    public func supportStatus() async throws(ThreadDeskError) -> SupportStatus {
+        try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
+            try decode(SupportStatus.self, from: try await transport.send(request("v1/support-status", token: token)))
+        }
+    }
+
     // MARK: Device, diagnostics, pushes
 
     /// Tells support about the app and device (a note in the thread when something changed).

@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import DiscordREST
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Whether support is in (the hours, or an agent's `/away on`), and the away message a user who
+/// writes meanwhile gets: once per interval, as support, silent (the user is in the app: no alert).
+struct Away: Sendable {
+    let settings: DeskSettings
+    let store: any GlobalValues
+    let voice: SupportVoice
+    let ingestion: MirrorIngestion
+    /// The away message is no answer: the conversation still needs one.
+    let status: StatusTags?
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    /// The store's note of `/away on` (on every replica).
+    static let overrideKey = "desk/away"
+
+    struct Status: Sendable, Equatable {
+        var away: Bool
+        /// When support is next in by the hours (nil: in now, or away by hand).
+        var nextOpening: Date?
+    }
+
+    func status() async throws -> Status {
+        if try await store.globalValue(Self.overrideKey) == "on" { return Status(away: true, nextOpening: nil) }
+        guard let hours = settings.hours else { return Status(away: false, nextOpening: nil) }
+        let date = now()
+        return hours.isOpen(at: date) ? Status(away: false, nextOpening: nil) : Status(away: true, nextOpening: hours.nextOpening(after: date))
+    }
+
+    /// `/away on|off`.
+    func set(away: Bool) async throws {
+        try await store.setGlobalValue(Self.overrideKey, to: away ? "on" : nil)
+    }
+
+    /// After a user's message went in (the caller holds the user): the away message, when
+    /// support is away and the user has not had it within the interval. A failure is logged; the
+    /// user's message stands.
+    func answer(_ context: inout UserContext) async {
+        guard let message = settings.awayMessage, let record = context.record, let thread = record.threadID else { return }
+        let date = now()
+        if let sent = record.live.awaySentAt, date.timeIntervalSince(sent) < settings.awayInterval / .seconds(1) { return }
+        do {
+            guard try await status().away else { return }
+            // Silent: listed and streamed, counted unread, no alert.
+            let posted = try await voice.say(NoteMarkers.silentPrefixes[1] + " " + message, in: thread, as: nil)
+            context.record?.live.awaySentAt = date
+            try await ingestion.ingestOwn(posted, record: context.record)
+            if let status, let id = Snowflake(thread) { status.conversation(in: id, isNow: .needsReply) }
+        } catch {
+            logger.warning("Could not post the away message", metadata: ["user": "\(record.id.logValue)", "error": "\(error)"])
+        }
+    }
+}
