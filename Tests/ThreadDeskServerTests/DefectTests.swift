@@ -68,7 +68,7 @@ struct DefectTests {
             // What the crashed attempt left: its note, written before it asked Discord, and the
             // thread in Discord, which the store never heard of.
             // Threads are named for the conversation, so the note says which starter post it made.
-            let note = ThreadNotes.attemptNote(at: Date(), starter: ThreadNotes.starterDigest(content: "my first message", fileCount: 0))
+            let note = ThreadNotes.attemptNote(at: Date(), starter: ThreadNotes.starterDigest(content: "my first message", fileSizes: []))
             try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(user.userId)!), to: note)
             // Someone else's post made meanwhile, named alike, is not it.
             let stranger = try await server.discordClient.startForumThread(
@@ -94,13 +94,29 @@ struct DefectTests {
     @Test func aCrashedAttemptsThreadIsAdoptedByItsStarterNotByWhatIsSentNext() async throws {
         try await withServer { server in
             let user = try await server.session()
-            let note = ThreadNotes.attemptNote(at: Date(), starter: ThreadNotes.starterDigest(content: "it crashes on launch", fileCount: 0))
+            let note = ThreadNotes.attemptNote(at: Date(), starter: ThreadNotes.starterDigest(content: "it crashes on launch", fileSizes: []))
             try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(user.userId)!), to: note)
             let orphan = try await server.discordClient.startForumThread(
                 in: server.discord.forumChannelID, .init(name: "it crashes on launch", message: .init(content: "it crashes on launch")))
             #expect(try await server.send("still crashing", token: user.token).status == .created)
             #expect(try await server.thread(of: user.userId) == orphan.channel.id)
             #expect(server.emulator.messages(inThread: orphan.channel.id).map(\.content) == ["it crashes on launch", "still crashing"])
+            // Two crashed attempts that began alike ("hi"): a thread mirrored for the one is not
+            // the other's, and two that could be are neither's.
+            let (first, second, third) = (try await server.session(), try await server.session(), try await server.session())
+            let hi = ThreadNotes.attemptNote(at: Date(), starter: ThreadNotes.starterDigest(content: "hi", fileSizes: []))
+            for user in [first, second, third] { try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(user.userId)!), to: hi) }
+            let firsts = try await server.discordClient.startForumThread(in: server.discord.forumChannelID, .init(name: "hi", message: .init(content: "hi")))
+            try await server.store.saveMirrorThread(
+                MirrorThread(id: Snowflake(firsts.channel.id)!, owner: UserID(first.userId)!, complete: true, lastActivity: Date()))
+            #expect(try await server.send("hi", token: second.token).status == .created)
+            #expect(try await server.thread(of: second.userId) != firsts.channel.id)
+            let ambiguous = [
+                try await server.discordClient.startForumThread(in: server.discord.forumChannelID, .init(name: "hi", message: .init(content: "hi"))),
+                try await server.discordClient.startForumThread(in: server.discord.forumChannelID, .init(name: "hi", message: .init(content: "hi"))),
+            ].map(\.channel.id)
+            #expect(try await server.send("hi", token: third.token).status == .created)
+            #expect(try await !ambiguous.contains(#require(try await server.thread(of: third.userId))))
             // An attempt noted by an earlier version (no starter) still finds a thread by the user's id.
             let earlier = try await server.session()
             try await server.store.setGlobalValue(ThreadNotes.unrecordedThreadKey(UserID(earlier.userId)!), to: "attempt at \(ISO8601DateFormatter().string(from: Date()))")

@@ -22,9 +22,11 @@ public enum ThreadNotes {
         attemptNotePrefix + ISO8601DateFormatter().string(from: date) + starterSeparator + starter
     }
 
-    /// What identifies a thread's starter post as Discord keeps it: its text and how many files.
-    static func starterDigest(content: String, fileCount: Int) -> String {
-        let digest = SHA256.hash(data: Data("\(fileCount)\u{0}\(content)".utf8))
+    /// What identifies a thread's starter post as Discord keeps it: its text and its files' sizes
+    /// (Discord may rename a file, never resize it).
+    static func starterDigest(content: String, fileSizes: [Int]) -> String {
+        let sizes = fileSizes.sorted().map(String.init).joined(separator: ",")
+        let digest = SHA256.hash(data: Data("\(sizes)\u{0}\(content)".utf8))
         return String(digest.map { String(format: "%02x", $0) }.joined().prefix(32))
     }
 
@@ -33,6 +35,8 @@ public enum ThreadNotes {
     /// thread names changed, named for the user.
     struct Adoption: Equatable {
         var madeAfter: Date
+        /// An attempt's thread is made within its request's time (and the clocks' skew).
+        var madeBefore: Date = .distantFuture
         var starter: String?
     }
 
@@ -59,7 +63,9 @@ public enum ThreadNotes {
         if note.hasPrefix(attemptNotePrefix) {
             let fields = note.dropFirst(attemptNotePrefix.count).components(separatedBy: starterSeparator)
             guard let attempt = ISO8601DateFormatter().date(from: fields[0]) else { return nil }
-            return Adoption(madeAfter: attempt.addingTimeInterval(-clockSkew), starter: fields.count > 1 ? fields[1] : nil)
+            return Adoption(
+                madeAfter: attempt.addingTimeInterval(-clockSkew), madeBefore: attempt.addingTimeInterval(clockSkew),
+                starter: fields.count > 1 ? fields[1] : nil)
         }
         guard id.isLegacyShaped else { return nil }
         if note == verifiedLegacyNote { return Adoption(madeAfter: .distantPast) }

@@ -65,9 +65,18 @@ struct ThreadService: Sendable {
             if let starter = adopted.starter { return starter }
             return try await discord.createMessage(in: adopted.thread, message)
         }
-        try await store.setGlobalValue(
-            unrecorded, to: ThreadNotes.attemptNote(at: now(), starter: ThreadNotes.starterDigest(content: message.content, fileCount: message.files.count)))
-        let created = try await startThread(with: message, for: record)
+        let starter = ThreadNotes.starterDigest(content: message.content, fileSizes: message.files.map(\.bytes.readableBytes))
+        try await store.setGlobalValue(unrecorded, to: ThreadNotes.attemptNote(at: now(), starter: starter))
+        let created: DiscordForumThread
+        do {
+            created = try await startThread(with: message, for: record)
+        } catch let error as DiscordError {
+            // Discord answered no: it made no thread, and there is none to look for next time.
+            if case .api = error { try await store.setGlobalValue(unrecorded, to: nil) }
+            throw error
+        } catch {
+            throw error
+        }
         record.threadID = created.channel.id
         record.updatedAt = now()
         context.record = record
@@ -95,22 +104,29 @@ struct ThreadService: Sendable {
             thread.parentId == forumChannelID && thread.ownerId == bot.description
                 && (adoption.starter != nil || thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
                 && thread.threadMetadata?.locked != true
-                && (Snowflake(thread.id).map { $0.date >= adoption.madeAfter } ?? false)
+                && (Snowflake(thread.id).map { (adoption.madeAfter...adoption.madeBefore).contains($0.date) } ?? false)
         }
+        var found: [(thread: String, starter: DiscordMessage?)] = []
         for thread in candidates.sorted(by: { (Snowflake($0.id) ?? Snowflake(0)) > (Snowflake($1.id) ?? Snowflake(0)) }) {
+            // Someone else's: recorded for them, or mirrored for them (a thread just made, its
+            // record not yet committed).
             if let owner = try await store.userID(forThread: thread.id), owner != id { continue }
-            if try await store.mirrorThread(Snowflake(thread.id) ?? Snowflake(0))?.gone == true { continue }
+            let mirrored = try await store.mirrorThread(Snowflake(thread.id) ?? Snowflake(0))
+            if mirrored?.gone == true || mirrored.map({ $0.owner != id }) == true { continue }
             // A forum thread's id is its starter message's id.
             let starter = try? await discord.message(thread.id, in: thread.id)
-            if let noted = adoption.starter {
-                guard let starter, starter.author.id == bot.description,
-                    ThreadNotes.starterDigest(content: starter.content, fileCount: starter.attachments.count) == noted
-                else { continue }
+            guard let noted = adoption.starter else {
+                let same = starter.map { $0.author.id == bot.description && $0.content == message.content } ?? false
+                return (thread.id, same ? starter : nil)
             }
-            let same = starter.map { $0.author.id == bot.description && $0.content == message.content } ?? false
-            return (thread.id, same ? starter : nil)
+            guard let starter, starter.author.id == bot.description,
+                ThreadNotes.starterDigest(content: starter.content, fileSizes: starter.attachments.map(\.size)) == noted
+            else { continue }
+            found.append((thread.id, starter.content == message.content ? starter : nil))
         }
-        return nil
+        // Two unclaimed threads that both start as the attempt did ("Hi"): neither is surely this
+        // user's, so neither is taken.
+        return found.count == 1 ? found[0] : nil
     }
 
     private func startThread(with message: DiscordMessageCreate, for record: UserRecord) async throws -> DiscordForumThread {
@@ -175,7 +191,9 @@ struct ThreadService: Sendable {
             }
             if let pending = context.record?.pendingInstallation ?? context.record?.installation {
                 // The thread is named for the conversation: its first note says whose it is.
-                let note = MessageText.clip(pending.note + "\n- User: `\(context.id.rawValue)`")
+                var lines = pending.note.components(separatedBy: "\n")
+                lines.insert("- User: `\(context.id.rawValue)`", at: 1)
+                let note = MessageText.clip(lines.joined(separator: "\n"))
                 let posted = try await discord.createMessage(
                     in: thread, .init(content: note, nonce: ThreadNotes.nonce("device", id: context.id, thread)))
                 try await ingestion.ingestOwn(posted, record: context.record)
