@@ -22,6 +22,17 @@ extension DiscordClient {
                 body: try Self.body(commands, files: []), retriesServerErrors: true))
     }
 
+    /// The names of the application's commands in the guild (to see whether someone removed them).
+    public func guildCommandNames(applicationID: String, guildID: String) async throws(DiscordError) -> [String] {
+        try await send(
+            Request(
+                method: .GET, template: "/applications/{application_id}/guilds/{guild_id}/commands",
+                path: "/applications/\(try Self.id(applicationID))/guilds/\(try Self.id(guildID))/commands", major: guildID,
+                retriesServerErrors: true),
+            as: [DiscordNamed].self
+        ).map(\.name)
+    }
+
     /// Answers an interaction, once, within 3 s of it. Authorised by its token, not the bot's.
     public func respond(to interactionID: String, token: String, _ response: DiscordInteractionResponse) async throws(DiscordError) {
         try await send(
@@ -82,4 +93,9 @@ extension DiscordClient {
         }
         return value
     }
+}
+
+/// Only the name of what Discord lists.
+struct DiscordNamed: Decodable {
+    var name: String
 }

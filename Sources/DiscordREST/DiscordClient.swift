@@ -94,6 +94,9 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         /// bot token is sent, and their 401 says nothing about it.
         var usesBotToken = true
 
+        /// Discord leaves interaction answers and follow-ups out of the bot's global limit.
+        var countsGlobally: Bool { !(template.hasPrefix("/interactions/") || template.hasPrefix("/webhooks/{application_id}/")) }
+
         var route: String { "\(method.rawValue) \(template)" }
     }
 
@@ -120,8 +123,11 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     /// Attempts `request` until it succeeds, fails for good, or the budget — cut to the caller's
     /// `Deadline` — runs out. Every wait inside, the answer's body included, ends by then.
     private func attempts(_ request: Request) async throws(DiscordError) -> Data {
-        if request.usesBotToken { try passUnauthorizedCircuit(request) }
-        try passForbiddenPause(request)
+        if request.usesBotToken {
+            try passUnauthorizedCircuit(request)
+            // A token route's 403 (a webhook post into a locked thread) says nothing about others.
+            try passForbiddenPause(request)
+        }
         try stayUnderTheBanThreshold()
         let deadline = clock.now + Deadline.capping(configuration.budget)
         var attempt = 0
@@ -130,7 +136,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             attempt += 1
             let ticket: DiscordRateLimiter<C>.Ticket
             do {
-                ticket = try await rateLimiter.acquire(route: request.route, major: request.major, deadline: deadline)
+                ticket = try await rateLimiter.acquire(route: request.route, major: request.major, deadline: deadline, global: request.countsGlobally)
             } catch let error as DiscordError {
                 throw error
             } catch {
@@ -187,7 +193,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             default:
                 await rateLimiter.complete(ticket, headers: headers)
                 let error = Self.apiError(status: status, body: Data(buffer: body))
-                if status == 403 { pause(request, after: error) }
+                if status == 403, request.usesBotToken { pause(request, after: error) }
                 throw .api(error)
             }
         }

@@ -26,6 +26,8 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         let major: String
         let generation: Int
         let discovering: Bool
+        /// Whether it counts toward the bot's global limit (interaction answers do not).
+        var global = true
     }
 
     /// The rate-limit headers of one response.
@@ -77,7 +79,9 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
 
     /// Waits until a request on `route` (method and template) for `major` may go; throws
     /// `DiscordError.rateLimited` when that would be after `deadline`.
-    public func acquire(route: String, major: String, deadline: C.Instant) async throws -> Ticket {
+    /// `global: false` for the routes Discord leaves out of the global limit (interaction
+    /// answers and follow-ups).
+    public func acquire(route: String, major: String, deadline: C.Instant, global: Bool = true) async throws -> Ticket {
         while true {
             try Task.checkCancellation()
             let now = clock.now
@@ -101,7 +105,7 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
                     continue
                 }
             }
-            if let wait = globalWait(now: now) {
+            if global, let wait = globalWait(now: now) {
                 buckets[key] = bucket
                 try await sleep(until: wait, deadline: deadline)
                 continue
@@ -115,8 +119,9 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
                 if bucket.resetAt == nil { bucket.resetAt = now + bucket.window + configuration.safetyMargin }
             }
             buckets[key] = bucket
-            globalInFlight += 1
-            return Ticket(key: key, route: route, major: major, generation: bucket.generation, discovering: discovering)
+            if global { globalInFlight += 1 }
+            pruneIfLarge(now: now)
+            return Ticket(key: key, route: route, major: major, generation: bucket.generation, discovering: discovering, global: global)
         }
     }
 
@@ -173,10 +178,23 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
 
     /// The request of `ticket` is no longer in flight: it counts in the global log from now on.
     private func answered(_ ticket: Ticket, at now: C.Instant) {
-        globalInFlight -= 1
-        globalLog.append(now)
-        if globalLog.count > configuration.globalLimit { globalLog.removeFirst(globalLog.count - configuration.globalLimit) }
+        if ticket.global {
+            globalInFlight -= 1
+            globalLog.append(now)
+            if globalLog.count > configuration.globalLimit { globalLog.removeFirst(globalLog.count - configuration.globalLimit) }
+        }
         if !ticket.discovering, buckets[ticket.key] != nil { buckets[ticket.key]!.inFlight = max(0, buckets[ticket.key]!.inFlight - 1) }
+    }
+
+    /// Buckets are kept per major parameter (a channel, an interaction): past `bucketLimit` of
+    /// them, those idle and past their reset go, so the map stays bounded however many come.
+    static var bucketLimit: Int { 10_000 }
+
+    private func pruneIfLarge(now: C.Instant) {
+        guard buckets.count > Self.bucketLimit else { return }
+        buckets = buckets.filter { _, bucket in
+            bucket.inFlight > 0 || bucket.discovering || (bucket.resetAt.map { $0 > now } ?? false)
+        }
     }
 
     private func releaseDiscovery(_ ticket: Ticket) {

@@ -42,8 +42,8 @@ public enum JSON: Sendable, Hashable {
     /// An integer, only when the number has no fractional part.
     public var intValue: Int? {
         if case .integer(let value) = self { return Int(value) }
-        guard case .number(let value) = self, value.rounded() == value, abs(value) < 9e15 else { return nil }
-        return Int(value)
+        guard case .number(let value) = self else { return nil }
+        return Int(exactly: value)
     }
 
     public var arrayValue: [JSON]? {

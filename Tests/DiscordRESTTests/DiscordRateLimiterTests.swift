@@ -114,6 +114,27 @@ struct DiscordRateLimiterTests {
         _ = try await fourth.value
     }
 
+    /// Interaction answers are not bound to the global limit: with it spent, one goes at once
+    /// (and it spends none of it).
+    @Test func interactionAnswersDoNotWaitForTheGlobalLimit() async throws {
+        let clock = ManualClock()
+        let limiter = limiter(clock, globalLimit: 2)
+        let far = clock.now.advanced(by: .seconds(60))
+        for major in ["1", "2"] {
+            let ticket = try await limiter.acquire(route: route, major: major, deadline: far)
+            await limiter.complete(ticket, headers: headers(remaining: 1))
+        }
+        let callback = "POST /interactions/{interaction_id}/{interaction_token}/callback"
+        let answer = try await limiter.acquire(route: callback, major: "9", deadline: clock.now, global: false)
+        await limiter.complete(answer, headers: nil)
+        #expect(clock.now.offset == .zero)
+        // The global window is as full as before: the next bot request still waits for it.
+        let next = Task { try await limiter.acquire(route: route, major: "3", deadline: far) }
+        try await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(1))
+        _ = try await next.value
+    }
+
     @Test func aGlobal429BlocksEveryRoute() async throws {
         let clock = ManualClock()
         let limiter = limiter(clock)

@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 import ThreadDeskCore
 @testable import ThreadDeskServer
+import ThreadDeskStore
 
 /// The agent's desk: slash commands in the support forum, answered as Discord documents it.
 @Suite("The desk's slash commands", .timeLimit(.minutes(3)))
@@ -62,6 +63,8 @@ struct DeskTests {
                 StatusTagTests.appliedTags(server, thread) == [needsReply] && Self.thread(server, thread)?.archived == false
                     && server.emulator.messages(inThread: thread).contains { $0.content == StatusTags.reopenedNote }
             }
+            let note = try #require(server.emulator.messages(inThread: thread).first { $0.content == StatusTags.reopenedNote })
+            try await eventually("the note in the mirror") { !(try await server.store.mirroredMessages([Snowflake(note.id)!])).isEmpty }
             let notes = try await server.messages(token: user.token).filter { $0["content"]?.stringValue == StatusTags.reopenedNote }
             #expect(notes.isEmpty, "the note is support's, not the user's")
 
@@ -124,8 +127,14 @@ struct DeskTests {
             let answered = callbacks().count
             try await Self.redeliver(server, sent)
             try await eventually("the second delivery's answer refused") { callbacks().count == answered + 1 && callbacks().last?.status == 400 }
+            // A command after it, answered: whatever the second delivery did is done by then.
+            try await Self.run(server, "user", in: thread)
             #expect(server.emulator.messages(inThread: thread).filter { $0.content == text }.count == 1)
             #expect(server.emulator.counters.webhookExecutions == 1)
+            // One push for the snippet: a later reply's push comes, and the snippet's is still alone.
+            let later = try server.emulator.replyAsAgent(inThread: thread, content: "anything else?")
+            try await eventually("the later reply's push") { server.apns.deliveries(to: device).count == 2 }
+            #expect(server.apns.deliveries(to: device).map(PushTests.messageID).last == later.id)
         }
     }
 
@@ -182,9 +191,12 @@ struct DeskTests {
             let (_, thread, _) = try await server.userWithThread()
             let refused = try await Self.run(server, "close", in: thread, roles: [])
             #expect(refused.ephemeral && refused.content?.contains("role") == true)
-            #expect(Self.thread(server, thread)?.archived == false)
+            // A command answered after it: the refused one archived nothing meanwhile.
+            try await Self.run(server, "user", in: thread, roles: [role])
+            let archiving = server.emulator.recordedRequests.filter { $0.method == "PATCH" && $0.body?["archived"] == .bool(true) }
+            #expect(archiving.isEmpty && Self.thread(server, thread)?.archived == false)
             let allowed = try await Self.run(server, "close", in: thread, roles: [role])
-            #expect(allowed.content?.contains("Closed") == true)
+            #expect(allowed.content?.contains("Closing") == true)
             try await eventually("archived by the member with the role") { Self.thread(server, thread)?.archived == true }
         }
     }
@@ -204,6 +216,10 @@ struct DeskTests {
             await Self.desk(server, changed).registerCommands()
             #expect(server.emulator.counters.commandOverwrites == 2)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == "8" })
+            // Removed in Discord (an admin, another tool): registered again, though the set is unchanged.
+            try await server.discordClient.overwriteGuildCommands(applicationID: server.discord.botUserID, guildID: server.discord.guildID, [])
+            await Self.desk(server, changed).registerCommands()
+            #expect(server.emulator.counters.commandOverwrites == 4 && server.emulator.commands.count == DeskCommands.all(permissions: "8").count)
         }
     }
 

@@ -185,7 +185,7 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser, tmp_path):
     _wait_for_text(browser, '#thread-messages .message[data-author="agent"]', "Thanks! You are on 1.0.0.")
     # The thread list shows the status tags as Discord's forum list does.
     _wait_for_text(browser, "#threads .thread.selected .tag", "waiting on user")
-    assert "closed the conversation" in run("/close Glad it works!")
+    assert "being closed" in run("/close Glad it works!")
     _wait_for_text(browser, "#threads .thread.selected .tag", "resolved")
     _wait_for_text(browser, "#threads .thread.selected .meta", "archived")
 

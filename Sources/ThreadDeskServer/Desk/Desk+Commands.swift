@@ -10,6 +10,11 @@ extension Desk {
     func dispatch(_ interaction: DiscordInteraction) async throws {
         // Commands run in a guild channel come with the member; anything else is not ours to take.
         guard let data = interaction.data, let member = interaction.member else { return }
+        // Only this bot's commands, run in the support guild: anything else is no agent of ours.
+        guard interaction.guildId == parts.guildID, interaction.applicationId == (try await applicationID()) else {
+            parts.logger.warning("An interaction of another application or guild was ignored", metadata: ["interaction": "\(interaction)"])
+            return
+        }
         let allowed = parts.settings.roleID.map { member.roles.contains($0) } ?? true
         if interaction.type == DiscordInteraction.autocomplete {
             let typed = Self.focusedText(data.options ?? []) ?? ""
@@ -48,7 +53,12 @@ extension Desk {
             outcome = try await perform(data, by: member, in: thread, owner: owner)
         } catch {
             parts.logger.warning("A slash command failed", metadata: ["command": "\(data.name)", "error": "\(error)"])
-            outcome = "That did not work: \(Self.explain(error)). Nothing was sent; try again."
+            if case DiscordError.unavailable = error {
+                // The answer was lost: Discord may have done it. A webhook post has no nonce.
+                outcome = "Discord did not answer in time: it may or may not have happened. Look at the thread before you try again."
+            } else {
+                outcome = "That did not work: \(Self.explain(error)). Nothing was sent; try again."
+            }
         }
         try await parts.discord.editOriginalResponse(applicationID: interaction.applicationId, token: interaction.token, content: outcome)
     }
@@ -63,15 +73,15 @@ extension Desk {
                 guard let problem = Self.replyProblem(message) else {
                     try await speak(message, in: thread, owner: owner, as: member)
                     try await close(thread)
-                    return "Sent your message and closed the conversation. The user's next message opens it again."
+                    return "Sent your message; the conversation is being closed (resolved and archived). The user's next message opens it again."
                 }
                 return problem
             }
             try await close(thread)
-            return "Closed the conversation. The user's next message opens it again."
+            return "Closing the conversation (resolved and archived). The user's next message opens it again."
         case DeskCommands.reopen:
             if let status = parts.status { status.reopen(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: false) }
-            return "Reopened: the conversation needs a reply."
+            return "Reopening the conversation: it needs a reply."
         case DeskCommands.snippet:
             let name = Self.text("name", in: options) ?? ""
             guard let template = try await parts.snippets.text(of: name) else {

@@ -30,6 +30,11 @@ final class Desk: Service, Sendable, CustomStringConvertible {
 
     let parts: Parts
     private let queue = Mutex<[DiscordInteraction]>([])
+    /// The bot's application, once asked: only its interactions, in our guild, are answered.
+    private let application = Mutex<String?>(nil)
+    /// Commands being answered now, at most `concurrencyLimit`.
+    private let running = Mutex(0)
+    static let concurrencyLimit = 32
     private let wakeUps = WakeSignal()
     /// Interactions waiting beyond this many are dropped: Discord tells the agent the
     /// application did not respond, and nothing half-done is left.
@@ -58,16 +63,24 @@ final class Desk: Service, Sendable, CustomStringConvertible {
             await withDiscardingTaskGroup { group in
                 if self.parts.settings.commands { group.addTask { await self.registerCommands() } }
                 while !Task.isCancelled {
+                    // As many as there is room for; the rest wait for a command to finish.
+                    let room = Self.concurrencyLimit - self.running.withLock { $0 }
                     let waiting = self.queue.withLock { queue in
-                        defer { queue.removeAll() }
-                        return queue
+                        let taken = Array(queue.prefix(max(0, room)))
+                        queue.removeFirst(taken.count)
+                        return taken
                     }
                     if waiting.isEmpty {
                         _ = await self.wakeUps.wait()
                         continue
                     }
+                    self.running.withLock { $0 += waiting.count }
                     for interaction in waiting {
-                        group.addTask { await self.answer(interaction) }
+                        group.addTask {
+                            await self.answer(interaction)
+                            self.running.withLock { $0 -= 1 }
+                            self.wakeUps.signal()
+                        }
                     }
                 }
             }
@@ -77,22 +90,42 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     /// Registers the commands unless the store notes this very set as registered (so restarts
     /// and replicas cost no call), retrying after a failure until it is done.
     func registerCommands() async {
+        var delay = Self.retryAfter
         while !Task.isCancelled {
             do {
                 try await Deadline.within(.seconds(30)) { try await self.registerIfChanged() }
                 return
             } catch {
-                parts.logger.warning("Could not register the slash commands; trying again", metadata: ["error": "\(error)"])
-                try? await parts.time.clock.sleep(for: Self.retryAfter)
+                parts.logger.warning(
+                    "Could not register the slash commands (is the bot invited with the applications.commands scope?); trying again",
+                    metadata: ["error": "\(error)", "retryIn": "\(delay)"])
+                try? await parts.time.clock.sleep(for: delay)
+                delay = min(delay * 2, Self.longestRetry)
             }
         }
     }
 
+    /// The longest wait between two registration attempts.
+    static let longestRetry: Duration = .seconds(3600)
+
+    /// The bot's application id, asked of Discord once.
+    func applicationID() async throws -> String {
+        if let known = application.withLock({ $0 }) { return known }
+        let id = try await parts.discord.currentApplication().id
+        application.withLock { $0 = id }
+        return id
+    }
+
     private func registerIfChanged() async throws {
-        let application = try await parts.discord.currentApplication().id
+        let application = try await applicationID()
         let commands = DeskCommands.all(permissions: parts.settings.permissions)
         let fingerprint = DeskCommands.fingerprint(commands, applicationID: application, guildID: parts.guildID)
-        if try await parts.store.globalValue(DeskCommands.registeredKey) == fingerprint { return }
+        // Registered already, and still there (an admin may have removed them): one read, no create.
+        if try await parts.store.globalValue(DeskCommands.registeredKey) == fingerprint,
+            Set(try await parts.discord.guildCommandNames(applicationID: application, guildID: parts.guildID)) == Set(commands.map(\.name))
+        {
+            return
+        }
         try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: parts.guildID, commands)
         try await parts.store.setGlobalValue(DeskCommands.registeredKey, to: fingerprint)
         parts.logger.notice("Registered the slash commands in the guild", metadata: ["commands": "\(commands.map(\.name))"])

@@ -81,6 +81,7 @@ struct Snippets: Sendable {
             "app_version": installation?.appVersion, "build": installation?.buildVersion, "os": os.isEmpty ? nil : os,
             "os_version": installation?.osVersion, "device": installation?.deviceModel, "locale": installation?.locale,
         ]
-        return SnippetText.fill(text, fields: fields)
+        // The values come from the app (the user's device): short, on one line.
+        return SnippetText.fill(text, fields: fields.mapValues { $0.map { MessageText.clip($0.replacingOccurrences(of: "\n", with: " "), limit: 100) } })
     }
 }

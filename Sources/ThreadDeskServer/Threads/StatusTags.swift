@@ -50,7 +50,7 @@ enum ConversationStatus: String, Sendable, CaseIterable {
 final class StatusTags: Service, Sendable, CustomStringConvertible {
     private let names: StatusTagNames
     private let discord: DiscordClient<ContinuousClock>
-    private let store: any GlobalValues
+    private let store: any GlobalValues & JobLocks
     private let forumChannelID: String
     private let logger: Logger
     private let time: ServerTime
@@ -72,7 +72,7 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     var description: String { "StatusTags" }
 
     init(
-        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues, forumChannelID: String, logger: Logger,
+        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks, forumChannelID: String, logger: Logger,
         time: ServerTime
     ) {
         (self.names, self.discord, self.store, self.forumChannelID, self.logger, self.time) =
@@ -90,8 +90,14 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// `/reopen`: needs a reply, and out of the archive in the same call.
     func reopen(_ thread: Snowflake) { want(Desired(status: .needsReply, archive: false), for: thread) }
 
+    /// A newer status wins; a pending archive or unarchive (`/close`, `/reopen`) stays with it,
+    /// unless the user wrote since (their message brings the thread back).
     private func want(_ next: Desired, for thread: Snowflake) {
-        desired.withLock { $0[thread] = next }
+        desired.withLock { desired in
+            var merged = next
+            if merged.archive == nil, next.status != .needsReply { merged.archive = desired[thread]?.archive }
+            desired[thread] = merged
+        }
         wakeUps.signal()
     }
 
@@ -122,8 +128,19 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         var done = true
         for (thread, next) in pending.sorted(by: { $0.key < $1.key }) {
             do {
-                try await Deadline.within(.seconds(30)) { try await self.apply(next, to: thread, ids: ids) }
+                // One replica at a time per thread: the store's note and Discord stay in step.
+                let applied: Void? = try await store.exclusively(Self.key(thread)) {
+                    try await Deadline.within(.seconds(30)) { try await self.apply(next, to: thread, ids: ids) }
+                }
+                if applied == nil { throw Busy() }
+            } catch DiscordError.api(let refusal) where refusal.code == .unknownChannel {
+                // The thread is gone: nothing to show there any more.
+                continue
             } catch {
+                if case DiscordError.api(let refusal) = error, refusal.code == .invalidFormBody {
+                    // A status tag renamed or deleted in the forum's settings: look the tags up again.
+                    self.ids.withLock { $0 = nil }
+                }
                 logger.notice("Could not set a thread's status tag; trying again", metadata: ["thread": "\(thread)", "error": "\(error)"])
                 // A newer status that came meanwhile wins over this one.
                 desired.withLock { if $0[thread] == nil { $0[thread] = next } }
@@ -154,6 +171,10 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         return found
     }
 
+    struct Busy: Error, CustomStringConvertible {
+        var description: String { "another replica is setting this thread's status" }
+    }
+
     struct TagsMissing: Error, CustomStringConvertible {
         var description: String { "the forum did not keep the status tags" }
     }
@@ -170,11 +191,14 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         let channel = try await discord.channel(thread.description)
         let others = (channel.appliedTags ?? []).filter { !ours.contains($0) }
         let tags = Array(others.prefix(4)) + [tag]
-        if channel.threadMetadata?.archived == true, next.archive != false {
+        if channel.threadMetadata?.archived == true, next.archive != false, next.status != .needsReply {
             // Discord changes an archived thread only together with `archived: false`: out of the
             // archive with the new tag, then back in (an archived thread stays archived).
             _ = try await discord.modifyThread(thread.description, archived: false, appliedTags: tags)
             _ = try await discord.modifyThread(thread.description, archived: true)
+        } else if channel.threadMetadata?.archived == true, next.status == .needsReply {
+            // The user wrote: the conversation is open again, whatever was pending.
+            _ = try await discord.modifyThread(thread.description, archived: false, appliedTags: tags)
         } else {
             _ = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: tags)
         }
