@@ -91,9 +91,20 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     func reopen(_ thread: Snowflake) { want(Desired(status: .needsReply, archive: false), for: thread) }
 
     private func want(_ next: Desired, for thread: Snowflake) {
+        guard !forgotten.withLock({ $0.contains(thread) }) else { return }
         desired.withLock { $0[thread] = next }
         wakeUps.signal()
     }
+
+    /// The thread's user was erased: nothing more is applied to it, and no note of its status is
+    /// kept (one being applied now is removed once it is written).
+    func forget(_ thread: Snowflake) {
+        forgotten.withLock { _ = $0.insert(thread) }
+        desired.withLock { $0[thread] = nil }
+    }
+
+    /// Threads of erased users (a few ids per erasure, for the life of the process).
+    private let forgotten = Mutex<Set<Snowflake>>([])
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -171,6 +182,11 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         let others = current.filter { !ours.contains($0) }
         _ = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: Array(others.prefix(4)) + [tag])
         try await store.setGlobalValue(Self.key(thread), to: next.status.rawValue)
+        if forgotten.withLock({ $0.contains(thread) }) {
+            // Its user was erased while this was under way: the note goes too.
+            try await store.setGlobalValue(Self.key(thread), to: nil)
+            return
+        }
         if shown == .resolved, next.status == .needsReply, next.archive == nil {
             // The user wrote again after `/close`: Discord brought the thread back with their post.
             do {
