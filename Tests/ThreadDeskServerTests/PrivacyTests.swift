@@ -166,6 +166,29 @@ struct ErasureTests {
         }
     }
 
+    /// `threaddesk admin user delete` from another process on the same PostgreSQL: the same erasure,
+    /// and the user's stream on the running server ends at once.
+    @Test(.enabled(if: postgresIsAvailable))
+    func anOperatorsErasureFromAnotherProcessEndsTheUsersStreams() async throws {
+        try await withFreshPostgresSchema { url in
+            try await withServer(store: url) { server in
+                let port = try #require(server.client.port)
+                let (user, thread, _) = try await server.userWithThread()
+                let stream = try await EventStreamClient.open(port: port, token: user.token)
+                defer { stream.close() }
+                try await stream.next("the first unread count") { $0.name == "unread" }
+                let id = try #require(UserID(user.userId))
+                let erased = try await PostgresStore.withRunning(url: url, logger: testLogger()) { store in
+                    try await UserAdministration(store: store, configuration: server.configuration, logger: testLogger()).delete(id)
+                }
+                #expect(erased)
+                try await eventually("the user's stream ended") { stream.ended }
+                #expect(try await server.request(.get, "/v1/messages", token: user.token).status == .unauthorized)
+                #expect(server.emulator.messages(inThread: thread).last?.content.contains("threaddesk admin") == true)
+            }
+        }
+    }
+
     /// Without a live token there is nothing to erase: 401 as JSON, never a 5xx.
     @Test func erasureNeedsALiveToken() async throws {
         try await withServer { server in
