@@ -41,10 +41,11 @@ struct SDKPrivacyTests {
     }
 
     /// With accounts (`userID` + `userHash`), a reinstall that holds no session still erases the
-    /// account's data, and a failure Discord causes is thrown with the session kept for a retry.
+    /// account's data, and Discord refusing is thrown (after the SDK's retries) with the session
+    /// kept for the next attempt.
     @Test func anAccountIsErasedFromAFreshInstallAndFailuresAreThrown() async throws {
         let secret = String(repeating: "s", count: 40)
-        try await withSDKServer({ $0.identitySecret = secret; $0.discordBudget = .seconds(1) }) { server in
+        try await withSDKServer({ $0.identitySecret = secret }) { server in
             let proof: @Sendable (String) async throws -> String = { IdentityVerifier(secret: secret).userHash(for: UserID($0)!) }
             let phone = server.client(device: "phone", userID: "account-erase-1") { $0.userHash = proof }
             try await phone.open()
@@ -52,13 +53,13 @@ struct SDKPrivacyTests {
             let id = UserID("account-erase-1")!
 
             let reinstalled = server.client(device: "new-phone", userID: "account-erase-1") { $0.userHash = proof }
-            server.emulator.injectServerErrors(count: 1_000, status: 503)
+            server.emulator.injectServerErrors(count: 1_000, status: 400)
             do {
                 try await reinstalled.deleteMyData()
-                Issue.record("Discord was down; the erasure cannot have happened")
+                Issue.record("Discord refused; the erasure cannot have happened")
             } catch let error as ThreadDeskError {
-                guard case .server(503, let code, _, _) = error else { throw error }
-                #expect(code == .discordUnavailable)
+                guard case .server(502, let code, _, _) = error else { throw error }
+                #expect(code == .discordRejected)
             }
             #expect(try await server.store.user(id) != nil)
             #expect(await reinstalled.userID == id.rawValue, "the session is kept for the retry")
