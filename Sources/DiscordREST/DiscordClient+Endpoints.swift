@@ -148,6 +148,15 @@ extension DiscordClient {
             as: DiscordChannel.self)
     }
 
+    /// Deletes a thread and every message in it (`DELETE /channels/{id}`, Manage Threads). A
+    /// retry after a server error finds it gone (10003), which the caller takes as done.
+    public func deleteChannel(_ channelID: String) async throws(DiscordError) {
+        try await send(
+            Request(
+                method: .DELETE, template: "/channels/{channel_id}", path: "/channels/\(try Self.id(channelID))", major: channelID,
+                retriesServerErrors: true))
+    }
+
     private struct ThreadPatch: Encodable {
         var archived: Bool?
         var locked: Bool?

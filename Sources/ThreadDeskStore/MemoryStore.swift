@@ -5,16 +5,16 @@ import ThreadDeskCore
 
 /// The store in memory: for unit tests, and the reference the contract tests hold others to.
 public final class MemoryStore: UserStore {
-    private struct State {
+    struct State {
         var users: [UserID: UserRecord] = [:]
         var results: [String: (result: IdempotentResult, at: Date)] = [:]
         var globals: [String: String] = [:]
     }
 
-    private let state = Mutex(State())
-    private let lock = KeyedFIFOLock<UserID>(name: \.logValue)
+    let state = Mutex(State())
+    let lock = KeyedFIFOLock<UserID>(name: \.logValue)
     /// One process serves from this store, so its quotas live in its memory.
-    private let buckets = TokenBuckets()
+    let buckets = TokenBuckets()
     struct Mirror {
         var threads: [Snowflake: MirrorThread] = [:]
         var messages: [Snowflake: MirroredMessage] = [:]

@@ -31,7 +31,7 @@ extension PostgresStore {
         "ALTER TABLE users ADD COLUMN IF NOT EXISTS live_state TEXT",
     ]
 
-    private static let threadColumns = "id, owner, complete, newest_seen, synced_epoch, synced_at, last_activity, gone"
+    static let threadColumns = "id, owner, complete, newest_seen, synced_epoch, synced_at, last_activity, gone"
 
     public func mirrorThread(_ id: Snowflake) async throws -> MirrorThread? {
         try await query("SELECT \(unescaped: Self.threadColumns) FROM mirror_threads WHERE id = \(id.column)").first.map(Self.thread)
@@ -242,7 +242,7 @@ extension PostgresStore {
         }
     }
 
-    private func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await database { try await client.withConnection { try await $0.rows(query, logger: logger) } }
     }
 }

@@ -24,7 +24,7 @@ public final class PostgresStore: UserStore, Service {
     private let holders = KeyedFIFOLock<Int>(defaultTimeout: PostgresStore.leaseTimeout, holders: PostgresStore.poolSize)
     /// Connections in each pool: a replica opens up to twice this many.
     public static let poolSize = 20
-    private let lock = KeyedFIFOLock<UserID>(name: \.logValue)
+    let lock = KeyedFIFOLock<UserID>(name: \.logValue)
     let logger: Logger
     /// The NOTIFY channel of this deployment's live events (one per schema, so deployments that
     /// share a database stay apart).

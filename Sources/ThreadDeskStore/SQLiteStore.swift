@@ -8,9 +8,9 @@ import ThreadDeskCore
 public final class SQLiteStore: UserStore {
     let pool: DatabasePool
     let jobs = ExclusiveJobs()
-    private let lock = KeyedFIFOLock<UserID>(name: \.logValue)
+    let lock = KeyedFIFOLock<UserID>(name: \.logValue)
     /// One process serves from this store, so its quotas live in its memory.
-    private let buckets = TokenBuckets()
+    let buckets = TokenBuckets()
 
     /// Opens (creating folders and file as needed) and migrates the database at `path`.
     public init(path: String, logger: Logger = Logger(label: "threaddesk.store")) throws {

@@ -49,6 +49,13 @@ public final class TokenBuckets: Sendable {
 
     public var count: Int { buckets.withLock { $0.count } }
 
+    /// Forgets the buckets whose keys end with `suffix` (a user erased).
+    public func forget(keysEndingWith suffix: String) {
+        buckets.withLock { buckets in
+            for key in buckets.keys where key.hasSuffix(suffix) { buckets[key] = nil }
+        }
+    }
+
     private static func prune(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant, to size: Int) {
         buckets = buckets.filter { $0.value.fullness(at: now) < 1 }
         guard buckets.count > size else { return }

@@ -1,10 +1,12 @@
+import DiscordREST
 import Foundation
 import ThreadDeskCore
 
 /// The per-user serialized store: the role a Durable Object played in the system we replace.
 /// It is the sum of small protocols, one per job, so that each part of the server asks for only
 /// what it uses; every implementation passes the same contract suite for each of them.
-public protocol UserStore: UserRecords, IdempotencyRecords, GlobalValues, QuotaBuckets, MirrorStore, PushQueue, JobLocks, StoreLifecycle {}
+public protocol UserStore:
+    UserRecords, UserErasure, IdempotencyRecords, GlobalValues, QuotaBuckets, MirrorStore, PushQueue, JobLocks, StoreLifecycle {}
 
 /// The users, one at a time each. `withUser` runs its body one at a time per user, in arrival
 /// order; different users run in parallel. Every implementation runs it through
@@ -19,6 +21,61 @@ public protocol UserRecords: Sendable {
     /// The user a bearer token (by its hash) belongs to, whole: an authenticated read needs no second lookup.
     func user(forTokenHash hash: String) async throws -> UserRecord?
     func userID(forThread threadID: String) async throws -> UserID?
+}
+
+/// Users leaving for good: on their request, an operator's, or by retention. After an erasure the
+/// store holds no row of the user, so their id is free again and none of their tokens works.
+public protocol UserErasure: Sendable {
+    /// Under the user's lock (the one `withUser` takes, across processes on PostgreSQL), hands
+    /// `prepare` what the store holds of the user; once it returns, erases in one transaction,
+    /// still under the lock: the user's record (tokens, push token, read state, history), their
+    /// idempotency records, the mirror of every thread of theirs, the global values `prepare`
+    /// names, and the quota buckets keyed by the user (`…:u:<id>`). When `prepare` throws (Discord
+    /// refused), nothing is erased and the error is rethrown: the erasure can be retried.
+    /// Returns whether there was anything of the user's.
+    @discardableResult
+    func eraseUser(_ id: UserID, _ prepare: (inout ErasureContext) async throws -> Void) async throws -> Bool
+
+    /// Users whose last activity — their record's last change, or a message in one of their
+    /// threads — is before `date`, at most `limit`, in the order of their records' last change.
+    func inactiveUsers(before date: Date, limit: Int) async throws -> [UserActivity]
+}
+
+/// What an erasure is about to remove, and what else goes with it.
+public struct ErasureContext: Sendable {
+    public let id: UserID
+    /// nil when the store has no record of the user (an erasure retried after it succeeded).
+    public let record: UserRecord?
+    /// Every thread of theirs the store knows: the record's, and the mirror's (earlier threads).
+    public let threads: [MirrorThread]
+    /// Global values to erase with the user (notes kept about them or their threads).
+    public var globalKeys: [String] = []
+
+    public init(id: UserID, record: UserRecord?, threads: [MirrorThread]) {
+        self.id = id
+        self.record = record
+        self.threads = threads
+    }
+
+    /// The user's threads' ids, the current one first.
+    public var threadIDs: [Snowflake] {
+        let current = record?.threadID.flatMap { Snowflake($0) }
+        return (current.map { [$0] } ?? []) + threads.map(\.id).filter { $0 != current }
+    }
+
+    /// The suffix of the quota buckets keyed by the user (`send:u:<id>` and the like).
+    public var quotaKeySuffix: String { ":u:\(id.rawValue)" }
+}
+
+/// When a user was last active.
+public struct UserActivity: Sendable, Hashable {
+    public var id: UserID
+    public var lastActivity: Date
+
+    public init(id: UserID, lastActivity: Date) {
+        self.id = id
+        self.lastActivity = lastActivity
+    }
 }
 
 /// What requests under an `Idempotency-Key` did (kept by `withUser`), for as long as a retry

@@ -33,6 +33,27 @@ struct ConfigurationTests {
         #expect(custom.legacyAPIKey == "legacy" && custom.storeURL == "memory://")
     }
 
+    /// The user-data settings: lock by default, retention off; anything else named with what it may be.
+    @Test func userDeletionAndRetentionAreValidated() throws {
+        let defaults = try ServerConfiguration(environment: Self.complete)
+        #expect(defaults.privacy.deletion == .lock && defaults.privacy.retention == nil)
+        let set = try ServerConfiguration(environment: Self.complete.merging(["USER_DELETION": "Delete", "RETENTION_DAYS": "365"]) { $1 })
+        #expect(set.privacy.deletion == .delete && set.privacy.retention == .seconds(365 * 86_400))
+        #expect(try ServerConfiguration(environment: Self.complete.merging(["RETENTION_DAYS": "off"]) { $1 }).privacy.retention == nil)
+        for (deletion, days) in [("archive", "0"), ("", "-3"), ("lock", "36501"), ("delete", "1.5"), ("lock", "a year")] {
+            var environment = Self.complete
+            environment["USER_DELETION"] = deletion
+            environment["RETENTION_DAYS"] = days
+            do {
+                _ = try ServerConfiguration(environment: environment)
+                Issue.record("USER_DELETION=\(deletion) RETENTION_DAYS=\(days) was taken")
+            } catch {
+                #expect(error.invalid.contains { $0.hasPrefix("RETENTION_DAYS (whole days") })
+                #expect(error.invalid.contains { $0.hasPrefix("USER_DELETION (") } == !["", "lock", "delete"].contains(deletion))
+            }
+        }
+    }
+
     @Test func dotEnvIsReadAndTheEnvironmentWins() throws {
         let parsed = DotEnv.parse("""
             # comment

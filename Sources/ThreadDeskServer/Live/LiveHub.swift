@@ -168,6 +168,13 @@ final class LiveHub: Service, Sendable {
         var tokens: Bool? = nil
     }
 
+    /// What another process (`threaddesk admin`) announces when it ended every token of `user`:
+    /// each replica's streams of theirs check their tokens and end.
+    static func tokensEndedAnnouncement(for user: UserID) -> String {
+        let announcement = Announcement(origin: "admin", user: user.rawValue, typingUntil: nil, tokens: true)
+        return (try? JSONEncoder().encode(announcement)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
     /// Queues `announcement` for the one sender task: a user changed twice before it ran is
     /// announced once, so what waits is bounded by the number of users, not of changes.
     private func announce(_ announcement: Announcement) {

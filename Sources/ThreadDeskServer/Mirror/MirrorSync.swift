@@ -91,6 +91,8 @@ struct MirrorSync: Sendable {
     /// Deleted in Discord: reads answer from what is left and never ask Discord about it again;
     /// the user's next message starts a new thread.
     func markGone(_ thread: Snowflake, context: inout UserContext) async throws {
+        // A user erased meanwhile (their thread deleted with them): nothing of theirs is written again.
+        guard context.record != nil else { return }
         var state = try await store.mirrorThread(thread) ?? MirrorThread(id: thread, owner: context.id, complete: false)
         state.gone = true
         try await store.saveMirrorThread(state)

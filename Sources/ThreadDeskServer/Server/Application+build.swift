@@ -127,6 +127,7 @@ struct ServerParts {
             live: parts.live, users: store, quotas: parts.quotas, timeout: configuration.requestTimeout, metrics: metrics, logger: logger
         ).register(on: v1)
         AttachmentRoutes(attachments: parts.attachments, quotas: parts.quotas).register(on: v1)
+        PrivacyRoutes(eraser: parts.eraser, exporter: parts.exporter, metrics: metrics).register(on: v1)
         if let key = configuration.legacyAPIKey {
             LegacyRoutes(
                 legacy: parts.legacy, conversation: parts.conversation, devices: parts.devices, diagnostics: parts.diagnostics,

@@ -23,6 +23,8 @@ struct Components: Sendable {
     let uploads: UploadReader
     let attachments: AttachmentProxy
     let away: Away
+    let eraser: UserEraser
+    let exporter: DataExporter
 
     /// What runs beside the HTTP server, in the order it starts (it stops in reverse).
     let services: [any Service]
@@ -100,6 +102,10 @@ struct Components: Sendable {
             store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger,
             now: now)
 
+        eraser = UserEraser(
+            store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status, metrics: metrics, logger: logger)
+        exporter = DataExporter(store: store, sync: sync, now: now)
+
         var services: [any Service] = [
             ingestionQueue,
             ReconciliationService(
@@ -108,6 +114,12 @@ struct Components: Sendable {
             hub,
             IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time),
         ]
+        if let retention = configuration.privacy.retention {
+            services.append(
+                RetentionService(
+                    store: store, eraser: eraser, retention: retention, interval: configuration.privacy.retentionInterval, metrics: metrics,
+                    logger: logger, time: time))
+        }
         if let pushes { services.append(pushes) }
         if let receipts { services.append(receipts) }
         if let status { services.append(status) }

@@ -45,6 +45,8 @@ public struct ServerConfiguration: Sendable {
     public var live = LiveSettings()
     public var quotas = QuotaSettings()
     public var attachments = AttachmentSettings()
+    /// Erasing users' data: what becomes of their threads, and the retention of inactive users.
+    public var privacy = PrivacySettings()
     /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).
     /// Addresses or networks (`10.0.0.0/8`, `fd00::/8`) of the reverse proxies whose
     /// `X-Forwarded-For` is believed (`TRUSTED_PROXIES`).
@@ -267,6 +269,7 @@ public struct ServerConfiguration: Sendable {
                 problem.invalid.append("ATTACHMENT_TYPES (media types separated by commas, e.g. image/png,image/*)")
             }
         }
+        privacy.read(value, problem: &problem)
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 

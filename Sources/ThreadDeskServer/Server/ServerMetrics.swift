@@ -63,6 +63,24 @@ public struct ServerMetrics: Sendable {
             .increment()
     }
 
+    /// A user's data erased: `request` (DELETE /v1/me), `admin` (threaddesk admin), `retention`.
+    func usersErased(reason: String) {
+        registry.makeCounter(name: "threaddesk_users_erased_total", labels: [("reason", reason)], help: "Users whose data was erased")
+            .increment()
+    }
+
+    /// A round of the retention job ended: `done`, or `failed` (a user it could not erase, or the store).
+    func retentionRound(outcome: String) {
+        registry.makeCounter(
+            name: "threaddesk_retention_rounds_total", labels: [("outcome", outcome)],
+            help: "Rounds of the retention job that looked for inactive users").increment()
+    }
+
+    /// A page of a user's data export served.
+    func exportPage() {
+        registry.makeCounter(name: "threaddesk_export_pages_total", help: "Pages of user data exports served").increment()
+    }
+
     func pushes(outcome: String) {
         registry.makeCounter(name: "threaddesk_pushes_total", labels: [("outcome", outcome)], help: "Push notifications by outcome")
             .increment()

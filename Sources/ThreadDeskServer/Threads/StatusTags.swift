@@ -93,6 +93,7 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// A newer status wins; a pending archive or unarchive (`/close`, `/reopen`) stays with it,
     /// unless the user wrote since (their message brings the thread back).
     private func want(_ next: Desired, for thread: Snowflake) {
+        guard !forgotten.withLock({ $0.contains(thread) }) else { return }
         desired.withLock { desired in
             var merged = next
             if merged.archive == nil, next.status != .needsReply { merged.archive = desired[thread]?.archive }
@@ -100,6 +101,16 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         }
         wakeUps.signal()
     }
+
+    /// The thread's user was erased: nothing more is applied to it, and no note of its status is
+    /// kept (one being applied now is removed once it is written).
+    func forget(_ thread: Snowflake) {
+        forgotten.withLock { _ = $0.insert(thread) }
+        desired.withLock { $0[thread] = nil }
+    }
+
+    /// Threads of erased users (a few ids per erasure, for the life of the process).
+    private let forgotten = Mutex<Set<Snowflake>>([])
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -203,6 +214,11 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             _ = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: tags)
         }
         try await store.setGlobalValue(Self.key(thread), to: next.status.rawValue)
+        if forgotten.withLock({ $0.contains(thread) }) {
+            // Its user was erased while this was under way: the note goes too.
+            try await store.setGlobalValue(Self.key(thread), to: nil)
+            return
+        }
         if shown == .resolved, next.status == .needsReply, next.archive == nil {
             // The user wrote again after `/close`: Discord brought the thread back with their post.
             do {

@@ -75,6 +75,9 @@ public protocol MirrorStore: Sendable {
     func saveMirroredMessages(_ messages: [MirroredMessage]) async throws
     /// Visible, undeleted messages of a thread.
     func mirrorPage(thread: Snowflake, _ cursor: MirrorCursor, limit: Int) async throws -> MirrorPage
+    /// Visible, undeleted messages of every thread of `owner`'s (an export), oldest first, after
+    /// `after` (from the start when nil).
+    func conversation(of owner: UserID, after: Snowflake?, limit: Int) async throws -> MirrorPage
     /// Ids of the undeleted messages of a thread from `lowest` on (reconciliation looks for deletions).
     func mirroredIDs(thread: Snowflake, from lowest: Snowflake) async throws -> [Snowflake]
     /// The messages of one send split into several posts, first part first.

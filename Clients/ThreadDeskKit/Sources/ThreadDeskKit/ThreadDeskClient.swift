@@ -16,7 +16,7 @@ import FoundationNetworking
 public actor ThreadDeskClient {
     public nonisolated let configuration: ThreadDeskConfiguration
     let transport: Transport
-    private var session: Session?
+    var session: Session?
     private var lastTyping: TimeInterval?
 
     public init(_ configuration: ThreadDeskConfiguration) {
@@ -63,6 +63,11 @@ public actor ThreadDeskClient {
     public func signOut() async throws(ThreadDeskError) {
         if session == nil { session = try await loadStoredSession() }
         if let token = session?.token { _ = try? await transport.send(request("v1/session", method: "DELETE", token: token)) }
+        try await forgetSession()
+    }
+
+    /// Forgets the session and the unsent messages on this device.
+    func forgetSession() async throws(ThreadDeskError) {
         session = nil
         do {
             try await configuration.sessionStore.save(nil)
@@ -72,7 +77,7 @@ public actor ThreadDeskClient {
         }
     }
 
-    private func loadStoredSession() async throws(ThreadDeskError) -> Session? {
+    func loadStoredSession() async throws(ThreadDeskError) -> Session? {
         do {
             return try await configuration.sessionStore.load()
         } catch {
@@ -80,7 +85,7 @@ public actor ThreadDeskClient {
         }
     }
 
-    private func createSession(presenting current: Session?, installation: [String: InstallationValue]?) async throws(ThreadDeskError) -> Session {
+    func createSession(presenting current: Session?, installation: [String: InstallationValue]?) async throws(ThreadDeskError) -> Session {
         let userID = configuration.userID ?? current?.userId
         var hash: String?
         if let userID, let proof = configuration.userHash {

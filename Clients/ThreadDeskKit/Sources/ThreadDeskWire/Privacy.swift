@@ -1,0 +1,60 @@
+/// `GET /v1/me/export`: one page of the user's conversation and everything ThreadDesk keeps about
+/// them (the right of access). Pages hold at most `limit` messages (up to 1,000); while `hasMore`,
+/// the next page is asked for with `after` = the last message's id.
+public struct DataExport: Sendable, Codable, Hashable {
+    /// What ThreadDesk keeps about the user, besides the conversation.
+    public var user: KeptUserData
+    /// The messages the user can see, of every thread they have had, oldest first, as
+    /// `GET /v1/messages` shows them (support's internal notes are not the user's data and are not
+    /// shown); attachments as ThreadDesk's own URLs.
+    public var messages: [SupportMessage]
+    public var hasMore: Bool
+    /// ISO 8601.
+    public var exportedAt: String
+
+    public init(user: KeptUserData, messages: [SupportMessage], hasMore: Bool, exportedAt: String) {
+        self.user = user
+        self.messages = messages
+        self.hasMore = hasMore
+        self.exportedAt = exportedAt
+    }
+}
+
+/// What ThreadDesk keeps about a user besides their messages. Secrets are described, never
+/// shown: the push token and the session tokens only by whether they exist.
+public struct KeptUserData: Sendable, Codable, Hashable {
+    public var userId: String
+    /// ISO 8601: when the id was first seen.
+    public var createdAt: String
+    /// ISO 8601: the last change of the user's record (their last action, or a delivery to them).
+    public var updatedAt: String
+    /// The app and device info last told to support (or waiting for the first message).
+    public var installation: [String: String]?
+    public var pushTokenRegistered: Bool
+    /// `production` or `development`, when a push token is registered.
+    public var pushEnvironment: String?
+    /// Support replies the user has not read.
+    public var unreadCount: Int
+    /// The newest message the user has read.
+    public var lastReadMessageId: String?
+    /// Sessions (devices) whose token works.
+    public var liveSessions: Int
+    /// The Discord thread of the user's conversation (messages of earlier threads of theirs are in the export too).
+    public var threadId: String?
+
+    public init(
+        userId: String, createdAt: String, updatedAt: String, installation: [String: String]?, pushTokenRegistered: Bool,
+        pushEnvironment: String?, unreadCount: Int, lastReadMessageId: String?, liveSessions: Int, threadId: String?
+    ) {
+        self.userId = userId
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.installation = installation
+        self.pushTokenRegistered = pushTokenRegistered
+        self.pushEnvironment = pushEnvironment
+        self.unreadCount = unreadCount
+        self.lastReadMessageId = lastReadMessageId
+        self.liveSessions = liveSessions
+        self.threadId = threadId
+    }
+}

@@ -1,0 +1,51 @@
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// A user's data as they may ask for it (the right of access): what ThreadDesk keeps about them,
+/// and their conversation as the API shows it, a bounded page at a time from the mirror.
+struct DataExporter: Sendable {
+    let store: any UserRecords & MirrorStore
+    /// Brings the current thread's mirror up to date before a first page (as a read of
+    /// `GET /v1/messages` would); nil exports the mirror as it stands (the admin tool).
+    let sync: MirrorSync?
+    let now: @Sendable () -> Date
+
+    static let defaultPage = 500
+    static let maximumPage = 1000
+
+    /// One page: the kept facts, and up to `limit` messages after `after` (from the start when nil).
+    func page(for record: UserRecord, after: Snowflake?, limit: Int) async throws -> DataExport {
+        if after == nil, let sync, let thread = record.threadID.flatMap({ Snowflake($0) }) {
+            _ = try await sync.ensureCurrent(thread, owner: record.id)
+        }
+        let page = try await store.conversation(of: record.id, after: after, limit: min(max(limit, 1), Self.maximumPage))
+        return DataExport(
+            user: try await kept(record), messages: page.messages.map(SupportMessage.init), hasMore: page.hasMore,
+            exportedAt: Self.timestamp(now()))
+    }
+
+    /// What ThreadDesk keeps about the user besides the messages; secrets only by whether they exist.
+    func kept(_ record: UserRecord) async throws -> KeptUserData {
+        KeptUserData(
+            userId: record.id.rawValue, createdAt: Self.timestamp(record.createdAt), updatedAt: Self.timestamp(record.updatedAt),
+            installation: (record.installation ?? record.pendingInstallation).map(Self.fields),
+            pushTokenRegistered: record.pushToken != nil, pushEnvironment: record.pushToken == nil ? nil : record.pushEnvironment?.rawValue,
+            unreadCount: try await LiveFeed(store: store).unreadCount(record), lastReadMessageId: record.lastReadMessageID,
+            liveSessions: record.liveTokenHashes.count, threadId: record.threadID)
+    }
+
+    static func fields(_ info: InstallationInfo) -> [String: String] {
+        var fields = info.other
+        let named: [(String, String?)] = [
+            ("appVersion", info.appVersion), ("buildVersion", info.buildVersion), ("osPlatform", info.osPlatform),
+            ("osVersion", info.osVersion), ("locale", info.locale), ("deviceModel", info.deviceModel),
+        ]
+        for (key, value) in named { if let value { fields[key] = value } }
+        return fields
+    }
+
+    static func timestamp(_ date: Date) -> String { date.formatted(.iso8601) }
+}
