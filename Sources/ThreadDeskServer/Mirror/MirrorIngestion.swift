@@ -24,6 +24,11 @@ struct MirrorIngestion: Sendable {
     @discardableResult
     func apply(_ facts: [MirrorFact], thread: Snowflake, record: UserRecord) async throws -> [MirrorChange] {
         guard !facts.isEmpty else { return [] }
+        // Only the owner's thread: the one the record names, or one mirrored for this user before.
+        // An owner looked up before the lock may be gone since (erased), its id claimed afresh:
+        // the old conversation must not flow into the new user's mirror.
+        let mirrored = try await store.mirrorThread(thread)
+        guard record.threadID == thread.description || mirrored?.owner == record.id else { return [] }
         var current: [Snowflake: MirroredMessage] = [:]
         for message in try await store.mirroredMessages(Array(Set(facts.map(\.messageID)))) { current[message.id] = message }
         var written: [Snowflake: MirroredMessage] = [:]
@@ -56,7 +61,7 @@ struct MirrorIngestion: Sendable {
             if appeared.contains(id) { written[id]?.shownSeq = number }
         }
         try await store.saveMirroredMessages(written.values.sorted { $0.id < $1.id })
-        var state = try await store.mirrorThread(thread) ?? MirrorThread(id: thread, owner: record.id, complete: false, lastActivity: now())
+        var state = mirrored ?? MirrorThread(id: thread, owner: record.id, complete: false, lastActivity: now())
         let before = state
         if let newest = written.values.filter({ !$0.deleted }).map(\.id).max(), state.newestSeen.map({ $0 < newest }) ?? true {
             state.newestSeen = newest
