@@ -17,12 +17,12 @@ extension DiscordWorld {
                 object[key] = nil
             }
             object["region"] = "deprecated"
-            object["home_header"] = nil
+            object["home_header"] = .null
             object["widget_enabled"] = false
-            object["widget_channel_id"] = nil
-            object["max_presences"] = nil
+            object["widget_channel_id"] = .null
+            object["max_presences"] = .null
             object["max_stage_video_channel_users"] = 50
-            object["incidents_data"] = nil
+            object["incidents_data"] = .null
             return .object(object)
         }
     }
