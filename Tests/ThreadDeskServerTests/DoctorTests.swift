@@ -4,8 +4,10 @@ import DiscordEmulator
 import DiscordREST
 import Foundation
 import Logging
+import TestSupport
 import Testing
 import ThreadDeskServer
+import ThreadDeskStore
 
 /// `threaddesk doctor` against the emulators: a correct set-up passes; each thing withheld in
 /// Discord or wrong about the APNs key fails its own check, named, with what to do.
@@ -203,6 +205,33 @@ struct DoctorTests {
             let check = try #require(report.check("store"))
             #expect(check.passed && check.detail.contains("migrations applied"), "\(check.detail)")
         }
+    }
+
+    /// PostgreSQL: a new database has its schema pending (the doctor does not migrate it); once a
+    /// store migrated it, up to date; a server that does not answer fails within the deadline.
+    @Test(.enabled(if: postgresIsAvailable))
+    func aPostgreSQLStoreIsReachedAndItsSchemaRead() async throws {
+        try await withFreshPostgresSchema { url in
+            let doctor = Doctor(configuration: Self.storeOnly(url), logger: testLogger())
+            let fresh = await doctor.storeChecks()
+            #expect(fresh.count == 1 && fresh[0].passed && fresh[0].detail.contains("pending"), "\(fresh)")
+            #expect(await doctor.storeChecks()[0].detail.contains("pending"))
+            try await PostgresStore.withRunning(url: url, logger: testLogger()) { _ in }
+            let migrated = await doctor.storeChecks()
+            #expect(migrated[0].passed && migrated[0].detail.contains("up to date"), "\(migrated)")
+        }
+        var unreachable = Doctor.Options()
+        unreachable.storeTimeout = .seconds(5)
+        let refused = await Doctor(configuration: Self.storeOnly("postgres://u:secret@127.0.0.1:1/db"), options: unreachable, logger: testLogger())
+            .storeChecks()
+        #expect(!refused[0].passed)
+        #expect(!refused[0].detail.contains("secret"))
+    }
+
+    static func storeOnly(_ url: String) -> ServerConfiguration {
+        var configuration = ServerConfiguration(discordToken: "t", guildID: "1", forumChannelID: "2", appKey: "a-test-app-key-of-24-chars")
+        configuration.storeURL = url
+        return configuration
     }
 
     @Test func anUnreadableConfigurationIsTheOneFailedCheck() async {

@@ -6,7 +6,7 @@ import ThreadDeskStore
 /// The store (reachable, migrations applied or pending, the SQLite file writable), the listeners'
 /// addresses and the secrets' lengths. Nothing here changes the store.
 extension Doctor {
-    func storeChecks() async -> [DoctorCheck] {
+    public func storeChecks() async -> [DoctorCheck] {
         let url = configuration.storeURL
         if url.hasPrefix("sqlite://") { return [sqliteCheck(path: String(url.dropFirst("sqlite://".count)))] }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return [await postgresCheck(url: url)] }
