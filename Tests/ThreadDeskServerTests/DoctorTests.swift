@@ -212,7 +212,10 @@ struct DoctorTests {
     @Test(.enabled(if: postgresIsAvailable))
     func aPostgreSQLStoreIsReachedAndItsSchemaRead() async throws {
         try await withFreshPostgresSchema { url in
-            let doctor = Doctor(configuration: Self.storeOnly(url), logger: testLogger())
+            // Room for a PostgreSQL busy with the rest of the suite.
+            var patient = Doctor.Options()
+            patient.storeTimeout = .seconds(60)
+            let doctor = Doctor(configuration: Self.storeOnly(url), options: patient, logger: testLogger())
             let fresh = await doctor.storeChecks()
             #expect(fresh.count == 1 && fresh[0].passed && fresh[0].detail.contains("pending"), "\(fresh)")
             #expect(await doctor.storeChecks()[0].detail.contains("pending"))
