@@ -115,6 +115,15 @@ extension DiscordEmulator {
 
     public func setForumRequiresTag(_ required: Bool) { world.setForumRequiresTag(required) }
 
+    /// Takes `permissions` (a bitfield) from the bot in the forum, as a member overwrite.
+    public func denyBotInForum(_ permissions: UInt64) { world.denyBotInForum(permissions) }
+
+    /// Sets what `@everyone` may do in the guild (the base of every member's permissions).
+    public func setEveryonePermissions(_ permissions: UInt64) { world.setEveryonePermissions(permissions) }
+
+    /// The Message Content intent's switch in the Developer Portal (off: IDENTIFY with it closes 4014).
+    public func setMessageContentIntent(enabled: Bool) { world.setMessageContentIntent(enabled) }
+
     /// The forum's tags, id → name.
     public var forumTagNames: [String: String] {
         world.state.withLock { state in

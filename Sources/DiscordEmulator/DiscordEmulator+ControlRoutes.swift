@@ -35,6 +35,8 @@ extension DiscordEmulator {
 
     struct EditRequest: Decodable { var content: String }
 
+    struct DenyRequest: Decodable { var permissions: String }
+
     struct ClockRequest: Decodable { var advanceSeconds: Double }
 
     func addControlRoutes(to router: Router<BasicRequestContext>) {
@@ -117,6 +119,18 @@ extension DiscordEmulator {
             let body = try await request.decode(as: Switch.self, context: context)
             self.setForumRequiresTag(body.required ?? true)
             return try Self.encode(["required": body.required ?? true])
+        }
+        // Takes permissions (a bitfield as a decimal string) from the bot in the forum.
+        control.post("/forum/deny-bot") { request, context in
+            let body = try await request.decode(as: DenyRequest.self, context: context)
+            guard let bits = UInt64(body.permissions) else { return Response(status: .badRequest) }
+            self.denyBotInForum(bits)
+            return Response(status: .noContent)
+        }
+        control.put("/application/message-content") { request, context in
+            let body = try await request.decode(as: Switch.self, context: context)
+            self.setMessageContentIntent(enabled: body.enabled ?? true)
+            return try Self.encode(["enabled": body.enabled ?? true])
         }
         control.post("/faults/server-errors") { request, context in
             let body = try await request.decode(as: FaultRequest.self, context: context)

@@ -171,6 +171,18 @@ extension DiscordEmulator {
             return .noContent
         }
 
+        rest(router, .get, "/guilds/{guild_id}", bucket: .route) { call throws(DiscordFailure) in
+            .ok(try world.guild(try call.snowflake("guild_id")))
+        }
+
+        rest(router, .get, "/guilds/{guild_id}/roles", bucket: .route) { call throws(DiscordFailure) in
+            .ok(try world.guildRoles(try call.snowflake("guild_id")))
+        }
+
+        rest(router, .get, "/guilds/{guild_id}/members/{user_id}", bucket: .route) { call throws(DiscordFailure) in
+            .ok(try world.guildMember(try call.snowflake("guild_id"), user: try call.snowflake("user_id")))
+        }
+
         rest(router, .get, "/guilds/{guild_id}/threads/active", bucket: .route) { call throws(DiscordFailure) in
             .ok(try world.activeThreads(guild: try call.snowflake("guild_id")))
         }

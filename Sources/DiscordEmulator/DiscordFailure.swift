@@ -17,6 +17,7 @@ public struct DiscordFailure: Error, Sendable, CustomStringConvertible {
     static let unauthorized = DiscordFailure(status: 401, code: 0, message: "401: Unauthorized")
     static let unknownChannel = DiscordFailure(status: 404, code: 10003, message: "Unknown Channel")
     static let unknownGuild = DiscordFailure(status: 404, code: 10004, message: "Unknown Guild")
+    static let unknownMember = DiscordFailure(status: 404, code: 10007, message: "Unknown Member")
     static let unknownMessage = DiscordFailure(status: 404, code: 10008, message: "Unknown Message")
     static let unknownEmoji = DiscordFailure(status: 400, code: 10014, message: "Unknown Emoji")
     static let notFound = DiscordFailure(status: 404, code: 0, message: "404: Not Found")

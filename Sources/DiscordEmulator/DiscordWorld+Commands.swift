@@ -69,7 +69,7 @@ extension DiscordWorld {
     func rolesJSON(state: State) -> JSON {
         let everyone: JSON = [
             "id": .string(guildID.description), "name": "@everyone", "color": 0, "colors": EmulatedRole.noColors, "hoist": false,
-            "icon": nil, "unicode_emoji": nil, "position": 0, "permissions": .string(String(Permissions.everyone)),
+            "icon": nil, "unicode_emoji": nil, "position": 0, "permissions": .string(String(state.everyonePermissions)),
             "managed": false, "mentionable": false, "flags": 0,
         ]
         return .array([everyone] + state.roles.map(\.json))

@@ -58,7 +58,7 @@ extension DiscordWorld {
                     return close(4013, "Invalid intent(s).")
                 }
                 let disallowed = GatewayIntent.privileged.filter {
-                    intents & $0.rawValue != 0 && !($0 == .messageContent && configuration.messageContentIntentEnabled)
+                    intents & $0.rawValue != 0 && !($0 == .messageContent && state.messageContentIntentEnabled)
                 }
                 guard disallowed.isEmpty else { return close(4014, "Disallowed intent(s).") }
                 let now = configuration.clock.now
@@ -100,7 +100,7 @@ extension DiscordWorld {
             "session_id": .string(sessionID),
             "session_type": "normal",
             "resume_gateway_url": .string(resumeGatewayURL),
-            "application": ["id": .string(applicationID.description), "flags": 0],
+            "application": ["id": .string(applicationID.description), "flags": JSON(state.messageContentIntentEnabled ? 1 << 19 : 0)],
             "private_channels": [],
             "relationships": [],
             "presences": [],
@@ -149,7 +149,7 @@ extension DiscordWorld {
         baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/gateway"
     }
 
-    private func guildCreate(state: State) -> JSON {
+    func guildCreate(state: State) -> JSON {
         let joined = JSON.string(ISO8601.string(guildID.date))
         let channels = state.channels.values.filter { !$0.isThread }.sorted { $0.id < $1.id }
         let threads = state.channels.values.filter { $0.isThread && $0.thread?.archived == false }
@@ -175,7 +175,8 @@ extension DiscordWorld {
             "members": .array(
                 state.users.values.map {
                     [
-                        "user": $0.json, "nick": nil, "avatar": nil, "roles": [], "joined_at": joined,
+                        "user": $0.json, "nick": nil, "avatar": nil,
+                        "roles": .array((state.memberRoles[$0.id] ?? []).map { .string($0.description) }), "joined_at": joined,
                         "premium_since": nil, "deaf": false, "mute": false, "flags": 0, "pending": false,
                     ]
                 }),

@@ -29,6 +29,11 @@ final class DiscordWorld: Sendable {
         var interactions: [Snowflake: EmulatedInteraction] = [:]
         var webhooks: [Snowflake: EmulatedWebhook] = [:]
         var roles: [EmulatedRole] = []
+        /// Each member's roles (members not listed have none).
+        var memberRoles: [Snowflake: [Snowflake]] = [:]
+        var everyonePermissions = Permissions.everyone
+        /// The Message Content intent's switch in the Developer Portal (`Configuration` sets it first).
+        var messageContentIntentEnabled = true
 
         /// Whether one more identify in `bucket` fits `max_concurrency`; if so it is counted.
         mutating func takeIdentifySlot(bucket: Int, now: Duration, _ configuration: DiscordEmulator.Configuration) -> Bool {
@@ -103,8 +108,14 @@ final class DiscordWorld: Sendable {
         self.forumID = ids.next()
         self.token = Self.makeToken(botID: bot.id)
         var state = State(identifyRemaining: configuration.identifyBudget)
+        state.messageContentIntentEnabled = configuration.messageContentIntentEnabled
         state.users[bot.id] = bot
         state.users[agent.id] = agent
+        // Invited with the permissions the README asks for: Discord gives the bot a managed role.
+        let botRole = EmulatedRole(
+            id: ids.next(), name: bot.username, position: 1, permissions: Permissions.bot & ~Permissions.everyone, botID: bot.id)
+        state.roles.append(botRole)
+        state.memberRoles[bot.id] = [botRole.id]
         state.channels[forumID] = EmulatedChannel(
             id: forumID, type: .guildForum, name: configuration.forumName,
             availableTags: [(ids.next(), "open"), (ids.next(), "ios")]

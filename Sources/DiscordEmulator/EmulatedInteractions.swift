@@ -83,6 +83,9 @@ struct EmulatedRole: Sendable {
     var id: Snowflake
     var name: String
     var position: Int
+    var permissions: UInt64 = 0
+    /// The bot's own role, which Discord makes (managed) when a bot is invited with permissions.
+    var botID: Snowflake?
 
     /// No colour: `color` 0 and the `colors` Discord sends beside it (which libraries require).
     static let noColors: JSON = ["primary_color": 0, "secondary_color": nil, "tertiary_color": nil]
@@ -90,8 +93,9 @@ struct EmulatedRole: Sendable {
     var json: JSON {
         [
             "id": .string(id.description), "name": .string(name), "color": 0, "colors": Self.noColors, "hoist": false, "icon": nil,
-            "unicode_emoji": nil, "position": JSON(position), "permissions": "0", "managed": false,
-            "mentionable": false, "flags": 0,
+            "unicode_emoji": nil, "position": JSON(position), "permissions": .string(String(permissions)),
+            "managed": .bool(botID != nil), "mentionable": false, "flags": 0,
+            "tags": botID.map { ["bot_id": .string($0.description)] } ?? [:],
         ]
     }
 }

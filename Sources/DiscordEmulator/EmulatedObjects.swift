@@ -1,5 +1,6 @@
 import DiscordREST
 import Foundation
+import Synchronization
 
 /// A Discord user as the emulator stores it: the bot, support agents, anyone else in the guild.
 struct EmulatedUser: Sendable {
@@ -140,6 +141,8 @@ struct EmulatedChannel: Sendable {
     /// Forums only: tags that may be applied, and whether posts must carry one.
     var availableTags: [(id: Snowflake, name: String)] = []
     var requiresTag = false
+    /// Guild channels only: `@everyone`'s, roles' and members' overwrites.
+    var permissionOverwrites: [PermissionOverwrite] = []
     /// When each user last started typing here (TYPING_START lasts about 10 s).
     var typing: [Snowflake: Date] = [:]
 
@@ -175,7 +178,7 @@ struct EmulatedChannel: Sendable {
         case .guildForum:
             object["flags"] = requiresTag ? 16 : 0
             object["position"] = 1
-            object["permission_overwrites"] = []
+            object["permission_overwrites"] = .array(permissionOverwrites.map(\.json))
             object["nsfw"] = false
             object["topic"] = .null
             object["available_tags"] = .array(
@@ -202,6 +205,18 @@ struct EmulatedChannel: Sendable {
     }
 }
 
+/// A channel's permission overwrite: type 0 a role (the guild's id is `@everyone`), 1 a member.
+struct PermissionOverwrite: Sendable {
+    var id: Snowflake
+    var type: Int
+    var allow: UInt64
+    var deny: UInt64
+
+    var json: JSON {
+        ["id": .string(id.description), "type": JSON(type), "allow": .string(String(allow)), "deny": .string(String(deny))]
+    }
+}
+
 enum ISO8601 {
     static func string(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .colon))
@@ -211,6 +226,11 @@ enum ISO8601 {
 extension DiscordWorld {
     /// The application the bot belongs to, owned by the support agent's account, in the shape of
     /// Discord's `PrivateApplicationResponse`.
+    /// GATEWAY_MESSAGE_CONTENT_LIMITED (1 << 19) while the intent is on: an unverified app.
+    var applicationFlags: Int {
+        state.withLock { $0.messageContentIntentEnabled } ? 1 << 19 : 0
+    }
+
     var applicationJSON: JSON {
         [
             "id": .string(applicationID.description),
@@ -223,8 +243,8 @@ extension DiscordWorld {
             "bot_require_code_grant": false,
             // An Ed25519 public key's 32 bytes in hex; nothing is signed with it here.
             "verify_key": .string(String(repeating: "0", count: 64)),
-            "flags": 0,
-            "flags_new": "0",
+            "flags": JSON(applicationFlags),
+            "flags_new": .string(String(applicationFlags)),
             "redirect_uris": [],
             "interactions_endpoint_url": nil,
             "role_connections_verification_url": nil,

@@ -199,4 +199,9 @@ struct DiscordOriginalEdit: Encodable {
 /// `GET /oauth2/applications/@me`: only the id is needed.
 public struct DiscordApplication: Sendable, Codable, Hashable {
     public var id: String
+    /// The application's flags: the privileged intents switched on in the Developer Portal among them.
+    public var flags: Int?
+
+    /// GATEWAY_MESSAGE_CONTENT (a verified app) or GATEWAY_MESSAGE_CONTENT_LIMITED (under 100 servers).
+    public var hasMessageContentIntent: Bool { (flags ?? 0) & (1 << 18 | 1 << 19) != 0 }
 }

@@ -112,6 +112,8 @@ public struct DiscordChannel: Sendable, Codable, Hashable {
     public var appliedTags: [String]?
     public var availableTags: [DiscordForumTag]?
     public var messageCount: Int?
+    /// Guild channels only: who may do what here beyond the guild's roles.
+    public var permissionOverwrites: [DiscordPermissionOverwrite]?
 
     /// Forum flag 1 << 4: posts must carry a tag.
     public var requiresTag: Bool { (flags ?? 0) & 16 != 0 }

@@ -64,6 +64,10 @@ struct Sandbox: AsyncParsableCommand {
               curl -s -XPOST \(discord.controlURL)/threads/THREAD_ID/replies -d '{"content":"Hi! Support here."}'
               curl -s \(api)/v1/messages -H "Authorization: Bearer $TOKEN"
 
+            Going live: cp .env.example .env, fill it in, then `threaddesk doctor` checks it against
+            Discord (token, intents, the bot's permissions in the forum), Apple and the store, naming
+            what to fix, before `threaddesk serve`.
+
             Ctrl-C stops it.
             """
     }

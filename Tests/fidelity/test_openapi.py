@@ -143,3 +143,24 @@ def test_requests_from_our_swift_client_fit_discords_schema(openapi):
     routes = {r["route"] for r in recorded}
     assert {"/channels/{channel_id}/threads", "/channels/{channel_id}/messages"} <= routes
     assert checked >= 3
+
+
+def test_the_guild_its_roles_and_the_bots_membership_answer_in_discords_shapes(discord, emulator):
+    """What `threaddesk doctor` reads: the guild and its roles, the bot as a member (its managed
+    role), the forum's overwrites once the bot is denied a permission there."""
+    guild, bot, forum = emulator["guildID"], emulator["botUserID"], emulator["forumChannelID"]
+    body, _ = discord.call("GET", "/guilds/{guild_id}", f"/guilds/{guild}", 200)
+    assert body["id"] == guild and body["roles"][0]["id"] == guild
+    roles, _ = discord.call("GET", "/guilds/{guild_id}/roles", f"/guilds/{guild}/roles", 200)
+    bot_role = next(role for role in roles if role.get("tags", {}).get("bot_id") == bot)
+    assert bot_role["managed"] is True and int(bot_role["permissions"]) & (1 << 34)
+    member, _ = discord.call("GET", "/guilds/{guild_id}/members/{user_id}", f"/guilds/{guild}/members/{bot}", 200)
+    assert member["user"]["id"] == bot and member["roles"] == [bot_role["id"]]
+    discord.call("GET", "/guilds/{guild_id}/members/{user_id}", f"/guilds/{guild}/members/1", 404)
+
+    assert requests.post(f"{emulator['controlURL']}/forum/deny-bot", json={"permissions": "64"}, timeout=10).status_code == 204
+    channel, _ = discord.call("GET", "/channels/{channel_id}", f"/channels/{forum}", 200)
+    assert channel["permission_overwrites"] == [{"id": bot, "type": 1, "allow": "0", "deny": "64"}]
+    requests.put(f"{emulator['controlURL']}/application/message-content", json={"enabled": False}, timeout=10)
+    application, _ = discord.call("GET", "/oauth2/applications/@me", "/oauth2/applications/@me", 200)
+    assert application["flags"] & (1 << 18 | 1 << 19) == 0

@@ -1,0 +1,150 @@
+import DiscordREST
+import Foundation
+import Logging
+
+/// The Discord side: the token, the Message Content intent, a real identify, the guild, the
+/// forum, the bot's permissions in it and the forum's tags.
+extension Doctor {
+    func discordChecks() async -> [DoctorCheck] {
+        let discord = DiscordClient(
+            configuration: .init(baseURL: configuration.discordAPIURL, token: configuration.discordToken), logger: logger)
+        var checks: [DoctorCheck] = []
+        let bot: DiscordUser
+        do {
+            bot = try await discord.currentUser()
+            checks.append(DoctorCheck("discord.token", passed: "the bot \(bot.username) (\(bot.id))"))
+        } catch {
+            checks.append(Self.tokenFailure(error, url: configuration.discordAPIURL))
+            return checks
+        }
+        do {
+            let application = try await discord.currentApplication()
+            checks.append(
+                application.hasMessageContentIntent
+                    ? DoctorCheck("discord.intent", passed: "Message Content Intent on")
+                    : DoctorCheck(
+                        "discord.intent", failed: "the application's Message Content Intent is off (replies would arrive empty)",
+                        fix: Self.intentFix))
+        } catch {
+            checks.append(DoctorCheck("discord.intent", failed: "cannot read the application: \(error)", fix: "check that DISCORD_TOKEN is a bot token"))
+        }
+        checks.append(await gatewayCheck(discord))
+        let guild: DiscordGuild
+        do {
+            guild = try await discord.guild(configuration.guildID)
+            checks.append(DoctorCheck("discord.guild", passed: "\(guild.name) (\(guild.id))"))
+        } catch {
+            checks.append(
+                DoctorCheck(
+                    "discord.guild", failed: "the guild \(configuration.guildID) cannot be read (\(Self.short(error)))",
+                    fix: "check DISCORD_GUILD_ID (Developer Mode → right-click the server → Copy Server ID) and invite the bot there"))
+            return checks
+        }
+        let forum: DiscordChannel
+        do {
+            forum = try await discord.channel(configuration.forumChannelID)
+        } catch {
+            checks.append(
+                DoctorCheck(
+                    "discord.forum", failed: "the channel \(configuration.forumChannelID) cannot be read (\(Self.short(error)))",
+                    fix: "check DISCORD_FORUM_CHANNEL_ID and that the bot may View Channel there"))
+            return checks
+        }
+        guard forum.type == 15, forum.guildId == configuration.guildID else {
+            checks.append(
+                DoctorCheck(
+                    "discord.forum",
+                    failed: forum.type == 15
+                        ? "the forum \(forum.id) belongs to another guild (\(forum.guildId ?? "none"))"
+                        : "the channel \(forum.id) is not a forum (type \(forum.type), a forum is 15)",
+                    fix: "set DISCORD_FORUM_CHANNEL_ID to a forum channel of the guild DISCORD_GUILD_ID"))
+            return checks
+        }
+        checks.append(DoctorCheck("discord.forum", passed: "#\(forum.name ?? forum.id) (\(forum.id)), a forum"))
+        let permissions: DiscordPermissions
+        do {
+            let member = try await discord.guildMember(guildID: guild.id, userID: bot.id)
+            var roles: [String: DiscordPermissions] = [:]
+            for role in guild.roles { roles[role.id] = DiscordPermissions(string: role.permissions) ?? [] }
+            permissions = DiscordPermissions.effective(
+                guildID: guild.id, ownerID: guild.ownerId, memberID: bot.id, memberRoles: member.roles, rolePermissions: roles,
+                overwrites: (forum.permissionOverwrites ?? []).map(\.overwrite))
+            checks.append(permissionCheck(permissions))
+        } catch {
+            checks.append(
+                DoctorCheck(
+                    "discord.permissions", failed: "the bot's roles cannot be read (\(Self.short(error)))",
+                    fix: "invite the bot to the guild with the bot scope"))
+            return checks
+        }
+        checks.append(tagCheck(forum, permissions: permissions))
+        return checks
+    }
+
+    /// What ThreadDesk needs in the forum, with this configuration.
+    var requiredPermissions: DiscordPermissions {
+        var needed: DiscordPermissions = [
+            .viewChannel, .sendMessages, .sendMessagesInThreads, .attachFiles, .readMessageHistory, .addReactions,
+        ]
+        if configuration.statusTags != nil || configuration.desk.commands { needed.formUnion([.manageThreads, .manageWebhooks]) }
+        return needed
+    }
+
+    func permissionCheck(_ held: DiscordPermissions) -> DoctorCheck {
+        let missing = requiredPermissions.subtracting(held)
+        guard missing.isEmpty else {
+            return DoctorCheck(
+                "discord.permissions", failed: "in the forum the bot lacks \(missing.names.joined(separator: ", "))",
+                fix: "in the forum's settings (Edit Channel → Permissions) allow the bot's role or the bot: \(missing.names.joined(separator: ", "))")
+        }
+        return DoctorCheck("discord.permissions", passed: "the bot holds \(requiredPermissions.names.joined(separator: ", ")) in the forum")
+    }
+
+    /// A forum that requires a tag needs one ThreadDesk can apply: DISCORD_DEFAULT_TAG_ID, or the
+    /// forum's first tag; a moderated tag only with Manage Threads.
+    func tagCheck(_ forum: DiscordChannel, permissions: DiscordPermissions) -> DoctorCheck {
+        guard forum.requiresTag else { return DoctorCheck("discord.tags", passed: "posts need no tag") }
+        let tags = forum.availableTags ?? []
+        let chosen: DiscordForumTag?
+        if let id = configuration.defaultTagID {
+            chosen = tags.first { $0.id == id }
+            guard chosen != nil else {
+                return DoctorCheck(
+                    "discord.tags", failed: "the forum requires a tag and DISCORD_DEFAULT_TAG_ID \(id) is none of its tags",
+                    fix: "set DISCORD_DEFAULT_TAG_ID to one of: \(tags.map { "\($0.id) (\($0.name))" }.joined(separator: ", "))")
+            }
+        } else {
+            chosen = tags.first
+        }
+        guard let chosen else {
+            return DoctorCheck(
+                "discord.tags", failed: "the forum requires a tag but has none",
+                fix: "add a tag to the forum, or turn off Require Tags in its settings")
+        }
+        if chosen.moderated == true && !permissions.contains(.manageThreads) {
+            return DoctorCheck(
+                "discord.tags", failed: "the default tag \(chosen.name) is moderated and the bot lacks Manage Threads",
+                fix: "allow the bot Manage Threads in the forum, or choose an unmoderated tag (DISCORD_DEFAULT_TAG_ID)")
+        }
+        return DoctorCheck("discord.tags", passed: "posts require a tag; ThreadDesk applies \(chosen.name) (\(chosen.id))")
+    }
+
+    static let intentFix = "turn on Message Content Intent in the Developer Portal (your application → Bot → Privileged Gateway Intents)"
+
+    static func tokenFailure(_ error: DiscordError, url: String) -> DoctorCheck {
+        if case .api(let api) = error, api.status == 401 {
+            return DoctorCheck(
+                "discord.token", failed: "Discord refused the bot token (401)",
+                fix: "copy a new token into DISCORD_TOKEN (Developer Portal → your application → Bot → Reset Token)")
+        }
+        return DoctorCheck(
+            "discord.token", failed: "Discord cannot be reached at \(url) (\(short(error)))",
+            fix: "check DISCORD_API_URL and the machine's network")
+    }
+
+    /// An error in a few words (Discord's status and code, never the request's headers).
+    static func short(_ error: DiscordError) -> String {
+        if case .api(let api) = error { return "\(api.status) \(api.message)" }
+        return "\(error)"
+    }
+}

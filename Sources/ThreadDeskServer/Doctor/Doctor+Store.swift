@@ -1,0 +1,105 @@
+import Deadlines
+import Foundation
+import NIOCore
+import ThreadDeskStore
+
+/// The store (reachable, migrations applied or pending, the SQLite file writable), the listeners'
+/// addresses and the secrets' lengths. Nothing here changes the store.
+extension Doctor {
+    public func storeChecks() async -> [DoctorCheck] {
+        let url = configuration.storeURL
+        if url.hasPrefix("sqlite://") { return [sqliteCheck(path: String(url.dropFirst("sqlite://".count)))] }
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return [await postgresCheck(url: url)] }
+        if url == "memory://" { return [DoctorCheck("store", passed: "memory:// (tests only: nothing is kept across restarts)")] }
+        return [DoctorCheck("store", failed: "STORE_URL is none of sqlite://, postgres://, memory://", fix: "see STORE_URL in .env.example")]
+    }
+
+    func sqliteCheck(path: String) -> DoctorCheck {
+        let files = FileManager.default
+        guard files.fileExists(atPath: path) else {
+            // The server creates the file and its folders: the nearest existing folder must be writable.
+            var folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+            while !files.fileExists(atPath: folder.path), folder.path != "/" { folder.deleteLastPathComponent() }
+            return files.isWritableFile(atPath: folder.path)
+                ? DoctorCheck("store", passed: "SQLite \(path) does not exist yet; the server creates it at start")
+                : DoctorCheck("store", failed: "SQLite \(path) cannot be created (\(folder.path) is not writable)", fix: "make the folder writable for the server's user, or change STORE_URL")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard files.isWritableFile(atPath: path), files.isWritableFile(atPath: folder) else {
+            return DoctorCheck(
+                "store", failed: "SQLite \(path) or its folder is not writable (the WAL needs both)",
+                fix: "give the server's user write access to \(folder) and the file")
+        }
+        do {
+            let status = try SQLiteStore.migrationStatus(path: path)
+            if !status.unknown.isEmpty {
+                return DoctorCheck(
+                    "store", failed: "SQLite \(path) was migrated by a newer ThreadDesk (\(status.unknown.joined(separator: ", ")))",
+                    fix: "run that version, or restore a backup")
+            }
+            let pending = status.known.filter { !$0.applied }.map(\.name)
+            return DoctorCheck(
+                "store",
+                passed: "SQLite \(path), writable; "
+                    + (pending.isEmpty ? "all \(status.known.count) migrations applied" : "migrations pending (applied at start): \(pending.joined(separator: ", "))"))
+        } catch {
+            return DoctorCheck("store", failed: "SQLite \(path) cannot be read (\(error))", fix: "check that it is a ThreadDesk database, or restore a backup")
+        }
+    }
+
+    func postgresCheck(url: String) async -> DoctorCheck {
+        let shown = ServerConfiguration.redactingPassword(url)
+        do {
+            let found = try await withTimeout(options.storeTimeout, "PostgreSQL") {
+                try await PostgresStore.withPools(url: url, logger: logger) { try await $0.schemaVersionFound() }
+            }
+            let known = PostgresStore.schemaVersion
+            if let found, found > known {
+                return DoctorCheck("store", failed: "PostgreSQL \(shown) holds schema \(found), newer than this ThreadDesk's \(known)", fix: "run that version, or restore a backup")
+            }
+            return DoctorCheck(
+                "store",
+                passed: "PostgreSQL \(shown) reachable; "
+                    + (found == known ? "schema \(known), up to date" : "schema \(found.map(String.init) ?? "none") → \(known) pending (applied at start)"))
+        } catch {
+            return DoctorCheck("store", failed: "PostgreSQL \(shown) cannot be reached (\(error))", fix: "check STORE_URL, that the database runs and that this machine may connect")
+        }
+    }
+
+    func listenerChecks() -> [DoctorCheck] {
+        var checks: [DoctorCheck] = []
+        func address(_ name: String, host: String, port: Int) -> DoctorCheck {
+            do {
+                _ = try SocketAddress.makeAddressResolvingHost(host, port: port)
+                return DoctorCheck(name, passed: "\(host):\(port)")
+            } catch {
+                return DoctorCheck(name, failed: "\(host):\(port) is not an address of this machine's resolver (\(error))", fix: "set HOST/INTERNAL_HOST to an IP address (0.0.0.0 for every interface)")
+            }
+        }
+        checks.append(address("listen.public", host: configuration.host, port: configuration.port))
+        if let internalPort = configuration.internalPort {
+            if internalPort == configuration.port && internalPort != 0 {
+                checks.append(DoctorCheck("listen.internal", failed: "INTERNAL_PORT is PORT (\(internalPort))", fix: "give the internal listener a port of its own"))
+            } else {
+                checks.append(address("listen.internal", host: configuration.internalHost, port: internalPort))
+            }
+        }
+        return checks
+    }
+
+    /// The shortest APP_KEY worth the name: it is in every copy of the app, but a short one is guessed.
+    public static let minimumAppKeyLength = 16
+
+    func secretChecks() -> [DoctorCheck] {
+        var short: [String] = []
+        if configuration.appKey.count < Self.minimumAppKeyLength { short.append("APP_KEY (at least \(Self.minimumAppKeyLength))") }
+        let minimum = ServerConfiguration.minimumSecretLength
+        if let secret = configuration.gatewaySecret, secret.utf8.count < minimum { short.append("GATEWAY_SECRET (at least \(minimum))") }
+        if let secret = configuration.identitySecret, secret.utf8.count < minimum { short.append("IDENTITY_SECRET (at least \(minimum))") }
+        guard short.isEmpty else {
+            return [DoctorCheck("secrets", failed: "too short: \(short.joined(separator: ", "))", fix: "generate them with openssl rand -hex 24")]
+        }
+        let set = ["APP_KEY"] + (configuration.gatewaySecret == nil ? [] : ["GATEWAY_SECRET"]) + (configuration.identitySecret == nil ? [] : ["IDENTITY_SECRET"])
+        return [DoctorCheck("secrets", passed: "\(set.joined(separator: ", ")) long enough")]
+    }
+}
