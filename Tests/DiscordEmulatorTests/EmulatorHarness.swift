@@ -18,6 +18,9 @@ enum Harness {
         var configuration = DiscordEmulator.Configuration()
         // Tests open a gateway session whenever they need an interaction's token: no 5 s between identifies.
         configuration.identifyConcurrencyWindow = .zero
+        // Discord's 3 s to answer an interaction is tested on a clock the test moves; elsewhere a
+        // loaded machine must not make an answer late.
+        configuration.interactionResponseWindow = .seconds(600)
         configure(&configuration)
         try await DiscordEmulator.withRunning(configuration: configuration, logger: logger) { emulator in
             try await body(emulator, RawHTTP(endpoints: await emulator.endpoints()))

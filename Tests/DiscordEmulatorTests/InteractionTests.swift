@@ -119,7 +119,10 @@ struct InteractionTests {
 
     @Test func aCallbackAfterThreeSecondsOrWithAnotherTokenIsAnUnknownInteraction() async throws {
         let clock = ManualClock()
-        try await Harness.withEmulator({ $0.clock = .init(clock) }) { emulator, http in
+        try await Harness.withEmulator({
+            $0.clock = .init(clock)
+            $0.interactionResponseWindow = .seconds(3)
+        }) { emulator, http in
             try await http.register(supportCommands)
             let thread = try await http.startThread()
             let (onTime, onTimeToken) = try await Self.run(emulator, in: thread)
@@ -188,7 +191,10 @@ struct InteractionTests {
 
     @Test func theTokenWorksForFifteenMinutesThenIsInvalid() async throws {
         let clock = ManualClock()
-        try await Harness.withEmulator({ $0.clock = .init(clock) }) { emulator, http in
+        try await Harness.withEmulator({
+            $0.clock = .init(clock)
+            $0.interactionResponseWindow = .seconds(3)
+        }) { emulator, http in
             try await http.register(supportCommands)
             let thread = try await http.startThread()
             let (id, token) = try await Self.run(emulator, in: thread)

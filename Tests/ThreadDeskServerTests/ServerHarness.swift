@@ -131,6 +131,10 @@ func withServer(
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
     try await APNsEmulator.withRunning(logger: testLogger()) { apns in
+    // Discord's 3 s to answer an interaction is the emulator's to test, on a clock it moves; here
+    // a loaded machine must not make the server's answer late.
+    var emulatorConfiguration = emulatorConfiguration
+    emulatorConfiguration.interactionResponseWindow = .seconds(600)
     try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: testLogger()) { emulator in
         let discord = await emulator.endpoints()
         let credentials = await apns.credentials()
