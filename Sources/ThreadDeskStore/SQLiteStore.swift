@@ -37,18 +37,35 @@ public final class SQLiteStore: UserStore {
         _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
         try await lock.withLock(id) {
-            try await UserTransaction.run(
+            // Whether the user was there when read: another process (`admin user delete`) may
+            // erase them meanwhile, and what this request changed must not bring them back.
+            var existed = false
+            return try await UserTransaction.run(
                 id, idempotencyKey: idempotencyKey,
                 read: {
-                    try read { db in
+                    let found = try read { db in
                         (try Self.userRow(db, "id", id.rawValue)?.record,
                          try idempotencyKey.flatMap { try ResultRow.fetchOne(db, key: ["user_id": id.rawValue, "key": $0])?.result })
                     }
+                    existed = found.0 != nil
+                    return found
                 },
                 // Not cancellable (see `write`): what the body did in Discord must be remembered.
                 save: { changed, result in
+                    let wasThere = existed
                     try await write { db in
-                        if let changed { try UserColumns(changed).save(db) }
+                        if let changed {
+                            if wasThere {
+                                // Erased since it was read: nothing of it is written back.
+                                do {
+                                    try UserColumns(changed).update(db)
+                                } catch RecordError.recordNotFound {
+                                    return
+                                }
+                            } else {
+                                try UserColumns(changed).save(db)
+                            }
+                        }
                         if let (key, result) = result { try ResultRow(userID: id.rawValue, key: key, result: result).save(db) }
                     }
                 },

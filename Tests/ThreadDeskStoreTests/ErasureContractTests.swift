@@ -196,3 +196,28 @@ struct UserErasureContract {
         }
     }
 }
+
+/// `threaddesk admin user delete` is another process on the same SQLite file: a request of the
+/// server under way for that user when it erases must not write the user back.
+@Suite("SQLite erasure beside a running server")
+struct SQLiteErasureBesideAServer {
+    @Test func aRequestUnderWayDoesNotBringAnErasedUserBack() async throws {
+        let path = temporaryDatabasePath()
+        let server = try SQLiteStore(path: path)
+        let admin = try SQLiteStore(path: path)
+        let id = UserID("erased-meanwhile")!
+        try await server.withUser(id) { $0.record = UserRecord(id: id) }
+        try await server.withUser(id) { context in
+            // The admin's erasure lands while this request runs (its own process, its own lock).
+            let erased = try await admin.eraseUser(id) { _ in }
+            #expect(erased)
+            context.record?.unreadCount = 3
+            context.record?.pushToken = "ab"
+        }
+        #expect(try await server.user(id) == nil)
+        #expect(try await admin.user(id) == nil)
+        // A new user under that id is written as any new user.
+        try await server.withUser(id) { $0.record = UserRecord(id: id) }
+        #expect(try await server.user(id) != nil)
+    }
+}
