@@ -21,6 +21,8 @@ struct GatewayEventHandler: ForumEventSink {
     let live: LiveService
     /// Answers the slash commands; nil when they are off.
     let desk: Desk?
+    /// Keeps the curated answers; nil without a FAQ forum.
+    let faq: FAQMirror?
     /// How long one event's ingestion may take.
     let timeout: Duration
     let waits: WaitTracker?
@@ -51,6 +53,10 @@ struct GatewayEventHandler: ForumEventSink {
             }
             if case .interaction(let interaction) = event {
                 desk?.receive(interaction)
+                continue
+            }
+            if Self.isFAQ(event) {
+                _ = await faq?.apply(event)
                 continue
             }
             guard let thread = Self.thread(of: event) else { continue }
@@ -91,7 +97,14 @@ struct GatewayEventHandler: ForumEventSink {
         case .messageCreated(let message), .messageUpdated(let message): Snowflake(message.channelId)
         case .messageChanged(let channel, _), .messageDeleted(let channel, _), .messagesDeleted(let channel, _): Snowflake(channel)
         case .threadDeleted(let thread): Snowflake(thread)
-        case .threadUpdated, .alive, .gap, .typing, .interaction: nil
+        case .threadUpdated, .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: nil
+        }
+    }
+
+    static func isFAQ(_ event: ForumEvent) -> Bool {
+        switch event {
+        case .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: true
+        default: false
         }
     }
 
@@ -116,7 +129,7 @@ struct GatewayEventHandler: ForumEventSink {
             try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread, owner: owner)
         case .threadDeleted:
             try await users.withUser(owner) { context in try await sync.markGone(thread, context: &context) }
-        case .threadUpdated, .alive, .gap, .typing, .interaction:
+        case .threadUpdated, .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted:
             break
         }
     }

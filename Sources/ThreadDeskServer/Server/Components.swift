@@ -25,6 +25,8 @@ struct Components: Sendable {
     let away: Away
     let eraser: UserEraser
     let exporter: DataExporter
+    /// The curated answers; nil without a FAQ forum.
+    let faq: FAQBook?
 
     /// What runs beside the HTTP server, in the order it starts (it stops in reverse).
     let services: [any Service]
@@ -94,9 +96,13 @@ struct Components: Sendable {
                     away: away, status: status, settings: configuration.desk, guildID: configuration.guildID,
                     identityVerified: configuration.identitySecret != nil, logger: logger, time: time))
             : nil
+        let faqMirror = configuration.faqChannelID.map { forum in
+            FAQMirror(book: FAQBook(), discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time)
+        }
+        faq = faqMirror?.book
         gatewayEvents = GatewayEventHandler(
             users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
-            reconciliations: reconciliations, live: live, desk: desk, timeout: configuration.requestTimeout, waits: waits, logger: logger)
+            reconciliations: reconciliations, live: live, desk: desk, faq: faqMirror, timeout: configuration.requestTimeout, waits: waits, logger: logger)
         uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
         attachments = AttachmentProxy(
             store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger,
@@ -124,6 +130,7 @@ struct Components: Sendable {
         if let receipts { services.append(receipts) }
         if let status { services.append(status) }
         if let desk { services.append(desk) }
+        if let faqMirror { services.append(faqMirror) }
         // A store with a connection pool to run (PostgreSQL) starts first and stops last; the APNs
         // connections close after the pushers stopped.
         if let apns { services.insert(apns, at: 0) }
