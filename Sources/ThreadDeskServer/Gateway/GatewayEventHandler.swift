@@ -46,7 +46,10 @@ struct GatewayEventHandler: ForumEventSink {
             logger.warning("Could not record that the gateway spoke", metadata: ["error": "\(error)"])
         }
         for event in events {
-            if case .gap = event { gap = true }
+            if case .gap = event {
+                gap = true
+                faq?.reload()
+            }
             if case .typing(let channel, let user) = event {
                 await live.relayTyping(channelID: channel, userID: user)
                 continue

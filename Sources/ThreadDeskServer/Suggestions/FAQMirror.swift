@@ -6,8 +6,9 @@ import ServiceLifecycle
 
 /// Keeps `FAQBook` in step with the FAQ forum: every post read through REST at start (the guild's
 /// active threads in the forum and the forum's archived ones: archived posts stay answers), then
-/// the gateway's post and starter events as they come. Tries the load again, backing off, until
-/// it succeeded once; then only the gateway changes the book.
+/// the gateway's post and starter events as they come. After a gateway gap (every new session
+/// too) the forum is read again, since events may have been missed; a failed read is tried again,
+/// backing off.
 struct FAQMirror: Service, CustomStringConvertible {
     let book: FAQBook
     let discord: DiscordClient<ContinuousClock>
@@ -15,6 +16,7 @@ struct FAQMirror: Service, CustomStringConvertible {
     let forumID: String
     let logger: Logger
     let time: ServerTime
+    let reloads = WakeSignal()
     /// Archived pages read at most (100 posts each).
     static let maxArchivedPages = 100
 
@@ -26,17 +28,21 @@ struct FAQMirror: Service, CustomStringConvertible {
             while !Task.isCancelled {
                 do {
                     let count = try await load()
-                    logger.info("Curated answers loaded from the FAQ forum", metadata: ["answers": "\(count)"])
-                    break
+                    logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
+                    delay = .seconds(5)
                 } catch {
                     logger.warning("Could not read the FAQ forum; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
                     guard (try? await time.sleep(for: delay)) != nil else { return }
                     delay = min(delay * 2, .seconds(300))
+                    continue
                 }
+                guard await reloads.wait() else { return }
             }
         }
-        try? await gracefulShutdown()
     }
+
+    /// Events may have been missed (a gap, a new gateway session): read the forum again.
+    func reload() { reloads.signal() }
 
     /// Reads every post of the forum and its starter; returns how many answers the book holds.
     @discardableResult
