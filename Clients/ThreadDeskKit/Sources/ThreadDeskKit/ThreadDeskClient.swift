@@ -126,7 +126,11 @@ public actor ThreadDeskClient {
 
     func request(_ path: String, method: String = "GET", token: String? = nil, query: [URLQueryItem] = []) -> URLRequest {
         var components = URLComponents(url: configuration.serverURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
-        if !query.isEmpty { components.queryItems = query }
+        if !query.isEmpty {
+            components.queryItems = query
+            // A "+" left as it is reads as a space on the server.
+            components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        }
         var request = URLRequest(url: components.url!)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
@@ -326,6 +330,22 @@ public actor ThreadDeskClient {
     public func supportStatus() async throws(ThreadDeskError) -> SupportStatus {
         try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
             try decode(SupportStatus.self, from: try await transport.send(request("v1/support-status", token: token)))
+        }
+    }
+
+    /// The curated answers that best match what the user has typed so far (at most five, best
+    /// first), to show before they send. Call it debounced as they type (a few hundred
+    /// milliseconds after the last keystroke); blank text gives none without a call, and only the
+    /// first 200 characters are looked at. Send the id of the answer shown with the next message
+    /// (`send(_:suggestionID:)`) so support knows what the user already read.
+    public func suggestions(for text: String) async throws(ThreadDeskError) -> [Suggestion] {
+        let query = String(text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : text.prefix(200))
+        guard !query.isEmpty else { return [] }
+        return try await withRetries(attempts: 2) { token throws(ThreadDeskError) in
+            try decode(
+                Suggestions.self,
+                from: try await transport.send(request("v1/suggestions", token: token, query: [URLQueryItem(name: "q", value: query)]))
+            ).suggestions
         }
     }
 
