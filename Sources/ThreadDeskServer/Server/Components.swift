@@ -78,6 +78,10 @@ struct Components: Sendable {
         let reconciler = Reconciler(
             store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger)
 
+        let faqMirror = configuration.faqChannelID.map { forum in
+            FAQMirror(book: FAQBook(), discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time)
+        }
+        faq = faqMirror?.book
         self.quotas = quotas
         self.devices = devices
         self.live = live
@@ -85,7 +89,8 @@ struct Components: Sendable {
             users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
             legacyRoutes: configuration.legacyAPIKey != nil, now: now)
         conversation = ConversationService(
-            users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, metrics: metrics)
+            users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, faq: faqMirror?.book,
+            metrics: metrics)
         editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
         diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
         legacy = LegacyService(users: users, store: store, sync: sync, now: now)
@@ -96,10 +101,6 @@ struct Components: Sendable {
                     away: away, status: status, settings: configuration.desk, guildID: configuration.guildID,
                     identityVerified: configuration.identitySecret != nil, logger: logger, time: time))
             : nil
-        let faqMirror = configuration.faqChannelID.map { forum in
-            FAQMirror(book: FAQBook(), discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time)
-        }
-        faq = faqMirror?.book
         gatewayEvents = GatewayEventHandler(
             users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
             reconciliations: reconciliations, live: live, desk: desk, faq: faqMirror, timeout: configuration.requestTimeout, waits: waits, logger: logger)

@@ -27,6 +27,12 @@ actor FAQBook {
         return index!.suggestions(for: query, limit: limit)
     }
 
+    /// The answer with this id, if the book holds it.
+    func answer(_ id: String) -> CuratedAnswer? {
+        guard let post = posts[id], let starter = post.starter else { return nil }
+        return CuratedAnswer.post(id: id, title: post.title, starter: starter, tagNames: post.tagIDs.compactMap { tagNames[$0] })
+    }
+
     func setTags(_ tags: [String: String]) {
         tagNames = tags
         index = nil

@@ -181,9 +181,11 @@ public actor ThreadDeskClient {
     /// new idempotency key, then to the server, retried with the same key after a timeout or a
     /// 503; only the server's confirmation (or a refusal for good) takes it out. When the
     /// attempts run out it stays there and this throws ``ThreadDeskError/pending(idempotencyKey:lastError:)``.
+    /// `suggestionID`: the suggestion (``suggestions(for:)``) shown right before, for a text-only
+    /// message; support gets a note naming it.
     @discardableResult
-    public func send(_ text: String, files: [OutgoingFile] = []) async throws(ThreadDeskError) -> SupportMessage {
-        let entry = OutboxEntry(text: text, files: files)
+    public func send(_ text: String, files: [OutgoingFile] = [], suggestionID: String? = nil) async throws(ThreadDeskError) -> SupportMessage {
+        let entry = OutboxEntry(text: text, files: files, suggestionID: suggestionID)
         do {
             try await configuration.outbox.put(entry)
         } catch {
@@ -245,7 +247,7 @@ public actor ThreadDeskClient {
         var request = request("v1/messages", method: "POST", token: token)
         request.setValue(entry.id, forHTTPHeaderField: APIHeader.idempotencyKey)
         if entry.files.isEmpty {
-            try encode(MessageRequest(content: entry.text), into: &request)
+            try encode(MessageRequest(content: entry.text, suggestionId: entry.suggestionID), into: &request)
         } else {
             let form = MultipartForm()
             request.httpBody = form.body(text: entry.text, files: entry.files)
