@@ -118,13 +118,16 @@ extension DiscordEmulator {
     /// The agent writes a post in the FAQ forum (a curated answer): its thread's id, which is its
     /// starter message's too. `tags` are tag names of the FAQ forum.
     @discardableResult
-    public func postFAQ(title: String, answer: String, tags: [String] = []) throws(DiscordFailure) -> String {
-        try world.state.withLock { state throws(DiscordFailure) -> String in
+    public func postFAQ(title: String, answer: String, tags: [String] = [], attachments: [UploadedFile] = []) throws(DiscordFailure) -> String {
+        let files = attachments.map {
+            EmulatedAttachment(id: world.ids.next(), filename: $0.filename, contentType: $0.contentType, description: nil, data: $0.data)
+        }
+        return try world.state.withLock { state throws(DiscordFailure) -> String in
             let available = state.channels[world.faqForumID]?.availableTags ?? []
             let ids = tags.compactMap { name in available.first { $0.name == name }?.id }
             let json = try world.startForumThread(
                 in: world.faqForumID, name: title, autoArchiveDuration: 4320, appliedTags: ids,
-                message: NewMessage(content: answer, attachments: [], reference: nil), author: world.agent.id, state: &state)
+                message: NewMessage(content: answer, attachments: files, reference: nil), author: world.agent.id, state: &state)
             return json["id"]?.stringValue ?? ""
         }
     }

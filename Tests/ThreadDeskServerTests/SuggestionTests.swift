@@ -118,6 +118,26 @@ struct SuggestionTests {
         }
     }
 
+    @Test func anAnswersFilesAreServedThroughThreadDesk() async throws {
+        try await withServer(gateway: true, prepare: Self.faq) { server in
+            let user = try await server.session()
+            let screenshot = Data("a screenshot's bytes".utf8)
+            try server.emulator.postFAQ(
+                title: "Where is the export button?", answer: "Top right, see the picture.",
+                attachments: [.init(filename: "export.png", contentType: "image/png", data: screenshot)])
+            try await eventually("the answer suggested") { try await !Self.titles(server, "export", token: user.token).isEmpty }
+            let reply = try await server.request(.get, "/v1/suggestions?q=export", token: user.token)
+            let file = try #require(reply.json["suggestions"]?[0]?["attachments"]?[0])
+            #expect(file["filename"]?.stringValue == "export.png" && file["size"]?.intValue == screenshot.count)
+            let url = try #require(file["url"]?.stringValue)
+            #expect(url.hasPrefix("/v1/attachments/"))
+            // Any user may fetch an answer's file, through ThreadDesk, never from Discord's CDN directly.
+            let fetched = try await server.request(.get, url, token: user.token)
+            #expect(fetched.status == .ok && fetched.body == screenshot)
+            #expect(try await server.request(.get, url).status == .unauthorized)
+        }
+    }
+
     @Test func theQueryIsValidatedAndNeedsAToken() async throws {
         try await withServer(prepare: Self.faq) { server in
             let user = try await server.session()

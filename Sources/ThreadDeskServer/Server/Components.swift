@@ -107,7 +107,7 @@ struct Components: Sendable {
         uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
         attachments = AttachmentProxy(
             store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger,
-            now: now)
+            now: now, faq: faqMirror?.book)
 
         eraser = UserEraser(
             store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status, metrics: metrics, logger: logger)

@@ -1,4 +1,6 @@
+import DiscordREST
 import ThreadDeskCore
+import ThreadDeskStore
 
 /// The curated answers, in memory: the FAQ forum's posts as the gateway and the start-up load
 /// told them. Suggestions are ranked here, with no Discord call and no store read; the index is
@@ -9,6 +11,8 @@ actor FAQBook {
         var tagIDs: [String]
         /// The starter message's text; nil until it is known (a post is an answer from then on).
         var starter: String?
+        /// The starter's files.
+        var attachments: [MirroredMessage.Attachment] = []
     }
 
     private var posts: [String: Post] = [:]
@@ -33,6 +37,17 @@ actor FAQBook {
         return CuratedAnswer.post(id: id, title: post.title, starter: starter, tagNames: post.tagIDs.compactMap { tagNames[$0] })
     }
 
+    /// The files of an answer.
+    func attachments(of id: String) -> [MirroredMessage.Attachment] { posts[id]?.attachments ?? [] }
+
+    /// A file of any answer, by its id: answers' files are served to every user.
+    func attachment(_ id: Snowflake) -> MirroredMessage.Attachment? {
+        for post in posts.values where post.starter != nil {
+            if let found = post.attachments.first(where: { $0.id == id }) { return found }
+        }
+        return nil
+    }
+
     func setTags(_ tags: [String: String]) {
         tagNames = tags
         index = nil
@@ -52,10 +67,11 @@ actor FAQBook {
     }
 
     /// A post's starter: the answer. A starter whose post is not known yet waits for it.
-    func starter(_ id: String, content: String) {
+    func starter(_ id: String, content: String, attachments: [MirroredMessage.Attachment] = []) {
         guard !deleted.contains(id) else { return }
         var post = posts[id] ?? Post(title: "", tagIDs: [])
         post.starter = content
+        post.attachments = attachments
         posts[id] = post
         touched.insert(id)
         index = nil

@@ -3,6 +3,7 @@ import DiscordGateway
 import DiscordREST
 import Logging
 import ServiceLifecycle
+import ThreadDeskStore
 
 /// Keeps `FAQBook` in step with the FAQ forum: every post read through REST at start (the guild's
 /// active threads in the forum and the forum's archived ones: archived posts stay answers), then
@@ -60,7 +61,8 @@ struct FAQMirror: Service, CustomStringConvertible {
         var loaded: [String: FAQBook.Post] = [:]
         for thread in threads where loaded[thread.id] == nil {
             guard let starter = try await starter(of: thread.id) else { continue }
-            loaded[thread.id] = FAQBook.Post(title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content)
+            loaded[thread.id] = FAQBook.Post(
+                title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
         }
         await book.load(loaded)
         return await book.count
@@ -73,11 +75,11 @@ struct FAQMirror: Service, CustomStringConvertible {
             if await !book.knowsTags(tags) { try? await refreshTags() }
             await book.post(thread, title: title, tagIDs: tags)
         case .faqStarter(let message):
-            await book.starter(message.channelId, content: message.content)
+            await book.starter(message.channelId, content: message.content, attachments: Self.files(of: message))
         case .faqStarterChanged(let thread):
             do {
                 if let message = try await starter(of: thread) {
-                    await book.starter(thread, content: message.content)
+                    await book.starter(thread, content: message.content, attachments: Self.files(of: message))
                 } else {
                     await book.remove(thread)
                 }
@@ -90,6 +92,16 @@ struct FAQMirror: Service, CustomStringConvertible {
             return false
         }
         return true
+    }
+
+    static func files(of message: DiscordMessage) -> [MirroredMessage.Attachment] {
+        message.attachments.compactMap { attachment in
+            Snowflake(attachment.id).map {
+                MirroredMessage.Attachment(
+                    id: $0, filename: attachment.filename, size: attachment.size, contentType: attachment.contentType, url: attachment.url,
+                    proxyURL: attachment.proxyUrl, width: attachment.width, height: attachment.height)
+            }
+        }
     }
 
     private func refreshTags() async throws {

@@ -1,5 +1,7 @@
+import DiscordREST
 import Hummingbird
 import ThreadDeskCore
+import ThreadDeskStore
 import ThreadDeskWire
 
 /// `GET /v1/suggestions?q=`: the curated answers that best match what the user is typing, from
@@ -19,7 +21,16 @@ struct SuggestionRoutes: Sendable {
         guard (1...Self.maxQueryLength).contains(query.count), !query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !"\n\r\t".unicodeScalars.contains($0) }) else {
             throw APIError.badRequest(.invalidQuery, "q must be 1 to \(Self.maxQueryLength) characters of text.")
         }
-        let found = await book?.suggestions(for: query) ?? []
-        return try jsonResponse(Suggestions(suggestions: found.map { Suggestion(id: $0.id, title: $0.title, answer: $0.text) }))
+        guard let book else { return try jsonResponse(Suggestions(suggestions: [])) }
+        var suggestions: [Suggestion] = []
+        for answer in await book.suggestions(for: query) {
+            let files = await book.attachments(of: answer.id).map {
+                SupportMessage.Attachment(
+                    id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType,
+                    url: SupportMessage.attachmentPath($0.id.description), width: $0.width, height: $0.height)
+            }
+            suggestions.append(Suggestion(id: answer.id, title: answer.title, answer: answer.text, attachments: files))
+        }
+        return try jsonResponse(Suggestions(suggestions: suggestions))
     }
 }

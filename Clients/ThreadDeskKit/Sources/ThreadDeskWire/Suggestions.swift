@@ -16,10 +16,23 @@ public struct Suggestion: Sendable, Codable, Hashable, Identifiable {
     public var title: String
     /// The answer (Discord markdown).
     public var answer: String
+    /// The answer's files (screenshots), fetched through ThreadDesk like a message's.
+    public var attachments: [SupportMessage.Attachment]
 
-    public init(id: String, title: String, answer: String) {
+    public init(id: String, title: String, answer: String, attachments: [SupportMessage.Attachment] = []) {
         self.id = id
         self.title = title
         self.answer = answer
+        self.attachments = attachments
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, title, answer, attachments }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        answer = try container.decode(String.self, forKey: .answer)
+        attachments = try container.decodeIfPresent([SupportMessage.Attachment].self, forKey: .attachments) ?? []
     }
 }
