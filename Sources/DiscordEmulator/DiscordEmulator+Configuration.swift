@@ -54,6 +54,7 @@ extension DiscordEmulator {
         public var clock = Clock()
         public var guildName = "ThreadDesk Support"
         public var forumName = "support"
+        public var faqForumName = "faq"
 
         public init() {}
 

@@ -124,6 +124,33 @@ extension DiscordEmulator {
     /// The Message Content intent's switch in the Developer Portal (off: IDENTIFY with it closes 4014).
     public func setMessageContentIntent(enabled: Bool) { world.setMessageContentIntent(enabled) }
 
+    /// The agent writes a post in the FAQ forum (a curated answer): its thread's id, which is its
+    /// starter message's too. `tags` are tag names of the FAQ forum.
+    @discardableResult
+    public func postFAQ(title: String, answer: String, tags: [String] = [], attachments: [UploadedFile] = []) throws(DiscordFailure) -> String {
+        let files = attachments.map {
+            EmulatedAttachment(id: world.ids.next(), filename: $0.filename, contentType: $0.contentType, description: nil, data: $0.data)
+        }
+        return try world.state.withLock { state throws(DiscordFailure) -> String in
+            let available = state.channels[world.faqForumID]?.availableTags ?? []
+            let ids = tags.compactMap { name in available.first { $0.name == name }?.id }
+            let json = try world.startForumThread(
+                in: world.faqForumID, name: title, autoArchiveDuration: 4320, appliedTags: ids,
+                message: NewMessage(content: answer, attachments: files, reference: nil), author: world.agent.id, state: &state)
+            return json["id"]?.stringValue ?? ""
+        }
+    }
+
+    /// The FAQ forum's id.
+    public var faqChannelID: String { world.faqForumID.description }
+
+    /// The FAQ forum's tags, name → id.
+    public var faqTagIDs: [String: String] {
+        world.state.withLock { state in
+            Dictionary((state.channels[world.faqForumID]?.availableTags ?? []).map { ($0.name, $0.id.description) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
     /// The forum's tags, id → name.
     public var forumTagNames: [String: String] {
         world.state.withLock { state in

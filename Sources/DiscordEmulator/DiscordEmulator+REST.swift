@@ -183,6 +183,21 @@ extension DiscordEmulator {
             .ok(try world.guildMember(try call.snowflake("guild_id"), user: try call.snowflake("user_id")))
         }
 
+        rest(router, .get, "/channels/{channel_id}/threads/archived/public", bucket: .route) { call throws(DiscordFailure) in
+            let limitText = call.query["limit"] ?? "50"
+            guard let limit = Int(limitText), (2...100).contains(limit) else {
+                throw .invalidForm(["limit"], code: "NUMBER_TYPE_MAX", message: "int value should be between 2 and 100.")
+            }
+            var before: Date?
+            if let text = call.query["before"] {
+                guard let date = ISO8601.date(text) else {
+                    throw .invalidForm(["before"], code: "DATE_TIME_TYPE_PARSE", message: "Could not parse \(text). Should be ISO8601.")
+                }
+                before = date
+            }
+            return .ok(try world.archivedPublicThreads(in: try call.snowflake("channel_id"), before: before, limit: limit))
+        }
+
         rest(router, .get, "/guilds/{guild_id}/threads/active", bucket: .route) { call throws(DiscordFailure) in
             .ok(try world.activeThreads(guild: try call.snowflake("guild_id")))
         }

@@ -21,6 +21,8 @@ public final class DiscordEmulator: Service, Sendable {
         public var guildID: String
         public var forumChannelID: String
         public var agentUserID: String
+        /// A second forum whose posts are curated answers.
+        public var faqChannelID: String
     }
 
     public let configuration: Configuration
@@ -99,7 +101,8 @@ public final class DiscordEmulator: Service, Sendable {
             restURL: base + "/api/v10", gatewayURL: base.replacingOccurrences(of: "http://", with: "ws://") + "/gateway",
             controlURL: base + "/_emulator", botToken: world.token, botUserID: world.bot.id.description,
             applicationID: world.applicationID.description, guildID: world.guildID.description,
-            forumChannelID: world.forumID.description, agentUserID: world.agent.id.description
+            forumChannelID: world.forumID.description, agentUserID: world.agent.id.description,
+            faqChannelID: world.faqForumID.description
         )
     }
 

@@ -106,6 +106,25 @@ extension DiscordWorld {
         }
     }
 
+    /// `GET /channels/{channel}/threads/archived/public`: the channel's archived threads, the most
+    /// recently archived first, those archived before `before`.
+    func archivedPublicThreads(in channelID: Snowflake, before: Date?, limit: Int) throws(DiscordFailure) -> JSON {
+        try state.withLock { state throws(DiscordFailure) -> JSON in
+            guard let channel = state.channels[channelID] else { throw .unknownChannel }
+            guard channel.type == .guildForum || channel.type == .guildText else { throw .wrongChannelType }
+            func archivedAt(_ thread: EmulatedChannel) -> Date { thread.thread?.archivedAt ?? thread.thread?.createdAt ?? thread.id.date }
+            let archived = state.channels.values
+                .filter { thread in thread.parentID == channelID && thread.thread?.archived == true && before.map { archivedAt(thread) < $0 } ?? true }
+                .sorted { archivedAt($0) != archivedAt($1) ? archivedAt($0) > archivedAt($1) : $0.id > $1.id }
+            let page = archived.prefix(limit)
+            return [
+                "has_more": .bool(archived.count > limit),
+                "threads": .array(page.map(json)),
+                "members": [],
+            ]
+        }
+    }
+
     func setForumRequiresTag(_ required: Bool) {
         state.withLock { state in
             state.channels[forumID]?.requiresTag = required

@@ -87,6 +87,8 @@ final class DiscordWorld: Sendable {
     let ids = SnowflakeGenerator()
     let guildID: Snowflake
     let forumID: Snowflake
+    /// A second forum, for curated answers (ThreadDesk's `DISCORD_FAQ_CHANNEL_ID`).
+    let faqForumID: Snowflake
     let applicationID: Snowflake
     let bot: EmulatedUser
     let agent: EmulatedUser
@@ -119,6 +121,11 @@ final class DiscordWorld: Sendable {
         state.channels[forumID] = EmulatedChannel(
             id: forumID, type: .guildForum, name: configuration.forumName,
             availableTags: [(ids.next(), "open"), (ids.next(), "ios")]
+        )
+        self.faqForumID = ids.next()
+        state.channels[faqForumID] = EmulatedChannel(
+            id: faqForumID, type: .guildForum, name: configuration.faqForumName,
+            availableTags: [(ids.next(), "television"), (ids.next(), "billing")]
         )
         self.state = Mutex(state)
     }

@@ -221,6 +221,11 @@ enum ISO8601 {
     static func string(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .colon))
     }
+
+    static func date(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .colon)))
+            ?? (try? Date(text, strategy: .iso8601))
+    }
 }
 
 extension DiscordWorld {

@@ -2,7 +2,9 @@ import DiscordREST
 
 /// The daemon → server contract (`POST /internal/gateway/events`), explicit so that daemon and
 /// server can be upgraded one at a time: `{"version": 1, "events": [{"type": "message.created",
-/// "message": {…}}, …]}`, every event an object with a `type`. A server skips (and counts) events of
+/// "message": {…}}, …]}`, every event an object with a `type`. The FAQ forum's events
+/// (`faq.post`, `faq.starter`, `faq.starter.changed`, `faq.post.deleted`) came later: a server
+/// from before them skips them, so the version stays 1. A server skips (and counts) events of
 /// a type it does not know, so a newer daemon never makes it refuse a batch; it still reads the
 /// shape Swift's synthesized `Codable` gave daemons before version 1.
 public struct ForumEventBatch: Sendable, Codable {
@@ -94,6 +96,20 @@ extension ForumEvent: Codable {
             try put("gap")
         case .alive:
             try put("alive")
+        case .faqPost(let thread, let title, let tags):
+            try put("faq.post")
+            try container.encode(thread, forKey: Key("threadId"))
+            try container.encode(title, forKey: Key("title"))
+            try container.encode(tags, forKey: Key("tagIds"))
+        case .faqStarter(let message):
+            try put("faq.starter")
+            try container.encode(message, forKey: Key("message"))
+        case .faqStarterChanged(let thread):
+            try put("faq.starter.changed")
+            try container.encode(thread, forKey: Key("threadId"))
+        case .faqPostDeleted(let thread):
+            try put("faq.post.deleted")
+            try container.encode(thread, forKey: Key("threadId"))
         }
     }
 
@@ -120,6 +136,12 @@ extension ForumEvent: Codable {
         case "interaction": self = .interaction(try container.decode(DiscordInteraction.self, forKey: Key("interaction")))
         case "gap": self = .gap
         case "alive": self = .alive
+        case "faq.post":
+            self = .faqPost(
+                threadID: try text("threadId"), title: try text("title"), tagIDs: try container.decode([String].self, forKey: Key("tagIds")))
+        case "faq.starter": self = .faqStarter(try container.decode(DiscordMessage.self, forKey: Key("message")))
+        case "faq.starter.changed": self = .faqStarterChanged(threadID: try text("threadId"))
+        case "faq.post.deleted": self = .faqPostDeleted(threadID: try text("threadId"))
         default: throw UnknownType(type: type)
         }
     }

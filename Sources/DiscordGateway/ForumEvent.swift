@@ -1,7 +1,8 @@
 import DiscordREST
 
-/// What the gateway tells the server about the support forum. Only events in the forum's
-/// threads are forwarded; everything else in the guild stays in the daemon.
+/// What the gateway tells the server about the support forum (and the FAQ forum's posts, when one
+/// is configured). Only events in those forums' threads are forwarded; everything else in the
+/// guild stays in the daemon.
 ///
 /// The two cases that carry a whole message keep it in a box of its own: inline, every event —
 /// a `.typing` or an `.alive` too — would be as wide as a message (~340 bytes) in the daemon's
@@ -25,6 +26,14 @@ public enum ForumEvent: Sendable, Hashable {
     case gap
     /// The connection is up (ready, resumed, or a heartbeat went out): the feed is live.
     case alive
+    /// A post of the FAQ forum was created or changed (title, tags, archived): one curated answer.
+    case faqPost(threadID: String, title: String, tagIDs: [String])
+    /// A FAQ post's starter message (the answer) was created or edited.
+    indirect case faqStarter(DiscordMessage)
+    /// A FAQ post's starter was edited but the payload did not carry it: the server asks REST.
+    case faqStarterChanged(threadID: String)
+    /// A FAQ post (or its starter message) was deleted: no longer an answer.
+    case faqPostDeleted(threadID: String)
 }
 
 /// Where forum events go: the server's handler in process, or the HTTP forwarder to it.

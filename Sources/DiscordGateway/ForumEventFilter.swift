@@ -6,6 +6,8 @@ import Foundation
 /// it has never seen.
 public actor ForumEventFilter {
     public let forumID: String
+    /// The FAQ forum, whose posts are curated answers (`DISCORD_FAQ_CHANNEL_ID`); nil: none.
+    public let faqForumID: String?
     private let discord: DiscordClient<ContinuousClock>?
     private var parents: [String: String] = [:]
     private static let decoder: JSONDecoder = {
@@ -14,8 +16,9 @@ public actor ForumEventFilter {
         return decoder
     }()
 
-    public init(forumID: String, discord: DiscordClient<ContinuousClock>?) {
+    public init(forumID: String, faqForumID: String? = nil, discord: DiscordClient<ContinuousClock>?) {
         self.forumID = forumID
+        self.faqForumID = faqForumID
         self.discord = discord
     }
 
@@ -29,9 +32,10 @@ public actor ForumEventFilter {
             return []
         case "THREAD_CREATE":
             remember(data)
-            return []
+            return faqPost(data)
         case "THREAD_UPDATE":
             remember(data)
+            if let post = faqPost(data).first { return [post] }
             guard data["parent_id"]?.stringValue == forumID, let id = data["id"]?.stringValue else { return [] }
             return [.threadUpdated(
                 threadID: id, archived: data["thread_metadata"]?["archived"]?.boolValue ?? false,
@@ -40,9 +44,13 @@ public actor ForumEventFilter {
             guard let id = data["id"]?.stringValue else { return [] }
             let parent = data["parent_id"]?.stringValue ?? parents[id]
             parents[id] = nil
+            if let faqForumID, parent == faqForumID { return [.faqPostDeleted(threadID: id)] }
             return parent == forumID ? [.threadDeleted(threadID: id)] : []
         case "MESSAGE_CREATE":
             guard let channel = data["channel_id"]?.stringValue else { return [] }
+            if await isFAQStarter(data) {
+                return (try? Self.decoder.decode(DiscordMessage.self, from: data.encoded())).map { [.faqStarter($0)] } ?? [.faqStarterChanged(threadID: channel)]
+            }
             guard let inForum = await isInForum(channel) else {
                 // Could not tell where it belongs: let the server's catch-up find it.
                 return [.gap]
@@ -50,10 +58,15 @@ public actor ForumEventFilter {
             guard inForum, let message = try? Self.decoder.decode(DiscordMessage.self, from: data.encoded()) else { return [] }
             return [.messageCreated(message)]
         case "MESSAGE_UPDATE":
+            if let channel = data["channel_id"]?.stringValue, await isFAQStarter(data) {
+                return (try? Self.decoder.decode(DiscordMessage.self, from: data.encoded())).map { [.faqStarter($0)] } ?? [.faqStarterChanged(threadID: channel)]
+            }
             guard let channel = data["channel_id"]?.stringValue, let id = data["id"]?.stringValue, await isInForum(channel) == true else { return [] }
             if let message = try? Self.decoder.decode(DiscordMessage.self, from: data.encoded()) { return [.messageUpdated(message)] }
             return [.messageChanged(channelID: channel, messageID: id)]
         case "MESSAGE_DELETE":
+            // A post whose starter is gone answers nothing (Discord's client deletes the post with it).
+            if await isFAQStarter(data), let channel = data["channel_id"]?.stringValue { return [.faqPostDeleted(threadID: channel)] }
             guard let channel = data["channel_id"]?.stringValue, let id = data["id"]?.stringValue, await isInForum(channel) == true else { return [] }
             return [.messageDeleted(channelID: channel, messageID: id)]
         case "TYPING_START":
@@ -74,6 +87,21 @@ public actor ForumEventFilter {
         default:
             return []
         }
+    }
+
+    /// A thread of the FAQ forum, as a post: archived posts stay answers.
+    private func faqPost(_ thread: JSON) -> [ForumEvent] {
+        guard let faqForumID, thread["parent_id"]?.stringValue == faqForumID, let id = thread["id"]?.stringValue else { return [] }
+        let tags = (thread["applied_tags"]?.arrayValue ?? []).compactMap(\.stringValue)
+        return [.faqPost(threadID: id, title: thread["name"]?.stringValue ?? "", tagIDs: tags)]
+    }
+
+    /// A message that starts a FAQ post (a forum post's starter shares the thread's id); a thread
+    /// not seen yet (an archived post) is looked up once.
+    private func isFAQStarter(_ message: JSON) async -> Bool {
+        guard let faqForumID, let channel = message["channel_id"]?.stringValue, message["id"]?.stringValue == channel else { return false }
+        if parents[channel] == nil { _ = await isInForum(channel) }
+        return parents[channel] == faqForumID
     }
 
     private func remember(_ channel: JSON) {

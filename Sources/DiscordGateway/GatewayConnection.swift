@@ -22,6 +22,8 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     public struct Configuration: Sendable {
         public var token: String
         public var forumChannelID: String
+        /// The FAQ forum whose posts are forwarded too; nil: none.
+        public var faqChannelID: String?
         public var discordAPIURL = "https://discord.com/api/v10"
         public var intents = GatewayStateMachine.supportIntents
         public var backoffBase: Duration = .seconds(1)
@@ -95,7 +97,8 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 token: self.configuration.token, intents: self.configuration.intents, gatewayURL: gateway.url,
                 identifyBudget: gateway.sessionStartLimit.remaining, backoffBase: self.configuration.backoffBase,
                 backoffCap: self.configuration.backoffCap, identifySpacing: self.configuration.identifySpacing))
-            let filter = ForumEventFilter(forumID: self.configuration.forumChannelID, discord: self.discord)
+            let filter = ForumEventFilter(
+                forumID: self.configuration.forumChannelID, faqForumID: self.configuration.faqChannelID, discord: self.discord)
             // Events are handed over in order by one long-lived task, so a connection torn down
             // mid-way never cancels the handling of an event it already read.
             let (events, eventQueue) = AsyncStream.makeStream(of: [ForumEvent].self)

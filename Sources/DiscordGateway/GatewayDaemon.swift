@@ -9,6 +9,8 @@ import ServiceLifecycle
 public struct GatewayDaemonConfiguration: Sendable {
     public var discordToken: String
     public var forumChannelID: String
+    /// `DISCORD_FAQ_CHANNEL_ID`: the FAQ forum, whose posts are forwarded too.
+    public var faqChannelID: String?
     public var discordAPIURL = "https://discord.com/api/v10"
     public var serverURL: String
     public var gatewaySecret: String
@@ -54,6 +56,9 @@ public struct GatewayDaemonConfiguration: Sendable {
             problem.invalid.append("GATEWAY_SECRET (at least \(Self.minimumSecretLength) characters)")
         }
         if let url = value("DISCORD_API_URL") { discordAPIURL = url }
+        if let faq = value("DISCORD_FAQ_CHANNEL_ID") {
+            if faq.allSatisfy({ $0.isASCII && $0.isNumber }) { faqChannelID = faq } else { problem.invalid.append("DISCORD_FAQ_CHANNEL_ID (a Discord id, digits only)") }
+        }
         if let text = value("DISCORD_GLOBAL_LIMIT") {
             if let limit = Int(text), (1...50).contains(limit) {
                 discordGlobalLimit = limit
@@ -90,6 +95,7 @@ public func buildGatewayServices(
     var gateway = GatewayConnection.Configuration(
         token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
     gateway.compression = configuration.compression
+    gateway.faqChannelID = configuration.faqChannelID
     adjust(&forwarding, &gateway)
     let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, logger: logger)
     var rest = DiscordClient<ContinuousClock>.Configuration(baseURL: gateway.discordAPIURL, token: gateway.token)

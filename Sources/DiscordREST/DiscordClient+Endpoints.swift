@@ -96,6 +96,21 @@ extension DiscordClient {
             as: DiscordActiveThreads.self)
     }
 
+    /// `GET /channels/{forum}/threads/archived/public`: archived threads, newest archived first;
+    /// `before` (an ISO 8601 timestamp) pages back.
+    public func archivedPublicThreads(in channelID: String, before: String? = nil, limit: Int = 100) async throws(DiscordError)
+        -> DiscordArchivedThreads
+    {
+        var query = [("limit", String(min(max(limit, 2), 100)))]
+        if let before { query.append(("before", before)) }
+        return try await send(
+            Request(
+                method: .GET, template: "/channels/{channel_id}/threads/archived/public",
+                path: "/channels/\(try Self.id(channelID))/threads/archived/public", major: channelID, query: query,
+                retriesServerErrors: true),
+            as: DiscordArchivedThreads.self)
+    }
+
     public func triggerTyping(in channelID: String) async throws(DiscordError) {
         try await send(
             Request(

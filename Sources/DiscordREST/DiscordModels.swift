@@ -151,6 +151,11 @@ public struct DiscordActiveThreads: Sendable, Codable, Hashable {
     public var threads: [DiscordChannel]
 }
 
+public struct DiscordArchivedThreads: Sendable, Codable, Hashable {
+    public var threads: [DiscordChannel]
+    public var hasMore: Bool
+}
+
 /// Who a message may ping. ThreadDesk posts user text with `.none`.
 public struct DiscordAllowedMentions: Sendable, Codable, Hashable {
     public var parse: [String]

@@ -93,6 +93,15 @@ struct SandboxServer: Service {
         configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
         // One browser plays every user here: quotas per address would only get in the way.
         configuration.quotas = .off
+        // A FAQ forum with two curated answers: the widget suggests them while the user types.
+        configuration.faqChannelID = endpoints.faqChannelID
+        _ = try? discord.postFAQ(
+            title: "I can't connect my TV",
+            answer: "Open Settings › Devices and tap **Add by hand**, then enter the TV's address (Settings › Network on the TV).\nkeywords: chromecast, smart tv, pairing",
+            tags: ["television"])
+        _ = try? discord.postFAQ(
+            title: "How do I cancel my subscription?", answer: "Subscriptions are managed by the App Store: Settings › your name › Subscriptions.",
+            tags: ["billing"])
         configuration.live.maxStreamDuration = .seconds(max(1, maxStreamSeconds))
         let credentials = await apns.credentials()
         var apnsSettings = APNsSettings(

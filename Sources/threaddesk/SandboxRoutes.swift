@@ -132,7 +132,8 @@ struct SandboxRoutes: Sendable {
 
     func state() -> State {
         let tagNames = discord.forumTagNames
-        let threads = discord.threads().reversed().map { thread in
+        // The support forum's threads; the FAQ forum's posts are curated answers, not conversations.
+        let threads = discord.threads().reversed().filter { $0.parentID != discord.faqChannelID }.map { thread in
             ThreadView(
                 id: thread.id, name: thread.name, archived: thread.archived, locked: thread.locked,
                 messages: discord.messages(inThread: thread.id).map { message in

@@ -43,6 +43,7 @@ struct SDKHarness: Sendable {
 }
 
 func withSDKServer(
+    faq: Bool = false,
     _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }, _ body: @Sendable (SDKHarness) async throws -> Void
 ) async throws {
     try await DiscordEmulator.withRunning(configuration: .fastWindows(scale: 0.02), logger: quietLogger()) { emulator in
@@ -54,6 +55,7 @@ func withSDKServer(
         configuration.discordBudget = .seconds(5)
         configuration.quotas = .off
         configuration.live.readReceiptDelay = .milliseconds(100)
+        if faq { configuration.faqChannelID = discord.faqChannelID }
         configure(&configuration)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("threaddesk-sdk-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }

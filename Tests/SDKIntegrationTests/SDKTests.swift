@@ -43,6 +43,23 @@ struct SDKTests {
         }
     }
 
+    @Test func suggestionsWhileTheUserTypes() async throws {
+        try await withSDKServer(faq: true) { server in
+            let client = server.client()
+            try await client.open()
+            #expect(try await client.suggestions(for: "  ").isEmpty)
+            let post = try server.emulator.postFAQ(title: "I can't connect my TV", answer: "Add it by hand: Settings › Devices.")
+            try await eventually("the answer suggested") { try await !client.suggestions(for: "cant conect tv").isEmpty }
+            #expect(try await client.suggestions(for: "cant conect tv") == [Suggestion(id: post, title: "I can't connect my TV", answer: "Add it by hand: Settings › Devices.")])
+            // Whatever the user types, however long, goes as one query parameter.
+            #expect(try await client.suggestions(for: "tv+remote & c'est ça? " + String(repeating: "x", count: 300)).map(\.id) == [post])
+            // Sent right after it was shown: support gets a note naming it.
+            _ = try await client.send("It still does not connect", suggestionID: post)
+            let thread = try await server.thread(of: client)
+            #expect(server.emulator.messages(inThread: thread).last?.content.contains("<#\(post)>") == true)
+        }
+    }
+
     @Test func aSendWhoseAnswerIsLostIsRetriedWithItsKeyAndPostedOnce() async throws {
         try await withSDKServer { server in
             let setup = server.client()

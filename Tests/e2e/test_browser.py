@@ -12,6 +12,7 @@ from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 
@@ -193,3 +194,24 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser, tmp_path):
     browser.switch_to.window(widget)
     _wait_for_text(browser, '#messages .message[data-author="support"]', "Thanks! You are on 1.0.0.")
     _wait_for_text(browser, '#messages .message[data-author="support"]', "Glad it works!")
+
+
+def test_the_widget_suggests_curated_answers_while_the_user_types(sandbox, browser):
+    """The sandbox's FAQ forum holds "I can't connect my TV": a misspelled line finds it, and the
+    message sent right after it names it for the agent in a note."""
+    browser.get(sandbox["url"] + "/sandbox/widget")
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+    line = f"cant conect tv ({uuid.uuid4().hex[:6]})"
+    browser.find_element(By.ID, "message-input").send_keys("cant conect tv")
+    _wait_for_text(browser, "#suggestions .suggestion summary", "I can't connect my TV")
+    browser.find_element(By.ID, "message-input").send_keys(Keys.CONTROL, "a")
+    browser.find_element(By.ID, "message-input").send_keys(line)
+    browser.find_element(By.ID, "send-button").click()
+    _wait_for_text(browser, '#messages .message[data-author="user"]', line)
+    assert not browser.find_element(By.ID, "suggestions").is_displayed()
+    # The agent sees which answer the user had read, in a note of the thread.
+    browser.get(sandbox["url"] + "/sandbox/console")
+    thread = f'//div[@class="name" and starts-with(text(), "{line}")]'
+    WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.XPATH, thread).click() or True, message="the user's thread never appeared")
+    _wait_for_text(browser, "#thread-messages .message.note", "I can't connect my TV")

@@ -136,3 +136,22 @@ def test_a_person_chats_with_support_from_the_terminal(sandbox, chat_binary, tmp
     except BaseException:
         os.kill(again.pid, 9)
         raise
+
+
+def test_ask_shows_a_curated_answer_and_the_next_message_names_it(sandbox, chat_binary, tmp_path):
+    """The sandbox's FAQ forum holds "I can't connect my TV": /ask with a misspelled line shows it,
+    and the message sent next gets a note naming it for the agent."""
+    terminal = Terminal([str(chat_binary), "--server", sandbox["url"], "--state", str(tmp_path / "state")])
+    try:
+        terminal.read_until("Type a message and press Enter.")
+        terminal.type("/ask cant conect tv")
+        terminal.read_until("💡 I can't connect my TV")
+        line = f"adding it by hand fails {uuid.uuid4().hex[:8]}"
+        terminal.type(line)
+        terminal.read_until(f"you: {line}")
+        assert terminal.close() == 0
+    except BaseException:
+        os.kill(terminal.pid, 9)
+        raise
+    notes = [m["content"] for m in thread_with(sandbox, line)["messages"] if m["isNote"]]
+    assert any("I can't connect my TV" in note for note in notes), notes

@@ -91,6 +91,14 @@ def test_every_route_answers_in_discords_shapes(discord, emulator):
     active, _ = discord.call("GET", "/guilds/{guild_id}/threads/active", f"/guilds/{guild}/threads/active", 200)
     assert thread_id in [t["id"] for t in active["threads"]]
     discord.call("PATCH", "/channels/{channel_id}", f"/channels/{thread_id}", 200, json_body={"archived": True})
+    # The FAQ forum's archived posts stay answers: ThreadDesk reads them here at start.
+    archived, _ = discord.call("GET", "/channels/{channel_id}/threads/archived/public",
+                               f"/channels/{forum}/threads/archived/public", 200, params={"limit": 2})
+    assert archived["threads"][0]["id"] == thread_id and archived["threads"][0]["thread_metadata"]["archived"] is True
+    older, _ = discord.call("GET", "/channels/{channel_id}/threads/archived/public",
+                            f"/channels/{forum}/threads/archived/public", 200,
+                            params={"before": archived["threads"][0]["thread_metadata"]["archive_timestamp"]})
+    assert thread_id not in [t["id"] for t in older["threads"]]
 
 
 def test_errors_answer_in_discords_shapes(discord, emulator):

@@ -24,6 +24,8 @@ struct AttachmentProxy: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
+    /// The curated answers, whose files every user may fetch; nil without a FAQ forum.
+    var faq: FAQBook? = nil
     /// Fresh URLs signed since the mirror last learned the message, by attachment id.
     let fresh = FreshURLs()
     /// A download (the whole body) must end by then, however slowly the app reads.
@@ -36,10 +38,15 @@ struct AttachmentProxy: Sendable {
     func response(
         for id: Snowflake, record: UserRecord, range: String?, beforeRefresh: @Sendable () async throws -> Void
     ) async throws -> Response {
-        guard let thread = record.threadID.flatMap({ Snowflake($0) }),
+        let attachment: MirroredMessage.Attachment
+        if let thread = record.threadID.flatMap({ Snowflake($0) }),
             let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
-            let attachment = message.attachments.first(where: { $0.id == id })
-        else {
+            let found = message.attachments.first(where: { $0.id == id })
+        {
+            attachment = found
+        } else if let found = await faq?.attachment(id) {
+            attachment = found
+        } else {
             throw SupportFailure.attachmentNotFound(gone: false)
         }
         var url = fresh.url(for: id, at: now()) ?? attachment.url

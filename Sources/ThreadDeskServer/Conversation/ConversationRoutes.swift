@@ -39,7 +39,11 @@ struct ConversationRoutes: Sendable {
                 upload.text, files: upload.files, filesFingerprint: upload.fingerprint, idempotencyKey: key, for: user, from: address)
         } else {
             let body = try await request.decode(MessageRequest.self, limit: Request.smallBodyLimit)
-            message = try await conversation.send(try APIError.validText(body.content), idempotencyKey: key, for: user, from: address)
+            if let suggestion = body.suggestionId, Snowflake(suggestion) == nil {
+                throw APIError.badRequest(.invalidSuggestionId, "suggestionId must be the id of a suggestion (digits).")
+            }
+            message = try await conversation.send(
+                try APIError.validText(body.content), suggestionID: body.suggestionId, idempotencyKey: key, for: user, from: address)
         }
         return try jsonResponse(message, status: .created)
     }

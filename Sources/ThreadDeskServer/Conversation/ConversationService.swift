@@ -2,6 +2,7 @@ import Prometheus
 import Crypto
 import DiscordREST
 import Foundation
+import Logging
 import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
@@ -15,14 +16,19 @@ struct ConversationService: Sendable {
     let sync: MirrorSync
     /// The away message, for a user who writes while support is away.
     let away: Away?
+    /// The curated answers, to name the one the user saw before writing; nil without a FAQ forum.
+    let faq: FAQBook?
     let metrics: ServerMetrics
 
     /// Sends the user's text (and files) to their thread. A retry with the same idempotency key
     /// answers what the first attempt answered and posts nothing new; a retry after a part-way
     /// failure posts only the parts still missing. Files go with the first part.
     func send(
-        _ text: String, files: [DiscordFile] = [], filesFingerprint: String = "", idempotencyKey: String, for id: UserID, from address: String
+        _ text: String, files: [DiscordFile] = [], filesFingerprint: String = "", suggestionID: String? = nil, idempotencyKey: String,
+        for id: UserID, from address: String
     ) async throws -> SupportMessage {
+        var suggestion: CuratedAnswer?
+        if let suggestionID, let faq { suggestion = await faq.answer(suggestionID) }
         let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text + (files.isEmpty ? "" : "\u{0}" + filesFingerprint)).utf8))
             .map { String(format: "%02x", $0) }.joined()
         let ids = try await users.withUser(id, idempotencyKey: idempotencyKey) { context in
@@ -32,12 +38,27 @@ struct ConversationService: Sendable {
             }
             let ids = try await post(text, files: files, idempotencyKey: idempotencyKey, in: &context, from: address)
             context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: ids)
+            if let suggestion { await noteSuggestion(suggestion, idempotencyKey: idempotencyKey, in: context) }
             await away?.answer(&context)
             metrics.messagesPosted.increment()
             if !files.isEmpty { metrics.filesUploaded.increment(by: Int64(files.count)) }
             return ids
         }
         return try await sentMessage(ids, text: text)
+    }
+
+    /// A `:ninja:` note after the user's message naming the curated answer they saw before writing
+    /// it, so the agent does not send it again. Posted once (nonce); a failure costs only the note.
+    private func noteSuggestion(_ answer: CuratedAnswer, idempotencyKey: String, in context: UserContext) async {
+        guard let record = context.record, let thread = record.threadID else { return }
+        let note = SuggestionNote.text(for: answer)
+        do {
+            let posted = try await threads.discord.createMessage(
+                in: thread, .init(content: note, nonce: ThreadNotes.nonce("suggestion", id: context.id, idempotencyKey, answer.id)))
+            try? await ingestion.ingestOwn(posted, record: record)
+        } catch {
+            threads.logger.warning("Could not post the note of the suggestion the user saw", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Posts every part of `text` not posted yet under `idempotencyKey`; the ids of all parts.

@@ -21,6 +21,8 @@ struct GatewayEventHandler: ForumEventSink {
     let live: LiveService
     /// Answers the slash commands; nil when they are off.
     let desk: Desk?
+    /// Keeps the curated answers; nil without a FAQ forum.
+    let faq: FAQMirror?
     /// How long one event's ingestion may take.
     let timeout: Duration
     let waits: WaitTracker?
@@ -44,13 +46,20 @@ struct GatewayEventHandler: ForumEventSink {
             logger.warning("Could not record that the gateway spoke", metadata: ["error": "\(error)"])
         }
         for event in events {
-            if case .gap = event { gap = true }
+            if case .gap = event {
+                gap = true
+                faq?.reload()
+            }
             if case .typing(let channel, let user) = event {
                 await live.relayTyping(channelID: channel, userID: user)
                 continue
             }
             if case .interaction(let interaction) = event {
                 desk?.receive(interaction)
+                continue
+            }
+            if Self.isFAQ(event) {
+                _ = await faq?.apply(event)
                 continue
             }
             guard let thread = Self.thread(of: event) else { continue }
@@ -91,7 +100,14 @@ struct GatewayEventHandler: ForumEventSink {
         case .messageCreated(let message), .messageUpdated(let message): Snowflake(message.channelId)
         case .messageChanged(let channel, _), .messageDeleted(let channel, _), .messagesDeleted(let channel, _): Snowflake(channel)
         case .threadDeleted(let thread): Snowflake(thread)
-        case .threadUpdated, .alive, .gap, .typing, .interaction: nil
+        case .threadUpdated, .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: nil
+        }
+    }
+
+    static func isFAQ(_ event: ForumEvent) -> Bool {
+        switch event {
+        case .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: true
+        default: false
         }
     }
 
@@ -116,7 +132,7 @@ struct GatewayEventHandler: ForumEventSink {
             try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread, owner: owner)
         case .threadDeleted:
             try await users.withUser(owner) { context in try await sync.markGone(thread, context: &context) }
-        case .threadUpdated, .alive, .gap, .typing, .interaction:
+        case .threadUpdated, .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted:
             break
         }
     }

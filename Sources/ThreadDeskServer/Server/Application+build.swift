@@ -122,6 +122,7 @@ struct ServerParts {
         ConversationRoutes(conversation: parts.conversation, editor: parts.editor, uploads: parts.uploads, quotas: parts.quotas).register(on: v1)
         DeviceRoutes(devices: parts.devices).register(on: v1)
         SupportStatusRoutes(away: parts.away).register(on: v1)
+        SuggestionRoutes(book: parts.faq).register(on: v1)
         DiagnosticsRoutes(diagnostics: parts.diagnostics, quotas: parts.quotas).register(on: v1)
         LiveRoutes(
             live: parts.live, users: store, quotas: parts.quotas, timeout: configuration.requestTimeout, metrics: metrics, logger: logger
@@ -143,6 +144,7 @@ struct ServerParts {
                 token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
             gateway.backoffBase = configuration.gatewayBackoffBase
             gateway.compression = configuration.gatewayCompression
+            gateway.faqChannelID = configuration.faqChannelID
             services.append(
                 InProcessGateway(
                     // One Discord client per process: the gateway's REST calls share the API's budget.

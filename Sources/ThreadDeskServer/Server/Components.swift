@@ -25,6 +25,8 @@ struct Components: Sendable {
     let away: Away
     let eraser: UserEraser
     let exporter: DataExporter
+    /// The curated answers; nil without a FAQ forum.
+    let faq: FAQBook?
 
     /// What runs beside the HTTP server, in the order it starts (it stops in reverse).
     let services: [any Service]
@@ -76,6 +78,10 @@ struct Components: Sendable {
         let reconciler = Reconciler(
             store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger)
 
+        let faqMirror = configuration.faqChannelID.map { forum in
+            FAQMirror(book: FAQBook(), discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time)
+        }
+        faq = faqMirror?.book
         self.quotas = quotas
         self.devices = devices
         self.live = live
@@ -83,7 +89,8 @@ struct Components: Sendable {
             users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
             legacyRoutes: configuration.legacyAPIKey != nil, now: now)
         conversation = ConversationService(
-            users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, metrics: metrics)
+            users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, faq: faqMirror?.book,
+            metrics: metrics)
         editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
         diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
         legacy = LegacyService(users: users, store: store, sync: sync, now: now)
@@ -96,11 +103,11 @@ struct Components: Sendable {
             : nil
         gatewayEvents = GatewayEventHandler(
             users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
-            reconciliations: reconciliations, live: live, desk: desk, timeout: configuration.requestTimeout, waits: waits, logger: logger)
+            reconciliations: reconciliations, live: live, desk: desk, faq: faqMirror, timeout: configuration.requestTimeout, waits: waits, logger: logger)
         uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
         attachments = AttachmentProxy(
             store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger,
-            now: now)
+            now: now, faq: faqMirror?.book)
 
         eraser = UserEraser(
             store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status, metrics: metrics, logger: logger)
@@ -124,6 +131,7 @@ struct Components: Sendable {
         if let receipts { services.append(receipts) }
         if let status { services.append(status) }
         if let desk { services.append(desk) }
+        if let faqMirror { services.append(faqMirror) }
         // A store with a connection pool to run (PostgreSQL) starts first and stops last; the APNs
         // connections close after the pushers stopped.
         if let apns { services.insert(apns, at: 0) }

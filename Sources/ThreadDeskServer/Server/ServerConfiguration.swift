@@ -11,6 +11,8 @@ public struct ServerConfiguration: Sendable {
     public var discordAPIURL = "https://discord.com/api/v10"
     public var guildID: String
     public var forumChannelID: String
+    /// The FAQ forum: each post a curated answer for `GET /v1/suggestions` (`DISCORD_FAQ_CHANNEL_ID`).
+    public var faqChannelID: String?
     /// Applied when the forum requires a tag; the forum's first tag when not set.
     public var defaultTagID: String?
     /// The forum tags that say where a conversation stands, set as it moves: a user's message,
@@ -115,6 +117,13 @@ public struct ServerConfiguration: Sendable {
             forumChannelID: snowflake("DISCORD_FORUM_CHANNEL_ID"), appKey: required("APP_KEY"))
         if let url = value("DISCORD_API_URL") { discordAPIURL = url }
         defaultTagID = value("DISCORD_DEFAULT_TAG_ID")
+        if let faq = value("DISCORD_FAQ_CHANNEL_ID") {
+            if faq.allSatisfy({ $0.isASCII && $0.isNumber }), UInt64(faq) != nil {
+                faqChannelID = faq
+            } else {
+                problem.invalid.append("DISCORD_FAQ_CHANNEL_ID (a Discord id, digits only)")
+            }
+        }
         if let names = value("STATUS_TAGS") {
             if names.lowercased() == "off" {
                 statusTags = nil

@@ -46,12 +46,17 @@ public struct OutboxEntry: Sendable, Codable, Hashable, Identifiable {
     public var text: String
     public var files: [OutgoingFile]
     public var createdAt: Date
+    /// The suggestion shown right before (sent with a text-only message).
+    public var suggestionID: String?
 
-    public init(id: String = UUID().uuidString, text: String, files: [OutgoingFile] = [], createdAt: Date = Date()) {
+    public init(
+        id: String = UUID().uuidString, text: String, files: [OutgoingFile] = [], createdAt: Date = Date(), suggestionID: String? = nil
+    ) {
         self.id = id
         self.text = text
         self.files = files
         self.createdAt = createdAt
+        self.suggestionID = suggestionID
     }
 }
 

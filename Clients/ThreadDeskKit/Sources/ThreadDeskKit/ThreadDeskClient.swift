@@ -126,7 +126,11 @@ public actor ThreadDeskClient {
 
     func request(_ path: String, method: String = "GET", token: String? = nil, query: [URLQueryItem] = []) -> URLRequest {
         var components = URLComponents(url: configuration.serverURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
-        if !query.isEmpty { components.queryItems = query }
+        if !query.isEmpty {
+            components.queryItems = query
+            // A "+" left as it is reads as a space on the server.
+            components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        }
         var request = URLRequest(url: components.url!)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
@@ -177,9 +181,11 @@ public actor ThreadDeskClient {
     /// new idempotency key, then to the server, retried with the same key after a timeout or a
     /// 503; only the server's confirmation (or a refusal for good) takes it out. When the
     /// attempts run out it stays there and this throws ``ThreadDeskError/pending(idempotencyKey:lastError:)``.
+    /// `suggestionID`: the suggestion (``suggestions(for:)``) shown right before, for a text-only
+    /// message; support gets a note naming it.
     @discardableResult
-    public func send(_ text: String, files: [OutgoingFile] = []) async throws(ThreadDeskError) -> SupportMessage {
-        let entry = OutboxEntry(text: text, files: files)
+    public func send(_ text: String, files: [OutgoingFile] = [], suggestionID: String? = nil) async throws(ThreadDeskError) -> SupportMessage {
+        let entry = OutboxEntry(text: text, files: files, suggestionID: suggestionID)
         do {
             try await configuration.outbox.put(entry)
         } catch {
@@ -241,7 +247,7 @@ public actor ThreadDeskClient {
         var request = request("v1/messages", method: "POST", token: token)
         request.setValue(entry.id, forHTTPHeaderField: APIHeader.idempotencyKey)
         if entry.files.isEmpty {
-            try encode(MessageRequest(content: entry.text), into: &request)
+            try encode(MessageRequest(content: entry.text, suggestionId: entry.suggestionID), into: &request)
         } else {
             let form = MultipartForm()
             request.httpBody = form.body(text: entry.text, files: entry.files)
@@ -326,6 +332,22 @@ public actor ThreadDeskClient {
     public func supportStatus() async throws(ThreadDeskError) -> SupportStatus {
         try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
             try decode(SupportStatus.self, from: try await transport.send(request("v1/support-status", token: token)))
+        }
+    }
+
+    /// The curated answers that best match what the user has typed so far (at most five, best
+    /// first), to show before they send. Call it debounced as they type (a few hundred
+    /// milliseconds after the last keystroke); blank text gives none without a call, and only the
+    /// first 200 characters are looked at. Send the id of the answer shown with the next message
+    /// (`send(_:suggestionID:)`) so support knows what the user already read.
+    public func suggestions(for text: String) async throws(ThreadDeskError) -> [Suggestion] {
+        let query = String(text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : text.prefix(200))
+        guard !query.isEmpty else { return [] }
+        return try await withRetries(attempts: 2) { token throws(ThreadDeskError) in
+            try decode(
+                Suggestions.self,
+                from: try await transport.send(request("v1/suggestions", token: token, query: [URLQueryItem(name: "q", value: query)]))
+            ).suggestions
         }
     }
 

@@ -61,6 +61,8 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let invalidMessageId = ErrorCode(rawValue: "invalid_message_id")
     public static let invalidMultipart = ErrorCode(rawValue: "invalid_multipart")
     public static let invalidPushToken = ErrorCode(rawValue: "invalid_push_token")
+    public static let invalidQuery = ErrorCode(rawValue: "invalid_query")
+    public static let invalidSuggestionId = ErrorCode(rawValue: "invalid_suggestion_id")
     public static let invalidText = ErrorCode(rawValue: "invalid_text")
     public static let invalidUserHash = ErrorCode(rawValue: "invalid_user_hash")
     public static let invalidUserId = ErrorCode(rawValue: "invalid_user_id")

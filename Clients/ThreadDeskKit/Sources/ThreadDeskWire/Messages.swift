@@ -82,8 +82,14 @@ public struct MessagePage: Sendable, Codable, Hashable {
 /// The JSON body of `POST /v1/messages` (text only) and of `PATCH /v1/messages/{id}`.
 public struct MessageRequest: Sendable, Codable, Hashable {
     public var content: String
+    /// The curated answer (`GET /v1/suggestions`) the app showed right before this message: the
+    /// thread gets a note naming it, so support knows what the user already read.
+    public var suggestionId: String?
 
-    public init(content: String) { self.content = content }
+    public init(content: String, suggestionId: String? = nil) {
+        self.content = content
+        self.suggestionId = suggestionId
+    }
 }
 
 /// The `multipart/form-data` field names of `POST /v1/messages` with files.

@@ -21,6 +21,8 @@ struct ThreadDeskChat {
         In the chat: type a line and press Enter to send it.
           /file PATH [caption]   send a file
           /diagnostics PATH      upload a JSON file as diagnostics (support sees it, the chat does not)
+          /ask TEXT              the answers support wrote for questions like TEXT (the next message
+                                 you send tells support which one you read)
           /read                  mark everything read
           /quit                  leave (Ctrl-D too)
         """
@@ -122,7 +124,7 @@ struct Chat {
         for message in history.messages { _ = await screen.show(message) }
         for message in try await client.flushOutbox() { _ = await screen.show(message) }
         if let newest = history.messages.last(where: { $0.author == .support }) { _ = try? await client.markRead(newest.id) }
-        say("Type a message and press Enter. /file PATH, /diagnostics PATH, /quit.")
+        say("Type a message and press Enter. /ask TEXT, /file PATH, /diagnostics PATH, /quit.")
 
         let events = Task {
             for await event in client.events() {
@@ -138,6 +140,8 @@ struct Chat {
         }
         defer { events.cancel() }
 
+        // The answer shown by /ask, sent with the next message.
+        var suggestionShown: String?
         for await line in Self.lines() {
             let text = line.trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { continue }
@@ -156,10 +160,16 @@ struct Chat {
                     let data = try Data(contentsOf: URL(fileURLWithPath: String(text.dropFirst(13))))
                     let result = try await client.uploadDiagnostics(json: data)
                     await screen.note("diagnostics uploaded as \(result.filename) (\(result.size) bytes)")
+                } else if text.hasPrefix("/ask ") {
+                    let found = try await client.suggestions(for: String(text.dropFirst(5)))
+                    if found.isEmpty { await screen.note("no answer matches; write to support") }
+                    for suggestion in found.prefix(3) { await screen.note("💡 \(suggestion.title)\n   \(suggestion.answer)") }
+                    suggestionShown = found.first?.id
                 } else if text.hasPrefix("/") {
                     await screen.note("unknown command; /help lists them")
                 } else {
-                    _ = await screen.show(try await client.send(text))
+                    _ = await screen.show(try await client.send(text, suggestionID: suggestionShown))
+                    suggestionShown = nil
                 }
             } catch ThreadDeskError.pending {
                 await screen.note("not confirmed yet; it will be sent when ThreadDesk answers again")

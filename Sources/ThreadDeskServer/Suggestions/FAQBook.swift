@@ -1,0 +1,107 @@
+import DiscordREST
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The curated answers, in memory: the FAQ forum's posts as the gateway and the start-up load
+/// told them. Suggestions are ranked here, with no Discord call and no store read; the index is
+/// rebuilt on the first query after a change.
+actor FAQBook {
+    struct Post: Sendable, Hashable {
+        var title: String
+        var tagIDs: [String]
+        /// The starter message's text; nil until it is known (a post is an answer from then on).
+        var starter: String?
+        /// The starter's files.
+        var attachments: [MirroredMessage.Attachment] = []
+    }
+
+    private var posts: [String: Post] = [:]
+    private var tagNames: [String: String] = [:]
+    private var index: SuggestionIndex?
+    /// Posts the gateway spoke of since the REST load began: what it said is newer than the load.
+    private var touched: Set<String> = []
+    /// Posts deleted: a late starter or the load must not bring them back.
+    private var deleted: Set<String> = []
+
+    /// Answers currently held.
+    var count: Int { posts.values.count { $0.starter != nil } }
+
+    func suggestions(for query: String, limit: Int = SuggestionIndex.maxResults) -> [CuratedAnswer] {
+        if index == nil { index = SuggestionIndex(answers()) }
+        return index!.suggestions(for: query, limit: limit)
+    }
+
+    /// The answer with this id, if the book holds it.
+    func answer(_ id: String) -> CuratedAnswer? {
+        guard let post = posts[id], let starter = post.starter else { return nil }
+        return CuratedAnswer.post(id: id, title: post.title, starter: starter, tagNames: post.tagIDs.compactMap { tagNames[$0] })
+    }
+
+    /// The files of an answer.
+    func attachments(of id: String) -> [MirroredMessage.Attachment] { posts[id]?.attachments ?? [] }
+
+    /// A file of any answer, by its id: answers' files are served to every user.
+    func attachment(_ id: Snowflake) -> MirroredMessage.Attachment? {
+        for post in posts.values where post.starter != nil {
+            if let found = post.attachments.first(where: { $0.id == id }) { return found }
+        }
+        return nil
+    }
+
+    func setTags(_ tags: [String: String]) {
+        tagNames = tags
+        index = nil
+    }
+
+    func knowsTags(_ ids: [String]) -> Bool { ids.allSatisfy { tagNames[$0] != nil } }
+
+    /// A post's title and tags, as a THREAD_CREATE or THREAD_UPDATE (or the load) gives them.
+    func post(_ id: String, title: String, tagIDs: [String]) {
+        var post = posts[id] ?? Post(title: title, tagIDs: tagIDs)
+        post.title = title
+        post.tagIDs = tagIDs
+        posts[id] = post
+        deleted.remove(id)
+        touched.insert(id)
+        index = nil
+    }
+
+    /// A post's starter: the answer. A starter whose post is not known yet waits for it.
+    func starter(_ id: String, content: String, attachments: [MirroredMessage.Attachment] = []) {
+        guard !deleted.contains(id) else { return }
+        var post = posts[id] ?? Post(title: "", tagIDs: [])
+        post.starter = content
+        post.attachments = attachments
+        posts[id] = post
+        touched.insert(id)
+        index = nil
+    }
+
+    func remove(_ id: String) {
+        posts[id] = nil
+        deleted.insert(id)
+        touched.insert(id)
+        index = nil
+    }
+
+    func beginLoad() { touched = [] }
+
+    /// What a REST load read replaces what was held, except for posts the gateway spoke of since
+    /// the load began (newer than what it read).
+    func load(_ loaded: [String: Post]) {
+        for id in posts.keys where loaded[id] == nil && !touched.contains(id) { posts[id] = nil }
+        for (id, post) in loaded where !touched.contains(id) {
+            posts[id] = post
+            deleted.remove(id)
+        }
+        index = nil
+    }
+
+    private func answers() -> [CuratedAnswer] {
+        posts.compactMap { id, post in
+            guard let starter = post.starter, !post.title.isEmpty || !starter.isEmpty else { return nil }
+            return CuratedAnswer.post(id: id, title: post.title, starter: starter, tagNames: post.tagIDs.compactMap { tagNames[$0] })
+        }
+        .sorted { $0.id < $1.id }
+    }
+}

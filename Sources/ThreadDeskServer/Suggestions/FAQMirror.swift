@@ -1,0 +1,120 @@
+import Deadlines
+import DiscordGateway
+import DiscordREST
+import Logging
+import ServiceLifecycle
+import ThreadDeskStore
+
+/// Keeps `FAQBook` in step with the FAQ forum: every post read through REST at start (the guild's
+/// active threads in the forum and the forum's archived ones: archived posts stay answers), then
+/// the gateway's post and starter events as they come. After a gateway gap (every new session
+/// too) the forum is read again, since events may have been missed; a failed read is tried again,
+/// backing off.
+struct FAQMirror: Service, CustomStringConvertible {
+    let book: FAQBook
+    let discord: DiscordClient<ContinuousClock>
+    let guildID: String
+    let forumID: String
+    let logger: Logger
+    let time: ServerTime
+    let reloads = WakeSignal()
+    /// Archived pages read at most (100 posts each).
+    static let maxArchivedPages = 100
+
+    var description: String { "FAQMirror(forum \(forumID))" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var delay = Duration.seconds(5)
+            while !Task.isCancelled {
+                do {
+                    let count = try await load()
+                    logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
+                    delay = .seconds(5)
+                } catch {
+                    logger.warning("Could not read the FAQ forum; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
+                    guard (try? await time.sleep(for: delay)) != nil else { return }
+                    delay = min(delay * 2, .seconds(300))
+                    continue
+                }
+                guard await reloads.wait() else { return }
+            }
+        }
+    }
+
+    /// Events may have been missed (a gap, a new gateway session): read the forum again.
+    func reload() { reloads.signal() }
+
+    /// Reads every post of the forum and its starter; returns how many answers the book holds.
+    @discardableResult
+    func load() async throws -> Int {
+        await book.beginLoad()
+        try await refreshTags()
+        var threads = try await discord.activeThreads(guildID: guildID).threads.filter { $0.parentId == forumID }
+        var before: String?
+        for _ in 0..<Self.maxArchivedPages {
+            let page = try await discord.archivedPublicThreads(in: forumID, before: before)
+            threads += page.threads
+            guard page.hasMore, let last = page.threads.last?.threadMetadata?.archiveTimestamp, last != before else { break }
+            before = last
+        }
+        var loaded: [String: FAQBook.Post] = [:]
+        for thread in threads where loaded[thread.id] == nil {
+            guard let starter = try await starter(of: thread.id) else { continue }
+            loaded[thread.id] = FAQBook.Post(
+                title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
+        }
+        await book.load(loaded)
+        return await book.count
+    }
+
+    /// The gateway's FAQ events into the book; false for any other event.
+    func apply(_ event: ForumEvent) async -> Bool {
+        switch event {
+        case .faqPost(let thread, let title, let tags):
+            if await !book.knowsTags(tags) { try? await refreshTags() }
+            await book.post(thread, title: title, tagIDs: tags)
+        case .faqStarter(let message):
+            await book.starter(message.channelId, content: message.content, attachments: Self.files(of: message))
+        case .faqStarterChanged(let thread):
+            do {
+                if let message = try await starter(of: thread) {
+                    await book.starter(thread, content: message.content, attachments: Self.files(of: message))
+                } else {
+                    await book.remove(thread)
+                }
+            } catch {
+                logger.warning("Could not read an edited FAQ answer", metadata: ["thread": "\(thread)", "error": "\(error)"])
+            }
+        case .faqPostDeleted(let thread):
+            await book.remove(thread)
+        default:
+            return false
+        }
+        return true
+    }
+
+    static func files(of message: DiscordMessage) -> [MirroredMessage.Attachment] {
+        message.attachments.compactMap { attachment in
+            Snowflake(attachment.id).map {
+                MirroredMessage.Attachment(
+                    id: $0, filename: attachment.filename, size: attachment.size, contentType: attachment.contentType, url: attachment.url,
+                    proxyURL: attachment.proxyUrl, width: attachment.width, height: attachment.height)
+            }
+        }
+    }
+
+    private func refreshTags() async throws {
+        let forum = try await discord.channel(forumID)
+        await book.setTags(Dictionary((forum.availableTags ?? []).map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// A post's starter message (its id is the thread's); nil when it is gone.
+    private func starter(of thread: String) async throws -> DiscordMessage? {
+        do {
+            return try await discord.message(thread, in: thread)
+        } catch .api(let failure) where failure.status == 404 {
+            return nil
+        }
+    }
+}
