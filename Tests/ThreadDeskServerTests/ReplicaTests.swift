@@ -46,6 +46,30 @@ struct ReplicaTests {
         }
     }
 
+    /// The gateway feeds replica A; a FAQ post created, edited and deleted reaches B's suggestions
+    /// through PostgreSQL (B reads the post again), not only at B's next full read.
+    @Test func aFAQChangeHeardByOneReplicaReachesTheOther() async throws {
+        try await withReplicas(gatewayOnA: true, faq: true) { a, b, discord, _, _, _ in
+            let opened = try await b.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
+            let token = try #require(try JSON.parse(opened.body)["token"]?.stringValue)
+            func titles(_ client: Client, _ query: String) async throws -> [String] {
+                let reply = try await client.call(.get, "/v1/suggestions?q=\(query)", headers: [.authorization: "Bearer \(token)"])
+                guard reply.status == .ok else { return ["HTTP \(reply.status.code)"] }
+                return (try JSON.parse(reply.body)["suggestions"]?.arrayValue ?? []).compactMap { $0["title"]?.stringValue }
+            }
+            let post = try discord.postFAQ(title: "Reset the router", answer: "Hold the button for ten seconds.")
+            try await eventually("B knows the post") { try await titles(b, "router") == ["Reset the router"] }
+            let reads = discord.counters.requests("GET", "/channels/{channel_id}/threads/archived/public")
+            try discord.editMessage(post, inChannel: post, content: "Unplug it for a minute.\nkeywords: modem")
+            try await eventually("A's edit on B") { try await titles(b, "modem") == ["Reset the router"] }
+            try discord.deleteThread(post)
+            try await eventually("A's delete on B") { try await titles(b, "router").isEmpty }
+            // Word of the change, not a full read of the forum, brought it.
+            #expect(discord.counters.requests("GET", "/channels/{channel_id}/threads/archived/public") == reads)
+            #expect(try await titles(a, "router").isEmpty)
+        }
+    }
+
     @Test func concurrentFirstMessagesRepliesAndRetriesAcrossReplicasHappenOnce() async throws {
         try await withReplicas { a, b, discord, endpoints, apns, url in
             try await scenario(a, b, discord: discord, endpoints: endpoints, apns: apns, url: url)
@@ -54,7 +78,7 @@ struct ReplicaTests {
 
     /// Two servers on one fresh schema; with `gatewayOnA` replica A also holds the Discord gateway.
     private func withReplicas(
-        gatewayOnA: Bool = false, emulator: DiscordEmulator.Configuration = .fastWindows(scale: 0.02),
+        gatewayOnA: Bool = false, faq: Bool = false, emulator: DiscordEmulator.Configuration = .fastWindows(scale: 0.02),
         adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (Client, Client, DiscordEmulator, DiscordEmulator.Endpoints, APNsEmulator, String) async throws -> Void
     ) async throws {
@@ -77,6 +101,7 @@ struct ReplicaTests {
                     settings.url = credentials.url
                     settings.caCertificatePEM = credentials.caCertificatePEM
                     configuration.apns = settings
+                    if faq { configuration.faqChannelID = endpoints.faqChannelID }
                     adjust(&configuration)
                     let replicaA = buildApplication(
                         configuration: configuration, store: try makeStore(url: url, logger: testLogger()), inProcessGateway: gatewayOnA,

@@ -79,7 +79,9 @@ struct Components: Sendable {
             store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger)
 
         let faqMirror = configuration.faqChannelID.map { forum in
-            FAQMirror(book: FAQBook(), discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time)
+            FAQMirror(
+                book: FAQBook(), discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time,
+                bus: store as? any LiveBus)
         }
         faq = faqMirror?.book
         self.quotas = quotas

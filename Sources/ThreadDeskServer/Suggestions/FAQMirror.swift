@@ -1,8 +1,10 @@
+import Foundation
 import Deadlines
 import DiscordGateway
 import DiscordREST
 import Logging
 import ServiceLifecycle
+import Synchronization
 import ThreadDeskStore
 
 /// Keeps `FAQBook` in step with the FAQ forum: every post read through REST at start (the guild's
@@ -17,6 +19,10 @@ struct FAQMirror: Service, CustomStringConvertible {
     let forumID: String
     let logger: Logger
     let time: ServerTime
+    /// Other replicas (PostgreSQL's LISTEN/NOTIFY): the gateway's events reach one replica; it
+    /// tells the others which post changed, and each reads that post again.
+    var bus: (any LiveBus)? = nil
+    let origin = UUID().uuidString
     let reloads = WakeSignal()
     /// Archived pages read at most (100 posts each).
     static let maxArchivedPages = 100
@@ -25,20 +31,79 @@ struct FAQMirror: Service, CustomStringConvertible {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            var delay = Duration.seconds(5)
-            while !Task.isCancelled {
-                do {
-                    let count = try await load()
-                    logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
-                    delay = .seconds(5)
-                } catch {
-                    logger.warning("Could not read the FAQ forum; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
-                    guard (try? await time.sleep(for: delay)) != nil else { return }
-                    delay = min(delay * 2, .seconds(300))
-                    continue
+            await withDiscardingTaskGroup { group in
+                if let bus {
+                    group.addTask {
+                        let connections = Atomic(0)
+                        await bus.listen(
+                            receive: { payload in
+                                guard let change = FAQChange(payload), change.origin != origin else { return }
+                                Task { await self.refresh(change.post) }
+                            },
+                            connected: {
+                                // A reconnection may have missed announcements: read the forum again.
+                                if connections.add(1, ordering: .relaxed).oldValue > 0 { self.reload() }
+                            })
+                    }
                 }
-                guard await reloads.wait() else { return }
+                await self.loadLoop()
             }
+        }
+    }
+
+    private func loadLoop() async {
+        var delay = Duration.seconds(5)
+        while !Task.isCancelled {
+            do {
+                let count = try await load()
+                logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
+                delay = .seconds(5)
+            } catch {
+                logger.warning("Could not read the FAQ forum; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
+                guard (try? await time.sleep(for: delay)) != nil else { return }
+                delay = min(delay * 2, .seconds(300))
+                continue
+            }
+            guard await reloads.wait() else { return }
+        }
+    }
+
+    /// One post read again (another replica heard it change): its title, tags and starter, or
+    /// gone when Discord says so.
+    func refresh(_ thread: String) async {
+        do {
+            try await Deadline.within(.seconds(30)) {
+                let channel: DiscordChannel
+                do {
+                    channel = try await discord.channel(thread)
+                } catch let error as DiscordError {
+                    guard case .api(let failure) = error, failure.status == 404 else { throw error }
+                    await book.remove(thread)
+                    return
+                } catch {
+                    throw error
+                }
+                guard channel.parentId == forumID else { return }
+                if await !book.knowsTags(channel.appliedTags ?? []) { try? await refreshTags() }
+                await book.post(thread, title: channel.name ?? "", tagIDs: channel.appliedTags ?? [])
+                if let message = try await starter(of: thread) {
+                    await book.starter(thread, content: message.content, attachments: Self.files(of: message))
+                } else {
+                    await book.remove(thread)
+                }
+            }
+        } catch {
+            logger.warning("Could not read a FAQ post another replica heard change", metadata: ["thread": "\(thread)", "error": "\(error)"])
+        }
+    }
+
+    /// Tells the other replicas that `thread` changed.
+    private func announce(_ thread: String) async {
+        guard let bus else { return }
+        do {
+            try await bus.announce(FAQChange(origin: origin, post: thread).payload)
+        } catch {
+            logger.notice("Could not tell the other replicas of a FAQ change", metadata: ["error": "\(error)"])
         }
     }
 
@@ -68,8 +133,21 @@ struct FAQMirror: Service, CustomStringConvertible {
         return await book.count
     }
 
-    /// The gateway's FAQ events into the book; false for any other event.
+    /// The gateway's FAQ events into the book, and word of them to the other replicas; false for
+    /// any other event.
     func apply(_ event: ForumEvent) async -> Bool {
+        let post: String
+        switch event {
+        case .faqPost(let thread, _, _), .faqStarterChanged(let thread), .faqPostDeleted(let thread): post = thread
+        case .faqStarter(let message): post = message.channelId
+        default: return false
+        }
+        let applied = await applyHere(event)
+        await announce(post)
+        return applied
+    }
+
+    private func applyHere(_ event: ForumEvent) async -> Bool {
         switch event {
         case .faqPost(let thread, let title, let tags):
             if await !book.knowsTags(tags) { try? await refreshTags() }
@@ -117,4 +195,24 @@ struct FAQMirror: Service, CustomStringConvertible {
             return nil
         }
     }
+}
+
+/// What one replica tells the others on the live bus: a FAQ post changed. Not a live event's
+/// shape, so the live hub passes it by.
+struct FAQChange: Codable, Equatable {
+    var origin: String
+    var post: String
+
+    init(origin: String, post: String) {
+        (self.origin, self.post) = (origin, post)
+    }
+
+    private enum CodingKeys: String, CodingKey { case origin = "faqOrigin", post = "faqPost" }
+
+    init?(_ payload: String) {
+        guard let change = try? JSONDecoder().decode(FAQChange.self, from: Data(payload.utf8)) else { return nil }
+        self = change
+    }
+
+    var payload: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
 }
