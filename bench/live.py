@@ -1,28 +1,42 @@
 #!/usr/bin/env python3
-"""Live conversation: idle event streams, reply → event latency, typing coalescing.
+"""Live conversation at scale: open event streams, reply → event latency, typing coalescing.
 
 Starts the Discord emulator and `threaddesk serve --gateway` (release build) on loopback, then:
 
-1. holds `--streams` idle `GET /v1/events` streams (a user may hold 8: 5 per user here) and
-   reports the server's RSS before and after, per stream, and the keep-alives each stream got
-   over `--idle` seconds (`LIVE_KEEPALIVE_SECONDS=5` here, so two or more are expected);
-2. times agent reply (emulator control API) -> `message.created` on the user's stream,
-   `--replies` times, on one node (SQLite), or with `--store postgres` across two replicas: the
-   gateway in replica A, the streams on replica B (PostgreSQL LISTEN/NOTIFY in between);
-3. sends 100 `POST /v1/typing` a second for `--typing` seconds from one user and counts the
-   typing calls that reached Discord.
+1. opens `--streams` idle `GET /v1/events` streams (5 per user) from worker processes, each
+   connecting from its own loopback address (127.0.0.2, 127.0.0.3, …) so the ephemeral ports
+   suffice, and reports the server's RSS before, with all open and after `--idle` seconds, per
+   stream, and the keep-alives each stream got (`LIVE_KEEPALIVE_SECONDS=5` here) with the longest
+   gap between two of them;
+2. with all of them open: an agent reply (emulator control API) to each of `--threaded` users
+   (who have a thread; their streams are among the open ones), so those streams have carried an
+   event, then RSS again; and reply → `message.created` on one stream of the user, `--replies`
+   times (p50 / p99 / max);
+3. SIGTERM to the server with every stream open: time until the process exits and until the last
+   stream saw its end, against the shutdown grace (`SHUTDOWN_GRACE_SECONDS`, 10 s by default);
+4. `--typing` seconds of 100 `POST /v1/typing` a second from one user: Discord typing calls.
+
+File descriptors: every stream is one socket in the server and one in a worker. The benchmark
+raises its soft `RLIMIT_NOFILE` to the hard limit and gives the server the same; a worker holds
+at most `--per-worker` streams. When the hard limit cannot carry `--streams` in one server
+process, it measures as many as the limit allows and says so in the table (raising a hard limit
+needs `CAP_SYS_RESOURCE`: `LimitNOFILE=` in systemd, `ulimit -Hn` as root, `--ulimit` in Docker).
 
     swift build -c release --product threaddesk && swift build -c release --product discord-emulator
-    python3 bench/live.py                                     # one node, SQLite
-    scripts/with-postgres python3 bench/live.py --store postgres --streams 0 --typing 0
+    python3 bench/live.py                                     # one node, SQLite, 100,000 streams
+    scripts/with-postgres python3 bench/live.py --store postgres --streams 2000 --typing 0
 
 It prints Markdown table rows; copy them into bench/RESULTS.md with the machine and commit.
 """
 import argparse
 import asyncio
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import pathlib
+import resource
+import signal
 import socket
 import statistics
 import subprocess
@@ -34,6 +48,9 @@ import requests
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TYPING_ROUTE = "POST /channels/{channel_id}/typing"
+STREAMS_PER_USER = 5
+# Descriptors the server needs besides the streams: listeners, the store, Discord, logs.
+SERVER_FD_HEADROOM = 400
 
 
 def free_port() -> int:
@@ -69,25 +86,35 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
+def raise_fd_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
 class Stream:
     """One raw `GET /v1/events` connection (HTTP/1.1, chunked), parsed as it arrives."""
 
-    def __init__(self, port: int, token: str, arrivals: dict | None = None):
-        self.port, self.token, self.arrivals = port, token, arrivals
+    def __init__(self, port: int, token: str, source: str = "127.0.0.1", arrivals: dict | None = None):
+        self.port, self.token, self.source, self.arrivals = port, token, source, arrivals
         self.keepalives = 0
         self.events = 0
+        self.last_keepalive = None
+        self.longest_gap = 0.0
+        self.ended = None
         self.ready = asyncio.Event()
         self.task = None
 
     async def run(self):
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        writer.write(f"GET /v1/events HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.token}\r\n\r\n".encode())
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        if b" 200 " not in head.split(b"\r\n")[0]:
-            raise RuntimeError(head.decode(errors="replace"))
-        buffer = b""
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(self.source, 0), limit=4096)
         try:
+            writer.write(f"GET /v1/events HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.token}\r\n\r\n".encode())
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+            if b" 200 " not in head.split(b"\r\n")[0]:
+                raise RuntimeError(head.decode(errors="replace"))
+            buffer = b""
             while True:
                 chunk = await reader.read(65536)
                 if not chunk:
@@ -97,6 +124,10 @@ class Stream:
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if line.startswith(b": keep-alive"):
+                        now = time.monotonic()
+                        if self.last_keepalive is not None:
+                            self.longest_gap = max(self.longest_gap, now - self.last_keepalive)
+                        self.last_keepalive = now
                         self.keepalives += 1
                     elif line.startswith(b"event: unread"):
                         self.ready.set()
@@ -104,9 +135,10 @@ class Stream:
                         now = time.monotonic()
                         message = json.loads(line[6:])
                         self.arrivals.setdefault(message["id"], now)
-                    if line.startswith(b"event: "):
+                    if line.startswith(b"event: ") and not line.startswith(b"event: unread"):
                         self.events += 1
         finally:
+            self.ended = time.monotonic()
             writer.close()
 
     def start(self):
@@ -114,61 +146,139 @@ class Stream:
         return self
 
 
-def start_server(binary, environment, logs, name, gateway: bool):
+def worker(connection, port: int, source: str, tokens: list):
+    """A process holding one stream per token, from `source`; answers the coordinator's commands."""
+    raise_fd_limit()
+    asyncio.run(_worker(connection, port, source, tokens))
+
+
+async def _worker(connection, port, source, tokens):
+    loop = asyncio.get_running_loop()
+    streams = []
+    for index, token in enumerate(tokens):
+        streams.append(Stream(port, token, source).start())
+        if index % 250 == 249:
+            await asyncio.sleep(0.02)
+    try:
+        await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=300)
+        connection.send(("open", len(streams)))
+    except (asyncio.TimeoutError, OSError, RuntimeError) as error:
+        failed = [s.task.exception() for s in streams if s.task.done() and not s.task.cancelled() and s.task.exception()]
+        connection.send(("failed", f"{sum(1 for s in streams if s.ready.is_set())} of {len(streams)} open; "
+                                   f"{type(error).__name__}; first failure: {failed[0] if failed else None!r}"))
+        return
+    while True:
+        command = await loop.run_in_executor(None, connection.recv)
+        if command == "stats":
+            connection.send(("stats", {
+                "alive": sum(1 for s in streams if not s.task.done()),
+                "keepalives": [s.keepalives for s in streams],
+                "gaps": [s.longest_gap for s in streams],
+                "events": [s.events for s in streams],
+            }))
+        elif command == "await-end":
+            # The server is shutting down: every stream must see its end.
+            pending = [s.task for s in streams if not s.task.done()]
+            if pending:
+                await asyncio.wait(pending, timeout=120)
+            ends = [s.ended for s in streams if s.ended is not None]
+            connection.send(("ended", {"ended": len(ends), "of": len(streams), "last": max(ends) if ends else None,
+                                       "wall": time.time() - time.monotonic()}))
+        elif command == "close":
+            for stream in streams:
+                stream.task.cancel()
+            await asyncio.gather(*(s.task for s in streams), return_exceptions=True)
+            connection.send(("closed", None))
+            return
+
+
+class Workers:
+    def __init__(self, port: int, tokens: list, per_worker: int):
+        self.processes, self.pipes = [], []
+        context = multiprocessing.get_context("spawn")
+        for index, start in enumerate(range(0, len(tokens), per_worker)):
+            ours, theirs = context.Pipe()
+            source = f"127.0.0.{2 + index}"
+            process = context.Process(target=worker, args=(theirs, port, source, tokens[start:start + per_worker]), daemon=True)
+            process.start()
+            self.processes.append(process)
+            self.pipes.append(ours)
+
+    def ask(self, command: str | None, timeout: float = 360):
+        answers = []
+        for pipe in self.pipes:
+            if command is not None:
+                pipe.send(command)
+        for pipe in self.pipes:
+            if not pipe.poll(timeout):
+                raise SystemExit(f"a stream worker did not answer {command or 'open'} within {timeout:.0f} s")
+            kind, value = pipe.recv()
+            if kind == "failed":
+                raise SystemExit(f"a stream worker failed: {value}")
+            answers.append(value)
+        return answers
+
+    def stop(self):
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+
+
+def start_server(binary, environment, logs, name, gateway: bool, fd_limit: int):
     log = open(logs / f"{name}.log", "w")
     arguments = [binary, "serve"] + (["--gateway"] if gateway else [])
-    return subprocess.Popen(arguments, env=environment, stdout=log, stderr=subprocess.STDOUT)
+    return subprocess.Popen(arguments, env=environment, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit)))
 
 
 def new_user(base: str, with_thread: bool):
     session = requests.post(base + "/v1/session", json={}, headers={"X-App-Key": "bench-app-key"}, timeout=30).json()
     if with_thread:
-        requests.post(base + "/v1/messages", json={"content": "hello"}, timeout=30,
+        requests.post(base + "/v1/messages", json={"content": f"hello {session['userId']}"}, timeout=30,
                       headers={"Authorization": f"Bearer {session['token']}", "Idempotency-Key": str(uuid.uuid4())}).raise_for_status()
     return session["userId"], session["token"]
 
 
-async def idle_streams(port: int, pid: int, tokens: list, count: int, idle: float):
-    before = rss_kib(pid)
-    streams = []
-    for index in range(count):
-        streams.append(Stream(port, tokens[(index // 5) % len(tokens)]).start())
-        if index % 200 == 199:
-            await asyncio.sleep(0.05)
-    await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=120)
-    opened = rss_kib(pid)
-    start = [s.keepalives for s in streams]
-    await asyncio.sleep(idle)
-    after = rss_kib(pid)
-    got = [s.keepalives - k for s, k in zip(streams, start)]
-    alive = sum(1 for s in streams if not s.task.done())
-    for stream in streams:
-        stream.task.cancel()
-    per_stream = (max(opened, after) - before) * 1024 / count
-    print("| streams | RSS before | RSS open | RSS after idle | per stream | streams alive | keep-alives per stream (min / median) |")
-    print("|---|---|---|---|---|---|---|")
-    print(f"| {count:,} | {before / 1024:.1f} MiB | {opened / 1024:.1f} MiB | {after / 1024:.1f} MiB | {per_stream / 1024:.1f} KiB | "
-          f"{alive:,} | {min(got)} / {statistics.median(got):.0f} in {idle:.0f} s |", flush=True)
+def make_users(base: str, count: int, threaded: int):
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        return list(pool.map(lambda index: new_user(base, index < threaded), range(count)))
 
 
-async def reply_latency(stream_port: int, control: str, users: list, thread_of: dict, replies: int, label: str):
+def threads_by_user(control: str, users: list) -> dict:
+    threads = requests.get(control + "/threads", timeout=30).json()
+    found = {}
+    for user, _ in users:
+        for thread in threads:
+            if user in thread["name"]:
+                found[user] = thread["id"]
+    return found
+
+
+def reply(control: str, thread: str, text: str) -> dict:
+    answer = requests.post(f"{control}/threads/{thread}/replies", json={"content": text}, timeout=10)
+    answer.raise_for_status()
+    return answer.json()
+
+
+async def reply_latency(stream_port: int, control: str, users: list, thread_of: dict, replies: int):
     arrivals = {}
-    streams = [Stream(stream_port, token, arrivals).start() for _, token in users]
+    streams = [Stream(stream_port, token, "127.0.0.1", arrivals).start() for _, token in users]
     await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=60)
     delays = []
     for index in range(replies):
         user, _ = users[index % len(users)]
         started = time.monotonic()
-        reply = await asyncio.to_thread(
-            lambda: requests.post(f"{control}/threads/{thread_of[user]}/replies", json={"content": f"reply {index}"}, timeout=10).json())
-        while reply["id"] not in arrivals:
+        posted = await asyncio.to_thread(reply, control, thread_of[user], f"reply {index}")
+        while posted["id"] not in arrivals:
             if time.monotonic() - started > 10:
                 raise SystemExit(f"reply {index} never reached its stream")
             await asyncio.sleep(0.0005)
-        delays.append((arrivals[reply["id"]] - started) * 1000)
+        delays.append((arrivals[posted["id"]] - started) * 1000)
     for stream in streams:
         stream.task.cancel()
-    print(f"| {label} | {replies} | {statistics.median(delays):.1f} ms | {percentile(delays, 0.99):.1f} ms | {max(delays):.1f} ms |", flush=True)
+    await asyncio.gather(*(s.task for s in streams), return_exceptions=True)
+    return delays
 
 
 def typing_flood(base: str, control: str, token: str, seconds: int):
@@ -188,17 +298,108 @@ def typing_flood(base: str, control: str, token: str, seconds: int):
           f"(at most {int(elapsed // 8) + 1} allowed) |", flush=True)
 
 
+def many_streams(args, servers, base_a, stream_port, control, hard):
+    server = servers[-1]
+    users = make_users(base_a, (args.streams + STREAMS_PER_USER - 1) // STREAMS_PER_USER, args.threaded)
+    tokens = [token for _, token in users for _ in range(STREAMS_PER_USER)][:args.streams]
+    before = rss_kib(server.pid)
+    started = time.monotonic()
+    workers = Workers(stream_port, tokens, args.per_worker)
+    try:
+        workers.ask(None)
+        open_seconds = time.monotonic() - started
+        opened = rss_kib(server.pid)
+        first = workers.ask("stats")
+        time.sleep(args.idle)
+        after_idle = rss_kib(server.pid)
+        second = workers.ask("stats")
+        alive = sum(s["alive"] for s in second)
+        got = [b - a for s1, s2 in zip(first, second) for a, b in zip(s1["keepalives"], s2["keepalives"])]
+        gaps = [g for s in second for g in s["gaps"]]
+        per_stream = (max(opened, after_idle) - before) * 1024 / len(tokens)
+        capped = f" (capped: hard RLIMIT_NOFILE {hard:,})" if len(tokens) < args.requested else ""
+        print("| streams | opened in | RSS before | RSS open | RSS after idle | per stream | alive | keep-alives per stream in "
+              f"{args.idle:.0f} s (min / median) | longest keep-alive gap (p99 / max) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        print(f"| {len(tokens):,} of {args.requested:,}{capped} | {open_seconds:.0f} s | {before / 1024:.1f} MiB | {opened / 1024:.1f} MiB | "
+              f"{after_idle / 1024:.1f} MiB | {per_stream / 1024:.1f} KiB | {alive:,} | {min(got)} / {statistics.median(got):.0f} | "
+              f"{percentile(gaps, 0.99):.2f} s / {max(gaps):.2f} s (interval {args.keepalive} s) |", flush=True)
+
+        # Streams that carry events: a reply to each threaded user reaches their open streams.
+        threaded = users[:args.threaded]
+        thread_of = threads_by_user(control, threaded)
+        if len(thread_of) != len(threaded):
+            raise SystemExit(f"found {len(thread_of)} of {len(threaded)} threads in the emulator")
+        if threaded:
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda user: reply(control, thread_of[user[0]], "an answer"), threaded))
+            carried_expected = min(len(tokens), len(threaded) * STREAMS_PER_USER)
+            deadline = time.monotonic() + 120
+            while True:
+                stats = workers.ask("stats")
+                carried = sum(1 for s in stats for e in s["events"] if e > 0)
+                if carried >= carried_expected or time.monotonic() > deadline:
+                    break
+                time.sleep(1)
+            with_events = rss_kib(server.pid)
+            print("\n| streams that carried a `message.created` | RSS after | growth per such stream | alive |")
+            print("|---|---|---|---|")
+            print(f"| {carried:,} of {carried_expected:,} expected | {with_events / 1024:.1f} MiB | "
+                  f"{(with_events - after_idle) * 1024 / max(carried, 1) / 1024:.2f} KiB | "
+                  f"{sum(s['alive'] for s in stats):,} |", flush=True)
+
+            if args.replies:
+                probes = threaded[:min(50, len(threaded))]
+                delays = asyncio.run(reply_latency(stream_port, control, probes, thread_of, args.replies))
+                print(f"\n| reply → `message.created` with {alive:,} streams open | replies | p50 | p99 | max |\n|---|---|---|---|---|")
+                print(f"| {'one node (' + args.store + ')' if args.store == 'sqlite' else 'two replicas (PostgreSQL): gateway on A, streams on B'} | "
+                      f"{args.replies} | {statistics.median(delays):.1f} ms | {percentile(delays, 0.99):.1f} ms | {max(delays):.1f} ms |",
+                      flush=True)
+
+        if args.shutdown:
+            stop_wall = time.time()
+            for process in servers:
+                process.send_signal(signal.SIGTERM)
+            for process in servers:
+                process.wait(timeout=args.grace + 60)
+            exited = time.time() - stop_wall
+            ends = workers.ask("await-end", timeout=180)
+            ended = sum(e["ended"] for e in ends)
+            last = max((e["last"] + e["wall"]) for e in ends if e["last"] is not None) - stop_wall
+            print(f"\n| shutdown (SIGTERM) with {len(tokens):,} streams open | process exited after | last stream ended after | "
+                  f"streams ended | grace |\n|---|---|---|---|---|")
+            print(f"| {'one node' if len(servers) == 1 else 'two replicas'} | {exited:.2f} s | {last:.2f} s | {ended:,} of {len(tokens):,} | "
+                  f"{args.grace} s |", flush=True)
+        else:
+            workers.ask("close")
+    finally:
+        workers.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=str(ROOT / ".build/release/threaddesk"))
     parser.add_argument("--emulator", default=str(ROOT / ".build/release/discord-emulator"))
     parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--streams", type=int, default=10_000)
+    parser.add_argument("--streams", type=int, default=100_000)
+    parser.add_argument("--per-worker", type=int, default=10_000, help="streams per client process")
+    parser.add_argument("--threaded", type=int, default=1_000, help="users (of the streams' users) with a thread")
     parser.add_argument("--idle", type=float, default=12)
-    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--keepalive", type=int, default=5)
+    parser.add_argument("--grace", type=int, default=10)
     parser.add_argument("--replies", type=int, default=500)
-    parser.add_argument("--typing", type=int, default=20)
+    parser.add_argument("--typing", type=int, default=0)
+    parser.add_argument("--no-shutdown", dest="shutdown", action="store_false")
     args = parser.parse_args()
+
+    hard = raise_fd_limit()
+    args.requested = args.streams
+    if args.streams + SERVER_FD_HEADROOM > hard:
+        args.streams = max(0, hard - SERVER_FD_HEADROOM)
+        print(f"<!-- the hard RLIMIT_NOFILE here is {hard:,}: one server process can hold {args.streams:,} streams, "
+              f"not {args.requested:,} -->", flush=True)
+    args.per_worker = min(args.per_worker, hard - 200)
+    args.threaded = min(args.threaded, (args.streams + STREAMS_PER_USER - 1) // STREAMS_PER_USER)
 
     work = tempfile.TemporaryDirectory(prefix="threaddesk-live-bench-")
     logs = pathlib.Path(work.name)
@@ -218,44 +419,38 @@ def main() -> None:
             "DISCORD_TOKEN": endpoints["botToken"], "DISCORD_API_URL": endpoints["restURL"],
             "DISCORD_GUILD_ID": endpoints["guildID"], "DISCORD_FORUM_CHANNEL_ID": endpoints["forumChannelID"],
             "APP_KEY": "bench-app-key", "STORE_URL": store, "HOST": "127.0.0.1", "LOG_LEVEL": "warning",
-            "LIVE_KEEPALIVE_SECONDS": "5", "LIVE_MAX_STREAMS": "50000",
+            "LIVE_KEEPALIVE_SECONDS": str(args.keepalive), "LIVE_MAX_STREAMS": str(max(args.streams + 100, 1)),
+            "LIVE_STREAMS_PER_ADDRESS": str(max(args.streams + 100, 1)), "SHUTDOWN_GRACE_SECONDS": str(args.grace),
         })
         for name in ["QUOTA_SESSIONS_PER_ADDRESS", "QUOTA_SESSIONS_PER_APP", "QUOTA_SENDS_PER_USER", "QUOTA_SENDS_PER_ADDRESS",
                      "QUOTA_READS_PER_USER", "QUOTA_UPDATES_PER_USER", "QUOTA_THREADS_PER_ADDRESS", "QUOTA_THREADS_TOTAL"]:
             environment[name] = "0"
         port_a = free_port()
-        servers.append(start_server(args.binary, {**environment, "PORT": str(port_a)}, logs, "a", gateway=True))
+        servers.append(start_server(args.binary, {**environment, "PORT": str(port_a)}, logs, "a", True, hard))
         base_a = f"http://127.0.0.1:{port_a}"
         wait_for("replica A", lambda: healthy(base_a), timeout=30)
         stream_port = port_a
-        label = f"one node ({args.store})"
         if args.store == "postgres":
             port_b = free_port()
-            servers.append(start_server(args.binary, {**environment, "PORT": str(port_b)}, logs, "b", gateway=False))
+            servers.append(start_server(args.binary, {**environment, "PORT": str(port_b)}, logs, "b", False, hard))
             wait_for("replica B", lambda: healthy(f"http://127.0.0.1:{port_b}"), timeout=30)
             stream_port = port_b
-            label = "two replicas (PostgreSQL): gateway on A, stream on B"
-
-        if args.streams:
-            idle_users = [new_user(base_a, False) for _ in range((args.streams + 4) // 5)]
-            asyncio.run(idle_streams(stream_port, servers[-1].pid, [t for _, t in idle_users], args.streams, args.idle))
-
-        if args.replies:
-            users = [new_user(base_a, True) for _ in range(args.users)]
-            threads = requests.get(control + "/threads", timeout=10).json()
-            thread_of = {thread["name"].split(" ")[0]: thread["id"] for thread in threads}
-            print("| setup | replies | p50 | p99 | max |\n|---|---|---|---|---|")
-            asyncio.run(reply_latency(stream_port, control, users, thread_of, args.replies, label))
 
         if args.typing:
             _, token = new_user(base_a, True)
             typing_flood(base_a, control, token, args.typing)
+        if args.streams:
+            many_streams(args, servers, base_a, stream_port, control, hard)
     finally:
         for server in servers:
-            server.terminate()
-            server.wait(timeout=30)
+            if server.poll() is None:
+                server.terminate()
+                server.wait(timeout=30)
         emulator.terminate()
         emulator.wait(timeout=10)
+        if os.environ.get("KEEP_LOGS"):
+            print(f"logs kept in {logs}")
+            work.cleanup = lambda: None
 
 
 if __name__ == "__main__":
