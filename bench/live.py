@@ -36,6 +36,7 @@ import multiprocessing
 import os
 import pathlib
 import resource
+import shutil
 import signal
 import socket
 import statistics
@@ -103,10 +104,23 @@ class Stream:
         self.last_keepalive = None
         self.longest_gap = 0.0
         self.ended = None
+        self.reconnects = 0
         self.ready = asyncio.Event()
         self.task = None
 
     async def run(self):
+        # As an EventSource does: a connection refused or reset before the stream opened is tried
+        # again (a listen queue overflowing under a burst of connections resets some).
+        for attempt in range(5):
+            try:
+                return await self.connect()
+            except (ConnectionError, asyncio.IncompleteReadError):
+                if self.ready.is_set() or attempt == 4:
+                    raise
+                self.reconnects += 1
+                await asyncio.sleep(1 + attempt)
+
+    async def connect(self):
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(self.source, 0), limit=4096)
         try:
             writer.write(f"GET /v1/events HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.token}\r\n\r\n".encode())
@@ -175,6 +189,7 @@ async def _worker(connection, port, source, tokens):
                 "keepalives": [s.keepalives for s in streams],
                 "gaps": [s.longest_gap for s in streams],
                 "events": [s.events for s in streams],
+                "reconnects": sum(s.reconnects for s in streams),
             }))
         elif command == "await-end":
             # The server is shutting down: every stream must see its end.
@@ -314,14 +329,15 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
         after_idle = rss_kib(server.pid)
         second = workers.ask("stats")
         alive = sum(s["alive"] for s in second)
+        reconnects = sum(s["reconnects"] for s in second)
         got = [b - a for s1, s2 in zip(first, second) for a, b in zip(s1["keepalives"], s2["keepalives"])]
         gaps = [g for s in second for g in s["gaps"]]
         per_stream = (max(opened, after_idle) - before) * 1024 / len(tokens)
         capped = f" (capped: hard RLIMIT_NOFILE {hard:,})" if len(tokens) < args.requested else ""
-        print("| streams | opened in | RSS before | RSS open | RSS after idle | per stream | alive | keep-alives per stream in "
+        print("| streams | opened in (reconnects) | RSS before | RSS open | RSS after idle | per stream | alive | keep-alives per stream in "
               f"{args.idle:.0f} s (min / median) | longest keep-alive gap (p99 / max) |")
         print("|---|---|---|---|---|---|---|---|---|")
-        print(f"| {len(tokens):,} of {args.requested:,}{capped} | {open_seconds:.0f} s | {before / 1024:.1f} MiB | {opened / 1024:.1f} MiB | "
+        print(f"| {len(tokens):,} of {args.requested:,}{capped} | {open_seconds:.0f} s ({reconnects}) | {before / 1024:.1f} MiB | {opened / 1024:.1f} MiB | "
               f"{after_idle / 1024:.1f} MiB | {per_stream / 1024:.1f} KiB | {alive:,} | {min(got)} / {statistics.median(got):.0f} | "
               f"{percentile(gaps, 0.99):.2f} s / {max(gaps):.2f} s (interval {args.keepalive} s) |", flush=True)
 
@@ -401,8 +417,7 @@ def main() -> None:
     args.per_worker = min(args.per_worker, hard - 200)
     args.threaded = min(args.threaded, (args.streams + STREAMS_PER_USER - 1) // STREAMS_PER_USER)
 
-    work = tempfile.TemporaryDirectory(prefix="threaddesk-live-bench-")
-    logs = pathlib.Path(work.name)
+    logs = pathlib.Path(tempfile.mkdtemp(prefix="threaddesk-live-bench-"))
     emulator = subprocess.Popen(
         [args.emulator, "--port", "0", "--window-scale", "0.01", "--message-post-limit", "1000"],
         stdout=subprocess.PIPE, stderr=open(logs / "emulator.log", "w"), text=True)
@@ -450,7 +465,8 @@ def main() -> None:
         emulator.wait(timeout=10)
         if os.environ.get("KEEP_LOGS"):
             print(f"logs kept in {logs}")
-            work.cleanup = lambda: None
+        else:
+            shutil.rmtree(logs, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Also keep the Discord gateway open in this process (single-machine setup).") var gateway = false
 
     func run() async throws {
-        let configuration: ServerConfiguration
+        var configuration: ServerConfiguration
         do {
             configuration = try ServerConfiguration(environment: DotEnv.environment(path: envFile))
         } catch {
@@ -27,10 +27,25 @@ struct Serve: AsyncParsableCommand {
             logger.warning(
                 "IDENTITY_SECRET is not set: a client may choose its own userId, and the first to claim an id owns it once it is used (a second device cannot join it). Set it if your app has a backend that can sign user ids.")
         }
+        configuration.live.maxStreams = fitStreams(configuration.live.maxStreams, logger: logger)
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
         let group = buildServiceGroup(
             [app], grace: configuration.shutdownGrace, cancelGrace: configuration.shutdownCancelGrace, logger: logger)
         try await group.run()
     }
+}
+
+/// Lifts the process's open-file limit as far as the system allows and keeps `LIVE_MAX_STREAMS`
+/// within it: past the limit the process could not accept any connection, polls included.
+func fitStreams(_ configured: Int, logger: Logger) -> Int {
+    guard let limit = OpenFileLimit.raiseToHard() else { return configured }
+    let capacity = limit.streamCapacity(configured: configured)
+    if capacity < configured {
+        logger.warning(
+            "This process may open \(limit.soft) files, so it holds at most \(capacity) event streams, not LIVE_MAX_STREAMS=\(configured); more are answered 503 and retried. Raise the hard limit (LimitNOFILE= in systemd, --ulimit nofile= in Docker) to LIVE_MAX_STREAMS + \(OpenFileLimit.reserve).")
+    } else {
+        logger.info("Open-file limit", metadata: ["soft": "\(limit.soft)", "hard": "\(limit.hard)"])
+    }
+    return capacity
 }

@@ -58,7 +58,9 @@ public func buildApplication(
     var application = Application(
         router: parts.router,
         server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk"),
+        // A deploy or a network blip brings every open stream back at once: a short listen queue
+        // would reset connections the kernel could have held (the system caps it at somaxconn).
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk", backlog: 4_096),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger)
