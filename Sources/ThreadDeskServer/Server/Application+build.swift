@@ -48,7 +48,9 @@ public func buildApplication(
         // a refused connection (and retry later) rather than a half-stopped service.
         var internalServer = Application(
                 router: internalRouter,
-                server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
+                server: .leanHTTP1(
+                    configuration: .init(idleTimeout: idle),
+                    responder: SplitResponder(responder: internalRouter.buildResponder(), serverName: "ThreadDesk-internal", logger: logger)),
                 configuration: .init(address: .hostname(configuration.internalHost, port: port), serverName: "ThreadDesk-internal"),
                 onServerRunning: { channel in await onInternalServerRunning(channel.localAddress?.port ?? 0) },
                 logger: logger)
@@ -57,7 +59,9 @@ public func buildApplication(
     }
     var application = Application(
         router: parts.router,
-        server: .leanHTTP1(configuration: .init(idleTimeout: idle)),
+        server: .leanHTTP1(
+            configuration: .init(idleTimeout: idle),
+            responder: SplitResponder(responder: parts.router.buildResponder(), serverName: "ThreadDesk", logger: logger)),
         // A deploy or a network blip brings every open stream back at once: a short listen queue
         // would reset connections the kernel could have held (the system caps it at somaxconn).
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk", backlog: 4_096),
