@@ -1,4 +1,5 @@
 import AppAttest
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -13,8 +14,9 @@ import ThreadDeskServer
 /// not needed, and nothing it makes passes on a production server.
 ///
 /// - `POST /sandbox/attester/keys` → `{"keyId"}`
-/// - `POST /sandbox/attester/attest` `{"keyId","clientDataHash"}` → `{"attestationObject"}`
-/// - `POST /sandbox/attester/assert` `{"keyId","clientDataHash"}` → `{"assertion"}` (base64 throughout)
+/// - `POST /sandbox/attester/attest` `{"keyId","clientData"}` → `{"attestationObject"}`
+/// - `POST /sandbox/attester/assert` `{"keyId","clientData"}` → `{"assertion"}` (base64 throughout;
+///   the attester hashes the client data, as the SDK's providers do)
 final class SandboxAttester: Sendable {
     let attester: SoftwareAttester
     private let keys = Mutex<[String: SoftwareAttester.Key]>([:])
@@ -25,7 +27,7 @@ final class SandboxAttester: Sendable {
 
     struct Request: Codable, Sendable {
         var keyId: String
-        var clientDataHash: String
+        var clientData: String
     }
 
     func register(on router: Router<ThreadDeskRequestContext>) {
@@ -47,10 +49,10 @@ final class SandboxAttester: Sendable {
 
     private func read(_ request: Hummingbird.Request, _ context: ThreadDeskRequestContext) async throws -> (SoftwareAttester.Key, [UInt8]) {
         let body = try await request.decode(as: Request.self, context: context)
-        guard let key = keys.withLock({ $0[body.keyId] }), let hash = Data(base64Encoded: body.clientDataHash), hash.count == 32 else {
-            throw HTTPError(.badRequest, message: "Unknown keyId, or clientDataHash is not 32 bytes of base64.")
+        guard let key = keys.withLock({ $0[body.keyId] }), let clientData = Data(base64Encoded: body.clientData) else {
+            throw HTTPError(.badRequest, message: "Unknown keyId, or clientData is not base64.")
         }
-        return (key, Array(hash))
+        return (key, Array(SHA256.hash(data: clientData)))
     }
 
     private static func json(_ value: [String: String]) throws -> Response {
