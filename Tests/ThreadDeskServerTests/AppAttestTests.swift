@@ -285,6 +285,18 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
         #expect(settings.extraRootPEM == attester.rootCertificatePEM)
     }
 
+    @Test func requiredLeavesNoWayRoundThroughTheLegacyRoutes() throws {
+        var environment = ConfigurationTests.complete
+        environment.merge(["APP_ATTEST": "required", "APP_ATTEST_TEAM_ID": "ABCDE12345", "APP_ATTEST_BUNDLE_IDS": "com.a.app"]) { $1 }
+        #expect(try ServerConfiguration(environment: environment).attest.mode == .required)
+        environment["LEGACY_API_KEY"] = "legacy"
+        #expect(throws: ServerConfiguration.Problem(
+            missing: [], invalid: ["LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)"])
+        ) {
+            try ServerConfiguration(environment: environment)
+        }
+    }
+
     @Test func anExtraRootIsRefusedWithProductionAndTheAppMustBeNamed() throws {
         var environment = ConfigurationTests.complete
         environment.merge([

@@ -282,6 +282,10 @@ public struct ServerConfiguration: Sendable {
         }
         privacy.read(value, problem: &problem)
         attest.read(value, problem: &problem)
+        if attest.mode == .required, legacyAPIKey != nil {
+            // The legacy routes take a shared key and any user id: a way around App Attest.
+            problem.invalid.append("LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)")
+        }
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 
