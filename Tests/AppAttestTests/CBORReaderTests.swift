@@ -32,7 +32,7 @@ import Testing
         #expect(throws: CBORError.truncated) { try reader.read([]) }
     }
 
-    /// Every attestation the software attester makes, mutated a few thousand ways (seeded, so the
+    /// An attestation the software attester made, mutated hundreds of ways (seeded, so the
     /// same each run): each ends in a verdict, never a crash; the full check runs on every one.
     @Test func mutatedAttestationsEndInAVerdict() async throws {
         let attester = try SoftwareAttester()
@@ -42,7 +42,9 @@ import Testing
         let original = try attester.attest(key, clientDataHash: hash)
         var random = SeededRandom(seed: 30)
         var refused = 0
-        for _ in 0..<1500 {
+        for _ in 0..<600 {
+            // CPU-bound: let the other tests of a parallel run have the cooperative pool in between.
+            await Task.yield()
             var bytes = original
             for _ in 0..<Int.random(in: 1...4, using: &random) {
                 let index = Int.random(in: 0..<bytes.count, using: &random)
@@ -59,7 +61,7 @@ import Testing
                 refused += 1
             }
         }
-        #expect(refused > 1400)
+        #expect(refused > 550)
     }
 }
 
