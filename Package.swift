@@ -152,6 +152,27 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // App Attest: the CBOR reader, attestation and assertion checks, Apple's root.
+        .target(
+            name: "AppAttest",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A device's App Attest in software, for tests and the sandbox (its own root, never Apple's).
+        .target(
+            name: "SoftwareAttester",
+            dependencies: [
+                "AppAttest",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ThreadDeskStore",
             dependencies: [
@@ -171,6 +192,7 @@ let package = Package(
         .target(
             name: "ThreadDeskServer",
             dependencies: [
+                "AppAttest",
                 "ThreadDeskSettings",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "Deadlines",
@@ -197,6 +219,7 @@ let package = Package(
         .executableTarget(
             name: "threaddesk",
             dependencies: [
+                "SoftwareAttester",
                 "ThreadDeskServer",
                 "ThreadDeskStore",
                 "ThreadDeskCore",
@@ -313,6 +336,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AppAttestTests",
+            dependencies: [
+                "AppAttest", "SoftwareAttester",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ThreadDeskCoreTests",
             dependencies: ["ThreadDeskCore", "DiscordREST", "TestSupport", .product(name: "ThreadDeskWire", package: "ThreadDeskKit")],
             swiftSettings: swiftSettings
@@ -330,6 +363,7 @@ let package = Package(
         .testTarget(
             name: "SDKIntegrationTests",
             dependencies: [
+                "SoftwareAttester",
                 "APNsEmulator",
                 "TestSupport",
                 "ThreadDeskServer",
@@ -349,6 +383,8 @@ let package = Package(
         .testTarget(
             name: "ThreadDeskServerTests",
             dependencies: [
+                "AppAttest",
+                "SoftwareAttester",
                 "APNsEmulator",
                 "TestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),

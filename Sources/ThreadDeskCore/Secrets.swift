@@ -18,6 +18,23 @@ public enum UserToken {
         "\(user.rawValue)~\(generate())"
     }
 
+    /// A token for `user` on an attested device: `<userId>~<random>.<device>`, the device being
+    /// the App Attest key id in base64url. The store keeps the hash of the whole token, so the
+    /// device part cannot be changed without losing the token: it needs no record of its own.
+    public static func generate(for user: UserID, device: String?) -> String {
+        guard let device else { return generate(for: user) }
+        return "\(generate(for: user)).\(device)"
+    }
+
+    /// The attested device a token was issued to (see `generate(for:device:)`), nil for others.
+    public static func device(in token: String) -> String? {
+        guard let separator = token.lastIndex(of: "~") else { return nil }
+        let rest = token[token.index(after: separator)...]
+        guard let dot = rest.firstIndex(of: ".") else { return nil }
+        let device = rest[rest.index(after: dot)...]
+        return device.isEmpty ? nil : String(device)
+    }
+
     /// The user a token names, for tokens made by `generate(for:)`; nil for older tokens (found
     /// by their hash alone).
     public static func user(in token: String) -> UserID? {

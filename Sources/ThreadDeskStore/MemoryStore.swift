@@ -22,6 +22,7 @@ public final class MemoryStore: UserStore {
     }
     let mirror = Mutex(Mirror())
     let jobs = ExclusiveJobs()
+    let attestations = Mutex(AttestationState())
 
     public init() {}
 

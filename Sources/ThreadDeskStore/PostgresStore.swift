@@ -125,7 +125,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 6
+    public static let schemaVersion = 7
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {
@@ -170,7 +170,7 @@ public final class PostgresStore: UserStore, Service {
             END IF;
         END $$
         """,
-    ]
+    ] + attestationSchema
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     /// The lease probe comes first: with the database away, the operation would otherwise wait

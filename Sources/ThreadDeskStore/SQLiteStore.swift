@@ -198,6 +198,7 @@ public final class SQLiteStore: UserStore {
             try db.execute(sql: "ALTER TABLE users ADD COLUMN history INTEGER NOT NULL DEFAULT 0")
             try db.execute(sql: UserHistory.backfill)
         }
+        migrateAttestations(&migrator)
         return migrator
     }
 

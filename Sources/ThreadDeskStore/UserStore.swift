@@ -6,7 +6,8 @@ import ThreadDeskCore
 /// It is the sum of small protocols, one per job, so that each part of the server asks for only
 /// what it uses; every implementation passes the same contract suite for each of them.
 public protocol UserStore:
-    UserRecords, UserErasure, IdempotencyRecords, GlobalValues, QuotaBuckets, MirrorStore, PushQueue, JobLocks, StoreLifecycle {}
+    UserRecords, UserErasure, IdempotencyRecords, GlobalValues, QuotaBuckets, MirrorStore, PushQueue, JobLocks, StoreLifecycle,
+    DeviceAttestations {}
 
 /// The users, one at a time each. `withUser` runs its body one at a time per user, in arrival
 /// order; different users run in parallel. Every implementation runs it through

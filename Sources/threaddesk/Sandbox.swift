@@ -7,6 +7,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import SoftwareAttester
 import ThreadDeskServer
 import UnixSignals
 
@@ -46,6 +47,8 @@ struct Sandbox: AsyncParsableCommand {
               App widget     \(api)/sandbox/widget    (plays the app user: send messages, see replies, upload diagnostics)
 
               Terminal chat  swift run --package-path Clients/ThreadDeskKit threaddesk-chat --server \(api)
+              App Attest     optional: add --attest to the chat to open the session as an attested device
+                             (the sandbox's software attester, \(api)/sandbox/attester; never Apple's root)
               API            \(api)      (OpenAPI document: \(api)/openapi.yaml)
               App key        \(configuration.appKey)
               Legacy key     \(configuration.legacyAPIKey ?? "-")
@@ -110,10 +113,21 @@ struct SandboxServer: Service {
         apnsSettings.caCertificatePEM = credentials.caCertificatePEM
         apnsSettings.defaultEnvironment = .development
         configuration.apns = apnsSettings
+        // App Attest optional: a newcomer sees both paths (an attested device, and a caller without
+        // one); the software attester's root is trusted here only.
+        let attester = SandboxAttester(attester: try SoftwareAttester(teamID: "SANDBOX123", bundleID: "com.example.sandbox"))
+        configuration.attest.mode = .optional
+        configuration.attest.teamID = attester.attester.teamID
+        configuration.attest.bundleIDs = [attester.attester.bundleID]
+        configuration.attest.extraRootPEM = attester.attester.rootCertificatePEM
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let pages = SandboxRoutes(discord: discord, apns: apns, appKey: configuration.appKey, legacyKey: configuration.legacyAPIKey)
         let app = buildApplication(
-            configuration: configuration, store: store, inProcessGateway: true, logger: logger, extraRoutes: pages.register)
+            configuration: configuration, store: store, inProcessGateway: true, logger: logger,
+            extraRoutes: { router in
+                pages.register(on: router)
+                attester.register(on: router)
+            })
         FileHandle.standardOutput.write(
             Data((Sandbox.welcome(configuration: configuration, discord: endpoints, apns: credentials.url) + "\n").utf8))
         try await app.run()

@@ -36,6 +36,9 @@ struct OpenAPIDocumentTests {
         // Every optional group of routes switched on: the document describes them all.
         configuration.legacyAPIKey = "legacy"
         configuration.gatewaySecret = "gateway"
+        configuration.attest.mode = .optional
+        configuration.attest.teamID = "ABCDE12345"
+        configuration.attest.bundleIDs = ["com.example.app"]
         let parts = ServerParts(
             configuration: configuration, store: MemoryStore(), metrics: ServerMetrics(), inProcessGateway: false, time: .system,
             logger: Logger(label: "test"))

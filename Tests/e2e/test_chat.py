@@ -155,3 +155,29 @@ def test_ask_shows_a_curated_answer_and_the_next_message_names_it(sandbox, chat_
         raise
     notes = [m["content"] for m in thread_with(sandbox, line)["messages"] if m["isNote"]]
     assert any("I can't connect my TV" in note for note in notes), notes
+
+
+def test_an_attested_terminal_chats_through_app_attest(sandbox, chat_binary, tmp_path):
+    """The sandbox has APP_ATTEST=optional: `--attest` opens the session as an attested device
+    (the sandbox's software attester stands in for the Secure Enclave), and its first message,
+    file and diagnostics go out signed."""
+    terminal = Terminal([str(chat_binary), "--server", sandbox["url"], "--state", str(tmp_path / "state"), "--attest"])
+    try:
+        terminal.read_until("(an attested device)")
+        terminal.read_until("Type a message and press Enter.")
+        hello = f"hello from a genuine device {uuid.uuid4().hex[:8]}"
+        terminal.type(hello)
+        terminal.read_until(f"you: {hello}")
+        (tmp_path / "notes.txt").write_text("signed\n")
+        terminal.type(f"/file {tmp_path / 'notes.txt'} signed notes")
+        terminal.read_until("[file: notes.txt, 7 bytes]")
+        (tmp_path / "diagnostics.json").write_text(json.dumps({"battery": 0.9}))
+        terminal.type(f"/diagnostics {tmp_path / 'diagnostics.json'}")
+        terminal.read_until("diagnostics uploaded as")
+        assert terminal.close() == 0
+    except BaseException:
+        os.kill(terminal.pid, 9)
+        raise
+    state = json.loads((tmp_path / "state" / "session.json").read_text())
+    assert "." in state["token"].split("~")[-1], "the session's token names no device"
+    assert hello in [m["content"] for m in thread_with(sandbox, hello)["messages"]]

@@ -14,7 +14,15 @@ struct ConversationRoutes: Sendable {
     let quotas: Quotas
 
     func register(on groups: V1Groups) {
-        groups.users(charging: { .send($0) }).post("messages", use: send).patch("messages/:id", use: edit).delete("messages/:id", use: delete)
+        // An attested device signs the sends that cost most: a user's first (a new forum thread)
+        // and uploads.
+        let limit = uploads.settings.maxTotalBytes + 1024 * 1024
+        groups.asserting(groups.users(charging: { .send($0) }), limit: limit) { request, context in
+            guard request.method == .post else { return false }
+            let multipart = request.headers[.contentType]?.lowercased().hasPrefix("multipart/") ?? false
+            return multipart || (try? context.user())?.threadID == nil
+        }
+        .post("messages", use: send).patch("messages/:id", use: edit).delete("messages/:id", use: delete)
         groups.users(charging: { .read($0) }).get("messages", use: messages)
     }
 

@@ -83,7 +83,11 @@ struct ConversationService: Sendable {
     /// The answer to a send: its first part as the mirror has it (also when an earlier attempt
     /// posted every part and only the answer was lost); a split send shows its whole text.
     private func sentMessage(_ ids: [String], text: String) async throws -> SupportMessage {
-        guard let first = ids.first.flatMap({ Snowflake($0) }), let mirrored = try await store.mirroredMessages([first]).first else {
+        // Deleted since (the user deleted it before retrying): the mirror keeps only its remains,
+        // which are no answer; the message was sent all the same.
+        guard let first = ids.first.flatMap({ Snowflake($0) }), let mirrored = try await store.mirroredMessages([first]).first,
+            !mirrored.deleted
+        else {
             throw SupportFailure.alreadySent
         }
         var message = SupportMessage(mirrored)

@@ -11,7 +11,9 @@ struct DiagnosticsRoutes: Sendable {
     static let limit = 8 * 1024 * 1024
 
     func register(on groups: V1Groups) {
-        groups.users(charging: { .diagnostics($0) }).post("diagnostics", use: upload)
+        // Each upload costs Discord calls: an attested device signs it.
+        groups.asserting(groups.users(charging: { .diagnostics($0) }), limit: Self.limit) { _, _ in true }
+            .post("diagnostics", use: upload)
     }
 
     @Sendable func upload(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

@@ -1,3 +1,4 @@
+import AppAttest
 import DiscordREST
 import Foundation
 import HTTPTypes
@@ -5,6 +6,7 @@ import Hummingbird
 import NIOCore
 import NIOFoundationCompat
 import ThreadDeskCore
+import ThreadDeskStore
 import ThreadDeskWire
 
 /// An error as the API reports it: `{"error": {"code", "message"}}` with the right status.
@@ -119,6 +121,50 @@ extension APIError {
             let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             self.init(
                 .tooManyRequests, .rateLimited, "Too many requests (\(name), \(limit)); try again in \(seconds) s.", retryAfterSeconds: seconds)
+        }
+    }
+}
+
+extension APIError {
+    /// What an App Attest refusal means on the wire: each broken rule its own code. Malformed
+    /// input is 400; anything not proven genuine is 401, so a client knows to attest (again).
+    init(_ failure: DeviceCheckFailure) {
+        switch failure {
+        case .attestationRequired:
+            self.init(.unauthorized, .attestationRequired, "This server serves attested devices only: attest a key (POST /v1/attest/challenge, then POST /v1/session with attestation).")
+        case .assertionRequired:
+            self.init(.unauthorized, .assertionRequired, "This request needs an App Attest assertion in the X-App-Attest-Assertion header.")
+        case .challenge(.used):
+            self.init(.unauthorized, .challengeUsed, "This challenge was used already; get a new one from POST /v1/attest/challenge.")
+        case .challenge(.expired):
+            self.init(.unauthorized, .challengeExpired, "This challenge expired; get a new one from POST /v1/attest/challenge.")
+        case .challenge:
+            self.init(.unauthorized, .challengeUnknown, "This challenge was not issued here; get one from POST /v1/attest/challenge.")
+        case .attestation(let rule):
+            switch rule {
+            case .malformed(let detail): self.init(.badRequest, .attestationMalformed, "The attestation is malformed: \(detail).")
+            case .untrustedChain: self.init(.unauthorized, .attestationUntrusted, "The attestation's certificates do not lead to Apple's App Attestation root.")
+            case .nonceMismatch: self.init(.unauthorized, .attestationNonceMismatch, "The attestation's nonce does not match its authenticator data and challenge.")
+            case .rpIDMismatch: self.init(.unauthorized, .attestationAppIdMismatch, "The attestation is for another app.")
+            case .counterNotZero: self.init(.unauthorized, .attestationCounterNotZero, "The attestation's counter is not 0.")
+            case .wrongEnvironment: self.init(.unauthorized, .attestationWrongEnvironment, "The key was made in an App Attest environment this server does not accept.")
+            case .keyIDMismatch: self.init(.unauthorized, .attestationKeyIdMismatch, "keyId is not the SHA-256 of the attested public key.")
+            case .credentialIDMismatch: self.init(.unauthorized, .attestationCredentialIdMismatch, "The attestation's credential id is not keyId.")
+            case .invalidSignature, .staleCounter: self.init(.unauthorized, .attestationUntrusted, "The attestation does not verify.")
+            }
+        case .assertion(let rule):
+            switch rule {
+            case .malformed(let detail): self.init(.badRequest, .assertionMalformed, "The assertion is malformed: \(detail).")
+            case .rpIDMismatch: self.init(.unauthorized, .assertionAppIdMismatch, "The assertion is for another app.")
+            case .staleCounter: self.init(.unauthorized, .assertionReplayed, "The assertion's counter is not greater than the last one: a replay.")
+            default: self.init(.unauthorized, .assertionInvalid, "The assertion's signature does not verify for this request.")
+            }
+        case .keyAlreadyAttested:
+            self.init(.conflict, .attestationKeyKnown, "This key was attested already: send assertions with it, or attest a new key.")
+        case .unknownKey:
+            self.init(.unauthorized, .assertionUnknownKey, "No attested key has this keyId: attest it first.")
+        case .wrongDevice:
+            self.init(.forbidden, .assertionWrongDevice, "The assertion is by another key than this session's device.")
         }
     }
 }

@@ -31,6 +31,16 @@ extension ThreadDeskRequestContext {
         return token
     }
 
+    /// The attested device the caller's token was issued to (App Attest), if any: the user's
+    /// token, or the earlier session's beside the app key.
+    var attestedDevice: String? {
+        switch caller {
+        case .user(_, let token): UserToken.device(in: token)
+        case .app(let token?): UserToken.device(in: token)
+        default: nil
+        }
+    }
+
     /// The earlier session's token a client presented beside the app key, if any.
     var presentedToken: String? {
         guard case .app(let token) = caller else { return nil }

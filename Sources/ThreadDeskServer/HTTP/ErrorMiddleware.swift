@@ -37,6 +37,8 @@ struct ErrorMiddleware: RouterMiddleware {
             return error
         case let failure as SupportFailure:
             return APIError(failure)
+        case let failure as DeviceCheckFailure:
+            return APIError(failure)
         case let error as DiscordError:
             return APIError(error)
         case is DeadlineExceeded:

@@ -9,11 +9,24 @@ struct V1Groups {
     let app: RouterGroup<ThreadDeskRequestContext>
     let users: RouterGroup<ThreadDeskRequestContext>
     let quotas: Quotas
+    /// App Attest, when it is on.
+    let attest: AttestService?
 
-    init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas) {
+    init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
         app = router.group("v1").add(middleware: SecretAuthentication.app(key: appKey))
         users = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
         self.quotas = quotas
+        self.attest = attest
+    }
+
+    /// `group`, requiring an App Attest assertion over requests `applies` picks (bodies up to
+    /// `limit`), when App Attest is on.
+    func asserting(
+        _ group: RouterGroup<ThreadDeskRequestContext>, limit: Int,
+        when applies: @escaping @Sendable (Request, ThreadDeskRequestContext) -> Bool
+    ) -> RouterGroup<ThreadDeskRequestContext> {
+        guard let attest, attest.mode != .off else { return group }
+        return group.add(middleware: AssertionMiddleware(attest: attest, limit: limit, applies: applies))
     }
 
     /// Users' routes that charge `cost` (for the calling user) first.

@@ -24,6 +24,12 @@ public struct QuotaSettings: Sendable, Hashable {
     /// not fill it and lock out real users.
     public var threadsPerAddress = QuotaLimit(5, per: .seconds(3600))
     public var threadsTotal = QuotaLimit(200, per: .seconds(3600))
+    /// With `APP_ATTEST=optional`, callers that did not attest: tighter than the per-address limits
+    /// (attested devices are counted one by one instead).
+    public var unattestedSessionsPerAddress = QuotaLimit(10, per: .seconds(3600))
+    public var unattestedThreadsPerAddress = QuotaLimit(2, per: .seconds(3600))
+    /// App Attest challenges: each attestation or assertion spends one.
+    public var challengesPerAddress = QuotaLimit(300, per: .seconds(3600))
 
     public init() {}
 
@@ -44,6 +50,9 @@ public struct QuotaSettings: Sendable, Hashable {
             ("QUOTA_INSTALLATIONS_PER_ADDRESS", \.installationsPerAddress), ("QUOTA_REFRESHES_PER_ADDRESS", \.refreshesPerAddress),
             ("QUOTA_UPLOAD_MIB_PER_USER", \.uploadMiBPerUser), ("QUOTA_UPLOAD_MIB_PER_ADDRESS", \.uploadMiBPerAddress),
             ("QUOTA_THREADS_PER_ADDRESS", \.threadsPerAddress), ("QUOTA_THREADS_TOTAL", \.threadsTotal),
+            ("QUOTA_UNATTESTED_SESSIONS_PER_ADDRESS", \.unattestedSessionsPerAddress),
+            ("QUOTA_UNATTESTED_THREADS_PER_ADDRESS", \.unattestedThreadsPerAddress),
+            ("QUOTA_CHALLENGES_PER_ADDRESS", \.challengesPerAddress),
         ]
     }
 

@@ -13,6 +13,9 @@ struct Quotas: Sendable {
     let settings: QuotaSettings
     let addresses: ClientAddressRule
     let metrics: ServerMetrics
+    /// With App Attest on, an attested caller's limits count per device (its `address` is
+    /// `device:<key id>`); with it optional, unattested callers get the tighter per-address ones.
+    var attestMode = AppAttestSettings.Mode.off
 
     enum Cost {
         case session
@@ -28,6 +31,8 @@ struct Quotas: Sendable {
         case upload(UserID, bytes: Int)
         /// A new forum thread.
         case thread
+        /// An App Attest challenge (each attestation or assertion takes one).
+        case challenge
     }
 
     /// Takes one token from each bucket `cost` touches, or throws `limitReached` naming the first
@@ -43,9 +48,17 @@ struct Quotas: Sendable {
 
     private func buckets(_ cost: Cost, address: String) -> [(String, String, QuotaLimit)] {
         switch cost {
+        case .session where isDevice(address):
+            [("sessions per device", "session:a:\(address)", settings.sessionsPerAddress),
+             ("sessions per app", "session:app", settings.sessionsPerApp)]
+        case .session where attestMode == .optional:
+            [("unattested sessions per address", "session:a:\(address)", settings.unattestedSessionsPerAddress),
+             ("sessions per app", "session:app", settings.sessionsPerApp)]
         case .session:
             [("sessions per address", "session:a:\(address)", settings.sessionsPerAddress),
              ("sessions per app", "session:app", settings.sessionsPerApp)]
+        case .challenge:
+            [("attestation challenges per address", "challenge:a:\(address)", settings.challengesPerAddress)]
         case .send(let user):
             [("sends per user", "send:u:\(user)", settings.sendsPerUser), ("sends per address", "send:a:\(address)", settings.sendsPerAddress)]
         case .diagnostics(let user):
@@ -63,16 +76,31 @@ struct Quotas: Sendable {
         case .upload(let user, _):
             [("upload MiB per user", "upload:u:\(user)", settings.uploadMiBPerUser),
              ("upload MiB per address", "upload:a:\(address)", settings.uploadMiBPerAddress)]
+        case .thread where !isDevice(address) && attestMode == .optional:
+            [("new threads per unattested address", "thread:a:\(address)", settings.unattestedThreadsPerAddress),
+             ("new threads", "thread:all", settings.threadsTotal)]
         case .thread:
             [("new threads per address", "thread:a:\(address)", settings.threadsPerAddress),
              ("new threads", "thread:all", settings.threadsTotal)]
         }
     }
 
-    /// The client's address as the per-address limits count it (see `ClientAddressRule`).
+    /// The client as the per-address limits count it: an attested device (App Attest on), else
+    /// its address (see `ClientAddressRule`).
     func clientAddress(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
+        if attestMode != .off, let device = context.attestedDevice { return Self.deviceKey(device) }
+        return networkAddress(request, context)
+    }
+
+    /// The client's network address, whatever device it is.
+    func networkAddress(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
         addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
     }
+
+    /// The limits key of an attested device.
+    static func deviceKey(_ device: String) -> String { "device:\(device)" }
+
+    private func isDevice(_ address: String) -> Bool { address.hasPrefix("device:") }
 }
 
 extension HTTPField.Name {

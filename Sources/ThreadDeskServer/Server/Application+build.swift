@@ -123,8 +123,9 @@ struct ServerParts {
         health.registerMetrics(on: internalRouter ?? router)
         if let internalRouter { health.register(on: internalRouter) }
 
-        let v1 = V1Groups(router: router, appKey: configuration.appKey, sessions: parts.sessions, quotas: parts.quotas)
-        SessionRoutes(sessions: parts.sessions).register(on: v1)
+        let v1 = V1Groups(router: router, appKey: configuration.appKey, sessions: parts.sessions, quotas: parts.quotas, attest: parts.attest)
+        SessionRoutes(sessions: parts.sessions, quotas: parts.quotas, attest: parts.attest).register(on: v1)
+        if let attest = parts.attest { AttestRoutes(attest: attest).register(on: v1) }
         ConversationRoutes(conversation: parts.conversation, editor: parts.editor, uploads: parts.uploads, quotas: parts.quotas).register(on: v1)
         DeviceRoutes(devices: parts.devices).register(on: v1)
         SupportStatusRoutes(away: parts.away).register(on: v1)

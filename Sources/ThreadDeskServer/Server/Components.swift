@@ -12,6 +12,8 @@ import ThreadDeskStore
 /// no service builds another.
 struct Components: Sendable {
     let quotas: Quotas
+    /// App Attest; nil when `APP_ATTEST=off`.
+    let attest: AttestService?
     let sessions: SessionService
     let devices: DeviceService
     let conversation: ConversationService
@@ -51,11 +53,13 @@ struct Components: Sendable {
                 store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger,
                 time: time)
         }
-        let quotas = Quotas(
+        var quotas = Quotas(
             store: store, settings: configuration.quotas,
             addresses: ClientAddressRule(
                 trustedProxies: configuration.trustedProxies.compactMap(IPNetwork.init), ipv6PrefixBits: configuration.quotaIPv6PrefixBits),
             metrics: metrics)
+        quotas.attestMode = configuration.attest.mode
+        attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, now: now)
         let status = configuration.statusTags.map {
             StatusTags(names: $0, discord: discord, store: store, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
         }

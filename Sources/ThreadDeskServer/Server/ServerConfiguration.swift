@@ -46,6 +46,8 @@ public struct ServerConfiguration: Sendable {
     public var mirror = MirrorSettings()
     public var live = LiveSettings()
     public var quotas = QuotaSettings()
+    /// App Attest: genuine devices only, limits per device (`APP_ATTEST*`).
+    public var attest = AppAttestSettings()
     public var attachments = AttachmentSettings()
     /// Erasing users' data: what becomes of their threads, and the retention of inactive users.
     public var privacy = PrivacySettings()
@@ -279,6 +281,11 @@ public struct ServerConfiguration: Sendable {
             }
         }
         privacy.read(value, problem: &problem)
+        attest.read(value, problem: &problem)
+        if attest.mode == .required, legacyAPIKey != nil {
+            // The legacy routes take a shared key and any user id: a way around App Attest.
+            problem.invalid.append("LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)")
+        }
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 

@@ -19,12 +19,15 @@ struct SessionService: Sendable {
 
     /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
     /// proven (its current token, or the app backend's `userHash`). Every session gets a new token.
-    func open(userID requested: UserID?, userHash: String?, presentedToken: String?, installation: InstallationInfo?) async throws -> Session {
+    func open(
+        userID requested: UserID?, userHash: String?, presentedToken: String?, installation: InstallationInfo?, device: String? = nil
+    ) async throws -> Session {
         if let requested, let verifier {
             guard let userHash, verifier.verify(userHash, for: requested) else { throw SupportFailure.invalidUserHash }
         }
         let id = requested ?? UserID.generate()
-        let token = UserToken.generate(for: id)
+        // An attested device's token names the device (see `UserToken.generate(for:device:)`).
+        let token = UserToken.generate(for: id, device: device)
         let adoption = requested.flatMap { ThreadNotes.adoptionNote(for: $0, verified: verifier != nil, legacyRoutes: legacyRoutes) }
         // Only an installation can make a session call Discord (a device note in an existing thread).
         // Tokens ended here (the oldest past the limit, a replaced claim's) end their streams too,

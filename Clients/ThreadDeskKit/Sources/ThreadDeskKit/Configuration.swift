@@ -35,6 +35,10 @@ public struct ThreadDeskConfiguration: Sendable {
     public var streamIdleTimeout: TimeInterval = 60
     /// At most one typing report this often (the server coalesces more anyway).
     public var typingInterval: TimeInterval = 3
+    /// App Attest (`DeviceCheckAttestProvider` on a device that supports it): sessions are
+    /// opened by an attested key, and the requests that cost the server most are signed. Nil:
+    /// none (a server with `APP_ATTEST=required` then refuses the session).
+    public var appAttest: (any AppAttestProvider)?
 
     public init(
         serverURL: URL, appKey: String, userID: String? = nil, sessionStore: any SessionStore, outbox: any OutboxStore,

@@ -95,9 +95,13 @@ public actor ThreadDeskClient {
                 throw .transport("the app's userHash provider failed: \(error)")
             }
         }
-        var request = request("v1/session", method: "POST", token: current?.userId == userID ? current?.token : nil)
+        let presented = current?.userId == userID ? current?.token : nil
+        var request = request("v1/session", method: "POST", token: presented)
         request.setValue(configuration.appKey, forHTTPHeaderField: APIHeader.appKey)
-        try encode(SessionRequest(userId: userID, userHash: hash, installation: installation), into: &request)
+        var body = SessionRequest(userId: userID, userHash: hash, installation: installation)
+        try encode(body, into: &request)
+        // With App Attest: the session's key asserts (renewal), or a new key is attested.
+        try await attest(&request, body: &body, keyID: (current?.token).flatMap(Self.attestedKeyID(inToken:)))
         let created = try decode(Session.self, from: try await transport.send(request))
         do {
             try await configuration.sessionStore.save(created)
@@ -118,6 +122,13 @@ public actor ThreadDeskClient {
         } catch .server(401, .unauthorized, let message, let wait) {
             guard configuration.userHash != nil else { throw .server(status: 401, code: .unauthorized, message: message, retryAfter: wait) }
             let renewed = try await createSession(presenting: nil, installation: nil)
+            return try await call(renewed.token)
+        } catch .server(401, .attestationRequired, let message, let wait) {
+            // The server now serves attested devices only: this session's token is not one.
+            guard configuration.appAttest != nil else {
+                throw .server(status: 401, code: .attestationRequired, message: message, retryAfter: wait)
+            }
+            let renewed = try await createSession(presenting: current, installation: nil)
             return try await call(renewed.token)
         }
     }
@@ -252,8 +263,10 @@ public actor ThreadDeskClient {
             let form = MultipartForm()
             request.httpBody = form.body(text: entry.text, files: entry.files)
             request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+            // Files cost Discord most: an attested session signs them up front.
+            request = try await asserted(request)
         }
-        return try decode(SupportMessage.self, from: try await transport.send(request))
+        return try decode(SupportMessage.self, from: try await sendAsserting(request))
     }
 
     /// A page of the conversation, oldest first: the newest `limit` without a cursor, those after
@@ -405,7 +418,8 @@ public actor ThreadDeskClient {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.setValue(key, forHTTPHeaderField: APIHeader.idempotencyKey)
-            return try decode(DiagnosticsResult.self, from: try await transport.send(request))
+            // Diagnostics always need an attested session's assertion.
+            return try decode(DiagnosticsResult.self, from: try await transport.send(try await asserted(request)))
         }
     }
 

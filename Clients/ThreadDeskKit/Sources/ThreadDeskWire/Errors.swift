@@ -88,6 +88,28 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let uploadTooLarge = ErrorCode(rawValue: "upload_too_large")
     public static let userClaimed = ErrorCode(rawValue: "user_claimed")
     public static let tooComplex = ErrorCode(rawValue: "too_complex")
+    // App Attest (`APP_ATTEST`): what a session or request lacks, and which rule an attestation or
+    // an assertion broke.
+    public static let attestationRequired = ErrorCode(rawValue: "attestation_required")
+    public static let assertionRequired = ErrorCode(rawValue: "assertion_required")
+    public static let challengeUnknown = ErrorCode(rawValue: "challenge_unknown")
+    public static let challengeUsed = ErrorCode(rawValue: "challenge_used")
+    public static let challengeExpired = ErrorCode(rawValue: "challenge_expired")
+    public static let attestationMalformed = ErrorCode(rawValue: "attestation_malformed")
+    public static let attestationUntrusted = ErrorCode(rawValue: "attestation_untrusted")
+    public static let attestationNonceMismatch = ErrorCode(rawValue: "attestation_nonce_mismatch")
+    public static let attestationAppIdMismatch = ErrorCode(rawValue: "attestation_app_id_mismatch")
+    public static let attestationCounterNotZero = ErrorCode(rawValue: "attestation_counter_not_zero")
+    public static let attestationWrongEnvironment = ErrorCode(rawValue: "attestation_wrong_environment")
+    public static let attestationKeyIdMismatch = ErrorCode(rawValue: "attestation_key_id_mismatch")
+    public static let attestationCredentialIdMismatch = ErrorCode(rawValue: "attestation_credential_id_mismatch")
+    public static let attestationKeyKnown = ErrorCode(rawValue: "attestation_key_known")
+    public static let assertionMalformed = ErrorCode(rawValue: "assertion_malformed")
+    public static let assertionInvalid = ErrorCode(rawValue: "assertion_invalid")
+    public static let assertionAppIdMismatch = ErrorCode(rawValue: "assertion_app_id_mismatch")
+    public static let assertionReplayed = ErrorCode(rawValue: "assertion_replayed")
+    public static let assertionUnknownKey = ErrorCode(rawValue: "assertion_unknown_key")
+    public static let assertionWrongDevice = ErrorCode(rawValue: "assertion_wrong_device")
 
     /// An HTTP error without a code of its own (`http_405`, say).
     public static func http(status: Int) -> ErrorCode { ErrorCode(rawValue: "http_\(status)") }
@@ -164,6 +186,26 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
         .uploadTooLarge,
         .userClaimed,
         .tooComplex,
+        .attestationRequired,
+        .assertionRequired,
+        .challengeUnknown,
+        .challengeUsed,
+        .challengeExpired,
+        .attestationMalformed,
+        .attestationUntrusted,
+        .attestationNonceMismatch,
+        .attestationAppIdMismatch,
+        .attestationCounterNotZero,
+        .attestationWrongEnvironment,
+        .attestationKeyIdMismatch,
+        .attestationCredentialIdMismatch,
+        .attestationKeyKnown,
+        .assertionMalformed,
+        .assertionInvalid,
+        .assertionAppIdMismatch,
+        .assertionReplayed,
+        .assertionUnknownKey,
+        .assertionWrongDevice,
     ]
 
     public init(from decoder: any Decoder) throws {

@@ -7,11 +7,18 @@ public struct SessionRequest: Sendable, Codable, Hashable {
     public var userHash: String?
     /// What to tell support about the app and device (see ``InstallationValue``).
     public var installation: [String: InstallationValue]?
+    /// A new App Attest key's attestation (servers with `APP_ATTEST` on): the session is the
+    /// attested device's.
+    public var attestation: AttestationPayload?
 
-    public init(userId: String? = nil, userHash: String? = nil, installation: [String: InstallationValue]? = nil) {
+    public init(
+        userId: String? = nil, userHash: String? = nil, installation: [String: InstallationValue]? = nil,
+        attestation: AttestationPayload? = nil
+    ) {
         self.userId = userId
         self.userHash = userHash
         self.installation = installation
+        self.attestation = attestation
     }
 }
 

@@ -10,13 +10,15 @@ import FoundationNetworking
 @main
 struct ThreadDeskChat {
     static let usage = """
-        Usage: threaddesk-chat [--server URL] [--app-key KEY] [--user-id ID] [--state DIR]
+        Usage: threaddesk-chat [--server URL] [--app-key KEY] [--user-id ID] [--state DIR] [--attest]
 
           --server URL    ThreadDesk's address (default http://127.0.0.1:8080, the sandbox's)
           --app-key KEY   the app key (or THREADDESK_APP_KEY); the sandbox's is read from it when absent
           --user-id ID    the app's own id for the user (default: one ThreadDesk makes up, kept in --state)
           --state DIR     where the session and unsent messages are kept
                           (default ~/.local/state/threaddesk-chat/HOST_PORT)
+          --attest        open the session as an App Attest device: the sandbox's software
+                          attester (SERVER/sandbox/attester) stands in for the Secure Enclave
 
         In the chat: type a line and press Enter to send it.
           /file PATH [caption]   send a file
@@ -49,6 +51,7 @@ struct Options {
     var appKey = ProcessInfo.processInfo.environment["THREADDESK_APP_KEY"]
     var userID: String?
     var state: URL?
+    var attest = false
 
     struct Invalid: Error, CustomStringConvertible {
         let description: String
@@ -58,6 +61,10 @@ struct Options {
         var arguments = arguments
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" { throw Invalid(description: "threaddesk-chat: support chat in a terminal.") }
+            if argument == "--attest" {
+                attest = true
+                continue
+            }
             guard let value = arguments.popFirst() else { throw Invalid(description: "\(argument) needs a value.") }
             switch argument {
             case "--server":
@@ -111,15 +118,19 @@ struct Chat {
         let appKey = try await resolveAppKey()
         let host = "\(options.server.host ?? "server")_\(options.server.port ?? 0)"
         let state = options.state ?? Self.defaultState().appendingPathComponent(host)
-        let configuration = ThreadDeskConfiguration(
+        var configuration = ThreadDeskConfiguration(
             serverURL: options.server, appKey: appKey, userID: options.userID,
             sessionStore: FileSessionStore(url: state.appendingPathComponent("session.json")),
             outbox: FileOutbox(directory: state.appendingPathComponent("outbox")))
+        if options.attest {
+            configuration.appAttest = SandboxAttestProvider(attesterURL: options.server.appendingPathComponent("sandbox/attester"))
+        }
         let client = ThreadDeskClient(configuration)
         let screen = Screen()
 
         let session = try await client.open(installation: ThreadDeskClient.currentInstallation().merging(["client": "threaddesk-chat"]) { $1 })
-        say("Connected to \(options.server.absoluteString) as \(session.userId).")
+        let attested = options.attest && session.token.contains(".")
+        say("Connected to \(options.server.absoluteString) as \(session.userId)\(attested ? " (an attested device)" : "").")
         let history = try await client.messages(limit: 20)
         for message in history.messages { _ = await screen.show(message) }
         for message in try await client.flushOutbox() { _ = await screen.show(message) }

@@ -1,0 +1,85 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// App Attest: sessions opened by an attested key, and assertions on the requests that need them.
+extension ThreadDeskClient {
+    /// The attested key of a session: its token names the device (`…~secret.<key id, base64url>`).
+    nonisolated static func attestedKeyID(inToken token: String) -> String? {
+        guard let tilde = token.lastIndex(of: "~") else { return nil }
+        let rest = token[token.index(after: tilde)...]
+        guard let dot = rest.firstIndex(of: "."), rest.index(after: dot) < rest.endIndex else { return nil }
+        var base64 = rest[rest.index(after: dot)...].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.utf8.count % 4 != 0 { base64 += "=" }
+        return base64
+    }
+
+    /// A one-time challenge; nil when the server has App Attest off (no such route).
+    func attestChallenge() async throws(ThreadDeskError) -> String? {
+        var request = request("v1/attest/challenge", method: "POST")
+        request.setValue(configuration.appKey, forHTTPHeaderField: APIHeader.appKey)
+        do {
+            return try decode(AttestChallenge.self, from: try await transport.send(request)).challenge
+        } catch .server(404, _, _, _) {
+            return nil
+        }
+    }
+
+    /// The session request's attestation or assertion: the kept key asserts (a renewal, a new
+    /// session of the same device), a new key is attested. Nil without a provider or App Attest.
+    func attest(_ request: inout URLRequest, body: inout SessionRequest, keyID known: String?) async throws(ThreadDeskError) {
+        guard let provider = configuration.appAttest, let challenge = try await attestChallenge() else { return }
+        do {
+            if let known {
+                try encode(body, into: &request)
+                request.setValue(
+                    try await assertionHeader(provider, keyID: known, request: request, challenge: challenge),
+                    forHTTPHeaderField: AppAttestAssertion.headerName)
+            } else {
+                let keyID = try await provider.generateKey()
+                let object = try await provider.attestKey(keyID, clientData: Data(challenge.utf8))
+                body.attestation = AttestationPayload(keyId: keyID, attestationObject: object.base64EncodedString(), challenge: challenge)
+                try encode(body, into: &request)
+            }
+        } catch let error as ThreadDeskError {
+            throw error
+        } catch {
+            throw .transport("App Attest failed: \(error)")
+        }
+    }
+
+    /// `request` with an assertion over it by the session's key (a fresh challenge each time).
+    func asserted(_ request: URLRequest) async throws(ThreadDeskError) -> URLRequest {
+        guard let provider = configuration.appAttest, let token = session?.token, let keyID = Self.attestedKeyID(inToken: token),
+            let challenge = try await attestChallenge()
+        else { return request }
+        var request = request
+        do {
+            request.setValue(
+                try await assertionHeader(provider, keyID: keyID, request: request, challenge: challenge),
+                forHTTPHeaderField: AppAttestAssertion.headerName)
+        } catch {
+            throw .transport("App Attest failed: \(error)")
+        }
+        return request
+    }
+
+    /// Sends `request`; when the server asks for an assertion (a first message), sends it once more with one.
+    func sendAsserting(_ request: URLRequest) async throws(ThreadDeskError) -> Transport.Reply {
+        do {
+            return try await transport.send(request)
+        } catch .server(401, .assertionRequired, let message, let wait) {
+            guard configuration.appAttest != nil else { throw .server(status: 401, code: .assertionRequired, message: message, retryAfter: wait) }
+            return try await transport.send(try await asserted(request))
+        }
+    }
+
+    private func assertionHeader(_ provider: any AppAttestProvider, keyID: String, request: URLRequest, challenge: String) async throws -> String {
+        let clientData = AppAttestAssertion.clientData(
+            method: request.httpMethod ?? "GET", path: request.url?.path ?? "/", challenge: challenge, body: Array(request.httpBody ?? Data()))
+        let assertion = try await provider.generateAssertion(keyID, clientData: Data(clientData))
+        return AppAttestAssertion.header(keyId: keyID, challenge: challenge, assertion: assertion.base64EncodedString())
+    }
+}

@@ -1,0 +1,110 @@
+import AppAttest
+import Crypto
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// App Attest for the server: one-time challenges, attestations of new keys, assertions of known
+/// ones. What it learns (challenges, keys, counters) lives in the store, so every replica checks
+/// against the same state. Attestation blobs and assertions never reach a log.
+struct AttestService: Sendable {
+    let settings: AppAttestSettings
+    let verifier: AppAttestVerifier
+    let store: any DeviceAttestations
+    let now: @Sendable () -> Date
+
+    init(settings: AppAttestSettings, store: any DeviceAttestations, now: @escaping @Sendable () -> Date) {
+        self.settings = settings
+        verifier = AppAttestVerifier(
+            appIDs: settings.appIDs, environments: settings.environments, extraRootPEMs: settings.extraRootPEM.map { [$0] } ?? [])
+        self.store = store
+        self.now = now
+    }
+
+    var mode: AppAttestSettings.Mode { settings.mode }
+
+    /// A new challenge: 256 random bits, base64url; the store keeps only its hash.
+    func challenge() async throws -> AttestChallenge {
+        let challenge = UserToken.generate()
+        try await store.addChallenge(Self.hash(challenge), expires: now().addingTimeInterval(settings.challengeLifetime / .seconds(1)))
+        return AttestChallenge(challenge: challenge, expiresIn: Int(settings.challengeLifetime.components.seconds))
+    }
+
+    /// Verifies a new key's attestation over its challenge and keeps the key: the device's id.
+    func attest(_ payload: AttestationPayload) async throws -> String {
+        guard let keyID = Self.bytes(payload.keyId), keyID.count == 32, let object = Self.bytes(payload.attestationObject),
+            payload.challenge.utf8.count <= 128
+        else { throw DeviceCheckFailure.attestation(.malformed("keyId and attestationObject must be base64")) }
+        // Read before the challenge is spent: a malformed body leaves the challenge usable.
+        let clientDataHash = Array(SHA256.hash(data: Data(payload.challenge.utf8)))
+        try await use(payload.challenge)
+        let attested: AppAttestVerifier.AttestedKey
+        do {
+            attested = try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, at: now())
+        } catch {
+            throw DeviceCheckFailure.attestation(error)
+        }
+        let device = Self.deviceID(keyID)
+        let key = DeviceKey(keyID: device, publicKey: attested.publicKey, environment: attested.environment.rawValue, attestedAt: now())
+        guard try await store.addDeviceKey(key) else { throw DeviceCheckFailure.keyAlreadyAttested }
+        return device
+    }
+
+    /// Verifies the assertion in `header` over this request (method, path, body), by `expected`
+    /// when the session is already a device's; raises the key's counter. Returns the device.
+    func assert(header: String?, method: String, path: String, body: [UInt8], expected: String?) async throws -> String {
+        guard let header else { throw DeviceCheckFailure.assertionRequired }
+        guard let parts = Self.parse(header), let keyID = Self.bytes(parts.keyId), keyID.count == 32,
+            let assertion = Self.bytes(parts.assertion)
+        else { throw DeviceCheckFailure.assertion(.malformed("\(AppAttestAssertion.headerName) must be keyId=…;challenge=…;assertion=…")) }
+        let device = Self.deviceID(keyID)
+        if let expected, expected != device { throw DeviceCheckFailure.wrongDevice }
+        guard let key = try await store.deviceKey(device) else { throw DeviceCheckFailure.unknownKey }
+        try await use(parts.challenge)
+        let clientData = AppAttestAssertion.clientData(method: method, path: path, challenge: parts.challenge, body: body)
+        let counter: UInt32
+        do {
+            counter = try verifier.verifyAssertion(
+                assertion, clientDataHash: Array(SHA256.hash(data: clientData)), publicKey: key.publicKey, counter: key.counter)
+        } catch {
+            throw DeviceCheckFailure.assertion(error)
+        }
+        // Another replica may have taken this counter (or a later one) meanwhile.
+        guard try await store.advanceCounter(of: device, to: counter) else { throw DeviceCheckFailure.assertion(.staleCounter) }
+        return device
+    }
+
+    private func use(_ challenge: String) async throws {
+        guard challenge.utf8.count <= 128 else { throw DeviceCheckFailure.challenge(.unknown) }
+        let use = try await store.useChallenge(Self.hash(challenge), now: now())
+        guard use == .accepted else { throw DeviceCheckFailure.challenge(use) }
+    }
+
+    static func hash(_ challenge: String) -> String { Data(SHA256.hash(data: Data(challenge.utf8))).base64EncodedString() }
+
+    /// The device's id in tokens and limit keys: the key id in base64url.
+    static func deviceID(_ keyID: [UInt8]) -> String {
+        Data(keyID).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Base64 or base64url, padded or not; at most 64 KiB of text.
+    static func bytes(_ text: String) -> [UInt8]? {
+        guard text.utf8.count <= 64 * 1024 else { return nil }
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.utf8.count % 4 != 0 { standard += "=" }
+        return Data(base64Encoded: standard).map(Array.init)
+    }
+
+    static func parse(_ header: String) -> (keyId: String, challenge: String, assertion: String)? {
+        guard header.utf8.count <= 16 * 1024 else { return nil }
+        var fields: [String: String] = [:]
+        for part in header.split(separator: ";") {
+            guard let equals = part.firstIndex(of: "=") else { return nil }
+            fields[part[..<equals].trimmingCharacters(in: .whitespaces)] = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        }
+        guard let keyId = fields["keyId"], let challenge = fields["challenge"], let assertion = fields["assertion"] else { return nil }
+        return (keyId, challenge, assertion)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import PostgresNIO
+
+extension PostgresStore {
+    /// App Attest's tables (schema version 7).
+    static let attestationSchema = [
+        "CREATE TABLE IF NOT EXISTS attest_challenges (hash TEXT PRIMARY KEY, expires_at TIMESTAMPTZ NOT NULL, used BOOLEAN NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS attest_challenges_expiry ON attest_challenges (expires_at)",
+        """
+        CREATE TABLE IF NOT EXISTS attest_keys (
+            key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, counter BIGINT NOT NULL, environment TEXT NOT NULL,
+            attested_at TIMESTAMPTZ NOT NULL)
+        """,
+    ]
+
+    public func addChallenge(_ hash: String, expires: Date) async throws {
+        let forgotten = expires.addingTimeInterval(-forgottenChallengeAge)
+        try await database {
+            try await client.withConnection { connection in
+                try await connection.rows("DELETE FROM attest_challenges WHERE expires_at < \(forgotten)", logger: logger)
+                try await connection.rows(
+                    "INSERT INTO attest_challenges (hash, expires_at, used) VALUES (\(hash), \(expires), false)", logger: logger)
+            }
+        }
+    }
+
+    /// One statement takes the challenge; only when it took nothing does a second (with a fresh
+    /// snapshot) say why, so a replica that used it a moment ago reads as `used`, not `expired`.
+    public func useChallenge(_ hash: String, now: Date) async throws -> ChallengeUse {
+        try await database {
+            try await client.withConnection { connection in
+                let taken = try await connection.rows(
+                    "UPDATE attest_challenges SET used = true WHERE hash = \(hash) AND NOT used AND expires_at > \(now) RETURNING 1",
+                    logger: logger)
+                if !taken.isEmpty { return .accepted }
+                let rows = try await connection.rows("SELECT used FROM attest_challenges WHERE hash = \(hash)", logger: logger)
+                guard let row = rows.first else { return .unknown }
+                return try row.decode(Bool.self) ? .used : .expired
+            }
+        }
+    }
+
+    public func deviceKey(_ keyID: String) async throws -> DeviceKey? {
+        try await database {
+            let rows = try await client.withConnection { connection in
+                try await connection.rows(
+                    "SELECT public_key, counter, environment, attested_at FROM attest_keys WHERE key_id = \(keyID)", logger: logger)
+            }
+            guard let row = rows.first else { return nil }
+            let (key, counter, environment, attestedAt) = try row.decode((String, Int64, String, Date).self)
+            guard let publicKey = Data(base64Encoded: key) else { return nil }
+            return DeviceKey(
+                keyID: keyID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment, attestedAt: attestedAt)
+        }
+    }
+
+    public func addDeviceKey(_ key: DeviceKey) async throws -> Bool {
+        let publicKey = Data(key.publicKey).base64EncodedString()
+        return try await database {
+            try await client.withConnection { connection in
+                try await connection.rows(
+                    """
+                    INSERT INTO attest_keys (key_id, public_key, counter, environment, attested_at)
+                    VALUES (\(key.keyID), \(publicKey), \(Int64(key.counter)), \(key.environment), \(key.attestedAt))
+                    ON CONFLICT (key_id) DO NOTHING RETURNING 1
+                    """, logger: logger)
+            }.count == 1
+        }
+    }
+
+    public func advanceCounter(of keyID: String, to counter: UInt32) async throws -> Bool {
+        let value = Int64(counter)
+        return try await database {
+            try await client.withConnection { connection in
+                try await connection.rows(
+                    "UPDATE attest_keys SET counter = \(value) WHERE key_id = \(keyID) AND counter < \(value) RETURNING 1", logger: logger)
+            }.count == 1
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    static func migrateAttestations(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v6: app attest") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE attest_challenges (hash TEXT PRIMARY KEY, expires_at DOUBLE NOT NULL, used INTEGER NOT NULL);
+                    CREATE INDEX attest_challenges_expiry ON attest_challenges (expires_at);
+                    CREATE TABLE attest_keys (
+                        key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, counter INTEGER NOT NULL, environment TEXT NOT NULL,
+                        attested_at DOUBLE NOT NULL);
+                    """)
+        }
+    }
+
+    public func addChallenge(_ hash: String, expires: Date) async throws {
+        let expiry = expires.timeIntervalSince1970
+        try await write { db in
+            try db.execute(sql: "DELETE FROM attest_challenges WHERE expires_at < ?", arguments: [expiry - forgottenChallengeAge])
+            try db.execute(sql: "INSERT INTO attest_challenges (hash, expires_at, used) VALUES (?, ?, 0)", arguments: [hash, expiry])
+        }
+    }
+
+    public func useChallenge(_ hash: String, now: Date) async throws -> ChallengeUse {
+        let time = now.timeIntervalSince1970
+        return try await write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT expires_at, used FROM attest_challenges WHERE hash = ?", arguments: [hash])
+            else { return .unknown }
+            if (row["used"] as Int) != 0 { return .used }
+            if (row["expires_at"] as Double) <= time { return .expired }
+            try db.execute(sql: "UPDATE attest_challenges SET used = 1 WHERE hash = ?", arguments: [hash])
+            return .accepted
+        }
+    }
+
+    public func deviceKey(_ keyID: String) async throws -> DeviceKey? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT public_key, counter, environment, attested_at FROM attest_keys WHERE key_id = ?", arguments: [keyID]
+            ).flatMap { row in
+                guard let key = Data(base64Encoded: row["public_key"] as String) else { return nil }
+                return DeviceKey(
+                    keyID: keyID, publicKey: Array(key), counter: UInt32(clamping: row["counter"] as Int64), environment: row["environment"],
+                    attestedAt: Date(timeIntervalSince1970: row["attested_at"]))
+            }
+        }
+    }
+
+    public func addDeviceKey(_ key: DeviceKey) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO attest_keys (key_id, public_key, counter, environment, attested_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (key_id) DO NOTHING
+                    """,
+                arguments: [key.keyID, Data(key.publicKey).base64EncodedString(), Int64(key.counter), key.environment,
+                            key.attestedAt.timeIntervalSince1970])
+            return db.changesCount == 1
+        }
+    }
+
+    public func advanceCounter(of keyID: String, to counter: UInt32) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE attest_keys SET counter = ? WHERE key_id = ? AND counter < ?", arguments: [Int64(counter), keyID, Int64(counter)])
+            return db.changesCount == 1
+        }
+    }
+}

@@ -1,0 +1,313 @@
+import AppAttest
+import Crypto
+import DiscordEmulator
+import Foundation
+import HTTPTypes
+import SoftwareAttester
+import Testing
+import TestSupport
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// A device with App Attest, as the tests drive it: the software attester stands in for the
+/// Secure Enclave, its root is the server's `APP_ATTEST_EXTRA_ROOT`.
+struct AttestedDevice: Sendable {
+    let attester: SoftwareAttester
+    let key: SoftwareAttester.Key
+
+    init(_ attester: SoftwareAttester) {
+        self.attester = attester
+        key = attester.generateKey()
+    }
+
+    /// The device's id in the store: its key id, base64url.
+    var deviceID: String {
+        key.idBase64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static let appKey: HTTPFields = [.init("X-App-Key")!: "test-app-key"]
+
+    func challenge(_ server: Harness) async throws -> String {
+        let reply = try await server.request(.post, "/v1/attest/challenge", headers: Self.appKey)
+        guard reply.status == .created, let challenge = reply.json["challenge"]?.stringValue else {
+            throw HarnessError.unexpected(reply.status, String(decoding: reply.body, as: UTF8.self))
+        }
+        return challenge
+    }
+
+    /// `POST /v1/session` with an attestation over `challenge` (a fresh one when nil).
+    func attest(
+        _ server: Harness, challenge: String? = nil, keyID: [UInt8]? = nil, faults: SoftwareAttester.Faults = .init(),
+        by attester: SoftwareAttester? = nil
+    ) async throws -> Harness.Reply {
+        let challenge = if let challenge { challenge } else { try await self.challenge(server) }
+        let object = try (attester ?? self.attester).attest(key, clientDataHash: Array(SHA256.hash(data: Data(challenge.utf8))), faults: faults)
+        let body = SessionRequest(attestation: AttestationPayload(
+            keyId: Data(keyID ?? key.id).base64EncodedString(), attestationObject: Data(object).base64EncodedString(), challenge: challenge))
+        return try await server.request(.post, "/v1/session", headers: Self.appKey, json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
+    }
+
+    /// The assertion header for a request (`counter` forces the authenticator's counter).
+    func assertion(
+        _ server: Harness, method: String, path: String, body: Data, counter: UInt32? = nil, challenge: String? = nil
+    ) async throws -> String {
+        let challenge = if let challenge { challenge } else { try await self.challenge(server) }
+        let clientData = AppAttestAssertion.clientData(method: method, path: path, challenge: challenge, body: Array(body))
+        let assertion = try attester.assert(key, clientDataHash: Array(SHA256.hash(data: clientData)), counter: counter)
+        return AppAttestAssertion.header(keyId: key.idBase64, challenge: challenge, assertion: Data(assertion).base64EncodedString())
+    }
+
+    /// A first message (which needs an assertion), signed over `signed` and sending `sent`.
+    func send(_ server: Harness, token: String, _ sent: String, signed: String? = nil, counter: UInt32? = nil) async throws -> Harness.Reply {
+        func body(_ text: String) -> Data { try! JSONEncoder().encode(["content": text]) }
+        let header = try await assertion(server, method: "POST", path: "/v1/messages", body: body(signed ?? sent), counter: counter)
+        return try await server.request(
+            .post, "/v1/messages", token: token,
+            headers: [.init("Idempotency-Key")!: UUID().uuidString, .init(AppAttestAssertion.headerName)!: header], raw: body(sent))
+    }
+}
+
+extension Harness {
+    /// Every request Discord's emulator has received.
+    var discordRequests: Int { emulator.counters.requestsByRoute.values.reduce(0, +) }
+}
+
+func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.Mode) -> @Sendable (inout ServerConfiguration) -> Void {
+    { configuration in
+        configuration.attest.mode = mode
+        configuration.attest.teamID = attester.teamID
+        configuration.attest.bundleIDs = [attester.bundleID, "com.example.other"]
+        configuration.attest.extraRootPEM = attester.rootCertificatePEM
+    }
+}
+
+@Suite("App Attest") struct AppAttestServerTests {
+    let attester: SoftwareAttester
+
+    init() throws { attester = try SoftwareAttester() }
+
+    @Test func anAttestationOpensASessionAndTheDeviceSignsItsFirstMessage() async throws {
+        try await withServer(attestConfiguration(attester, mode: .optional)) { server in
+            let device = AttestedDevice(attester)
+            let opened = try await device.attest(server)
+            #expect(opened.status == .created)
+            let token = try #require(opened.json["token"]?.stringValue)
+            // The first message opens a forum thread: unsigned, it is refused before Discord.
+            let before = server.discordRequests
+            let unsigned = try await server.send("hello", token: token)
+            #expect(unsigned.status == .unauthorized)
+            #expect(unsigned.errorCode == "assertion_required")
+            #expect(server.discordRequests == before)
+            let signed = try await device.send(server, token: token, "hello")
+            #expect(signed.status == .created)
+            #expect(server.discordPosts == 1)
+            // Later texts need no assertion.
+            #expect(try await server.send("again", token: token).status == .created)
+            // Diagnostics always do.
+            let diagnostics = try await server.request(.post, "/v1/diagnostics", token: token, json: #"{"a":1}"#)
+            #expect(diagnostics.errorCode == "assertion_required")
+            let header = try await device.assertion(server, method: "POST", path: "/v1/diagnostics", body: Data(#"{"a":1}"#.utf8))
+            let accepted = try await server.request(
+                .post, "/v1/diagnostics", token: token, headers: [.init(AppAttestAssertion.headerName)!: header], json: #"{"a":1}"#)
+            #expect(accepted.status == .created)
+        }
+    }
+
+    @Test func eachBrokenRuleIsRefusedWithItsOwnCodeAndNothingReachesDiscord() async throws {
+        let other = try SoftwareAttester()
+        try await withServer(attestConfiguration(attester, mode: .required)) { server in
+            let before = server.discordRequests
+            let device = AttestedDevice(attester)
+            let cases: [(String, () async throws -> Harness.Reply)] = [
+                ("attestation_untrusted", { try await device.attest(server, by: other) }),
+                ("attestation_nonce_mismatch", { try await device.attest(server, faults: .init(nonce: true)) }),
+                ("attestation_app_id_mismatch", { try await device.attest(server, faults: .init(appID: "TEAMID1234.com.example.third")) }),
+                ("attestation_counter_not_zero", { try await device.attest(server, faults: .init(counter: 1)) }),
+                ("attestation_wrong_environment", { try await device.attest(server, faults: .init(aaguid: Array("appattestfuture0".utf8))) }),
+                ("attestation_key_id_mismatch", { try await device.attest(server, keyID: AttestedDevice(self.attester).key.id) }),
+                ("attestation_credential_id_mismatch", {
+                    try await device.attest(server, faults: .init(credentialID: [UInt8](repeating: 9, count: 32)))
+                }),
+                ("challenge_unknown", { try await device.attest(server, challenge: "never-issued") }),
+                ("attestation_malformed", {
+                    try await server.request(.post, "/v1/session", headers: AttestedDevice.appKey,
+                        json: #"{"attestation":{"keyId":"AAAA","attestationObject":"%%","challenge":"x"}}"#)
+                }),
+            ]
+            for (code, attempt) in cases {
+                let reply = try await attempt()
+                #expect(reply.errorCode == code, "\(code): \(String(decoding: reply.body, as: UTF8.self))")
+                #expect((400..<500).contains(reply.status.code))
+            }
+            // A challenge is spent by its first use, good or bad.
+            let challenge = try await device.challenge(server)
+            _ = try await device.attest(server, challenge: challenge, faults: .init(nonce: true))
+            #expect(try await device.attest(server, challenge: challenge).errorCode == "challenge_used")
+            #expect(server.discordRequests == before)
+            // The same key, attested properly, then once more.
+            #expect(try await device.attest(server).status == .created)
+            #expect(try await device.attest(server).errorCode == "attestation_key_known")
+        }
+    }
+
+    @Test func aProductionOnlyServerRefusesDevelopmentKeys() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .required)(&configuration)
+            // Not through the environment (which refuses an extra root with production): a test's own setting.
+            configuration.attest.environments = [.production]
+        }) { server in
+            let reply = try await AttestedDevice(attester).attest(server)
+            #expect(reply.errorCode == "attestation_wrong_environment")
+        }
+    }
+
+    @Test func aChallengeExpiresOnTheServersClock() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), attestConfiguration(attester, mode: .required)) { server in
+            let device = AttestedDevice(attester)
+            let late = try await device.challenge(server)
+            clock.advance(by: .seconds(299))
+            let inTime = try await device.challenge(server)
+            clock.advance(by: .seconds(2))
+            #expect(try await device.attest(server, challenge: late).errorCode == "challenge_expired")
+            #expect(try await device.attest(server, challenge: inTime).status == .created)
+        }
+    }
+
+    @Test func requiredRefusesSessionsWithoutAttestation() async throws {
+        try await withServer(attestConfiguration(attester, mode: .required)) { server in
+            let reply = try await server.request(.post, "/v1/session", headers: AttestedDevice.appKey, json: "{}")
+            #expect(reply.status == .unauthorized)
+            #expect(reply.errorCode == "attestation_required")
+        }
+        // The same request where attestation is optional: served.
+        try await withServer(attestConfiguration(attester, mode: .optional)) { server in
+            let reply = try await server.request(.post, "/v1/session", headers: AttestedDevice.appKey, json: "{}")
+            #expect(reply.status == .created)
+        }
+    }
+
+    @Test func anAssertionWithAStaleCounterOrAnotherBodyIsRefused() async throws {
+        try await withServer(attestConfiguration(attester, mode: .required)) { server in
+            let device = AttestedDevice(attester)
+            let token = try #require(try await device.attest(server).json["token"]?.stringValue)
+            let tampered = try await device.send(server, token: token, "pay 1000", signed: "pay 1")
+            #expect(tampered.errorCode == "assertion_invalid")
+            #expect(try await device.send(server, token: token, "hello", counter: 5).status == .created)
+            // A later request whose authenticator counter is not past 5: a replay.
+            let stale = try await device.assertion(server, method: "POST", path: "/v1/diagnostics", body: Data("{}".utf8), counter: 5)
+            let replayed = try await server.request(
+                .post, "/v1/diagnostics", token: token, headers: [.init(AppAttestAssertion.headerName)!: stale], json: "{}")
+            #expect(replayed.errorCode == "assertion_replayed")
+            #expect(try await server.store.deviceKey(device.deviceID)?.counter == 5)
+            // Another attested device's assertion on this session's request.
+            let stranger = AttestedDevice(attester)
+            #expect(try await stranger.attest(server).status == .created)
+            let wrong = try await stranger.assertion(server, method: "POST", path: "/v1/diagnostics", body: Data("{}".utf8))
+            let refused = try await server.request(
+                .post, "/v1/diagnostics", token: token, headers: [.init(AppAttestAssertion.headerName)!: wrong], json: "{}")
+            #expect(refused.errorCode == "assertion_wrong_device")
+        }
+    }
+
+    @Test func renewingAnAttestedSessionNeedsItsDevicesAssertion() async throws {
+        try await withServer(attestConfiguration(attester, mode: .optional)) { server in
+            let device = AttestedDevice(attester)
+            let opened = try await device.attest(server)
+            let token = try #require(opened.json["token"]?.stringValue)
+            let user = try #require(opened.json["userId"]?.stringValue)
+            #expect(token.hasSuffix(".\(device.deviceID)"))
+            var headers = AttestedDevice.appKey
+            headers[.authorization] = "Bearer \(token)"
+            let body = #"{"userId":"\#(user)"}"#
+            let unsigned = try await server.request(.post, "/v1/session", headers: headers, json: body)
+            #expect(unsigned.errorCode == "assertion_required")
+            headers[.init(AppAttestAssertion.headerName)!] = try await device.assertion(
+                server, method: "POST", path: "/v1/session", body: Data(body.utf8))
+            let renewed = try await server.request(.post, "/v1/session", headers: headers, json: body)
+            #expect(renewed.status == .created)
+            // The same user, on the same device.
+            #expect(renewed.json["userId"]?.stringValue == user)
+            #expect(renewed.json["token"]?.stringValue?.hasSuffix(".\(device.deviceID)") == true)
+        }
+    }
+
+    @Test func perDeviceLimitsHoldWhileUnattestedCallersFromTheSameAddressAreLimitedApart() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.quotas.sessionsPerAddress = QuotaLimit(2, per: .seconds(3600))
+            configuration.quotas.unattestedSessionsPerAddress = QuotaLimit(1, per: .seconds(3600))
+            configuration.quotas.challengesPerAddress = QuotaLimit(100, per: .seconds(3600))
+        }) { server in
+            let first = AttestedDevice(attester)
+            let second = AttestedDevice(attester)
+            // Device one: its attestation and one renewal, then its own bucket is empty.
+            let token = try #require(try await first.attest(server).json["token"]?.stringValue)
+            func renew(_ device: AttestedDevice, _ token: String) async throws -> Harness.Reply {
+                var headers = AttestedDevice.appKey
+                headers[.authorization] = "Bearer \(token)"
+                headers[.init(AppAttestAssertion.headerName)!] = try await device.assertion(
+                    server, method: "POST", path: "/v1/session", body: Data("{}".utf8))
+                return try await server.request(.post, "/v1/session", headers: headers, json: "{}")
+            }
+            #expect(try await renew(first, token).status == .created)
+            let third = try await renew(first, token)
+            #expect(third.status == .tooManyRequests)
+            #expect(third.errorCode == "rate_limited")
+            // From the same address: another device has its own bucket…
+            let secondToken = try #require(try await second.attest(server).json["token"]?.stringValue)
+            // …and unattested callers theirs, the tighter one.
+            #expect(try await server.request(.post, "/v1/session", headers: AttestedDevice.appKey, json: "{}").status == .created)
+            let spent = try await server.request(.post, "/v1/session", headers: AttestedDevice.appKey, json: "{}")
+            #expect(spent.status == .tooManyRequests)
+            #expect(spent.json["error"]?["message"]?.stringValue?.contains("unattested") == true)
+            // The second device is still served after the address is spent.
+            #expect(try await renew(second, secondToken).status == .created)
+        }
+    }
+}
+
+@Suite("App Attest settings") struct AppAttestSettingsTests {
+    @Test func offByDefaultAndReadFromTheEnvironment() throws {
+        #expect(try ServerConfiguration(environment: ConfigurationTests.complete).attest.mode == .off)
+        let attester = try SoftwareAttester()
+        var environment = ConfigurationTests.complete
+        environment.merge([
+            "APP_ATTEST": "optional", "APP_ATTEST_TEAM_ID": "ABCDE12345", "APP_ATTEST_BUNDLE_IDS": "com.a.app, com.a.clip",
+            "APP_ATTEST_ENVIRONMENT": "development", "APP_ATTEST_EXTRA_ROOT": attester.rootCertificatePEM,
+        ]) { $1 }
+        let settings = try ServerConfiguration(environment: environment).attest
+        #expect(settings.mode == .optional)
+        #expect(settings.appIDs == ["ABCDE12345.com.a.app", "ABCDE12345.com.a.clip"])
+        #expect(settings.environments == [.development])
+        #expect(settings.extraRootPEM == attester.rootCertificatePEM)
+    }
+
+    @Test func requiredLeavesNoWayRoundThroughTheLegacyRoutes() throws {
+        var environment = ConfigurationTests.complete
+        environment.merge(["APP_ATTEST": "required", "APP_ATTEST_TEAM_ID": "ABCDE12345", "APP_ATTEST_BUNDLE_IDS": "com.a.app"]) { $1 }
+        #expect(try ServerConfiguration(environment: environment).attest.mode == .required)
+        environment["LEGACY_API_KEY"] = "legacy"
+        #expect(throws: ServerConfiguration.Problem(
+            missing: [], invalid: ["LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)"])
+        ) {
+            try ServerConfiguration(environment: environment)
+        }
+    }
+
+    @Test func anExtraRootIsRefusedWithProductionAndTheAppMustBeNamed() throws {
+        var environment = ConfigurationTests.complete
+        environment.merge([
+            "APP_ATTEST": "required", "APP_ATTEST_ENVIRONMENT": "production", "APP_ATTEST_EXTRA_ROOT": try SoftwareAttester().rootCertificatePEM,
+        ]) { $1 }
+        #expect {
+            try ServerConfiguration(environment: environment)
+        } throws: { error in
+            guard let problem = error as? ServerConfiguration.Problem else { return false }
+            return problem.missing == ["APP_ATTEST_TEAM_ID", "APP_ATTEST_BUNDLE_IDS"]
+                && problem.invalid.contains { $0.hasPrefix("APP_ATTEST_EXTRA_ROOT (refused with APP_ATTEST_ENVIRONMENT=production") }
+        }
+    }
+}
