@@ -40,7 +40,7 @@ extension PostgresStore {
                         replicaCache.listening(on: connection)
                         // Before the connection goes back to the pool: no ping is sent on it after.
                         defer { replicaCache.lost() }
-                        for try await notification in notifications { heard(notification.payload) }
+                        for try await notification in notifications { arrived(notification.payload) }
                     }
                 }
             } catch {
@@ -52,6 +52,12 @@ extension PostgresStore {
             replicaCache.lost()
             if Task.isCancelled { return }
             try? await Task.sleep(for: .milliseconds(min(10_000, 250 << min(failures, 6))))
+        }
+    }
+
+    private func arrived(_ payload: String) {
+        replicaCache.held.withLock { held in
+            if held != nil { held?.append(payload) } else { heard(payload) }
         }
     }
 
@@ -114,6 +120,24 @@ extension PostgresStore {
         let value = try await read()
         keep(replicaCache, value, fill)
         return value
+    }
+
+    /// Tests only: while holding, what the listener hears waits, in order, as if it came late;
+    /// released, it is taken in.
+    public func holdNotifications(_ hold: Bool) {
+        replicaCache.held.withLock { held in
+            if hold {
+                held = held ?? []
+            } else {
+                for payload in held ?? [] { heard(payload) }
+                held = nil
+            }
+        }
+    }
+
+    /// Tests only: how many of the held notifications are this replica's own pings.
+    public var heldPings: Int {
+        replicaCache.held.withLock { held in (held ?? []).filter { $0.hasPrefix("p \(replica) ") }.count }
     }
 
     /// The oldest memory a replica answers from: what a word of change lost unnoticed can cost.

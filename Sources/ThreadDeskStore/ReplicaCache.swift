@@ -35,6 +35,8 @@ final class ReplicaCache: Sendable {
     let now: @Sendable () -> ContinuousClock.Instant
     /// Tests only: words of change are dropped as if lost (pings still pass).
     let dropsChanges = Atomic<Bool>(false)
+    /// Tests only: while not nil, everything heard waits here, in order, as if it came late.
+    let held = Mutex<[String]?>(nil)
 
     init(now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         self.now = now

@@ -52,6 +52,33 @@ struct ReplicaMemoryTests {
         }
     }
 
+    /// Word of a change may reach B after the poll that must show it has begun: the poll waits
+    /// for it (its barrier's ping comes after the word) instead of answering from memory.
+    @Test func aWordOfChangeThatComesLateIsWaitedFor() async throws {
+        try await withTwoReplicas { a, b, storeB, discord, _ in
+            let user = try await conversation(on: b, discord: discord)
+            #expect(try await contents(b, user) == ["hello", "first answer"])
+            let before = storeB.replicaCacheCounts.hits
+            #expect(try await contents(b, user) == ["hello", "first answer"])
+            #expect(storeB.replicaCacheCounts.hits > before)
+
+            storeB.holdNotifications(true)
+            let thread = try #require(discord.threads().first?.id)
+            try discord.replyAsAgent(inThread: thread, content: "late answer")
+            try await eventually("the answer on A") { try await contents(a, user).last == "late answer" }
+            let answered = Atomic(false)
+            let poll = Task {
+                defer { answered.store(true, ordering: .relaxed) }
+                return try await contents(b, user)
+            }
+            // The poll's ping is behind the word, both held, so B waits (an answer from memory
+            // now would be the stale one).
+            try await eventually("B's ping held, or B's answer") { storeB.heldPings > 0 || answered.load(ordering: .relaxed) }
+            storeB.holdNotifications(false)
+            #expect(try await poll.value.last == "late answer")
+        }
+    }
+
     @Test func aLostWordOfChangeCostsTimeNeverMoreThanTheBound() async throws {
         let clock = TestClock()
         try await withTwoReplicas(clockB: clock) { a, b, storeB, discord, _ in
