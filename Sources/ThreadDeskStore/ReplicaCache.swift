@@ -169,9 +169,17 @@ final class ReplicaCache: Sendable {
     /// Waits until word of every write committed before now has come; false when that cannot be
     /// known (no listener, a lost ping): then the read goes to the database.
     func barrier() async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let scope = ReadScope.current
+        if let vouched = scope?.vouched.withLock({ $0 }),
+            state.withLock({ $0.listening && $0.generation == vouched.generation })
+        {
+            return true
+        }
+        var registered: (generation: UInt64, ping: UInt64)?
+        let passed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let wake = state.withLock { state -> Bool? in
                 guard state.listening else { return nil }
+                registered = (state.generation, state.sent + 1)
                 state.waiters.append(Waiter(needed: state.sent + 1, continuation: continuation))
                 return !state.inFlight
             }
@@ -181,6 +189,9 @@ final class ReplicaCache: Sendable {
             case false?: break
             }
         }
+        // A waiter passes only in the generation it waited in: a loss in between fails it.
+        if passed, let scope, let registered { scope.vouched.withLock { $0 = registered } }
+        return passed
     }
 
     func user(_ id: UserID) -> UserRecord?? { counted(state.withLock { $0.users[id] }) }

@@ -15,7 +15,7 @@ struct ConversationRoutes: Sendable {
 
     func register(on groups: V1Groups) {
         groups.users(charging: { .send($0) }).post("messages", use: send).patch("messages/:id", use: edit).delete("messages/:id", use: delete)
-        groups.users(charging: { .read($0) }).get("messages", use: messages)
+        groups.readers(charging: { .read($0) }).get("messages", use: messages)
     }
 
     @Sendable func send(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
