@@ -102,9 +102,9 @@ extension PostgresStore {
             SELECT pg_notify(
             """)
         // Every replica forgets what it knew of these threads, if and when this commits.
-        try sql.appendInterpolation(changeChannel)
+        sql.appendInterpolation(changeChannel)
         sql.appendLiteral(", ")
-        try sql.appendInterpolation(Change.payload(Set(messages.map(\.threadID)).sorted().map { .thread($0) }))
+        sql.appendInterpolation(Change.payload(Set(messages.map(\.threadID)).sorted().map { .thread($0) }))
         sql.appendLiteral(")")
         try await query(PostgresQuery(stringInterpolation: sql))
     }
