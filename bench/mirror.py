@@ -122,7 +122,9 @@ def main() -> None:
             users = list(pool.map(make_user, range(args.users)))
         tokens = [token for _, token in users]
         threads = requests.get(control + "/threads", timeout=10).json()
-        thread_of = {thread["name"].split(" ")[0]: thread["id"] for thread in threads}
+        # A thread is named after its first message ("hello from user N"), not its user.
+        by_name = {thread["name"]: thread["id"] for thread in threads}
+        thread_of = {user: by_name[f"hello from user {index}"] for index, (user, _) in enumerate(users)}
         for thread in threads:
             requests.post(f"{control}/threads/{thread['id']}/replies", json={"content": "Thanks, looking into it."}, timeout=10)
         wait_for("the gateway's reconciliation", lambda: metric(base, "threaddesk_catch_ups_total") >= 1)

@@ -23,6 +23,9 @@ extension PostgresStore {
                     var context = ErasureContext(id: id, record: record, threads: threads)
                     try await prepare(&context)
                     try await Self.erase(context, on: connection, logger: logger)
+                    // Every replica forgets the user and their threads, if and when this commits.
+                    let changes = [Change.user(id)] + (context.threadIDs.map { .thread($0) })
+                    try await connection.rows("SELECT pg_notify(\(changeChannel), \(Change.payload(changes)))", logger: logger)
                     try await connection.rows("COMMIT", logger: logger)
                     return record != nil || !threads.isEmpty
                 } catch {

@@ -34,7 +34,9 @@ extension PostgresStore {
     static let threadColumns = "id, owner, complete, newest_seen, synced_epoch, synced_at, last_activity, gone"
 
     public func mirrorThread(_ id: Snowflake) async throws -> MirrorThread? {
-        try await query("SELECT \(unescaped: Self.threadColumns) FROM mirror_threads WHERE id = \(id.column)").first.map(Self.thread)
+        try await remembered({ $0.thread(id) }, keep: { $0.keep($1, for: id, since: $2) }) {
+            try await query("SELECT \(unescaped: Self.threadColumns) FROM mirror_threads WHERE id = \(id.column)").first.map(Self.thread)
+        }
     }
 
     static func thread(_ row: PostgresRow) throws -> MirrorThread {
@@ -50,12 +52,13 @@ extension PostgresStore {
     public func saveMirrorThread(_ thread: MirrorThread) async throws {
         try await query(
             """
-            INSERT INTO mirror_threads (\(unescaped: Self.threadColumns))
+            WITH saved AS (INSERT INTO mirror_threads (\(unescaped: Self.threadColumns))
             VALUES (\(thread.id.column), \(thread.owner.rawValue), \(thread.complete), \(thread.newestSeen?.column), \(thread.syncedEpoch),
                     \(thread.syncedAt?.timeIntervalSince1970), \(thread.lastActivity.timeIntervalSince1970), \(thread.gone))
             ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, complete = excluded.complete, newest_seen = excluded.newest_seen,
                 synced_epoch = excluded.synced_epoch, synced_at = excluded.synced_at, last_activity = excluded.last_activity,
-                gone = excluded.gone
+                gone = excluded.gone)
+            SELECT pg_notify(\(changeChannel), \(Change.payload([.thread(thread.id)])))
             """)
     }
 
@@ -68,7 +71,7 @@ extension PostgresStore {
     public func saveMirroredMessages(_ messages: [MirroredMessage]) async throws {
         guard !messages.isEmpty else { return }
         var sql = PostgresQuery.StringInterpolation(literalCapacity: 200 * messages.count, interpolationCount: 20 * messages.count)
-        sql.appendLiteral("INSERT INTO mirror_messages (\(MirrorRow.columns)) VALUES ")
+        sql.appendLiteral("WITH saved AS (INSERT INTO mirror_messages (\(MirrorRow.columns)) VALUES ")
         for (index, row) in messages.map(MirrorRow.init).enumerated() {
             sql.appendLiteral(index == 0 ? "(" : ", (")
             try sql.appendInterpolation(row.id)
@@ -95,8 +98,14 @@ extension PostgresStore {
                 created_at = excluded.created_at, edited_at = excluded.edited_at, visible = excluded.visible,
                 deleted = excluded.deleted, part_of = excluded.part_of, push_state = excluded.push_state,
                 push_attempts = excluded.push_attempts, push_next_at = excluded.push_next_at, event_seq = excluded.event_seq,
-                shown_seq = excluded.shown_seq
+                shown_seq = excluded.shown_seq)
+            SELECT pg_notify(
             """)
+        // Every replica forgets what it knew of these threads, if and when this commits.
+        sql.appendInterpolation(changeChannel)
+        sql.appendLiteral(", ")
+        sql.appendInterpolation(Change.payload(Set(messages.map(\.threadID)).sorted().map { .thread($0) }))
+        sql.appendLiteral(")")
         try await query(PostgresQuery(stringInterpolation: sql))
     }
 
@@ -117,6 +126,13 @@ extension PostgresStore {
     }
 
     public func mirrorPage(thread: Snowflake, _ cursor: MirrorCursor, limit: Int) async throws -> MirrorPage {
+        let key = ReplicaCache.PageKey(cursor: cursor, limit: limit)
+        return try await remembered({ $0.page(thread, key) }, keep: { $0.keep($1, for: thread, key, since: $2) }) {
+            try await readMirrorPage(thread: thread, cursor, limit: limit)
+        }
+    }
+
+    private func readMirrorPage(thread: Snowflake, _ cursor: MirrorCursor, limit: Int) async throws -> MirrorPage {
         var rows: [PostgresRow]
         switch cursor {
         case .after(let after, let before):

@@ -29,11 +29,23 @@ public final class PostgresStore: UserStore, Service {
     /// The NOTIFY channel of this deployment's live events (one per schema, so deployments that
     /// share a database stay apart).
     let liveChannel: String
+    /// The NOTIFY channel of the words of change that keep each replica's memory true (`ReplicaCache`).
+    let changeChannel: String
+    /// This process's name among the replicas, in its pings.
+    let replica = UUID().uuidString
+    let replicaCache: ReplicaCache
     private let takes = Atomic<Int>(0)
+    let clientHealth = PoolHealth()
+    let holdingHealth = PoolHealth()
 
     /// - Parameter url: `postgres://user:password@host:port/database`; `search_path` may be given
     ///   as a query parameter (tests use one schema each).
-    public init(url: String, logger: Logger = Logger(label: "threaddesk.store")) throws {
+    /// - Parameter cacheClock: the clock the replica's memory ages on (tests move their own).
+    public init(
+        url: String, logger: Logger = Logger(label: "threaddesk.store"),
+        cacheClock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) throws {
+        replicaCache = ReplicaCache(now: cacheClock)
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host
         else {
@@ -46,7 +58,9 @@ public final class PostgresStore: UserStore, Service {
         var parameters: [(String, String)] = [("statement_timeout", "30000"), ("idle_in_transaction_session_timeout", "60000")]
         let schema = components.queryItems?.first(where: { $0.name == "search_path" })?.value
         if let schema { parameters.append(("search_path", schema)) }
-        liveChannel = "threaddesk_live" + (schema.map { "_" + String($0.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }.prefix(40)) } ?? "")
+        let suffix = schema.map { "_" + String($0.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }.prefix(40)) } ?? ""
+        liveChannel = "threaddesk_live" + suffix
+        changeChannel = "threaddesk_changes" + suffix
         configuration.options.additionalStartupParameters = parameters
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.holdingClient = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -73,6 +87,8 @@ public final class PostgresStore: UserStore, Service {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.client.run() }
             group.addTask { await store.holdingClient.run() }
+            group.addTask { await store.listenForChanges() }
+            group.addTask { await store.sendPings() }
             defer { group.cancelAll() }
             try await store.migrate()
             return try await body(store)
@@ -85,6 +101,8 @@ public final class PostgresStore: UserStore, Service {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.client.run() }
                 group.addTask { await self.holdingClient.run() }
+                group.addTask { await self.listenForChanges() }
+                group.addTask { await self.sendPings() }
             }
         }
     }
@@ -173,14 +191,23 @@ public final class PostgresStore: UserStore, Service {
     ] + attestationSchema
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
-    /// The lease probe comes first: with the database away, the operation would otherwise wait
-    /// for a connection as long as it stays away.
+    /// While the pool answers, the operation leases at once; after a failure that looks like the
+    /// database going away, a lease probe comes first (see `PoolHealth`), until one succeeds.
     func database<T>(pool: PostgresClient? = nil, _ operation: () async throws -> T) async throws -> T {
-        try await ensureConnectionAvailable(in: pool ?? client)
+        let pool = pool ?? client
+        let health = pool === holdingClient ? holdingHealth : clientHealth
+        if !health.isAnswering {
+            try await ensureConnectionAvailable(in: pool)
+            health.answered()
+        }
         do {
             return try await operation()
         } catch let error as PSQLError {
+            if !(error.code == .server && error.serverInfo?[.severity] == "ERROR") { health.failed() }
             throw StoreUnavailableError(error)
+        } catch let error as StoreUnavailableError {
+            health.failed()
+            throw error
         }
     }
 
@@ -217,7 +244,9 @@ public final class PostgresStore: UserStore, Service {
 
     /// Leases and returns a connection within `leaseTimeout`, or throws. Waiting for a lease is
     /// cancellable, waiting inside a transaction is not, so this probe is what a deadline can
-    /// bound; the operation that follows finds the connection idle in the pool.
+    /// bound; the operation that follows finds the connection idle in the pool. It runs only while
+    /// the pool is not known to answer: two tasks and a timer per operation are what made every
+    /// PostgreSQL read slow.
     private func ensureConnectionAvailable(in client: PostgresClient) async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -260,7 +289,9 @@ public final class PostgresStore: UserStore, Service {
                             try await UserTransaction.run(
                                 id, idempotencyKey: idempotencyKey,
                                 read: { try await Self.read(id, idempotencyKey: idempotencyKey, on: connection, logger: logger) },
-                                save: { changed, kept in try await Self.save(changed, kept, for: id, on: connection, logger: logger) },
+                                save: { changed, kept in
+                                    try await Self.save(changed, kept, for: id, on: connection, logger: logger, changes: changeChannel)
+                                },
                                 body: { context in
                                     do {
                                         return try await body(&context)
@@ -303,9 +334,9 @@ public final class PostgresStore: UserStore, Service {
 
     private static func save(
         _ changed: UserRecord?, _ result: (key: String, result: IdempotentResult)?, for id: UserID, on connection: PostgresConnection,
-        logger: Logger
+        logger: Logger, changes: String
     ) async throws {
-        if let changed { try await saveUser(changed, on: connection, logger: logger) }
+        if let changed { try await saveUser(changed, on: connection, logger: logger, changes: changes) }
         if let (key, result) = result {
             try await connection.rows(
                 """
@@ -336,7 +367,9 @@ public final class PostgresStore: UserStore, Service {
     }
 
     public func user(_ id: UserID) async throws -> UserRecord? {
-        try await database { try await client.withConnection { try await Self.fetchUser(id, on: $0, logger: logger) } }
+        try await remembered({ $0.user(id) }, keep: { $0.keep($1, for: id, since: $2) }) {
+            try await database { try await client.withConnection { try await Self.fetchUser(id, on: $0, logger: logger) } }
+        }
     }
 
     public func user(forTokenHash hash: String) async throws -> UserRecord? {
@@ -462,11 +495,13 @@ public final class PostgresStore: UserStore, Service {
         ).record
     }
 
-    static func saveUser(_ record: UserRecord, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Saves `record` and tells every replica on the channel `changes`, in one statement.
+    static func saveUser(_ record: UserRecord, on connection: PostgresConnection, logger: Logger, changes: String) async throws {
         let row = UserColumns(record)
+        let word = Change.payload([.user(record.id)])
         try await connection.rows(
             """
-            INSERT INTO users (\(unescaped: columns))
+            WITH saved AS (INSERT INTO users (\(unescaped: columns))
             VALUES (\(row.id), \(row.token_hash), \(row.thread_id), \(row.push_token), \(row.push_environment),
                     \(row.installation), \(row.pending_installation), \(row.pending_post),
                     \(row.last_notified_message_id), \(row.last_read_message_id), \(row.recent_notified_ids),
@@ -478,7 +513,8 @@ public final class PostgresStore: UserStore, Service {
                 last_notified_message_id = excluded.last_notified_message_id, last_read_message_id = excluded.last_read_message_id,
                 recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at,
                 live_state = excluded.live_state, earlier_token_hashes = excluded.earlier_token_hashes,
-                history = users.history | excluded.history
+                history = users.history | excluded.history)
+            SELECT pg_notify(\(changes), \(word))
             """, logger: logger)
     }
 }

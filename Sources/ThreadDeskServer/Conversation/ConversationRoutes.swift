@@ -23,7 +23,7 @@ struct ConversationRoutes: Sendable {
             return multipart || (try? context.user())?.threadID == nil
         }
         .post("messages", use: send).patch("messages/:id", use: edit).delete("messages/:id", use: delete)
-        groups.users(charging: { .read($0) }).get("messages", use: messages)
+        groups.readers(charging: { .read($0) }).get("messages", use: messages)
     }
 
     @Sendable func send(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

@@ -48,11 +48,20 @@ extension ThreadDeskRequestContext {
     }
 }
 
-/// Requires a live bearer token of a user (401 otherwise).
+/// Requires a live bearer token of a user (401 otherwise). With `scopesReads`, for short reads,
+/// the token check and the handler share one `ReadScope`: one barrier on a replica's memory.
 struct UserAuthentication: RouterMiddleware {
     let sessions: SessionService
+    var scopesReads = false
 
     func handle(
+        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard scopesReads else { return try await authenticated(request, context: context, next: next) }
+        return try await ReadScope.run { try await authenticated(request, context: context, next: next) }
+    }
+
+    private func authenticated(
         _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
     ) async throws -> Response {
         guard let token = request.bearerToken else { throw APIError.unauthorized }

@@ -8,6 +8,8 @@ import ThreadDeskCore
 struct V1Groups {
     let app: RouterGroup<ThreadDeskRequestContext>
     let users: RouterGroup<ThreadDeskRequestContext>
+    /// Users' short reads (a poll): the token check and the handler's reads share one `ReadScope`.
+    let readers: RouterGroup<ThreadDeskRequestContext>
     let quotas: Quotas
     /// App Attest, when it is on.
     let attest: AttestService?
@@ -15,6 +17,7 @@ struct V1Groups {
     init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
         app = router.group("v1").add(middleware: SecretAuthentication.app(key: appKey))
         users = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
+        readers = router.group("v1").add(middleware: UserAuthentication(sessions: sessions, scopesReads: true))
         self.quotas = quotas
         self.attest = attest
     }
@@ -32,6 +35,11 @@ struct V1Groups {
     /// Users' routes that charge `cost` (for the calling user) first.
     func users(charging cost: @escaping @Sendable (UserID) -> Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
         users.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
+    }
+
+    /// Users' short reads that charge `cost` first, in one `ReadScope`.
+    func readers(charging cost: @escaping @Sendable (UserID) -> Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
+        readers.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
     }
 
     /// The app's routes that charge `cost` first.
