@@ -1,6 +1,7 @@
 import Deadlines
 import Foundation
 import NIOCore
+import Synchronization
 import ThreadDeskStore
 
 /// The store (reachable, migrations applied or pending, the SQLite file writable), the listeners'
@@ -49,9 +50,21 @@ extension Doctor {
 
     func postgresCheck(url: String) async -> DoctorCheck {
         let shown = ServerConfiguration.redactingPassword(url)
+        let lastRefusal = Mutex<String?>(nil)
         do {
             let found = try await withTimeout(options.storeTimeout, "PostgreSQL") {
-                try await PostgresStore.withPools(url: url, logger: logger) { try await $0.schemaVersionFound() }
+                try await PostgresStore.withPools(url: url, logger: logger) { store in
+                    // A busy database may not hand out a connection within the store's lease
+                    // timeout: asked again until the doctor's own deadline, and the last refusal named.
+                    while true {
+                        do {
+                            return try await store.schemaVersionFound()
+                        } catch let error as StoreUnavailableError {
+                            lastRefusal.withLock { $0 = "\(error)" }
+                            try await Task.sleep(for: .milliseconds(250))
+                        }
+                    }
+                }
             }
             let known = PostgresStore.schemaVersion
             if let found, found > known {
@@ -62,7 +75,8 @@ extension Doctor {
                 passed: "PostgreSQL \(shown) reachable; "
                     + (found == known ? "schema \(known), up to date" : "schema \(found.map(String.init) ?? "none") → \(known) pending (applied at start)"))
         } catch {
-            return DoctorCheck("store", failed: "PostgreSQL \(shown) cannot be reached (\(error))", fix: "check STORE_URL, that the database runs and that this machine may connect")
+            let reason = lastRefusal.withLock { $0 }.map { "\(error); last: \($0)" } ?? "\(error)"
+            return DoctorCheck("store", failed: "PostgreSQL \(shown) cannot be reached (\(reason))", fix: "check STORE_URL, that the database runs and that this machine may connect")
         }
     }
 
