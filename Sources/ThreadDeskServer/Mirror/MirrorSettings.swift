@@ -8,6 +8,10 @@ public struct MirrorSettings: Sendable {
     public var reconcileWindow: Duration = .seconds(24 * 3600)
     /// The periodic reconciliation (gaps also start one at once).
     public var reconcileInterval: Duration = .seconds(300)
+    /// Threads a periodic reconciliation checks per second while the feed is live, so the safety
+    /// net never takes Discord's global budget (50 requests/s) from users: at 5, about a tenth.
+    /// A reconciliation after a gap goes at full speed (the mirror is behind until it ends).
+    public var reconcileThreadsPerSecond = 5
 
     public init() {}
 }

@@ -10,7 +10,8 @@ import ThreadDeskStore
 ///   them in one call), then the feed's epoch counts as reconciled;
 /// - on every run, threads whose newest message in Discord is newer than the mirror's;
 /// - on the timer, every thread with activity in `MirrorSettings.reconcileWindow` — its newest
-///   100 messages and anything newer — which catches edits and deletes a gap hid.
+///   100 messages and anything newer — which catches edits and deletes a gap hid; with the feed
+///   live, at `reconcileThreadsPerSecond`.
 struct Reconciler: Sendable {
     let store: any UserStore
     let discord: DiscordClient<ContinuousClock>
@@ -19,6 +20,8 @@ struct Reconciler: Sendable {
     let configuration: ServerConfiguration
     let metrics: ServerMetrics
     let logger: Logger
+    /// The clock a periodic round's pace runs on.
+    let time: ServerTime
 
     func run(reason: String, periodic: Bool) async {
         defer { metrics.catchUps.increment() }
@@ -56,7 +59,11 @@ struct Reconciler: Sendable {
             let since = sync.ingestion.now().addingTimeInterval(-(configuration.mirror.reconcileWindow / .seconds(1)))
             for thread in try await store.activeMirrorThreads(since: since) { threads[thread.id] = thread.owner }
         }
-        for (thread, owner) in threads.sorted(by: { $0.key < $1.key }) {
+        // A timer's round with the feed live is only a safety net: paced, so it leaves Discord's
+        // budget to users (a day of a popular app has tens of thousands of active threads).
+        let pace = periodic && !afterGap ? max(1, configuration.mirror.reconcileThreadsPerSecond) : nil
+        for (index, (thread, owner)) in threads.sorted(by: { $0.key < $1.key }).enumerated() {
+            if let pace, index > 0, index % pace == 0 { try await time.sleep(for: .seconds(1)) }
             try await sync.reconcile(thread, owner: owner)
         }
         if afterGap { try await feed.reconciled(state.epoch) }

@@ -80,7 +80,8 @@ struct Components: Sendable {
         let reconciliations = CatchUpGate()
         let ingestionQueue = IngestionQueue()
         let reconciler = Reconciler(
-            store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger)
+            store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger,
+            time: time)
 
         let faqMirror = configuration.faqChannelID.map { forum in
             FAQMirror(

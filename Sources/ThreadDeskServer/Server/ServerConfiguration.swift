@@ -235,6 +235,9 @@ public struct ServerConfiguration: Sendable {
         if let prefix = value("QUOTA_IPV6_PREFIX") {
             if let bits = Int(prefix), (16...128).contains(bits) { quotaIPv6PrefixBits = bits } else { problem.invalid.append("QUOTA_IPV6_PREFIX (16 to 128)") }
         }
+        if let text = value("RECONCILE_THREADS_PER_SECOND") {
+            if let count = Int(text), count >= 1 { mirror.reconcileThreadsPerSecond = count } else { problem.invalid.append("RECONCILE_THREADS_PER_SECOND (1 or more)") }
+        }
         if let interval = value("RECONCILE_INTERVAL_SECONDS") {
             if let seconds = Int(interval), seconds >= 10 { mirror.reconcileInterval = .seconds(seconds) } else { problem.invalid.append("RECONCILE_INTERVAL_SECONDS (10 or more)") }
         }
