@@ -514,6 +514,23 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
         }
     }
 
+    /// A kept key the store cannot use is the server's fault (5xx), not the client's malformed
+    /// assertion.
+    @Test func aCorruptStoredKeyIsTheServersFault() async throws {
+        try await withServer(attestConfiguration(attester, mode: .optional)) { (server: Harness) async throws in
+            let device = AttestedDevice(attester)
+            let root = try #require(AppAttestVerifier.rootName(pem: attester.rootCertificatePEM))
+            #expect(try await server.store.addDeviceKey(
+                DeviceKey(keyID: device.deviceID, publicKey: [4, 1, 2, 3], environment: "development", root: root, attestedAt: Date())))
+            var headers = AttestedDevice.appKey
+            headers[.init(AppAttestAssertion.headerName)!] = try await device.assertion(
+                server, method: "POST", path: "/v1/session", body: Data("{}".utf8))
+            let reply = try await server.request(.post, "/v1/session", headers: headers, json: "{}")
+            #expect(reply.status.code >= 500)
+            #expect(reply.errorCode != "assertion_malformed")
+        }
+    }
+
     /// An attested upload is checked before its body is read: without an assertion it is refused
     /// as such, not read up to the limit first.
     @Test func anAttestedUploadIsCheckedBeforeItsBodyIsRead() async throws {
