@@ -49,6 +49,23 @@ public struct AppAttestVerifier: Sendable {
         public var environment: Environment
         /// Apple's receipt, for a later fraud-metric check (not used here).
         public var receipt: [UInt8]
+        /// The root the chain led to (see `rootName(_:)`): kept with the key, checked again on
+        /// each assertion.
+        public var root: String
+    }
+
+    /// How a kept key names its root: `apple` for Apple's App Attestation root, `sha256:<hex>` of
+    /// the DER for any other (a test root).
+    public static func rootName(_ certificate: Certificate) -> String {
+        if certificate == appleRoot() { return "apple" }
+        var serializer = DER.Serializer()
+        guard (try? serializer.serialize(certificate)) != nil else { return "unreadable" }
+        return "sha256:" + SHA256.hash(data: serializer.serializedBytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The name of the root in `pem` (see `rootName(_:)`), nil when it is not a certificate.
+    public static func rootName(pem: String) -> String? {
+        (try? Certificate(pemEncoded: pem)).map(rootName)
     }
 
     /// The nonce extension of the credential certificate.
@@ -69,7 +86,8 @@ public struct AppAttestVerifier: Sendable {
         }
         let leaf = certificates[0]
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: time) }
-        guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore(certificates.dropFirst()))
+        guard case .validCertificate(let chain) = await verifier.validate(leaf: leaf, intermediates: CertificateStore(certificates.dropFirst())),
+            let root = chain.last
         else { throw .untrustedChain }
         // 2–4. The nonce: SHA-256(authenticator data ‖ client data hash), as the certificate says.
         let nonce = Array(SHA256.hash(data: object.authenticatorData + clientDataHash))
@@ -96,7 +114,7 @@ public struct AppAttestVerifier: Sendable {
         // 9. The credential is the key the certificate is for.
         guard credential.credentialID == keyID else { throw .credentialIDMismatch }
         guard credential.publicKey == publicKey else { throw .keyIDMismatch }
-        return AttestedKey(keyID: keyID, publicKey: publicKey, environment: environment, receipt: object.receipt)
+        return AttestedKey(keyID: keyID, publicKey: publicKey, environment: environment, receipt: object.receipt, root: Self.rootName(root))
     }
 
     /// The nonce in extension 1.2.840.113635.100.8.2: `SEQUENCE { [1] EXPLICIT OCTET STRING }`.

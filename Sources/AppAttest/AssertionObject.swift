@@ -9,7 +9,8 @@ public struct AssertionObject: Sendable, Hashable {
     public init(_ bytes: [UInt8]) throws(AttestationFailure) {
         let object: CBOR
         do {
-            object = try CBORReader(maxBytes: Self.maxBytes, maxDepth: 2, maxItems: 64).read(bytes)
+            // Room for fields a newer OS adds; the byte cap bounds the work.
+            object = try CBORReader(maxBytes: Self.maxBytes, maxDepth: 16, maxItems: 4096).read(bytes)
         } catch {
             throw .malformed("the assertion is not CBOR this server reads (\(error))")
         }

@@ -13,7 +13,8 @@ public struct AttestationObject: Sendable, Hashable {
     public init(_ bytes: [UInt8]) throws(AttestationFailure) {
         let object: CBOR
         do {
-            object = try CBORReader(maxBytes: Self.maxBytes, maxDepth: 4, maxItems: 256).read(bytes)
+            // Room for what a newer OS adds (nested fields, long lists); the byte cap bounds the work.
+            object = try CBORReader(maxBytes: Self.maxBytes, maxDepth: 16, maxItems: 4096).read(bytes)
         } catch {
             throw .malformed("the attestation object is not CBOR this server reads (\(error))")
         }

@@ -40,7 +40,7 @@ public struct AuthenticatorData: Sendable, Hashable {
         offset += idLength
         let key: CBOR
         do {
-            key = try CBORReader(maxBytes: bytes.count, maxDepth: 2, maxItems: 64).readPrefix(bytes[offset...]).item
+            key = try CBORReader(maxBytes: bytes.count, maxDepth: 16, maxItems: 4096).readPrefix(bytes[offset...]).item
         } catch {
             throw .malformed("the credential public key is not CBOR")
         }

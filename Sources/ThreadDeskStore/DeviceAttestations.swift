@@ -4,8 +4,9 @@ import Foundation
 /// attested devices with their sign counters. Every check-and-change is one atomic step in the
 /// store, so two replicas never both accept one challenge or one counter.
 public protocol DeviceAttestations: Sendable {
-    /// Keeps a new challenge (by its hash) until `expires`; challenges long expired are forgotten.
-    func addChallenge(_ hash: String, expires: Date) async throws
+    /// Keeps a new challenge (by its hash) until `expires`; challenges expired more than
+    /// `forgottenChallengeAge` before `now` are deleted.
+    func addChallenge(_ hash: String, expires: Date, now: Date) async throws
     /// Uses a challenge: `.accepted` once, before it expires; after that it says why not.
     func useChallenge(_ hash: String, now: Date) async throws -> ChallengeUse
     func deviceKey(_ keyID: String) async throws -> DeviceKey?
@@ -36,16 +37,31 @@ public struct DeviceKey: Sendable, Hashable {
     public var counter: UInt32
     /// `development` or `production`.
     public var environment: String
+    /// The root the attestation's chain led to: `apple`, or `sha256:<hex>` of an extra root (a
+    /// test root); empty when not known (a key kept before roots were). Checked on every
+    /// assertion, so a key a root attested stops working when that root is no longer trusted.
+    public var root: String
     public var attestedAt: Date
 
-    public init(keyID: String, publicKey: [UInt8], counter: UInt32 = 0, environment: String, attestedAt: Date) {
+    public init(keyID: String, publicKey: [UInt8], counter: UInt32 = 0, environment: String, root: String, attestedAt: Date) {
         self.keyID = keyID
         self.publicKey = publicKey
         self.counter = counter
         self.environment = environment
+        self.root = root
         self.attestedAt = attestedAt
     }
 }
 
-/// How long after its expiry a challenge is still known (and so refused as expired, not unknown).
-let forgottenChallengeAge: TimeInterval = 24 * 3600
+/// How long after its expiry a challenge is still known (and so refused as expired, not unknown):
+/// a minute, so the table holds no more than the challenges of the last few minutes (whose number
+/// the per-app challenge limit bounds). Each new challenge deletes those past it.
+public let forgottenChallengeAge: TimeInterval = 60
+
+/// A kept device key the store cannot read back (its public key is not base64): a fault of the
+/// store, answered as one (500), never as the client's malformed assertion.
+public struct CorruptDeviceKey: Error, Sendable, CustomStringConvertible {
+    public let keyID: String
+    public init(keyID: String) { self.keyID = keyID }
+    public var description: String { "the stored App Attest key \(keyID) is unreadable" }
+}

@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 
 extension MemoryStore {
-    public func addChallenge(_ hash: String, expires: Date) async throws {
+    public func addChallenge(_ hash: String, expires: Date, now: Date) async throws {
         attestations.withLock { state in
-            state.challenges = state.challenges.filter { $0.value.expires > expires.addingTimeInterval(-forgottenChallengeAge) }
+            state.challenges = state.challenges.filter { $0.value.expires >= now.addingTimeInterval(-forgottenChallengeAge) }
             state.challenges[hash] = (expires, false)
         }
     }

@@ -2,7 +2,8 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStore {
-    /// App Attest's tables (schema version 7).
+    /// App Attest's tables (schema version 7; the root of each key, version 8: keys kept before
+    /// have none, and attest anew).
     static let attestationSchema = [
         "CREATE TABLE IF NOT EXISTS attest_challenges (hash TEXT PRIMARY KEY, expires_at TIMESTAMPTZ NOT NULL, used BOOLEAN NOT NULL)",
         "CREATE INDEX IF NOT EXISTS attest_challenges_expiry ON attest_challenges (expires_at)",
@@ -11,10 +12,11 @@ extension PostgresStore {
             key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, counter BIGINT NOT NULL, environment TEXT NOT NULL,
             attested_at TIMESTAMPTZ NOT NULL)
         """,
+        "ALTER TABLE attest_keys ADD COLUMN IF NOT EXISTS root TEXT NOT NULL DEFAULT ''",
     ]
 
-    public func addChallenge(_ hash: String, expires: Date) async throws {
-        let forgotten = expires.addingTimeInterval(-forgottenChallengeAge)
+    public func addChallenge(_ hash: String, expires: Date, now: Date) async throws {
+        let forgotten = now.addingTimeInterval(-forgottenChallengeAge)
         try await database {
             try await client.withConnection { connection in
                 try await connection.rows("DELETE FROM attest_challenges WHERE expires_at < \(forgotten)", logger: logger)
@@ -44,13 +46,15 @@ extension PostgresStore {
         try await database {
             let rows = try await client.withConnection { connection in
                 try await connection.rows(
-                    "SELECT public_key, counter, environment, attested_at FROM attest_keys WHERE key_id = \(keyID)", logger: logger)
+                    "SELECT public_key, counter, environment, root, attested_at FROM attest_keys WHERE key_id = \(keyID)", logger: logger)
             }
             guard let row = rows.first else { return nil }
-            let (key, counter, environment, attestedAt) = try row.decode((String, Int64, String, Date).self)
-            guard let publicKey = Data(base64Encoded: key) else { return nil }
+            let (key, counter, environment, root, attestedAt) = try row.decode((String, Int64, String, String, Date).self)
+            // Unreadable: the store's problem (a 500), not an unknown key.
+            guard let publicKey = Data(base64Encoded: key) else { throw CorruptDeviceKey(keyID: keyID) }
             return DeviceKey(
-                keyID: keyID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment, attestedAt: attestedAt)
+                keyID: keyID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment, root: root,
+                attestedAt: attestedAt)
         }
     }
 
@@ -60,8 +64,8 @@ extension PostgresStore {
             try await client.withConnection { connection in
                 try await connection.rows(
                     """
-                    INSERT INTO attest_keys (key_id, public_key, counter, environment, attested_at)
-                    VALUES (\(key.keyID), \(publicKey), \(Int64(key.counter)), \(key.environment), \(key.attestedAt))
+                    INSERT INTO attest_keys (key_id, public_key, counter, environment, root, attested_at)
+                    VALUES (\(key.keyID), \(publicKey), \(Int64(key.counter)), \(key.environment), \(key.root), \(key.attestedAt))
                     ON CONFLICT (key_id) DO NOTHING RETURNING 1
                     """, logger: logger)
             }.count == 1

@@ -13,12 +13,16 @@ extension SQLiteStore {
                         attested_at DOUBLE NOT NULL);
                     """)
         }
+        migrator.registerMigration("v7: the root of each attested key") { db in
+            // Keys kept before have none: they attest anew.
+            try db.execute(sql: "ALTER TABLE attest_keys ADD COLUMN root TEXT NOT NULL DEFAULT ''")
+        }
     }
 
-    public func addChallenge(_ hash: String, expires: Date) async throws {
+    public func addChallenge(_ hash: String, expires: Date, now: Date) async throws {
         let expiry = expires.timeIntervalSince1970
         try await write { db in
-            try db.execute(sql: "DELETE FROM attest_challenges WHERE expires_at < ?", arguments: [expiry - forgottenChallengeAge])
+            try db.execute(sql: "DELETE FROM attest_challenges WHERE expires_at < ?", arguments: [now.timeIntervalSince1970 - forgottenChallengeAge])
             try db.execute(sql: "INSERT INTO attest_challenges (hash, expires_at, used) VALUES (?, ?, 0)", arguments: [hash, expiry])
         }
     }
@@ -38,12 +42,13 @@ extension SQLiteStore {
     public func deviceKey(_ keyID: String) async throws -> DeviceKey? {
         try read { db in
             try Row.fetchOne(
-                db, sql: "SELECT public_key, counter, environment, attested_at FROM attest_keys WHERE key_id = ?", arguments: [keyID]
-            ).flatMap { row in
-                guard let key = Data(base64Encoded: row["public_key"] as String) else { return nil }
+                db, sql: "SELECT public_key, counter, environment, root, attested_at FROM attest_keys WHERE key_id = ?", arguments: [keyID]
+            ).map { row in
+                // Unreadable: the store's problem (a 500), not an unknown key.
+                guard let key = Data(base64Encoded: row["public_key"] as String) else { throw CorruptDeviceKey(keyID: keyID) }
                 return DeviceKey(
                     keyID: keyID, publicKey: Array(key), counter: UInt32(clamping: row["counter"] as Int64), environment: row["environment"],
-                    attestedAt: Date(timeIntervalSince1970: row["attested_at"]))
+                    root: row["root"], attestedAt: Date(timeIntervalSince1970: row["attested_at"]))
             }
         }
     }
@@ -52,10 +57,10 @@ extension SQLiteStore {
         try await write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO attest_keys (key_id, public_key, counter, environment, attested_at) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO attest_keys (key_id, public_key, counter, environment, root, attested_at) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (key_id) DO NOTHING
                     """,
-                arguments: [key.keyID, Data(key.publicKey).base64EncodedString(), Int64(key.counter), key.environment,
+                arguments: [key.keyID, Data(key.publicKey).base64EncodedString(), Int64(key.counter), key.environment, key.root,
                             key.attestedAt.timeIntervalSince1970])
             return db.changesCount == 1
         }

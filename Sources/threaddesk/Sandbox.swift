@@ -120,6 +120,8 @@ struct SandboxServer: Service {
         configuration.attest.teamID = attester.attester.teamID
         configuration.attest.bundleIDs = [attester.attester.bundleID]
         configuration.attest.extraRootPEM = attester.attester.rootCertificatePEM
+        // A test root only beside its own (development) keys, as APP_ATTEST_EXTRA_ROOT requires.
+        configuration.attest.environments = [attester.attester.environment]
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let pages = SandboxRoutes(discord: discord, apns: apns, appKey: configuration.appKey, legacyKey: configuration.legacyAPIKey)
         let app = buildApplication(

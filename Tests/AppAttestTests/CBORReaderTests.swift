@@ -32,6 +32,27 @@ import Testing
         #expect(throws: CBORError.truncated) { try reader.read([]) }
     }
 
+    /// A newer OS may add fields, nested and long: an attestation with one 12 levels deep and
+    /// one of 1,000 items (the old limits were depth 4, 256 items) still verifies.
+    @Test func anAttestationWithNewDeepAndLongFieldsVerifies() async throws {
+        let attester = try SoftwareAttester()
+        let verifier = AppAttestVerifier(appIDs: [attester.appID], roots: [try .init(pemEncoded: attester.rootCertificatePEM)])
+        let key = attester.generateKey()
+        let hash = [UInt8](repeating: 3, count: 32)
+        guard case .map(var entries) = try CBORReader().read(try attester.attest(key, clientDataHash: hash)) else {
+            Issue.record("not a map")
+            return
+        }
+        var deep = CBOR.text("leaf")
+        for _ in 0..<12 { deep = .array([deep]) }
+        entries.append(.init(.text("future"), deep))
+        entries.append(.init(.text("futureList"), .array((0..<1000).map { CBOR($0) })))
+        let extended = CBOR.map(entries).encoded
+        #expect(extended.count <= AttestationObject.maxBytes)
+        let accepted = try await verifier.verifyAttestation(extended, keyID: key.id, clientDataHash: hash, at: Date())
+        #expect(accepted.keyID == key.id)
+    }
+
     /// An attestation the software attester made, mutated hundreds of ways (seeded, so the
     /// same each run): each ends in a verdict, never a crash; the full check runs on every one.
     @Test func mutatedAttestationsEndInAVerdict() async throws {

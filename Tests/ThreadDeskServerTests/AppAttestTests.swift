@@ -4,6 +4,7 @@ import DiscordEmulator
 import Foundation
 import HTTPTypes
 import SoftwareAttester
+import Synchronization
 import Testing
 import TestSupport
 import ThreadDeskCore
@@ -37,16 +38,21 @@ struct AttestedDevice: Sendable {
         return challenge
     }
 
-    /// `POST /v1/session` with an attestation over `challenge` (a fresh one when nil).
+    /// `POST /v1/session` with an attestation over `challenge` (a fresh one when nil); for the
+    /// user of `session` (its token beside the app key) with `installation` when given.
     func attest(
         _ server: Harness, challenge: String? = nil, keyID: [UInt8]? = nil, faults: SoftwareAttester.Faults = .init(),
-        by attester: SoftwareAttester? = nil
+        by attester: SoftwareAttester? = nil, session: (userId: String, token: String)? = nil,
+        installation: [String: InstallationValue]? = nil, headers extra: HTTPFields = [:]
     ) async throws -> Harness.Reply {
         let challenge = if let challenge { challenge } else { try await self.challenge(server) }
         let object = try (attester ?? self.attester).attest(key, clientDataHash: Array(SHA256.hash(data: Data(challenge.utf8))), faults: faults)
-        let body = SessionRequest(attestation: AttestationPayload(
+        let body = SessionRequest(userId: session?.userId, installation: installation, attestation: AttestationPayload(
             keyId: Data(keyID ?? key.id).base64EncodedString(), attestationObject: Data(object).base64EncodedString(), challenge: challenge))
-        return try await server.request(.post, "/v1/session", headers: Self.appKey, json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
+        var headers = Self.appKey
+        if let session { headers[.authorization] = "Bearer \(session.token)" }
+        headers.append(contentsOf: extra)
+        return try await server.request(.post, "/v1/session", headers: headers, json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
     }
 
     /// The assertion header for a request (`counter` forces the authenticator's counter).
@@ -118,22 +124,36 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
     @Test func eachBrokenRuleIsRefusedWithItsOwnCodeAndNothingReachesDiscord() async throws {
         let other = try SoftwareAttester()
         try await withServer(attestConfiguration(attester, mode: .required)) { server in
+            // A user with a thread: a session of theirs with new device info posts a note there,
+            // so each refused attempt below would reach Discord had it been let through.
+            let first = AttestedDevice(attester)
+            let opened = try await first.attest(server)
+            let user = (userId: try #require(opened.json["userId"]?.stringValue), token: try #require(opened.json["token"]?.stringValue))
+            #expect(try await first.send(server, token: user.token, "hello").status == .created)
             let before = server.discordRequests
             let device = AttestedDevice(attester)
+            var version = 0
+            func attempt(
+                challenge: String? = nil, keyID: [UInt8]? = nil, faults: SoftwareAttester.Faults = .init(), by: SoftwareAttester? = nil
+            ) async throws -> Harness.Reply {
+                version += 1
+                return try await device.attest(
+                    server, challenge: challenge, keyID: keyID, faults: faults, by: by, session: user, installation: ["appVersion": .string("\(version).0")])
+            }
             let cases: [(String, () async throws -> Harness.Reply)] = [
-                ("attestation_untrusted", { try await device.attest(server, by: other) }),
-                ("attestation_nonce_mismatch", { try await device.attest(server, faults: .init(nonce: true)) }),
-                ("attestation_app_id_mismatch", { try await device.attest(server, faults: .init(appID: "TEAMID1234.com.example.third")) }),
-                ("attestation_counter_not_zero", { try await device.attest(server, faults: .init(counter: 1)) }),
-                ("attestation_wrong_environment", { try await device.attest(server, faults: .init(aaguid: Array("appattestfuture0".utf8))) }),
-                ("attestation_key_id_mismatch", { try await device.attest(server, keyID: AttestedDevice(self.attester).key.id) }),
-                ("attestation_credential_id_mismatch", {
-                    try await device.attest(server, faults: .init(credentialID: [UInt8](repeating: 9, count: 32)))
-                }),
-                ("challenge_unknown", { try await device.attest(server, challenge: "never-issued") }),
+                ("attestation_untrusted", { try await attempt(by: other) }),
+                ("attestation_nonce_mismatch", { try await attempt(faults: .init(nonce: true)) }),
+                ("attestation_app_id_mismatch", { try await attempt(faults: .init(appID: "TEAMID1234.com.example.third")) }),
+                ("attestation_counter_not_zero", { try await attempt(faults: .init(counter: 1)) }),
+                ("attestation_wrong_environment", { try await attempt(faults: .init(aaguid: Array("appattestfuture0".utf8))) }),
+                ("attestation_key_id_mismatch", { try await attempt(keyID: AttestedDevice(self.attester).key.id) }),
+                ("attestation_credential_id_mismatch", { try await attempt(faults: .init(credentialID: [UInt8](repeating: 9, count: 32))) }),
+                ("challenge_unknown", { try await attempt(challenge: "never-issued") }),
                 ("attestation_malformed", {
-                    try await server.request(.post, "/v1/session", headers: AttestedDevice.appKey,
-                        json: #"{"attestation":{"keyId":"AAAA","attestationObject":"%%","challenge":"x"}}"#)
+                    var headers = AttestedDevice.appKey
+                    headers[.authorization] = "Bearer \(user.token)"
+                    return try await server.request(.post, "/v1/session", headers: headers,
+                        json: #"{"userId":"\#(user.userId)","installation":{"appVersion":"9.9"},"attestation":{"keyId":"AAAA","attestationObject":"%%","challenge":"x"}}"#)
                 }),
             ]
             for (code, attempt) in cases {
@@ -143,11 +163,12 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
             }
             // A challenge is spent by its first use, good or bad.
             let challenge = try await device.challenge(server)
-            _ = try await device.attest(server, challenge: challenge, faults: .init(nonce: true))
-            #expect(try await device.attest(server, challenge: challenge).errorCode == "challenge_used")
+            _ = try await attempt(challenge: challenge, faults: .init(nonce: true))
+            #expect(try await attempt(challenge: challenge).errorCode == "challenge_used")
             #expect(server.discordRequests == before)
-            // The same key, attested properly, then once more.
-            #expect(try await device.attest(server).status == .created)
+            // The same key, attested properly: the note of the new device info reaches the thread.
+            #expect(try await attempt().status == .created)
+            #expect(server.discordRequests > before)
             #expect(try await device.attest(server).errorCode == "attestation_key_known")
         }
     }
@@ -307,7 +328,225 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
         } throws: { error in
             guard let problem = error as? ServerConfiguration.Problem else { return false }
             return problem.missing == ["APP_ATTEST_TEAM_ID", "APP_ATTEST_BUNDLE_IDS"]
-                && problem.invalid.contains { $0.hasPrefix("APP_ATTEST_EXTRA_ROOT (refused with APP_ATTEST_ENVIRONMENT=production") }
+                && problem.invalid.contains { $0.hasPrefix("APP_ATTEST_EXTRA_ROOT (only with APP_ATTEST_ENVIRONMENT=development") }
+        }
+    }
+
+    /// Unset, the environment accepts production keys too: a test root beside them is refused.
+    @Test func anExtraRootNeedsTheDevelopmentEnvironmentSetExplicitly() throws {
+        var environment = ConfigurationTests.complete
+        environment.merge([
+            "APP_ATTEST": "optional", "APP_ATTEST_TEAM_ID": "ABCDE12345", "APP_ATTEST_BUNDLE_IDS": "com.a.app",
+            "APP_ATTEST_EXTRA_ROOT": try SoftwareAttester().rootCertificatePEM,
+        ]) { $1 }
+        #expect(throws: ServerConfiguration.Problem(missing: [], invalid: [
+            "APP_ATTEST_EXTRA_ROOT (only with APP_ATTEST_ENVIRONMENT=development set explicitly: a test root must never attest production keys)",
+        ])) {
+            try ServerConfiguration(environment: environment)
+        }
+        environment["APP_ATTEST_ENVIRONMENT"] = "development"
+        #expect(try ServerConfiguration(environment: environment).attest.extraRootPEM != nil)
+    }
+}
+
+/// What a security review of App Attest found: each a way round it, closed.
+@Suite("App Attest: ways round it") struct AppAttestBypassTests {
+    let attester: SoftwareAttester
+
+    init() throws { attester = try SoftwareAttester() }
+
+    static func forwarded(_ address: String) -> HTTPFields { [.init("X-Forwarded-For")!: address] }
+
+    /// A bearer token beside the app key is not checked: its device part must not pick the limits'
+    /// bucket, or each made-up device would get a fresh one.
+    @Test func aForgedDevicePartBesideTheAppKeyIsNoLimitsKey() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.quotas.challengesPerAddress = QuotaLimit(3, per: .seconds(3600))
+        }) { (server: Harness) async throws in
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<4 {
+                var headers = AttestedDevice.appKey
+                headers[.authorization] = "Bearer x~y.\(UserToken.generate())"
+                statuses.append(try await server.request(.post, "/v1/attest/challenge", headers: headers).status)
+            }
+            #expect(statuses == [.created, .created, .created, .tooManyRequests])
+        }
+    }
+
+    /// However many addresses ask, the app's bucket bounds the challenges the store holds.
+    @Test func challengesHaveACapForTheWholeApp() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.quotas.challengesPerApp = QuotaLimit(2, per: .seconds(60))
+            configuration.trustedProxies = ["127.0.0.1"]
+        }) { (server: Harness) async throws in
+            var replies: [Harness.Reply] = []
+            for address in ["203.0.113.1", "203.0.113.2", "203.0.113.3"] {
+                var headers = AttestedDevice.appKey
+                headers.append(contentsOf: Self.forwarded(address))
+                replies.append(try await server.request(.post, "/v1/attest/challenge", headers: headers))
+            }
+            #expect(replies.map(\.status) == [.created, .created, .tooManyRequests])
+            #expect(replies[2].json["error"]?["message"]?.stringValue?.contains("per app") == true)
+        }
+    }
+
+    /// Every attempt to attest counts against the address, failed ones too; one address cannot
+    /// mint devices without end, while another address is served.
+    @Test func attestationAttemptsAreLimitedPerAddressFailedOnesToo() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.quotas.attestationsPerAddress = QuotaLimit(2, per: .seconds(3600))
+            configuration.trustedProxies = ["127.0.0.1"]
+        }) { (server: Harness) async throws in
+            let here = Self.forwarded("203.0.113.7")
+            let device = AttestedDevice(attester)
+            #expect(try await device.attest(server, faults: .init(nonce: true), headers: here).errorCode == "attestation_nonce_mismatch")
+            #expect(try await AttestedDevice(attester).attest(server, headers: here).status == .created)
+            let spent = try await device.attest(server, headers: here)
+            #expect(spent.status == .tooManyRequests)
+            #expect(spent.json["error"]?["message"]?.stringValue?.contains("attestations per address") == true)
+            #expect(try await server.store.deviceKey(device.deviceID) == nil)
+            #expect(try await device.attest(server, headers: Self.forwarded("203.0.113.8")).status == .created)
+        }
+    }
+
+    /// The key is kept only once the session limit said yes: a refused attestation leaves nothing.
+    @Test func aKeyIsKeptOnlyAfterTheSessionLimitSaidYes() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.quotas.sessionsPerApp = QuotaLimit(1, per: .seconds(3600))
+        }) { (server: Harness) async throws in
+            #expect(try await AttestedDevice(attester).attest(server).status == .created)
+            let refused = AttestedDevice(attester)
+            #expect(try await refused.attest(server).status == .tooManyRequests)
+            #expect(try await server.store.deviceKey(refused.deviceID) == nil)
+        }
+    }
+
+    /// Many attested devices from one address still share its budget of new threads.
+    @Test func attestedDevicesFromOneAddressShareItsThreadLimit() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.quotas.threadsPerAddress = QuotaLimit(1, per: .seconds(3600))
+        }) { (server: Harness) async throws in
+            let first = AttestedDevice(attester)
+            let second = AttestedDevice(attester)
+            let firstToken = try #require(try await first.attest(server).json["token"]?.stringValue)
+            let secondToken = try #require(try await second.attest(server).json["token"]?.stringValue)
+            #expect(try await first.send(server, token: firstToken, "hello").status == .created)
+            let refused = try await second.send(server, token: secondToken, "hello")
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.json["error"]?["message"]?.stringValue?.contains("new threads per address") == true)
+            #expect(server.emulator.threads().count == 1)
+        }
+    }
+
+    /// Tokens from before attestation was required name no device: refused on every user route
+    /// with the code the SDK answers by attesting.
+    @Test func requiredRefusesTokensIssuedWithoutAttestation() async throws {
+        let store = "sqlite://\(temporaryStorePath())"
+        let box = Mutex<String?>(nil)
+        try await withServer(store: store, attestConfiguration(attester, mode: .optional)) { (server: Harness) async throws in
+            let token = try await server.session().token
+            box.withLock { $0 = token }
+        }
+        let token = try #require(box.withLock { $0 })
+        try await withServer(store: store, attestConfiguration(attester, mode: .required)) { (server: Harness) async throws in
+            for (method, path) in [(HTTPRequest.Method.get, "/v1/messages"), (.get, "/v1/unread")] {
+                let reply = try await server.request(method, path, token: token)
+                #expect(reply.status == .unauthorized, "\(path)")
+                #expect(reply.errorCode == "attestation_required", "\(path)")
+            }
+        }
+    }
+
+    /// Discord deleted the thread: the next message would make a new one, which needs an
+    /// assertion like the first; refused before Discord is asked to make it.
+    @Test func aThreadMadeAnewNeedsAnAssertion() async throws {
+        try await withServer(attestConfiguration(attester, mode: .optional)) { (server: Harness) async throws in
+            let device = AttestedDevice(attester)
+            let opened = try await device.attest(server)
+            let token = try #require(opened.json["token"]?.stringValue)
+            let user = try #require(opened.json["userId"]?.stringValue)
+            #expect(try await device.send(server, token: token, "hello").status == .created)
+            let old = try #require(try await server.thread(of: user))
+            try server.emulator.deleteThread(old)
+            let threadsMade = server.emulator.counters.requests("POST", "/channels/{channel_id}/threads")
+            let unsigned = try await server.send("are you there?", token: token)
+            #expect(unsigned.status == .unauthorized)
+            #expect(unsigned.errorCode == "assertion_required")
+            #expect(server.emulator.counters.requests("POST", "/channels/{channel_id}/threads") == threadsMade)
+            #expect(try await device.send(server, token: token, "are you there?").status == .created)
+            let new = try #require(try await server.thread(of: user))
+            #expect(new != old)
+        }
+    }
+
+    /// A key stays tied to the root that attested it and its environment, checked on every
+    /// assertion: with the extra root gone (or development no longer accepted) it stops working.
+    @Test func aKeyAttestedByARootNoLongerTrustedStopsWorking() async throws {
+        let store = "sqlite://\(temporaryStorePath())"
+        let device = AttestedDevice(attester)
+        let box = Mutex<String?>(nil)
+        try await withServer(store: store, attestConfiguration(attester, mode: .optional)) { (server: Harness) async throws in
+            let token = try await device.attest(server).json["token"]?.stringValue
+            box.withLock { $0 = token }
+            #expect(try await server.store.deviceKey(device.deviceID)?.root.hasPrefix("sha256:") == true)
+        }
+        let token = try #require(box.withLock { $0 })
+        try await withServer(store: store, { configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.attest.extraRootPEM = nil
+        }) { (server: Harness) async throws in
+            #expect(try await device.send(server, token: token, "hello").errorCode == "attestation_required")
+        }
+        try await withServer(store: store, { configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.attest.environments = [.production]
+        }) { (server: Harness) async throws in
+            #expect(try await device.send(server, token: token, "hello").errorCode == "attestation_required")
+        }
+        // Where both are still accepted, the key works.
+        try await withServer(store: store, attestConfiguration(attester, mode: .optional)) { (server: Harness) async throws in
+            #expect(try await device.send(server, token: token, "hello").status == .created)
+        }
+    }
+
+    /// A kept key the store cannot use is the server's fault (5xx), not the client's malformed
+    /// assertion.
+    @Test func aCorruptStoredKeyIsTheServersFault() async throws {
+        try await withServer(attestConfiguration(attester, mode: .optional)) { (server: Harness) async throws in
+            let device = AttestedDevice(attester)
+            let root = try #require(AppAttestVerifier.rootName(pem: attester.rootCertificatePEM))
+            #expect(try await server.store.addDeviceKey(
+                DeviceKey(keyID: device.deviceID, publicKey: [4, 1, 2, 3], environment: "development", root: root, attestedAt: Date())))
+            var headers = AttestedDevice.appKey
+            headers[.init(AppAttestAssertion.headerName)!] = try await device.assertion(
+                server, method: "POST", path: "/v1/session", body: Data("{}".utf8))
+            let reply = try await server.request(.post, "/v1/session", headers: headers, json: "{}")
+            #expect(reply.status.code >= 500)
+            #expect(reply.errorCode != "assertion_malformed")
+        }
+    }
+
+    /// An attested upload is checked before its body is read: without an assertion it is refused
+    /// as such, not read up to the limit first.
+    @Test func anAttestedUploadIsCheckedBeforeItsBodyIsRead() async throws {
+        try await withServer({ configuration in
+            attestConfiguration(attester, mode: .optional)(&configuration)
+            configuration.attachments.maxTotalBytes = 64 * 1024
+        }) { (server: Harness) async throws in
+            let device = AttestedDevice(attester)
+            let token = try #require(try await device.attest(server).json["token"]?.stringValue)
+            // Over the limit (files plus 1 MiB of framing): read first, it would be 413.
+            let body = Data(repeating: UInt8(ascii: "a"), count: 64 * 1024 + 1024 * 1024 + 1)
+            let reply = try await server.request(
+                .post, "/v1/messages", token: token, headers: [.init("Idempotency-Key")!: UUID().uuidString], raw: body,
+                contentType: "multipart/form-data; boundary=x")
+            #expect(reply.errorCode == "assertion_required")
+            #expect(server.discordRequests == 0)
         }
     }
 }

@@ -11,14 +11,14 @@ struct DeviceAttestationsContract {
     @Test(arguments: StoreKind.available)
     func aChallengeIsUsedOnceBeforeItExpires(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
-            try await store.addChallenge("a", expires: start.addingTimeInterval(300))
-            try await store.addChallenge("b", expires: start.addingTimeInterval(300))
+            try await store.addChallenge("a", expires: start.addingTimeInterval(300), now: start)
+            try await store.addChallenge("b", expires: start.addingTimeInterval(300), now: start)
             #expect(try await store.useChallenge("a", now: start) == .accepted)
             #expect(try await store.useChallenge("a", now: start) == .used)
             #expect(try await store.useChallenge("b", now: start.addingTimeInterval(300)) == .expired)
             #expect(try await store.useChallenge("never", now: start) == .unknown)
             // Many at once: exactly one wins.
-            try await store.addChallenge("c", expires: start.addingTimeInterval(300))
+            try await store.addChallenge("c", expires: start.addingTimeInterval(300), now: start)
             let outcomes = try await withThrowingTaskGroup(of: ChallengeUse.self) { group in
                 for _ in 0..<8 { group.addTask { try await store.useChallenge("c", now: self.start) } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -31,19 +31,24 @@ struct DeviceAttestationsContract {
     @Test(arguments: StoreKind.available)
     func challengesLongExpiredAreForgotten(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
-            try await store.addChallenge("old", expires: start)
-            try await store.addChallenge("new", expires: start.addingTimeInterval(2 * 86400))
-            #expect(try await store.useChallenge("old", now: start.addingTimeInterval(2 * 86400)) == .unknown)
+            // Deleted a minute after they expire, not kept for a day: the table holds minutes' worth.
+            try await store.addChallenge("old", expires: start, now: start.addingTimeInterval(-300))
+            try await store.addChallenge("recent", expires: start.addingTimeInterval(30), now: start.addingTimeInterval(-270))
+            let later = start.addingTimeInterval(forgottenChallengeAge + 1)
+            try await store.addChallenge("new", expires: later.addingTimeInterval(300), now: later)
+            #expect(try await store.useChallenge("old", now: later) == .unknown)
+            #expect(try await store.useChallenge("recent", now: later) == .expired)
+            #expect(forgottenChallengeAge <= 300)
         }
     }
 
     @Test(arguments: StoreKind.available)
     func aKeyIsAttestedOnceAndItsCounterOnlyRises(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
-            let key = DeviceKey(keyID: "k1", publicKey: [4, 1, 2, 3], environment: "development", attestedAt: start)
+            let key = DeviceKey(keyID: "k1", publicKey: [4, 1, 2, 3], environment: "development", root: "apple", attestedAt: start)
             #expect(try await store.deviceKey("k1") == nil)
             #expect(try await store.addDeviceKey(key))
-            #expect(try await store.addDeviceKey(DeviceKey(keyID: "k1", publicKey: [9], environment: "production", attestedAt: start)) == false)
+            #expect(try await store.addDeviceKey(DeviceKey(keyID: "k1", publicKey: [9], environment: "production", root: "apple", attestedAt: start)) == false)
             #expect(try await store.deviceKey("k1") == key)
             #expect(try await store.advanceCounter(of: "k1", to: 3))
             #expect(try await store.advanceCounter(of: "k1", to: 3) == false)

@@ -21,7 +21,8 @@ public struct AppAttestSettings: Sendable {
     public var bundleIDs: [String] = []
     /// `APP_ATTEST_ENVIRONMENT`: `production` or `development`; both when unset.
     public var environments = Set(AppAttestVerifier.Environment.allCases)
-    /// `APP_ATTEST_EXTRA_ROOT` (PEM text or a file): another trusted root, for tests and the sandbox only.
+    /// `APP_ATTEST_EXTRA_ROOT` (PEM text or a file): another trusted root, for tests and the sandbox
+    /// only; accepted only with `APP_ATTEST_ENVIRONMENT=development` set explicitly.
     public var extraRootPEM: String?
     /// How long a challenge may be used.
     public var challengeLifetime: Duration = .seconds(300)
@@ -57,8 +58,11 @@ public struct AppAttestSettings: Sendable {
         }
         if let root = value("APP_ATTEST_EXTRA_ROOT") {
             let pem = root.contains("-----BEGIN") ? root : try? String(contentsOfFile: root, encoding: .utf8)
-            if environments == [.production] {
-                problem.invalid.append("APP_ATTEST_EXTRA_ROOT (refused with APP_ATTEST_ENVIRONMENT=production: only Apple's root attests there)")
+            // Not with production, nor with the environment unset (which accepts production keys):
+            // a test root must never stand beside Apple's where real devices attest.
+            if value("APP_ATTEST_ENVIRONMENT")?.lowercased() != "development" {
+                problem.invalid.append(
+                    "APP_ATTEST_EXTRA_ROOT (only with APP_ATTEST_ENVIRONMENT=development set explicitly: a test root must never attest production keys)")
             } else if let pem, AppAttestVerifier.isCertificate(pem: pem) {
                 extraRootPEM = pem
             } else {

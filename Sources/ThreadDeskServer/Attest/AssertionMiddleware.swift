@@ -7,31 +7,53 @@ import ThreadDeskWire
 /// Requires an App Attest assertion over the request (`X-App-Attest-Assertion`) where `applies`
 /// says so: the writes that cost Discord calls. Only for attested sessions, and for every
 /// session when attestation is required; an unattested session under `optional` passes (its
-/// limits are the tighter per-address ones). The body is read here (up to `limit`) because the
-/// assertion covers it; the handler reads the same bytes.
+/// limits are the tighter per-address ones). Everything that does not need the body is checked
+/// before a byte of it is read: the header, its form, the key and the session's device, the
+/// declared length. The body is then read here (up to `limit`) because the assertion covers it;
+/// the handler reads the same bytes. A large one first takes a slot of `gate` (the large-upload
+/// gate), held until the handler is done, which then takes none of its own.
 struct AssertionMiddleware: RouterMiddleware {
     let attest: AttestService
     let limit: Int
+    /// The large-upload gate and the size from which a body needs a slot of it; nil for routes
+    /// whose bodies are small.
+    let gate: (gate: ConcurrencyGate, from: Int)?
     let applies: @Sendable (Request, ThreadDeskRequestContext) -> Bool
 
     func handle(
         _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
     ) async throws -> Response {
-        guard applies(request, context) else { return try await next(request, context) }
+        // An assertion that came unasked is checked all the same: it is what lets a send start a
+        // new thread where the old one is gone (see `ThreadService.post`).
+        guard applies(request, context) || request.headers[.appAttestAssertion] != nil else { return try await next(request, context) }
         guard let device = context.attestedDevice else {
             if attest.mode == .required { throw DeviceCheckFailure.attestationRequired }
             return try await next(request, context)
         }
+        let pending = try await attest.check(header: request.headers[.appAttestAssertion], expected: device)
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
+        var context = context
+        var held = false
+        defer { if held { gate?.gate.leave() } }
         var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: limit)
-        } catch is NIOTooManyBytesError {
-            throw APIError.tooLarge(limit: limit)
+        var body = ByteBuffer()
+        if let declared, declared <= limit { body.reserveCapacity(min(declared, gate?.from ?? declared)) }
+        for try await chunk in request.body {
+            guard body.readableBytes + chunk.readableBytes <= limit else { throw APIError.tooLarge(limit: limit) }
+            if let gate, !held, body.readableBytes + chunk.readableBytes >= gate.from {
+                guard gate.gate.enter() else {
+                    throw APIError(.serviceUnavailable, .busy, "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
+                }
+                held = true
+                context.holdsLargeUploadSlot = true
+                if let declared { body.reserveCapacity(minimumWritableBytes: max(0, declared - body.readableBytes)) }
+            }
+            body.writeImmutableBuffer(chunk)
         }
-        _ = try await attest.assert(
-            header: request.headers[.appAttestAssertion], method: request.method.rawValue, path: request.uri.path,
-            body: Array(buffer: body), expected: device)
+        context.assertedDevice = try await attest.complete(
+            pending, method: request.method.rawValue, path: request.uri.path, body: body.readableBytesView)
+        request.body = .init(buffer: body)
         return try await next(request, context)
     }
 }

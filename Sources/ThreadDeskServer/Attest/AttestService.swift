@@ -1,6 +1,7 @@
 import AppAttest
 import Crypto
 import Foundation
+import NIOCore
 import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
@@ -13,6 +14,9 @@ struct AttestService: Sendable {
     let verifier: AppAttestVerifier
     let store: any DeviceAttestations
     let now: @Sendable () -> Date
+    /// The roots a kept key may have been attested by (see `AppAttestVerifier.rootName`):
+    /// Apple's, and the extra root while it is configured.
+    let trustedRoots: Set<String>
 
     init(settings: AppAttestSettings, store: any DeviceAttestations, now: @escaping @Sendable () -> Date) {
         self.settings = settings
@@ -20,6 +24,7 @@ struct AttestService: Sendable {
             appIDs: settings.appIDs, environments: settings.environments, extraRootPEMs: settings.extraRootPEM.map { [$0] } ?? [])
         self.store = store
         self.now = now
+        trustedRoots = Set(["apple"] + (settings.extraRootPEM.flatMap(AppAttestVerifier.rootName(pem:)).map { [$0] } ?? []))
     }
 
     var mode: AppAttestSettings.Mode { settings.mode }
@@ -27,12 +32,14 @@ struct AttestService: Sendable {
     /// A new challenge: 256 random bits, base64url; the store keeps only its hash.
     func challenge() async throws -> AttestChallenge {
         let challenge = UserToken.generate()
-        try await store.addChallenge(Self.hash(challenge), expires: now().addingTimeInterval(settings.challengeLifetime / .seconds(1)))
+        let now = now()
+        try await store.addChallenge(Self.hash(challenge), expires: now.addingTimeInterval(settings.challengeLifetime / .seconds(1)), now: now)
         return AttestChallenge(challenge: challenge, expiresIn: Int(settings.challengeLifetime.components.seconds))
     }
 
-    /// Verifies a new key's attestation over its challenge and keeps the key: the device's id.
-    func attest(_ payload: AttestationPayload) async throws -> String {
+    /// Verifies a new key's attestation over its challenge; the key, for `keep` once the
+    /// caller's limits said yes (nothing is stored here but the challenge's use).
+    func verify(_ payload: AttestationPayload) async throws -> DeviceKey {
         guard let keyID = Self.bytes(payload.keyId), keyID.count == 32, let object = Self.bytes(payload.attestationObject),
             payload.challenge.utf8.count <= 128
         else { throw DeviceCheckFailure.attestation(.malformed("keyId and attestationObject must be base64")) }
@@ -45,15 +52,34 @@ struct AttestService: Sendable {
         } catch {
             throw DeviceCheckFailure.attestation(error)
         }
-        let device = Self.deviceID(keyID)
-        let key = DeviceKey(keyID: device, publicKey: attested.publicKey, environment: attested.environment.rawValue, attestedAt: now())
+        return DeviceKey(
+            keyID: Self.deviceID(keyID), publicKey: attested.publicKey, environment: attested.environment.rawValue, root: attested.root,
+            attestedAt: now())
+    }
+
+    /// Keeps a key `verify` accepted: from now on the device's identity.
+    func keep(_ key: DeviceKey) async throws {
         guard try await store.addDeviceKey(key) else { throw DeviceCheckFailure.keyAlreadyAttested }
-        return device
     }
 
     /// Verifies the assertion in `header` over this request (method, path, body), by `expected`
     /// when the session is already a device's; raises the key's counter. Returns the device.
-    func assert(header: String?, method: String, path: String, body: [UInt8], expected: String?) async throws -> String {
+    func assert(header: String?, method: String, path: String, body: ByteBufferView, expected: String?) async throws -> String {
+        try await complete(try await check(header: header, expected: expected), method: method, path: path, body: body)
+    }
+
+    /// An assertion header whose form, key and device were checked; its signature over the body
+    /// is `complete`'s to check.
+    struct PendingAssertion: Sendable {
+        let device: String
+        let key: DeviceKey
+        let challenge: String
+        let assertion: [UInt8]
+    }
+
+    /// What can be checked before the body is read: the header is there and well-formed, names
+    /// the expected device, and that key is known and still trusted.
+    func check(header: String?, expected: String?) async throws -> PendingAssertion {
         guard let header else { throw DeviceCheckFailure.assertionRequired }
         guard let parts = Self.parse(header), let keyID = Self.bytes(parts.keyId), keyID.count == 32,
             let assertion = Self.bytes(parts.assertion)
@@ -61,18 +87,33 @@ struct AttestService: Sendable {
         let device = Self.deviceID(keyID)
         if let expected, expected != device { throw DeviceCheckFailure.wrongDevice }
         guard let key = try await store.deviceKey(device) else { throw DeviceCheckFailure.unknownKey }
-        try await use(parts.challenge)
-        let clientData = AppAttestAssertion.clientData(method: method, path: path, challenge: parts.challenge, body: body)
+        // Attested by a root, or in an environment, this server no longer accepts (the extra
+        // root removed, the environment narrowed): the key attests anew.
+        guard trustedRoots.contains(key.root), let environment = AppAttestVerifier.Environment(rawValue: key.environment),
+            settings.environments.contains(environment)
+        else { throw DeviceCheckFailure.keyNoLongerTrusted }
+        // The stored key must be one: otherwise the store is at fault (a 500), not the client.
+        guard (try? P256.Signing.PublicKey(x963Representation: key.publicKey)) != nil else { throw CorruptDeviceKey(keyID: device) }
+        return PendingAssertion(device: device, key: key, challenge: parts.challenge, assertion: assertion)
+    }
+
+    /// Spends the challenge and verifies the assertion over the request; raises the counter.
+    func complete(_ pending: PendingAssertion, method: String, path: String, body: ByteBufferView) async throws -> String {
+        try await use(pending.challenge)
+        // SHA-256 of the client data (`AppAttestAssertion.clientData`) without copying the body.
+        var hasher = SHA256()
+        hasher.update(data: AppAttestAssertion.clientData(method: method, path: path, challenge: pending.challenge, body: []))
+        body.withContiguousStorageIfAvailable { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) } ?? hasher.update(data: Array(body))
         let counter: UInt32
         do {
             counter = try verifier.verifyAssertion(
-                assertion, clientDataHash: Array(SHA256.hash(data: clientData)), publicKey: key.publicKey, counter: key.counter)
+                pending.assertion, clientDataHash: Array(hasher.finalize()), publicKey: pending.key.publicKey, counter: pending.key.counter)
         } catch {
             throw DeviceCheckFailure.assertion(error)
         }
         // Another replica may have taken this counter (or a later one) meanwhile.
-        guard try await store.advanceCounter(of: device, to: counter) else { throw DeviceCheckFailure.assertion(.staleCounter) }
-        return device
+        guard try await store.advanceCounter(of: pending.device, to: counter) else { throw DeviceCheckFailure.assertion(.staleCounter) }
+        return pending.device
     }
 
     private func use(_ challenge: String) async throws {

@@ -18,4 +18,6 @@ enum DeviceCheckFailure: Error, Sendable, Equatable {
     case unknownKey
     /// An assertion by another key than the session's device.
     case wrongDevice
+    /// An assertion by a key attested under a root or in an environment no longer accepted.
+    case keyNoLongerTrusted
 }

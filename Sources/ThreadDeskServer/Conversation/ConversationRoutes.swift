@@ -17,7 +17,7 @@ struct ConversationRoutes: Sendable {
         // An attested device signs the sends that cost most: a user's first (a new forum thread)
         // and uploads.
         let limit = uploads.settings.maxTotalBytes + 1024 * 1024
-        groups.asserting(groups.users(charging: { .send($0) }), limit: limit) { request, context in
+        groups.asserting(groups.users(charging: { .send($0) }), limit: limit, gate: (uploads.gate, uploads.settings.largeUpload)) { request, context in
             guard request.method == .post else { return false }
             let multipart = request.headers[.contentType]?.lowercased().hasPrefix("multipart/") ?? false
             return multipart || (try? context.user())?.threadID == nil
@@ -35,23 +35,26 @@ struct ConversationRoutes: Sendable {
             throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
         let address = quotas.clientAddress(request, context)
+        let mayStartThread = context.mayStartThread(attestMode: quotas.attestMode)
         let message: SupportMessage
         let type = request.headers[.contentType] ?? ""
         if type.lowercased().hasPrefix("multipart/") {
             guard let boundary = MultipartBody.boundary(contentType: type) else {
                 throw APIError.badRequest(.invalidMultipart, "Send files as multipart/form-data with a valid boundary.")
             }
-            let upload = try await uploads.read(request, boundary: boundary)
+            let upload = try await uploads.read(request, boundary: boundary, admitted: context.holdsLargeUploadSlot)
             try await quotas.charge(.upload(user, bytes: upload.totalBytes), address: address)
             message = try await conversation.send(
-                upload.text, files: upload.files, filesFingerprint: upload.fingerprint, idempotencyKey: key, for: user, from: address)
+                upload.text, files: upload.files, filesFingerprint: upload.fingerprint, idempotencyKey: key, for: user, from: address,
+                mayStartThread: mayStartThread)
         } else {
             let body = try await request.decode(MessageRequest.self, limit: Request.smallBodyLimit)
             if let suggestion = body.suggestionId, Snowflake(suggestion) == nil {
                 throw APIError.badRequest(.invalidSuggestionId, "suggestionId must be the id of a suggestion (digits).")
             }
             message = try await conversation.send(
-                try APIError.validText(body.content), suggestionID: body.suggestionId, idempotencyKey: key, for: user, from: address)
+                try APIError.validText(body.content), suggestionID: body.suggestionId, idempotencyKey: key, for: user, from: address,
+                mayStartThread: mayStartThread)
         }
         return try jsonResponse(message, status: .created)
     }

@@ -25,7 +25,7 @@ struct ConversationService: Sendable {
     /// failure posts only the parts still missing. Files go with the first part.
     func send(
         _ text: String, files: [DiscordFile] = [], filesFingerprint: String = "", suggestionID: String? = nil, idempotencyKey: String,
-        for id: UserID, from address: String
+        for id: UserID, from address: String, mayStartThread: Bool = true
     ) async throws -> SupportMessage {
         var suggestion: CuratedAnswer?
         if let suggestionID, let faq { suggestion = await faq.answer(suggestionID) }
@@ -36,7 +36,8 @@ struct ConversationService: Sendable {
                 guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }
                 return kept.messageIDs
             }
-            let ids = try await post(text, files: files, idempotencyKey: idempotencyKey, in: &context, from: address)
+            let ids = try await post(
+                text, files: files, idempotencyKey: idempotencyKey, in: &context, from: address, mayStartThread: mayStartThread)
             context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: ids)
             if let suggestion { await noteSuggestion(suggestion, idempotencyKey: idempotencyKey, in: context) }
             await away?.answer(&context)
@@ -63,7 +64,8 @@ struct ConversationService: Sendable {
 
     /// Posts every part of `text` not posted yet under `idempotencyKey`; the ids of all parts.
     private func post(
-        _ text: String, files: [DiscordFile], idempotencyKey: String, in context: inout UserContext, from address: String
+        _ text: String, files: [DiscordFile], idempotencyKey: String, in context: inout UserContext, from address: String,
+        mayStartThread: Bool
     ) async throws -> [String] {
         let parts = text.isEmpty && !files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: text)
         // Parts posted by an earlier attempt under this key (only this key's) are not posted again.
@@ -71,7 +73,8 @@ struct ConversationService: Sendable {
         for (index, part) in parts.enumerated() where index >= ids.count {
             let nonce = ThreadNotes.nonce("message", id: context.id, idempotencyKey, String(index))
             // Each part is escaped on its own: a part may begin with a note marker where the text was cut.
-            let posted = try await threads.post(.init(content: part, nonce: nonce, files: index == 0 ? files : []), in: &context, from: address)
+            let posted = try await threads.post(
+                .init(content: part, nonce: nonce, files: index == 0 ? files : []), in: &context, from: address, mayStartThread: mayStartThread)
             ids.append(posted.id)
             try await ingestion.ingestOwn(posted, partOf: parts.count > 1 ? ids.first.flatMap { Snowflake($0) } : nil, record: context.record)
             if parts.count > 1 { context.record?.setPostedParts(ids, for: idempotencyKey) }

@@ -165,6 +165,8 @@ extension APIError {
             self.init(.unauthorized, .assertionUnknownKey, "No attested key has this keyId: attest it first.")
         case .wrongDevice:
             self.init(.forbidden, .assertionWrongDevice, "The assertion is by another key than this session's device.")
+        case .keyNoLongerTrusted:
+            self.init(.unauthorized, .attestationRequired, "This key was attested under a root or in an environment this server no longer accepts: attest a new key (POST /v1/attest/challenge, then POST /v1/session with attestation).")
         }
     }
 }

@@ -31,14 +31,28 @@ extension ThreadDeskRequestContext {
         return token
     }
 
-    /// The attested device the caller's token was issued to (App Attest), if any: the user's
-    /// token, or the earlier session's beside the app key.
+    /// The attested device the caller's token was issued to (App Attest), if any. Only a user's
+    /// token counts: the authentication middleware found it live, and the store keeps the hash of
+    /// the whole token, device part included, so the device part is the server's own. A token
+    /// beside the app key is not checked there: see `claimedDevice`.
     var attestedDevice: String? {
-        switch caller {
-        case .user(_, let token): UserToken.device(in: token)
-        case .app(let token?): UserToken.device(in: token)
-        default: nil
-        }
+        guard case .user(_, let token) = caller else { return nil }
+        return UserToken.device(in: token)
+    }
+
+    /// The device an earlier session's token beside the app key names: unverified (anyone can
+    /// write a token), so good only as the device an assertion must then prove, never for limits.
+    var claimedDevice: String? {
+        presentedToken.flatMap(UserToken.device(in:))
+    }
+
+    /// Whether this request may start a forum thread: always with App Attest off; an attested
+    /// device's only with an assertion over the request (a thread made anew after Discord deleted
+    /// or locked the old one included); an unattested caller's only where attestation is optional.
+    func mayStartThread(attestMode: AppAttestSettings.Mode) -> Bool {
+        guard attestMode != .off else { return true }
+        guard attestedDevice != nil else { return attestMode == .optional }
+        return assertedDevice != nil
     }
 
     /// The earlier session's token a client presented beside the app key, if any.
@@ -48,10 +62,13 @@ extension ThreadDeskRequestContext {
     }
 }
 
-/// Requires a live bearer token of a user (401 otherwise). With `scopesReads`, for short reads,
-/// the token check and the handler share one `ReadScope`: one barrier on a replica's memory.
+/// Requires a live bearer token of a user (401 otherwise); with `attestedOnly` (`APP_ATTEST=required`),
+/// one issued to an attested device (401 `attestation_required` otherwise: tokens from before
+/// attestation was required, which the SDK answers by attesting). With `scopesReads`, for short
+/// reads, the token check and the handler share one `ReadScope`: one barrier on a replica's memory.
 struct UserAuthentication: RouterMiddleware {
     let sessions: SessionService
+    var attestedOnly = false
     var scopesReads = false
 
     func handle(
@@ -67,6 +84,7 @@ struct UserAuthentication: RouterMiddleware {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         var context = context
         context.caller = .user(try await sessions.authenticate(token: token), token: token)
+        if attestedOnly, context.attestedDevice == nil { throw DeviceCheckFailure.attestationRequired }
         return try await next(request, context)
     }
 }

@@ -10,6 +10,12 @@ public struct ThreadDeskRequestContext: RequestContext, RemoteAddressRequestCont
     let channel: any Channel
     /// Who the request proved to be (set by the route group's authentication middleware).
     var caller: Caller?
+    /// The attested device whose App Attest assertion over this request verified (set by
+    /// `AssertionMiddleware`); nil when none came or none was asked for.
+    var assertedDevice: String?
+    /// The request's body took a slot of the large-upload gate before the handler ran (see
+    /// `AssertionMiddleware`); the handler's reading takes none of its own.
+    var holdsLargeUploadSlot = false
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -44,7 +44,8 @@ final class UploadReader: Sendable {
     static let overhead = 256 * 1024
     static let textLimit = 64 * 1024
 
-    func read(_ request: Request, boundary: String) async throws -> Upload {
+    /// `admitted`: the request holds a slot of `gate` already (taken before its body was read).
+    func read(_ request: Request, boundary: String, admitted: Bool = false) async throws -> Upload {
         let limit = settings.maxTotalBytes + Self.overhead
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw tooLarge() }
@@ -61,7 +62,7 @@ final class UploadReader: Sendable {
         for try await chunk in request.body {
             let total = body.readableBytes + chunk.readableBytes
             guard total <= limit else { throw tooLarge() }
-            if !large, total >= settings.largeUpload {
+            if !large, !admitted, total >= settings.largeUpload {
                 guard gate.enter() else {
                     throw APIError(.serviceUnavailable, .busy, "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
                 }

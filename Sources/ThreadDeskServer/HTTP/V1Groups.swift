@@ -16,20 +16,21 @@ struct V1Groups {
 
     init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
         app = router.group("v1").add(middleware: SecretAuthentication.app(key: appKey))
-        users = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
-        readers = router.group("v1").add(middleware: UserAuthentication(sessions: sessions, scopesReads: true))
+        users = router.group("v1").add(middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required))
+        readers = router.group("v1").add(
+            middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, scopesReads: true))
         self.quotas = quotas
         self.attest = attest
     }
 
     /// `group`, requiring an App Attest assertion over requests `applies` picks (bodies up to
-    /// `limit`), when App Attest is on.
+    /// `limit`; from `gate.from` bytes on, a body takes a slot of `gate` first), when App Attest is on.
     func asserting(
-        _ group: RouterGroup<ThreadDeskRequestContext>, limit: Int,
+        _ group: RouterGroup<ThreadDeskRequestContext>, limit: Int, gate: (gate: ConcurrencyGate, from: Int)? = nil,
         when applies: @escaping @Sendable (Request, ThreadDeskRequestContext) -> Bool
     ) -> RouterGroup<ThreadDeskRequestContext> {
         guard let attest, attest.mode != .off else { return group }
-        return group.add(middleware: AssertionMiddleware(attest: attest, limit: limit, applies: applies))
+        return group.add(middleware: AssertionMiddleware(attest: attest, limit: limit, gate: gate, applies: applies))
     }
 
     /// Users' routes that charge `cost` (for the calling user) first.

@@ -30,6 +30,11 @@ public struct QuotaSettings: Sendable, Hashable {
     public var unattestedThreadsPerAddress = QuotaLimit(2, per: .seconds(3600))
     /// App Attest challenges: each attestation or assertion spends one.
     public var challengesPerAddress = QuotaLimit(300, per: .seconds(3600))
+    /// App Attest challenges from all addresses together: bounds the challenges the store holds.
+    public var challengesPerApp = QuotaLimit(2000, per: .seconds(60))
+    /// Attempts to attest a new key (failed ones included), per network address: one device
+    /// cannot mint devices (and their fresh per-device buckets) without end.
+    public var attestationsPerAddress = QuotaLimit(10, per: .seconds(3600))
 
     public init() {}
 
@@ -52,7 +57,8 @@ public struct QuotaSettings: Sendable, Hashable {
             ("QUOTA_THREADS_PER_ADDRESS", \.threadsPerAddress), ("QUOTA_THREADS_TOTAL", \.threadsTotal),
             ("QUOTA_UNATTESTED_SESSIONS_PER_ADDRESS", \.unattestedSessionsPerAddress),
             ("QUOTA_UNATTESTED_THREADS_PER_ADDRESS", \.unattestedThreadsPerAddress),
-            ("QUOTA_CHALLENGES_PER_ADDRESS", \.challengesPerAddress),
+            ("QUOTA_CHALLENGES_PER_ADDRESS", \.challengesPerAddress), ("QUOTA_CHALLENGES_PER_APP", \.challengesPerApp),
+            ("QUOTA_ATTESTATIONS_PER_ADDRESS", \.attestationsPerAddress),
         ]
     }
 

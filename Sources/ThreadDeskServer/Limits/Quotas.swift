@@ -14,7 +14,9 @@ struct Quotas: Sendable {
     let addresses: ClientAddressRule
     let metrics: ServerMetrics
     /// With App Attest on, an attested caller's limits count per device (its `address` is
-    /// `device:<key id>`); with it optional, unattested callers get the tighter per-address ones.
+    /// `device:<key id>@<network address>`, see `deviceKey`), and a few per network address as
+    /// well (new attestations, new threads: one device must not make many); with it optional,
+    /// unattested callers get the tighter per-address ones.
     var attestMode = AppAttestSettings.Mode.off
 
     enum Cost {
@@ -33,20 +35,24 @@ struct Quotas: Sendable {
         case thread
         /// An App Attest challenge (each attestation or assertion takes one).
         case challenge
+        /// An attempt to attest a new key, charged before it is checked: failed ones count too.
+        case attestation
     }
 
     /// Takes one token from each bucket `cost` touches, or throws `limitReached` naming the first
     /// that is empty.
     func charge(_ cost: Cost, address: String) async throws {
         let tokens: Double = if case .upload(_, let bytes) = cost { Double(bytes) / 1_048_576 } else { 1 }
-        for (name, key, limit) in buckets(cost, address: address) {
+        let (device, network) = Self.split(address)
+        for (name, key, limit) in buckets(cost, address: device ?? network, network: network) {
             guard let wait = try await store.takeToken(key, limit: limit, cost: tokens) else { continue }
             metrics.quotaRefused(name)
             throw SupportFailure.limitReached(name: name, limit: limit, retryAfter: wait)
         }
     }
 
-    private func buckets(_ cost: Cost, address: String) -> [(String, String, QuotaLimit)] {
+    /// `address`: the device's key for attested callers (`device:<key id>`), else `network`.
+    private func buckets(_ cost: Cost, address: String, network: String) -> [(String, String, QuotaLimit)] {
         switch cost {
         case .session where isDevice(address):
             [("sessions per device", "session:a:\(address)", settings.sessionsPerAddress),
@@ -58,7 +64,12 @@ struct Quotas: Sendable {
             [("sessions per address", "session:a:\(address)", settings.sessionsPerAddress),
              ("sessions per app", "session:app", settings.sessionsPerApp)]
         case .challenge:
-            [("attestation challenges per address", "challenge:a:\(address)", settings.challengesPerAddress)]
+            // App-key routes: always the network address. The app's bucket bounds the challenges
+            // the store holds, however many addresses ask.
+            [("attestation challenges per address", "challenge:a:\(network)", settings.challengesPerAddress),
+             ("attestation challenges per app", "challenge:app", settings.challengesPerApp)]
+        case .attestation:
+            [("attestations per address", "attest:a:\(network)", settings.attestationsPerAddress)]
         case .send(let user):
             [("sends per user", "send:u:\(user)", settings.sendsPerUser), ("sends per address", "send:a:\(address)", settings.sendsPerAddress)]
         case .diagnostics(let user):
@@ -79,17 +90,24 @@ struct Quotas: Sendable {
         case .thread where !isDevice(address) && attestMode == .optional:
             [("new threads per unattested address", "thread:a:\(address)", settings.unattestedThreadsPerAddress),
              ("new threads", "thread:all", settings.threadsTotal)]
+        case .thread where isDevice(address):
+            // Per device, and per network address too: many keys from one place are still one place.
+            [("new threads per device", "thread:a:\(address)", settings.threadsPerAddress),
+             ("new threads per address", "thread:n:\(network)", settings.threadsPerAddress),
+             ("new threads", "thread:all", settings.threadsTotal)]
         case .thread:
             [("new threads per address", "thread:a:\(address)", settings.threadsPerAddress),
              ("new threads", "thread:all", settings.threadsTotal)]
         }
     }
 
-    /// The client as the per-address limits count it: an attested device (App Attest on), else
-    /// its address (see `ClientAddressRule`).
+    /// The client as the per-address limits count it: an attested device (App Attest on, the
+    /// device of a verified user token, never of a token beside the app key) with its network
+    /// address, else its network address (see `ClientAddressRule`).
     func clientAddress(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
-        if attestMode != .off, let device = context.attestedDevice { return Self.deviceKey(device) }
-        return networkAddress(request, context)
+        let network = networkAddress(request, context)
+        if attestMode != .off, let device = context.attestedDevice { return Self.deviceKey(device, network: network) }
+        return network
     }
 
     /// The client's network address, whatever device it is.
@@ -97,8 +115,14 @@ struct Quotas: Sendable {
         addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
     }
 
-    /// The limits key of an attested device.
-    static func deviceKey(_ device: String) -> String { "device:\(device)" }
+    /// The limits key of an attested device seen from `network`.
+    static func deviceKey(_ device: String, network: String) -> String { "device:\(device)@\(network)" }
+
+    /// The device part (`device:<key id>`) and the network address of a limits key.
+    static func split(_ address: String) -> (device: String?, network: String) {
+        guard address.hasPrefix("device:"), let at = address.firstIndex(of: "@") else { return (nil, address) }
+        return (String(address[..<at]), String(address[address.index(after: at)...]))
+    }
 
     private func isDevice(_ address: String) -> Bool { address.hasPrefix("device:") }
 }

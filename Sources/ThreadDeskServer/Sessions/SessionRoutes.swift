@@ -2,6 +2,7 @@ import DiscordREST
 import Hummingbird
 import NIOCore
 import ThreadDeskCore
+import ThreadDeskStore
 import ThreadDeskWire
 
 /// `/v1/session`: open one with the app key (a new user, or an id proven by a token or its
@@ -36,27 +37,37 @@ struct SessionRoutes: Sendable {
         }
         if let hash = body.userHash, hash.count > 128 { throw APIError.badRequest(.invalidUserHash, "userHash is too long.") }
         let installation = try body.installation.map { try DeviceRoutes.installation(JSON($0)) }
-        let device = try await attestedDevice(body, request: request, bytes: bytes, context: context)
-        let address = device.map(Quotas.deviceKey) ?? quotas.networkAddress(request, context)
-        try await quotas.charge(.session, address: address)
+        let network = quotas.networkAddress(request, context)
+        let device: String?
+        if let attest, attest.mode != .off, let attestation = body.attestation {
+            // Every attempt counts against the address, failed ones too; the key is kept only
+            // once it verified and the device's session limit said yes.
+            try await quotas.charge(.attestation, address: network)
+            let key = try await attest.verify(attestation)
+            try await quotas.charge(.session, address: Quotas.deviceKey(key.keyID, network: network))
+            try await attest.keep(key)
+            device = key.keyID
+        } else {
+            device = try await assertedDevice(request: request, bytes: bytes, context: context)
+            try await quotas.charge(.session, address: device.map { Quotas.deviceKey($0, network: network) } ?? network)
+        }
         let session = try await sessions.open(
             userID: userID, userHash: body.userHash, presentedToken: context.presentedToken, installation: installation, device: device)
         return try jsonResponse(session, status: .created)
     }
 
-    /// The device this session is for: attested now, or proven by an assertion; nil when App
-    /// Attest is off, or optional and neither came.
-    private func attestedDevice(
-        _ body: SessionRequest, request: Request, bytes: ByteBuffer, context: ThreadDeskRequestContext
-    ) async throws -> String? {
+    /// The device this session is for when no attestation came: proven by an assertion; nil when
+    /// App Attest is off, or optional and no assertion came.
+    private func assertedDevice(request: Request, bytes: ByteBuffer, context: ThreadDeskRequestContext) async throws -> String? {
         guard let attest, attest.mode != .off else { return nil }
-        if let attestation = body.attestation { return try await attest.attest(attestation) }
-        let renewing = context.attestedDevice
+        // The device the earlier session's token names: unverified, so only what the assertion
+        // must prove.
+        let renewing = context.claimedDevice
         if request.headers[.appAttestAssertion] != nil || renewing != nil {
             // A renewal of an attested session needs its device's assertion.
             return try await attest.assert(
                 header: request.headers[.appAttestAssertion], method: request.method.rawValue, path: request.uri.path,
-                body: Array(buffer: bytes), expected: renewing)
+                body: bytes.readableBytesView, expected: renewing)
         }
         if attest.mode == .required { throw DeviceCheckFailure.attestationRequired }
         return nil

@@ -31,7 +31,11 @@ struct ThreadService: Sendable {
     /// The record in `context` is updated as soon as a thread exists, so a later failure in the
     /// same request cannot make a retry create a second one.
     /// A new thread is charged to the thread budget of `address` and of the whole server first.
-    func post(_ message: DiscordMessageCreate, in context: inout UserContext, from address: String) async throws -> DiscordMessage {
+    /// Without `mayStartThread` (App Attest: an attested caller whose request was not asserted),
+    /// a new thread is refused with `assertionRequired` before Discord is asked to make one.
+    func post(
+        _ message: DiscordMessageCreate, in context: inout UserContext, from address: String, mayStartThread: Bool = true
+    ) async throws -> DiscordMessage {
         guard var record = context.record else { throw SupportFailure.notAuthenticated }
         var lockedThread: String?
         if let thread = record.threadID {
@@ -47,6 +51,7 @@ struct ThreadService: Sendable {
             }
             record.threadID = nil
         }
+        guard mayStartThread else { throw DeviceCheckFailure.assertionRequired }
         // Discord can only have a thread of this user's that the store does not know when an
         // attempt of ours was cut short (its answer lost, the process or the database gone
         // meanwhile) or the id comes from before ThreadDesk: only then is it worth reading every
