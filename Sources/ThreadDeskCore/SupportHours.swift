@@ -20,13 +20,33 @@ public struct SupportHours: Sendable, Hashable {
         case invalid(String)
     }
 
+    /// The zone of an IANA name (`Europe/Berlin`) or a fixed offset (`UTC+02:00`, `GMT-5`).
+    /// Offsets are read here, never by Foundation: its parser of `GMT…`/`UTC…` names crashes on
+    /// some malformed ones (the fuzzer found `UTC-00:` followed by a control character).
+    static func timeZone(named name: String) -> TimeZone? {
+        let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "/_+-:".unicodeScalars.contains($0)) }
+        guard allowed, !name.isEmpty, name.count <= 64 else { return nil }
+        let upper = name.uppercased()
+        guard let prefix = ["GMT", "UTC", "UT"].first(where: { upper.hasPrefix($0) }) else { return TimeZone(identifier: name) }
+        let rest = upper.dropFirst(prefix.count)
+        if rest.isEmpty { return TimeZone(secondsFromGMT: 0) }
+        guard let sign = rest.first, sign == "+" || sign == "-" else { return nil }
+        let parts = rest.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.count <= 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let hours = Int(parts[0]), hours <= 14
+        else { return nil }
+        let minutes = parts.count == 2 ? Int(parts[1]) ?? 60 : 0
+        guard minutes < 60, parts.count == 1 || parts[1].count == 2 else { return nil }
+        return TimeZone(secondsFromGMT: (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60))
+    }
+
     static let dayNames = ["sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7]
 
     public init(_ text: String) throws(Problem) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard trimmed.count <= 500, let space = trimmed.firstIndex(of: " ") else { throw .invalid(text) }
         let zone = String(trimmed[..<space])
-        guard let timeZone = TimeZone(identifier: zone) else { throw .unknownTimeZone(zone) }
+        guard let timeZone = Self.timeZone(named: zone) else { throw .unknownTimeZone(zone) }
         self.timeZone = timeZone
         spans = []
         for part in trimmed[space...].split(separator: ";") {

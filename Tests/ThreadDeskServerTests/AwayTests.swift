@@ -87,6 +87,12 @@ struct AwayTests {
         for bad in ["Mars/Base Mon 09:00-10:00", "UTC", "UTC Mon", "UTC Mon 9:00-10:00", "UTC Funday 09:00-10:00", "UTC Mon 09:00-09:00", "UTC Mon 25:00-26:00"] {
             #expect(throws: SupportHours.Problem.self, "\(bad)") { try SupportHours(bad) }
         }
+        // Fixed offsets are read here; malformed ones (one crashed Foundation's parser) are refused.
+        #expect(try SupportHours("UTC+02:00 Mon 09:00-10:00").timeZone.secondsFromGMT() == 7200)
+        #expect(try SupportHours("GMT-5 Mon 09:00-10:00").timeZone.secondsFromGMT() == -18000)
+        for bad in ["UTC-00:\u{10}1 Sat-Mon 00:00-00:\u{10}1", "UTC-00:\u{10}1 Mon 09:00-10:00", "GMT+15 Mon 09:00-10:00", "UTC+1:5 Mon 09:00-10:00", "UTC+ Mon 09:00-10:00", "UTCX Mon 09:00-10:00"] {
+            #expect(throws: SupportHours.Problem.self, "\(bad)") { try SupportHours(bad) }
+        }
         var environment = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k"]
         environment["SUPPORT_HOURS"] = "UTC Mon-Fri 09:00-17:00"
         environment["AWAY_MESSAGE"] = "away"
