@@ -1,4 +1,5 @@
 import APNsEmulator
+import AsyncHTTPClient
 import DiscordEmulator
 import DiscordREST
 import Foundation
@@ -7,6 +8,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOFoundationCompat
 import ThreadDeskCore
 import ThreadDeskServer
@@ -44,9 +46,34 @@ struct Harness: Sendable {
         if let token { headers[.authorization] = "Bearer \(token)" }
         let body = json.map { Data($0.utf8) } ?? raw
         if body != nil && headers[.contentType] == nil { headers[.contentType] = contentType }
-        let response = try await client.executeRequest(
-            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(data: $0) })
-        return Reply(status: response.status, headers: response.headers, body: Data(buffer: response.body))
+        let port = try self.port
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(uri)")
+        request.method = .init(rawValue: method.rawValue)
+        for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
+        if let body { request.body = .bytes(ByteBuffer(data: body)) }
+        let response = try await Self.http.execute(request, deadline: .now() + Self.clientDeadline)
+        let received = try await response.body.collect(upTo: 256 << 20)
+        var fields = HTTPFields()
+        for header in response.headers { if let name = HTTPField.Name(header.name) { fields.append(.init(name: name, value: header.value)) } }
+        return Reply(status: .init(code: Int(response.status.code)), headers: fields, body: Data(buffer: received))
+    }
+
+    /// The tests' own client, its deadline well past the server's own request timeout and Discord
+    /// budget: the server answers (with an error when Discord fails) before the client gives up,
+    /// however busy the machine. (HummingbirdTesting's client has a fixed 15 s deadline, the
+    /// same as the harness's Discord budget: a retried outage raced it on a loaded machine.)
+    static let clientDeadline = TimeAmount.seconds(120)
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    private var port: Int {
+        get throws {
+            guard let port = client.port else { throw HarnessError.unexpected(.internalServerError, "the server has no port") }
+            return port
+        }
     }
 
     struct Session: Sendable, Decodable {
