@@ -77,11 +77,12 @@ extension ForumEvent: Codable {
             try put("messages.deleted")
             try container.encode(channel, forKey: Key("channelId"))
             try container.encode(messages, forKey: Key("messageIds"))
-        case .threadUpdated(let thread, let archived, let locked):
+        case .threadUpdated(let thread, let archived, let locked, let tags):
             try put("thread.updated")
             try container.encode(thread, forKey: Key("threadId"))
             try container.encode(archived, forKey: Key("archived"))
             try container.encode(locked, forKey: Key("locked"))
+            try container.encodeIfPresent(tags, forKey: Key("appliedTags"))
         case .threadDeleted(let thread):
             try put("thread.deleted")
             try container.encode(thread, forKey: Key("threadId"))
@@ -130,7 +131,8 @@ extension ForumEvent: Codable {
         case "thread.updated":
             self = .threadUpdated(
                 threadID: try text("threadId"), archived: try container.decode(Bool.self, forKey: Key("archived")),
-                locked: try container.decode(Bool.self, forKey: Key("locked")))
+                locked: try container.decode(Bool.self, forKey: Key("locked")),
+                appliedTags: try container.decodeIfPresent([String].self, forKey: Key("appliedTags")))
         case "thread.deleted": self = .threadDeleted(threadID: try text("threadId"))
         case "typing": self = .typing(channelID: try text("channelId"), userID: try text("userId"))
         case "interaction": self = .interaction(try container.decode(DiscordInteraction.self, forKey: Key("interaction")))

@@ -15,7 +15,9 @@ public enum ForumEvent: Sendable, Hashable {
     case messageChanged(channelID: String, messageID: String)
     case messageDeleted(channelID: String, messageID: String)
     case messagesDeleted(channelID: String, messageIDs: [String])
-    case threadUpdated(threadID: String, archived: Bool, locked: Bool)
+    /// A forum thread changed: its archive and lock state, and the tags it shows (nil when the
+    /// event did not say, as from a daemon older than the field).
+    case threadUpdated(threadID: String, archived: Bool, locked: Bool, appliedTags: [String]? = nil)
     case threadDeleted(threadID: String)
     /// A member ran one of ThreadDesk's slash commands, or is filling one in (autocomplete): to
     /// be answered within 3 s.

@@ -39,7 +39,8 @@ public actor ForumEventFilter {
             guard data["parent_id"]?.stringValue == forumID, let id = data["id"]?.stringValue else { return [] }
             return [.threadUpdated(
                 threadID: id, archived: data["thread_metadata"]?["archived"]?.boolValue ?? false,
-                locked: data["thread_metadata"]?["locked"]?.boolValue ?? false)]
+                locked: data["thread_metadata"]?["locked"]?.boolValue ?? false,
+                appliedTags: data["applied_tags"]?.arrayValue.map { $0.compactMap(\.stringValue) })]
         case "THREAD_DELETE":
             guard let id = data["id"]?.stringValue else { return [] }
             let parent = data["parent_id"]?.stringValue ?? parents[id]

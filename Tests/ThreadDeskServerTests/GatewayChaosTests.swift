@@ -153,7 +153,8 @@ struct GatewayEventContractTests {
             let events: [ForumEvent] = [
                 .messageCreated(message), .messageUpdated(message), .messageChanged(channelID: "4", messageID: "5"),
                 .messageDeleted(channelID: "4", messageID: "5"), .messagesDeleted(channelID: "4", messageIDs: ["5", "6"]),
-                .threadUpdated(threadID: "4", archived: true, locked: false), .threadDeleted(threadID: "4"),
+                .threadUpdated(threadID: "4", archived: true, locked: false),
+                .threadUpdated(threadID: "4", archived: false, locked: false, appliedTags: ["7", "8"]), .threadDeleted(threadID: "4"),
                 .typing(channelID: "4", userID: "3"), .gap, .alive,
             ]
             let decoded = try JSONDecoder().decode(ForumEventBatch.self, from: try JSONEncoder().encode(ForumEventBatch(events: events)))

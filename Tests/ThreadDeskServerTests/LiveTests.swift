@@ -117,9 +117,10 @@ struct LiveTests {
                 let reply = try await server.request(.post, "/v1/typing", token: user.token)
                 #expect(reply.status == .noContent)
             }
+            // The indicator follows the answer (the request does not wait for Discord).
+            try await eventually("the user typing shown in Discord") { try await server.metric("threaddesk_typing_sent_total") == 1 }
             #expect(server.emulator.counters.requestsByRoute["POST /channels/{channel_id}/typing"] == 1)
             #expect(server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil)
-            #expect(try await server.metric("threaddesk_typing_sent_total") == 1)
             // The user's message ends their typing indicator, as Discord's clients show it.
             let sent = try await server.send("done typing", token: user.token)
             #expect(sent.status == .created)

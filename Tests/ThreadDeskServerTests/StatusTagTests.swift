@@ -6,6 +6,7 @@ import HTTPTypes
 import Testing
 import TestSupport
 import ThreadDeskCore
+import ThreadDeskStore
 @testable import ThreadDeskServer
 
 /// The agent's desk, first part: the forum's status tags follow the conversation by themselves.
@@ -47,6 +48,86 @@ struct StatusTagTests {
         }
     }
 
+    /// While the gateway feed is live, a change of status is one PATCH: what the thread shows (an
+    /// agent's tags among it) comes from the THREAD_UPDATE events, not from a GET before each
+    /// change. After a gap in the feed the thread is read from Discord once again.
+    @Test func withTheFeedLiveAChangeIsOnePatchAndNoRead() async throws {
+        try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
+            try await eventually("the forum's status tags") { try await Self.forumTags(server).count == 5 }
+            let tags = try await Self.forumTags(server)
+            let (needsReply, waiting, ios, open) = (
+                try #require(tags["needs reply"]), try #require(tags["waiting on user"]), try #require(tags["ios"]), try #require(tags["open"])
+            )
+            let user = try await server.session()
+            #expect(try await server.send("my app crashes", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
+            let reads = { server.emulator.recordedRequests.filter { $0.method == "GET" && $0.route == "/channels/{channel_id}" }.count }
+            let patches = { server.emulator.recordedRequests.filter { $0.method == "PATCH" && $0.route == "/channels/{channel_id}" }.count }
+            let (readsBefore, patchesBefore) = (reads(), patches())
+
+            // An agent tags the thread by hand and answers, the user writes, the agent answers.
+            _ = try await server.discordClient.modifyThread(thread, appliedTags: [needsReply, ios])
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Which version?")
+            try await eventually("waiting on user, the agent's tag kept") { Self.appliedTags(server, thread) == [waiting, ios] }
+            #expect(try await server.send("2.1.0", token: user.token).status == .created)
+            try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply, ios] }
+            #expect(reads() == readsBefore, "no read of the thread while the feed is live")
+            #expect(patches() == patchesBefore + 3, "the agent's own change, then one per change of status")
+
+            // A gap in the feed (a new gateway session: what was said meanwhile may be lost): the
+            // next change reads the thread first.
+            let epoch = try await server.store.globalValue(FeedState.epochKey).flatMap { Int($0) } ?? 0
+            server.emulator.sendInvalidSession(resumable: false)
+            try await eventually("the feed's gap recorded") {
+                (try await server.store.globalValue(FeedState.epochKey).flatMap { Int($0) } ?? 0) > epoch
+            }
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Fixed in 2.1.1")
+            try await eventually("waiting on user after the gap") { Self.appliedTags(server, thread) == [waiting, ios] }
+            #expect(reads() == readsBefore + 1, "one read after the gap")
+            // A tag the agent sets after the gap is heard again: no read for it.
+            _ = try await server.discordClient.modifyThread(thread, appliedTags: [waiting, ios, open])
+            #expect(try await server.send("thanks, works", token: user.token).status == .created)
+            try await eventually("needs reply, both of the agent's tags kept") { Self.appliedTags(server, thread) == [needsReply, ios, open] }
+            #expect(reads() == readsBefore + 1)
+        }
+    }
+
+    /// An agent who sets a status tag by hand is believed: the status is then one the server
+    /// does not skip as already shown.
+    @Test func aStatusTagSetByHandIsWhatTheThreadShows() async throws {
+        try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
+            try await eventually("the forum's status tags") { try await Self.forumTags(server).count == 5 }
+            let tags = try await Self.forumTags(server)
+            let (needsReply, resolved) = (try #require(tags["needs reply"]), try #require(tags["resolved"]))
+            let user = try await server.session()
+            #expect(try await server.send("first", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
+            // The agent marks it resolved by hand; the user writes again: it needs a reply again.
+            _ = try await server.discordClient.modifyThread(thread, appliedTags: [resolved])
+            try await eventually("the hand-set tag heard") {
+                try await server.store.globalValue(StatusTags.key(Snowflake(thread)!)).flatMap(StatusTags.ShownNote.init(note:))?.status == .resolved
+            }
+            #expect(try await server.send("still broken", token: user.token).status == .created)
+            try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply] }
+        }
+    }
+
+    @Test func theNoteOfWhatAThreadShowsReadsBack() throws {
+        let note = StatusTags.ShownNote(status: .waitingOnUser, epoch: 3, shows: (["111", "222"], true))
+        #expect(note.note == "waiting-on-user;3;1;111,222")
+        #expect(StatusTags.ShownNote(note: note.note) == note)
+        // Notes of earlier versions say only the status.
+        #expect(StatusTags.ShownNote(note: "needs-reply") == .init(status: .needsReply, epoch: nil, shows: nil))
+        #expect(StatusTags.ShownNote(note: ";4;0;") == .init(status: nil, epoch: 4, shows: ([], false)))
+        // Anything else is no note: the thread is read from Discord.
+        for bad in ["needs", "needs-reply;3", "needs-reply;x;1;1", "resolved;3;2;1", "resolved;3;1;abc", "a;b;c;d;e"] {
+            let parsed = StatusTags.ShownNote(note: bad)
+            #expect(parsed == nil || parsed?.shows == nil, "\(bad)")
+        }
+    }
+
     /// One PATCH of the thread per change of status: none for more messages while the status is
     /// already `needs reply`; the forum's tags are added once, not again by a second start.
     @Test func anUnchangedStatusCostsNoCallAndTheForumIsSetUpOnce() async throws {
@@ -67,7 +148,7 @@ struct StatusTagTests {
             #expect(patches() == before + 1, "the two messages while it needed a reply changed nothing")
             // A second start (another replica, a restart) finds the tags and adds none.
             let again = StatusTags(
-                names: StatusTagNames(), discord: server.discordClient, store: server.store,
+                names: StatusTagNames(), discord: server.discordClient, store: server.store, feed: nil,
                 forumChannelID: server.discord.forumChannelID, logger: testLogger(), time: .system)
             #expect(try await again.tagIDs()[.needsReply] == needsReply)
             #expect(try await Self.forumTags(server).count == 5)

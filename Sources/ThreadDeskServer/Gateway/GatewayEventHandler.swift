@@ -23,6 +23,8 @@ struct GatewayEventHandler: ForumEventSink {
     let desk: Desk?
     /// Keeps the curated answers; nil without a FAQ forum.
     let faq: FAQMirror?
+    /// Keeps the threads' status tags; nil when they are off.
+    let status: StatusTags?
     /// How long one event's ingestion may take.
     let timeout: Duration
     let waits: WaitTracker?
@@ -99,8 +101,8 @@ struct GatewayEventHandler: ForumEventSink {
         switch event {
         case .messageCreated(let message), .messageUpdated(let message): Snowflake(message.channelId)
         case .messageChanged(let channel, _), .messageDeleted(let channel, _), .messagesDeleted(let channel, _): Snowflake(channel)
-        case .threadDeleted(let thread): Snowflake(thread)
-        case .threadUpdated, .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: nil
+        case .threadDeleted(let thread), .threadUpdated(let thread, _, _, _): Snowflake(thread)
+        case .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: nil
         }
     }
 
@@ -132,7 +134,15 @@ struct GatewayEventHandler: ForumEventSink {
             try await ingest(ids.compactMap { Snowflake($0) }.map { .deleted($0, thread: thread) }, into: thread, owner: owner)
         case .threadDeleted:
             try await users.withUser(owner) { context in try await sync.markGone(thread, context: &context) }
-        case .threadUpdated, .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted:
+        case .threadUpdated(_, let archived, _, let tags):
+            // In the owner's order, so a status change the next events cause sees the thread as it
+            // is; under their lock, so an erasure under way is not undone by a note written after it.
+            guard let status else { return }
+            try await users.withUser(owner) { context in
+                guard context.record != nil else { return }
+                await status.heard(thread, archived: archived, appliedTags: tags)
+            }
+        case .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted:
             break
         }
     }

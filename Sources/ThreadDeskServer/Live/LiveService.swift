@@ -18,6 +18,8 @@ struct LiveService: Sendable {
     let hub: LiveHub
     let feed: LiveFeed
     let typingGate: TypingGate
+    /// Shows the user typing in Discord, outside the request.
+    let typing: TypingRelay
     /// Read receipts shown in Discord; nil when switched off.
     let receipts: ReadReceipts?
     let settings: LiveSettings
@@ -32,12 +34,7 @@ struct LiveService: Sendable {
         guard let thread = record.threadID, typingGate.admit(thread) else { return }
         let interval = settings.typingInterval
         guard try await store.takeToken("typing:\(thread)", limit: QuotaLimit(1, per: interval)) == nil else { return }
-        do {
-            try await discord.triggerTyping(in: thread)
-            metrics.typingSent.increment()
-        } catch {
-            logger.info("Could not show the user typing in Discord", metadata: ["user": "\(record.id.logValue)", "error": "\(error)"])
-        }
+        typing.relay(thread)
     }
 
     /// The user has read up to `messageId` (a message of their conversation they can see). The

@@ -60,8 +60,9 @@ struct Components: Sendable {
             metrics: metrics)
         quotas.attestMode = configuration.attest.mode
         attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, now: now)
+        let typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger)
         let status = configuration.statusTags.map {
-            StatusTags(names: $0, discord: discord, store: store, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
+            StatusTags(names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
         }
         let ingestion = MirrorIngestion(store: store, bot: bot, pushes: pushes, push: configuration.push, live: hub, status: status, now: now)
         let voice = SupportVoice(discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger)
@@ -75,7 +76,7 @@ struct Components: Sendable {
         let devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
         let live = LiveService(
             users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
-            typingGate: TypingGate(interval: settings.typingInterval, time: time), receipts: receipts, settings: settings, metrics: metrics, logger: logger,
+            typingGate: TypingGate(interval: settings.typingInterval, time: time), typing: typing, receipts: receipts, settings: settings, metrics: metrics, logger: logger,
             now: now)
         let reconciliations = CatchUpGate()
         let ingestionQueue = IngestionQueue()
@@ -110,7 +111,7 @@ struct Components: Sendable {
             : nil
         gatewayEvents = GatewayEventHandler(
             users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
-            reconciliations: reconciliations, live: live, desk: desk, faq: faqMirror, timeout: configuration.requestTimeout, waits: waits, logger: logger)
+            reconciliations: reconciliations, live: live, desk: desk, faq: faqMirror, status: status, timeout: configuration.requestTimeout, waits: waits, logger: logger)
         uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
         attachments = AttachmentProxy(
             store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL), metrics: metrics, logger: logger,
@@ -126,6 +127,7 @@ struct Components: Sendable {
                 gate: reconciliations, feed: feed, reconciler: reconciler, interval: configuration.mirror.reconcileInterval, waits: waits,
                 logger: logger, time: time),
             hub,
+            typing,
             IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time),
         ]
         if let retention = configuration.privacy.retention {

@@ -21,6 +21,7 @@ public struct ServerMetrics: Sendable {
     let liveStreamsDropped: Counter
     let liveEvents: Counter
     let typingSent: Counter
+    let typingDropped: Counter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -47,6 +48,8 @@ public struct ServerMetrics: Sendable {
             name: "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
         liveEvents = registry.makeCounter(name: "threaddesk_live_events_total", help: "Events written to /v1/events streams")
         typingSent = registry.makeCounter(name: "threaddesk_typing_sent_total", help: "Typing indicators sent to Discord")
+        typingDropped = registry.makeCounter(
+            name: "threaddesk_typing_dropped_total", help: "Typing indicators dropped because too many were waiting for Discord")
         threadsArchived = registry.makeCounter(
             name: "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }

@@ -47,10 +47,17 @@ enum ConversationStatus: String, Sendable, CaseIterable {
 /// change of status is one PATCH of the thread's tags, made in the background and coalesced:
 /// none when the status is unchanged, one per thread however many messages came meanwhile. The
 /// thread's other tags (an agent's) are kept, up to Discord's 5. Asleep while nothing changes.
+///
+/// What the thread shows (its tags, archived or not) is noted in the store with each change and
+/// kept current by the gateway's THREAD_UPDATE events, so a change is one PATCH without a GET
+/// first while the feed is live; when the feed has had a gap since the note was written (or there
+/// is no feed), the thread is read from Discord first, as an agent may have changed its tags.
 final class StatusTags: Service, Sendable, CustomStringConvertible {
     private let names: StatusTagNames
     private let discord: DiscordClient<ContinuousClock>
     private let store: any GlobalValues & JobLocks
+    /// The gateway feed, whose epoch says whether a note of the thread's tags can be trusted.
+    private let feed: FeedState?
     private let forumChannelID: String
     private let logger: Logger
     private let time: ServerTime
@@ -72,11 +79,11 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     var description: String { "StatusTags" }
 
     init(
-        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks, forumChannelID: String, logger: Logger,
-        time: ServerTime
+        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks, feed: FeedState?,
+        forumChannelID: String, logger: Logger, time: ServerTime
     ) {
-        (self.names, self.discord, self.store, self.forumChannelID, self.logger, self.time) =
-            (names, discord, store, forumChannelID, logger, time)
+        (self.names, self.discord, self.store, self.feed, self.forumChannelID, self.logger, self.time) =
+            (names, discord, store, feed, forumChannelID, logger, time)
     }
 
     /// The conversation in `thread` is now `status` (a message entered the mirror).
@@ -195,25 +202,58 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     static func key(_ thread: Snowflake) -> String { "thread-status/\(thread)" }
 
     private func apply(_ next: Desired, to thread: Snowflake, ids: [ConversationStatus: String]) async throws {
-        let shown = try await store.globalValue(Self.key(thread)).flatMap(ConversationStatus.init(rawValue:))
+        let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:))
+        let shown = note?.status
         if shown == next.status, next.archive == nil { return }
         guard let tag = ids[next.status] else { return }
         let ours = Set(ids.values)
-        let channel = try await discord.channel(thread.description)
-        let others = (channel.appliedTags ?? []).filter { !ours.contains($0) }
+        // The feed's epoch before anything is read or written: a gap from here on makes the note
+        // written below one to check again.
+        let feedNow = try? await feed?.snapshot()
+        let epoch = feedNow.flatMap { $0.live ? $0.epoch : nil }
+        inFlight.withLock { $0[thread] = .some(nil) }
+        defer { inFlight.withLock { _ = $0.removeValue(forKey: thread) } }
+        let current: (tags: [String], archived: Bool)
+        if let note, let known = note.shows, let epoch, note.epoch == epoch {
+            current = known
+        } else {
+            let channel = try await discord.channel(thread.description)
+            current = (channel.appliedTags ?? [], channel.threadMetadata?.archived ?? false)
+        }
+        let others = current.tags.filter { !ours.contains($0) }
         let tags = Array(others.prefix(4)) + [tag]
-        if channel.threadMetadata?.archived == true, next.archive != false, next.status != .needsReply {
+        let changed: DiscordChannel
+        if current.archived, next.archive != false, next.status != .needsReply {
             // Discord changes an archived thread only together with `archived: false`: out of the
             // archive with the new tag, then back in (an archived thread stays archived).
             _ = try await discord.modifyThread(thread.description, archived: false, appliedTags: tags)
-            _ = try await discord.modifyThread(thread.description, archived: true)
-        } else if channel.threadMetadata?.archived == true, next.status == .needsReply {
+            changed = try await discord.modifyThread(thread.description, archived: true)
+        } else if current.archived, next.status == .needsReply {
             // The user wrote: the conversation is open again, whatever was pending.
-            _ = try await discord.modifyThread(thread.description, archived: false, appliedTags: tags)
+            changed = try await discord.modifyThread(thread.description, archived: false, appliedTags: tags)
         } else {
-            _ = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: tags)
+            changed = try await discord.modifyThread(thread.description, archived: next.archive, appliedTags: tags)
         }
-        try await store.setGlobalValue(Self.key(thread), to: next.status.rawValue)
+        var written = ShownNote(
+            status: next.status, epoch: epoch,
+            shows: (changed.appliedTags ?? tags, changed.threadMetadata?.archived ?? (next.archive ?? current.archived)))
+        // The gateway may speak of the thread meanwhile (even while the note is being written):
+        // what it said last wins, an agent's change after ours or one before it, which the echo
+        // of ours, still to come, puts right. The thread stays in flight until nothing came.
+        while true {
+            let later = inFlight.withLock { inFlight -> Heard? in
+                defer { inFlight[thread] = .some(nil) }
+                return inFlight[thread] ?? nil
+            }
+            if let later { written = later.applied(to: written, ids: ids) }
+            try await store.setGlobalValue(Self.key(thread), to: written.note)
+            let settled = inFlight.withLock { inFlight in
+                guard (inFlight[thread] ?? nil) == nil else { return false }
+                inFlight[thread] = nil
+                return true
+            }
+            if settled { break }
+        }
         if forgotten.withLock({ $0.contains(thread) }) {
             // Its user was erased while this was under way: the note goes too.
             try await store.setGlobalValue(Self.key(thread), to: nil)
@@ -226,6 +266,97 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             } catch {
                 logger.notice("Could not note that a closed thread was reopened", metadata: ["thread": "\(thread)", "error": "\(error)"])
             }
+        }
+    }
+
+    /// The gateway says what a forum thread shows now (THREAD_UPDATE: an agent's tags, an archive,
+    /// the echo of our own PATCH). A thread with a note of ours gets the note brought up to date;
+    /// an event without the tags (an older daemon) leaves the next change to read the thread first.
+    func heard(_ thread: Snowflake, archived: Bool, appliedTags: [String]?) async {
+        guard !forgotten.withLock({ $0.contains(thread) }) else { return }
+        do {
+            let snapshot = try await feed?.snapshot()
+            let heard = Heard(tags: appliedTags, archived: archived, epoch: snapshot.flatMap { $0.live ? $0.epoch : nil })
+            // A change of ours under way writes the note when Discord has answered: it takes this.
+            let taken = inFlight.withLock { inFlight in
+                guard inFlight.keys.contains(thread) else { return false }
+                inFlight[thread] = heard
+                return true
+            }
+            guard !taken, let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:)) else { return }
+            let updated = heard.applied(to: note, ids: ids.withLock { $0 })
+            guard updated != note else { return }
+            try await store.setGlobalValue(Self.key(thread), to: updated.note)
+            if forgotten.withLock({ $0.contains(thread) }) { try await store.setGlobalValue(Self.key(thread), to: nil) }
+        } catch {
+            // The next change reads the thread from Discord instead.
+            logger.notice("Could not note a thread's tags", metadata: ["thread": "\(thread)", "error": "\(error)"])
+        }
+    }
+
+    /// Threads whose change is under way in this process, with what the gateway said of each
+    /// meanwhile (its last word).
+    private let inFlight = Mutex<[Snowflake: Heard?]>([:])
+
+    /// What a THREAD_UPDATE said of a thread.
+    struct Heard: Sendable {
+        /// Nil when the event did not carry them.
+        var tags: [String]?
+        var archived: Bool
+        /// The feed's epoch when it was heard; nil when the feed was not live.
+        var epoch: Int?
+
+        /// The note once this is known: the tags as of this epoch, and the status they show (one
+        /// of ours, set by us or by an agent's hand). Without the tags or a live feed, the note no
+        /// longer says what the thread shows.
+        func applied(to note: ShownNote, ids: [ConversationStatus: String]?) -> ShownNote {
+            var updated = note
+            guard let tags, let epoch else {
+                updated.shows = nil
+                return updated
+            }
+            updated.shows = (tags, archived)
+            updated.epoch = epoch
+            if let ids {
+                let statuses = ConversationStatus.allCases.filter { ids[$0].map(tags.contains) ?? false }
+                updated.status = statuses.count == 1 ? statuses[0] : nil
+            }
+            return updated
+        }
+    }
+
+    /// The store's note of a thread: the status it shows (nil when none of ours or several are),
+    /// and, as of a feed epoch, its tags and whether it is archived. Written as
+    /// `needs-reply;3;0;111,222` (`needs-reply` alone in notes from earlier versions, which say
+    /// nothing of the tags).
+    struct ShownNote: Sendable, Equatable {
+        var status: ConversationStatus?
+        var epoch: Int?
+        var shows: (tags: [String], archived: Bool)?
+
+        init(status: ConversationStatus?, epoch: Int?, shows: (tags: [String], archived: Bool)?) {
+            (self.status, self.epoch, self.shows) = (status, epoch, shows)
+        }
+
+        init?(note: String) {
+            let parts = note.split(separator: ";", omittingEmptySubsequences: false)
+            guard let first = parts.first, parts.count == 1 || parts.count == 4 else { return nil }
+            if first.isEmpty { status = nil } else if let status = ConversationStatus(rawValue: String(first)) { self.status = status } else { return nil }
+            guard parts.count == 4 else { return }
+            epoch = Int(parts[1])
+            let tags = parts[3].split(separator: ",").map(String.init)
+            if epoch != nil, parts[2] == "0" || parts[2] == "1", tags.allSatisfy({ Snowflake($0) != nil }) {
+                shows = (tags, parts[2] == "1")
+            }
+        }
+
+        var note: String {
+            guard let shows, let epoch else { return status?.rawValue ?? "" }
+            return "\(status?.rawValue ?? "");\(epoch);\(shows.archived ? 1 : 0);\(shows.tags.joined(separator: ","))"
+        }
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.status == b.status && a.epoch == b.epoch && a.shows?.tags == b.shows?.tags && a.shows?.archived == b.shows?.archived
         }
     }
 

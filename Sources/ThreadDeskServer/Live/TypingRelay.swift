@@ -1,0 +1,73 @@
+import Deadlines
+import DiscordREST
+import Logging
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+import ThreadDeskCore
+
+/// Shows the user typing in Discord without holding up their request: `POST /v1/typing` answers
+/// at once and the indicator follows from here, a few at a time. Best effort by nature (Discord
+/// shows it for 10 s): a backlog past `capacity` threads, or one left at shutdown, is dropped.
+/// Asleep while nobody types.
+final class TypingRelay: Service, Sendable {
+    private let discord: DiscordClient<ContinuousClock>
+    /// How long one indicator may take, waits included; a later one is no use.
+    private let timeout: Duration
+    private let metrics: ServerMetrics
+    private let logger: Logger
+    private let pending = Mutex<[String]>([])
+    private let wakeUps = WakeSignal()
+    static let capacity = 10_000
+    static let concurrency = 8
+
+    init(discord: DiscordClient<ContinuousClock>, timeout: Duration, metrics: ServerMetrics, logger: Logger) {
+        (self.discord, self.timeout, self.metrics, self.logger) = (discord, timeout, metrics, logger)
+    }
+
+    /// The user of `thread` is typing (already limited to one per thread per interval).
+    func relay(_ thread: String) {
+        let taken = pending.withLock { pending in
+            guard pending.count < Self.capacity else { return false }
+            pending.append(thread)
+            return true
+        }
+        if taken { wakeUps.signal() } else { metrics.typingDropped.increment() }
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while await self.wakeUps.wait() { await self.flush() }
+        }
+    }
+
+    private func flush() async {
+        while true {
+            let threads = pending.withLock { pending in
+                defer { pending.removeAll() }
+                return pending
+            }
+            guard !threads.isEmpty, !Task.isCancelled else { return }
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                for thread in threads {
+                    if running == Self.concurrency {
+                        await group.next()
+                        running -= 1
+                    }
+                    group.addTask { await self.show(thread) }
+                    running += 1
+                }
+            }
+        }
+    }
+
+    private func show(_ thread: String) async {
+        do {
+            try await Deadline.within(timeout) { try await self.discord.triggerTyping(in: thread) }
+            metrics.typingSent.increment()
+        } catch {
+            logger.info("Could not show the user typing in Discord", metadata: ["thread": "\(thread)", "error": "\(error)"])
+        }
+    }
+}
