@@ -24,11 +24,12 @@ extension DiscordClient {
     public func startForumThread(in forumID: String, _ thread: DiscordForumThreadCreate) async throws(DiscordError)
         -> DiscordForumThread
     {
-        try await send(
-            Request(
-                method: .POST, template: "/channels/{channel_id}/threads", path: "/channels/\(try Self.id(forumID))/threads",
-                major: forumID, body: try Self.body(thread, files: thread.message.files), retriesServerErrors: false),
-            as: DiscordForumThread.self)
+        var request = Request(
+            method: .POST, template: "/channels/{channel_id}/threads", path: "/channels/\(try Self.id(forumID))/threads",
+            major: forumID, body: try Self.body(thread, files: thread.message.files), retriesServerErrors: false)
+        // New conversations come through every replica at once: the forum's bucket is shared.
+        request.sharedBucket = true
+        return try await send(request, as: DiscordForumThread.self)
     }
 
     /// Posts into a channel or thread. With a nonce and `enforceNonce` the post is retried on

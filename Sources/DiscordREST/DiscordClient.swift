@@ -32,6 +32,10 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         /// missing until someone fixes it, and every refusal counts toward the ban. (Per route, so a
         /// thread that refuses reactions still takes posts.)
         public var forbiddenPause: Duration = .seconds(300)
+        /// Turns kept where the bot's other processes (replicas) see them too, for the routes whose
+        /// bucket they all spend and a burst would overrun (making forum threads). Nil: this
+        /// process is the bot's only one.
+        public var sharedTurns: (any DiscordSharedTurns)?
         /// Told of every HTTP attempt: its route template and status (nil when no answer came), for metrics.
         public var observer: (@Sendable (_ route: String, _ status: Int?) -> Void)?
 
@@ -94,6 +98,9 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         /// bot token is sent, and their 401 says nothing about it.
         var usesBotToken = true
 
+        /// Whether the request takes a turn from `Configuration.sharedTurns` first.
+        var sharedBucket = false
+
         /// Discord leaves interaction answers and follow-ups out of the bot's global limit.
         var countsGlobally: Bool { !(template.hasPrefix("/interactions/") || template.hasPrefix("/webhooks/{application_id}/")) }
 
@@ -141,6 +148,15 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 throw error
             } catch {
                 throw .unavailable(attempts: attempt - 1, lastProblem: "cancelled")
+            }
+            if request.sharedBucket, let turns = configuration.sharedTurns {
+                // After this process's own limiter: its first call finds out the bucket's size alone.
+                do {
+                    try await takeSharedTurn(request, from: turns, deadline: deadline)
+                } catch {
+                    await rateLimiter.complete(ticket, headers: nil, refund: true)
+                    throw error
+                }
             }
             let response: HTTPClientResponse
             let body: ByteBuffer
@@ -195,6 +211,34 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 let error = Self.apiError(status: status, body: Data(buffer: body))
                 if status == 403, request.usesBotToken { pause(request, after: error) }
                 throw .api(error)
+            }
+        }
+    }
+
+    /// Waits for this process's turn on the request's bucket among all the bot's processes: one
+    /// per `pace` (a quarter slower: a request may reach Discord later than its turn, the next one sooner), and a
+    /// second apart while this process has not yet heard the bucket's size (each process's first
+    /// call spends the bucket too). Turns that cannot be had (the store is down) leave it to this
+    /// process's own count.
+    private func takeSharedTurn(_ request: Request, from turns: any DiscordSharedTurns, deadline: C.Instant) async throws(DiscordError) {
+        while true {
+            let pace = await rateLimiter.pace(route: request.route, major: request.major) ?? .seconds(1)
+            // A bucket faster than Discord's global limit for the whole bot (50 a second, which the
+            // replicas' shares add up to) cannot be overrun by them together: no turn needed.
+            if pace < .milliseconds(20) { return }
+            let wait: Duration?
+            do {
+                wait = try await turns.take("\(request.route) \(request.major)", interval: pace * 1.25)
+            } catch {
+                logger.notice("Could not take a shared turn for a Discord call", metadata: ["route": "\(request.route)", "error": "\(error)"])
+                return
+            }
+            guard let wait else { return }
+            guard clock.now.advanced(by: wait) <= deadline else { throw .rateLimited(retryAfter: wait) }
+            do {
+                try await clock.sleep(for: wait)
+            } catch {
+                throw .unavailable(attempts: 0, lastProblem: "cancelled")
             }
         }
     }

@@ -125,6 +125,13 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         }
     }
 
+    /// One request per this long keeps `route` for `major` within its bucket as Discord's headers
+    /// described it (the window over the limit); nil until an answer has told.
+    public func pace(route: String, major: String) -> Duration? {
+        guard let bucket = buckets[key(route: route, major: major)], let limit = bucket.limit, limit > 0 else { return nil }
+        return bucket.window / limit
+    }
+
     /// Records what a response said about its bucket. Call exactly once per ticket. `refund`
     /// gives the slot back, for answers that never reached Discord's limiter (a proxy's 502).
     public func complete(_ ticket: Ticket, headers: Headers?, refund: Bool = false) {
