@@ -364,6 +364,7 @@ let package = Package(
             name: "SDKIntegrationTests",
             dependencies: [
                 "SoftwareAttester",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 "APNsEmulator",
                 "TestSupport",
                 "ThreadDeskServer",

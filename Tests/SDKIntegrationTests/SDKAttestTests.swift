@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GRDB
 import Synchronization
 import SoftwareAttester
 import Testing
@@ -65,6 +66,47 @@ struct SDKAttestTests {
             let renewed = try await client.renewSession()
             #expect(renewed.userId == session.userId && renewed.token != session.token)
             #expect(renewed.token.split(separator: ".").last == session.token.split(separator: ".").last)
+        }
+    }
+
+    /// A kept key that no longer works, on either side, is replaced by a new attested one: the
+    /// app restored onto another device (Apple's keys do not follow it), or the server's store
+    /// restored from before the key was attested. The user and their conversation stay.
+    @Test func aKeyLostOnTheDeviceOrOnTheServerIsAttestedAnew() async throws {
+        let attester = try SoftwareAttester()
+        try await withSDKServer({ configuration in
+            configuration.attest.mode = .required
+            configuration.attest.teamID = attester.teamID
+            configuration.attest.bundleIDs = [attester.bundleID]
+            configuration.attest.extraRootPEM = attester.rootCertificatePEM
+        }) { server in
+            let provider = InProcessAttestProvider(attester: attester)
+            let client = server.client { $0.appAttest = provider }
+            let session = try await client.open()
+            #expect(try await client.send("before").content == "before")
+            let device = { (token: String) in token.split(separator: ".").last.map(String.init) }
+
+            // The device lost its key: a new one is attested for the renewal.
+            provider.keys.keys.withLock { $0.removeAll() }
+            let onNewDevice = try await client.renewSession()
+            #expect(onNewDevice.userId == session.userId)
+            #expect(device(onNewDevice.token) != device(session.token))
+
+            // The server lost the key (its database restored from before): refused as unknown,
+            // then attested anew.
+            let database = try DatabaseQueue(path: server.folder.appendingPathComponent("db.sqlite").path)
+            let forgotten = try await database.write { db in
+                try db.execute(sql: "DELETE FROM attest_keys")
+                return db.changesCount
+            }
+            #expect(forgotten >= 1)
+            try database.close()
+            let afterRestore = try await client.renewSession()
+            #expect(afterRestore.userId == session.userId)
+            #expect(device(afterRestore.token) != device(onNewDevice.token))
+            // Signed by the new key, the conversation goes on.
+            #expect(try await client.send("after").content == "after")
+            #expect(try await client.messages().messages.map(\.content).suffix(2) == ["before", "after"])
         }
     }
 }

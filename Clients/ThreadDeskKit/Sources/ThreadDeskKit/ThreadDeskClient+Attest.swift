@@ -31,18 +31,23 @@ extension ThreadDeskClient {
     /// session of the same device), a new key is attested. Nil without a provider or App Attest.
     func attest(_ request: inout URLRequest, body: inout SessionRequest, keyID known: String?) async throws(ThreadDeskError) {
         guard let provider = configuration.appAttest, let challenge = try await attestChallenge() else { return }
-        do {
-            if let known {
-                try encode(body, into: &request)
+        if let known {
+            try encode(body, into: &request)
+            do {
                 request.setValue(
                     try await assertionHeader(provider, keyID: known, request: request, challenge: challenge),
                     forHTTPHeaderField: AppAttestAssertion.headerName)
-            } else {
-                let keyID = try await provider.generateKey()
-                let object = try await provider.attestKey(keyID, clientData: Data(challenge.utf8))
-                body.attestation = AttestationPayload(keyId: keyID, attestationObject: object.base64EncodedString(), challenge: challenge)
-                try encode(body, into: &request)
+                return
+            } catch {
+                // The device no longer has the key (the app was restored onto another device, where
+                // Apple's keys do not follow): a new key is attested instead, with the same challenge.
             }
+        }
+        do {
+            let keyID = try await provider.generateKey()
+            let object = try await provider.attestKey(keyID, clientData: Data(challenge.utf8))
+            body.attestation = AttestationPayload(keyId: keyID, attestationObject: object.base64EncodedString(), challenge: challenge)
+            try encode(body, into: &request)
         } catch let error as ThreadDeskError {
             throw error
         } catch {

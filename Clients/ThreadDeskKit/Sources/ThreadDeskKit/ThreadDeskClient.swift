@@ -101,8 +101,25 @@ public actor ThreadDeskClient {
         var body = SessionRequest(userId: userID, userHash: hash, installation: installation)
         try encode(body, into: &request)
         // With App Attest: the session's key asserts (renewal), or a new key is attested.
-        try await attest(&request, body: &body, keyID: (current?.token).flatMap(Self.attestedKeyID(inToken:)))
-        let created = try decode(Session.self, from: try await transport.send(request))
+        let keyID = (current?.token).flatMap(Self.attestedKeyID(inToken:))
+        try await attest(&request, body: &body, keyID: keyID)
+        let reply: Transport.Reply
+        do {
+            reply = try await transport.send(request)
+        } catch .server(401, let code, let message, let wait) where keyID != nil {
+            // The server no longer knows the kept key (its store restored from before it) or no
+            // longer trusts it (its trust narrowed): a new key attests, once.
+            guard code == .attestationRequired || code == .assertionUnknownKey else {
+                throw .server(status: 401, code: code, message: message, retryAfter: wait)
+            }
+            var fresh = self.request("v1/session", method: "POST", token: presented)
+            fresh.setValue(configuration.appKey, forHTTPHeaderField: APIHeader.appKey)
+            body.attestation = nil
+            try encode(body, into: &fresh)
+            try await attest(&fresh, body: &body, keyID: nil)
+            reply = try await transport.send(fresh)
+        }
+        let created = try decode(Session.self, from: reply)
         do {
             try await configuration.sessionStore.save(created)
         } catch {
