@@ -215,20 +215,24 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         }
     }
 
-    /// Waits for this process's turn on the request's bucket among all the bot's processes: one
-    /// per `pace` (a quarter slower: a request may reach Discord later than its turn, the next one sooner), and a
-    /// second apart while this process has not yet heard the bucket's size (each process's first
-    /// call spends the bucket too). Turns that cannot be had (the store is down) leave it to this
-    /// process's own count.
+    /// Waits for this process's turn on the request's bucket among all the bot's processes. The
+    /// turns are a token bucket: a burst of a fifth of the bucket's limit at once, then the rest of
+    /// the limit spread over its window, a tenth slower (a request may reach Discord later than its
+    /// turn, the next one sooner). In any stretch as long as the window that is at most the limit,
+    /// wherever Discord's window falls. While this process has not heard the bucket's size yet,
+    /// one a second (each process's first call spends the bucket too). Turns that cannot be had
+    /// (the store is down) leave it to this process's own count.
     private func takeSharedTurn(_ request: Request, from turns: any DiscordSharedTurns, deadline: C.Instant) async throws(DiscordError) {
         while true {
-            let pace = await rateLimiter.pace(route: request.route, major: request.major) ?? .seconds(1)
+            let size = await rateLimiter.size(route: request.route, major: request.major) ?? (limit: 1, window: .seconds(1))
             // A bucket faster than Discord's global limit for the whole bot (50 a second, which the
             // replicas' shares add up to) cannot be overrun by them together: no turn needed.
-            if pace < .milliseconds(20) { return }
+            if size.window / size.limit < .milliseconds(20) { return }
+            let burst = max(1, size.limit / 5)
+            let every = size.window * 1.1 / max(1, size.limit - burst)
             let wait: Duration?
             do {
-                wait = try await turns.take("\(request.route) \(request.major)", interval: pace * 1.25)
+                wait = try await turns.take("\(request.route) \(request.major)", burst: burst, every: every)
             } catch {
                 logger.notice("Could not take a shared turn for a Discord call", metadata: ["route": "\(request.route)", "error": "\(error)"])
                 return

@@ -125,11 +125,11 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// One request per this long keeps `route` for `major` within its bucket as Discord's headers
-    /// described it (the window over the limit); nil until an answer has told.
-    public func pace(route: String, major: String) -> Duration? {
+    /// The size of the bucket of `route` for `major` as Discord's headers described it: so many
+    /// requests per window. Nil until an answer has told.
+    public func size(route: String, major: String) -> (limit: Int, window: Duration)? {
         guard let bucket = buckets[key(route: route, major: major)], let limit = bucket.limit, limit > 0 else { return nil }
-        return bucket.window / limit
+        return (limit, bucket.window)
     }
 
     /// Records what a response said about its bucket. Call exactly once per ticket. `refund`

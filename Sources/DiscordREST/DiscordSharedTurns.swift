@@ -1,7 +1,7 @@
 /// Turns on a Discord bucket that several processes of one bot spend (replicas of a server),
 /// kept where they all see them.
 public protocol DiscordSharedTurns: Sendable {
-    /// Takes the next turn on `key`, one per `interval` among all the processes: nil when taken,
-    /// else how long until the next is free.
-    func take(_ key: String, interval: Duration) async throws -> Duration?
+    /// Takes a turn on `key`, a token bucket shared by all the processes: `burst` turns at once,
+    /// then one per `every`. Nil when taken, else how long until the next is free.
+    func take(_ key: String, burst: Int, every: Duration) async throws -> Duration?
 }

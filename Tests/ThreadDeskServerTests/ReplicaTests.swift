@@ -175,12 +175,13 @@ struct ReplicaTests {
     /// shared turns both spend the same remaining slots.)
     @Test func twoReplicasMakingThreadsAtOnceShareTheForumsBucket() async throws {
         var emulator = DiscordEmulator.Configuration()
-        // Only the thread-create bucket is in play: 2 new threads per second.
-        emulator.threadCreateLimit = .init(limit: 2, window: .seconds(1))
+        // Only the thread-create bucket is in play: 5 new threads per second (shared turns: one at
+        // once, then one per 0.275 s, at most 4 in any second).
+        emulator.threadCreateLimit = .init(limit: 5, window: .seconds(1))
         emulator.defaultRouteLimit = .init(limit: 10_000, window: .seconds(1))
         emulator.globalLimit = .init(limit: 10_000, window: .seconds(1))
         try await withReplicas(emulator: emulator, adjust: { $0.discordGlobalLimit = 10_000; $0.discordBudget = .seconds(40) }) { a, b, discord, _, _, _ in
-            let perReplica = 5
+            let perReplica = 7
             let tokens = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for index in 0..<(2 * perReplica) {
                     group.addTask {
