@@ -141,6 +141,10 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         var lastProblem = "no attempt"
         while true {
             attempt += 1
+            if request.sharedBucket, let turns = configuration.sharedTurns {
+                // Before this process's own limiter, so a wait for a turn holds none of its slots.
+                try await takeSharedTurn(request, from: turns, deadline: deadline)
+            }
             let ticket: DiscordRateLimiter<C>.Ticket
             do {
                 ticket = try await rateLimiter.acquire(route: request.route, major: request.major, deadline: deadline, global: request.countsGlobally)
@@ -148,15 +152,6 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 throw error
             } catch {
                 throw .unavailable(attempts: attempt - 1, lastProblem: "cancelled")
-            }
-            if request.sharedBucket, let turns = configuration.sharedTurns {
-                // After this process's own limiter: its first call finds out the bucket's size alone.
-                do {
-                    try await takeSharedTurn(request, from: turns, deadline: deadline)
-                } catch {
-                    await rateLimiter.complete(ticket, headers: nil, refund: true)
-                    throw error
-                }
             }
             let response: HTTPClientResponse
             let body: ByteBuffer
@@ -220,14 +215,15 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     /// the limit spread over its window, a tenth slower (a request may reach Discord later than its
     /// turn, the next one sooner). In any stretch as long as the window that is at most the limit,
     /// wherever Discord's window falls. While this process has not heard the bucket's size yet,
-    /// one a second (each process's first call spends the bucket too). Turns that cannot be had
+    /// one a second (each process's first call spends the bucket too); see `DiscordRateLimiter.size`. Turns that cannot be had
     /// (the store is down) leave it to this process's own count.
     private func takeSharedTurn(_ request: Request, from turns: any DiscordSharedTurns, deadline: C.Instant) async throws(DiscordError) {
         while true {
             let size = await rateLimiter.size(route: request.route, major: request.major) ?? (limit: 1, window: .seconds(1))
-            // A bucket faster than Discord's global limit for the whole bot (50 a second, which the
-            // replicas' shares add up to) cannot be overrun by them together: no turn needed.
-            if size.window / size.limit < .milliseconds(20) { return }
+            // A bucket of a second or more that allows more than Discord's global limit for the
+            // whole bot (50 a second, which the replicas' shares add up to) cannot be overrun by
+            // them together: no turn needed.
+            if size.window >= .seconds(1), size.window / size.limit < .milliseconds(20) { return }
             let burst = max(1, size.limit / 5)
             let every = size.window * 1.1 / max(1, size.limit - burst)
             let wait: Duration?
@@ -240,7 +236,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             guard let wait else { return }
             guard clock.now.advanced(by: wait) <= deadline else { throw .rateLimited(retryAfter: wait) }
             do {
-                try await clock.sleep(for: wait)
+                try await clock.sleep(for: wait, tolerance: nil)
             } catch {
                 throw .unavailable(attempts: 0, lastProblem: "cancelled")
             }

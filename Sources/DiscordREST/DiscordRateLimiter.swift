@@ -52,6 +52,10 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
         /// Whether `resetAt` came from a response of the current window, not our own estimate.
         var resetConfirmed = false
         var window: Duration = .seconds(1)
+        /// Whether `window` came from the answer to a window's first request (else it is a guess).
+        var windowLearned = false
+        /// The longest `reset-after` heard: the window is at least this long.
+        var longestResetAfter: Duration = .zero
         var generation = 0
         var discovering = false
         /// Let go and not answered yet.
@@ -126,9 +130,12 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
     }
 
     /// The size of the bucket of `route` for `major` as Discord's headers described it: so many
-    /// requests per window. Nil until an answer has told.
+    /// requests per window. Until the answer to a window's first request has said how long the
+    /// window is, one request per the longest `reset-after` heard (at least a second), the window
+    /// being at least that long. Nil until an answer has told anything.
     public func size(route: String, major: String) -> (limit: Int, window: Duration)? {
         guard let bucket = buckets[key(route: route, major: major)], let limit = bucket.limit, limit > 0 else { return nil }
+        guard bucket.windowLearned else { return (1, max(bucket.longestResetAfter, .seconds(1))) }
         return (limit, bucket.window)
     }
 
@@ -159,7 +166,13 @@ public actor DiscordRateLimiter<C: Clock> where C.Duration == Duration {
                 bucket.resetConfirmed = true
             }
         }
-        if let resetAfter = headers.resetAfter, headers.remaining == limit - 1 { bucket.window = resetAfter }
+        if let resetAfter = headers.resetAfter {
+            bucket.longestResetAfter = max(bucket.longestResetAfter, resetAfter)
+            if headers.remaining == limit - 1 {
+                bucket.window = resetAfter
+                bucket.windowLearned = true
+            }
+        }
         buckets[key] = bucket
     }
 

@@ -33,8 +33,14 @@ struct InProcessAttestProvider: AppAttestProvider {
         Data(try attester.assert(try key(keyID), clientDataHash: Array(SHA256.hash(data: clientData))))
     }
 
+    /// The Secure Enclave's `invalidKey`: this device has no such key.
+    struct KeyLost: Error {}
+
+    func isKeyLost(_ error: any Error) -> Bool { error is KeyLost }
+
     private func key(_ id: String) throws -> SoftwareAttester.Key {
-        try requireValue(keys.keys.withLock { $0[id] }, "no key \(id)")
+        guard let key = keys.keys.withLock({ $0[id] }) else { throw KeyLost() }
+        return key
     }
 }
 

@@ -48,9 +48,10 @@ struct StatusTagTests {
         }
     }
 
-    /// While the gateway feed is live, a change of status is one PATCH: what the thread shows (an
-    /// agent's tags among it) comes from the THREAD_UPDATE events, not from a GET before each
-    /// change. After a gap in the feed the thread is read from Discord once again.
+    /// While the gateway feed is live, a change of status is one PATCH: what the thread shows is
+    /// noted with each change, and the THREAD_UPDATE that echoes it agrees. An agent's own change
+    /// (heard through the gateway) or a gap in the feed has the next change read the thread first,
+    /// once.
     @Test func withTheFeedLiveAChangeIsOnePatchAndNoRead() async throws {
         try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
             try await eventually("the forum's status tags") { try await Self.forumTags(server).count == 5 }
@@ -58,22 +59,36 @@ struct StatusTagTests {
             let (needsReply, waiting, ios, open) = (
                 try #require(tags["needs reply"]), try #require(tags["waiting on user"]), try #require(tags["ios"]), try #require(tags["open"])
             )
+            try await eventually("the gateway feed heard") { try await server.store.globalValue(FeedState.heardKey) != nil }
             let user = try await server.session()
             #expect(try await server.send("my app crashes", token: user.token).status == .created)
             let thread = try #require(try await server.thread(of: user.userId))
+            let threadID = try #require(Snowflake(thread))
             try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
             let reads = { server.emulator.recordedRequests.filter { $0.method == "GET" && $0.route == "/channels/{channel_id}" }.count }
             let patches = { server.emulator.recordedRequests.filter { $0.method == "PATCH" && $0.route == "/channels/{channel_id}" }.count }
+            let note = { try await server.store.globalValue(StatusTags.key(threadID)).flatMap(StatusTags.ShownNote.init(note:)) }
+            try await eventually("the note says what the thread shows") { try await note()?.shows?.tags == [needsReply] }
             let (readsBefore, patchesBefore) = (reads(), patches())
 
-            // An agent tags the thread by hand and answers, the user writes, the agent answers.
-            _ = try await server.discordClient.modifyThread(thread, appliedTags: [needsReply, ios])
+            // The agent answers and the user writes back: one PATCH each, no read.
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Which version?")
-            try await eventually("waiting on user, the agent's tag kept") { Self.appliedTags(server, thread) == [waiting, ios] }
+            try await eventually("waiting on user") { Self.appliedTags(server, thread) == [waiting] }
             #expect(try await server.send("2.1.0", token: user.token).status == .created)
-            try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply, ios] }
+            try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply] }
             #expect(reads() == readsBefore, "no read of the thread while the feed is live")
-            #expect(patches() == patchesBefore + 3, "the agent's own change, then one per change of status")
+            #expect(patches() == patchesBefore + 2)
+
+            // An agent tags the thread by hand: once that is heard, the next change reads the
+            // thread first and keeps the tag; the one after needs no read again.
+            _ = try await server.discordClient.modifyThread(thread, appliedTags: [needsReply, ios])
+            try await eventually("the agent's change heard") { try await note()?.shows == nil }
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Fixed in 2.1.1")
+            try await eventually("waiting on user, the agent's tag kept") { Self.appliedTags(server, thread) == [waiting, ios] }
+            #expect(reads() == readsBefore + 1)
+            #expect(try await server.send("still broken", token: user.token).status == .created)
+            try await eventually("needs reply, the agent's tag kept") { Self.appliedTags(server, thread) == [needsReply, ios] }
+            #expect(reads() == readsBefore + 1)
 
             // A gap in the feed (a new gateway session: what was said meanwhile may be lost): the
             // next change reads the thread first.
@@ -82,19 +97,15 @@ struct StatusTagTests {
             try await eventually("the feed's gap recorded") {
                 (try await server.store.globalValue(FeedState.epochKey).flatMap { Int($0) } ?? 0) > epoch
             }
-            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Fixed in 2.1.1")
-            try await eventually("waiting on user after the gap") { Self.appliedTags(server, thread) == [waiting, ios] }
-            #expect(reads() == readsBefore + 1, "one read after the gap")
-            // A tag the agent sets after the gap is heard again: no read for it.
-            _ = try await server.discordClient.modifyThread(thread, appliedTags: [waiting, ios, open])
-            #expect(try await server.send("thanks, works", token: user.token).status == .created)
-            try await eventually("needs reply, both of the agent's tags kept") { Self.appliedTags(server, thread) == [needsReply, ios, open] }
-            #expect(reads() == readsBefore + 1)
+            _ = try await server.discordClient.modifyThread(thread, appliedTags: [needsReply, ios, open])
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Try 2.1.2")
+            try await eventually("waiting on user after the gap") { Self.appliedTags(server, thread) == [waiting, ios, open] }
+            #expect(reads() == readsBefore + 2, "one read after the gap")
         }
     }
 
-    /// An agent who sets a status tag by hand is believed: the status is then one the server
-    /// does not skip as already shown.
+    /// An agent who sets a status tag by hand: the server no longer takes its own status as shown,
+    /// so the next change is made, not skipped.
     @Test func aStatusTagSetByHandIsWhatTheThreadShows() async throws {
         try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
             try await eventually("the forum's status tags") { try await Self.forumTags(server).count == 5 }
@@ -106,8 +117,10 @@ struct StatusTagTests {
             try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
             // The agent marks it resolved by hand; the user writes again: it needs a reply again.
             _ = try await server.discordClient.modifyThread(thread, appliedTags: [resolved])
+            // Heard, the note no longer claims any status as shown: the next change is made.
             try await eventually("the hand-set tag heard") {
-                try await server.store.globalValue(StatusTags.key(Snowflake(thread)!)).flatMap(StatusTags.ShownNote.init(note:))?.status == .resolved
+                let note = try await server.store.globalValue(StatusTags.key(Snowflake(thread)!)).flatMap(StatusTags.ShownNote.init(note:))
+                return note?.unsure == true && note?.shows == nil
             }
             #expect(try await server.send("still broken", token: user.token).status == .created)
             try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply] }
@@ -121,6 +134,9 @@ struct StatusTagTests {
         // Notes of earlier versions say only the status.
         #expect(StatusTags.ShownNote(note: "needs-reply") == .init(status: .needsReply, epoch: nil, shows: nil))
         #expect(StatusTags.ShownNote(note: ";4;0;") == .init(status: nil, epoch: 4, shows: ([], false)))
+        // Unsure: the status last given, no longer taken as shown.
+        #expect(StatusTags.ShownNote(note: "~resolved") == .init(status: .resolved, unsure: true, epoch: nil, shows: nil))
+        #expect(StatusTags.ShownNote(note: "~waiting-on-user;2;0;9") == .init(status: .waitingOnUser, unsure: true, epoch: 2, shows: (["9"], false)))
         // Anything else is no note: the thread is read from Discord.
         for bad in ["needs", "needs-reply;3", "needs-reply;x;1;1", "resolved;3;2;1", "resolved;3;1;abc", "a;b;c;d;e"] {
             let parsed = StatusTags.ShownNote(note: bad)

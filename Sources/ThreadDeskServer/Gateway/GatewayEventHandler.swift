@@ -64,6 +64,7 @@ struct GatewayEventHandler: ForumEventSink {
                 _ = await faq?.apply(event)
                 continue
             }
+            if case .threadUpdated = event, status == nil { continue }
             guard let thread = Self.thread(of: event) else { continue }
             do {
                 guard let owner = try await ingestion.owner(of: thread) else { continue }
@@ -135,13 +136,12 @@ struct GatewayEventHandler: ForumEventSink {
         case .threadDeleted:
             try await users.withUser(owner) { context in try await sync.markGone(thread, context: &context) }
         case .threadUpdated(_, let archived, _, let tags):
-            // In the owner's order, so a status change the next events cause sees the thread as it
-            // is; under their lock, so an erasure under way is not undone by a note written after it.
+            // In the owner's order (not under their lock: a send holding it must not keep the
+            // note from hearing an agent's change). A failure here is a gap: no note is trusted.
             guard let status else { return }
-            try await users.withUser(owner) { context in
-                guard context.record != nil else { return }
-                await status.heard(thread, archived: archived, appliedTags: tags)
-            }
+            try await status.heard(thread, archived: archived, appliedTags: tags)
+            // An erasure that went through meanwhile took the note: one written after it goes too.
+            if try await ingestion.owner(of: thread) == nil { try await status.dropNote(thread) }
         case .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted:
             break
         }

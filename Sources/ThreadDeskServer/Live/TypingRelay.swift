@@ -8,7 +8,8 @@ import ThreadDeskCore
 
 /// Shows the user typing in Discord without holding up their request: `POST /v1/typing` answers
 /// at once and the indicator follows from here, a few at a time. Best effort by nature (Discord
-/// shows it for 10 s): a backlog past `capacity` threads, or one left at shutdown, is dropped.
+/// shows it for 10 s): a backlog past `capacity` threads, one older than the typing interval by
+/// the time its turn comes, or one left at shutdown, is dropped.
 /// Asleep while nobody types.
 final class TypingRelay: Service, Sendable {
     private let discord: DiscordClient<ContinuousClock>
@@ -16,7 +17,8 @@ final class TypingRelay: Service, Sendable {
     private let timeout: Duration
     private let metrics: ServerMetrics
     private let logger: Logger
-    private let pending = Mutex<[String]>([])
+    /// Threads to show typing in, with when each was asked for.
+    private let pending = Mutex<[(thread: String, at: ContinuousClock.Instant)]>([])
     private let wakeUps = WakeSignal()
     static let capacity = 10_000
     static let concurrency = 8
@@ -29,7 +31,7 @@ final class TypingRelay: Service, Sendable {
     func relay(_ thread: String) {
         let taken = pending.withLock { pending in
             guard pending.count < Self.capacity else { return false }
-            pending.append(thread)
+            pending.append((thread, .now))
             return true
         }
         if taken { wakeUps.signal() } else { metrics.typingDropped.increment() }
@@ -50,7 +52,13 @@ final class TypingRelay: Service, Sendable {
             guard !threads.isEmpty, !Task.isCancelled else { return }
             await withTaskGroup(of: Void.self) { group in
                 var running = 0
-                for thread in threads {
+                for (thread, at) in threads {
+                    // Shutting down, or asked for longer ago than an indicator lasts: no use now.
+                    if Task.isCancelled { break }
+                    if at.duration(to: .now) > timeout {
+                        metrics.typingDropped.increment()
+                        continue
+                    }
                     if running == Self.concurrency {
                         await group.next()
                         running -= 1

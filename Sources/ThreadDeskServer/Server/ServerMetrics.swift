@@ -49,7 +49,7 @@ public struct ServerMetrics: Sendable {
         liveEvents = registry.makeCounter(name: "threaddesk_live_events_total", help: "Events written to /v1/events streams")
         typingSent = registry.makeCounter(name: "threaddesk_typing_sent_total", help: "Typing indicators sent to Discord")
         typingDropped = registry.makeCounter(
-            name: "threaddesk_typing_dropped_total", help: "Typing indicators dropped because too many were waiting for Discord")
+            name: "threaddesk_typing_dropped_total", help: "Typing indicators dropped: too many waiting for Discord, or too late to show")
         threadsArchived = registry.makeCounter(
             name: "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }

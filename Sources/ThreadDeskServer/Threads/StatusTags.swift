@@ -48,10 +48,13 @@ enum ConversationStatus: String, Sendable, CaseIterable {
 /// none when the status is unchanged, one per thread however many messages came meanwhile. The
 /// thread's other tags (an agent's) are kept, up to Discord's 5. Asleep while nothing changes.
 ///
-/// What the thread shows (its tags, archived or not) is noted in the store with each change and
-/// kept current by the gateway's THREAD_UPDATE events, so a change is one PATCH without a GET
-/// first while the feed is live; when the feed has had a gap since the note was written (or there
-/// is no feed), the thread is read from Discord first, as an agent may have changed its tags.
+/// What a thread shows (its tags, archived or not) is noted in the store with each change, as of
+/// the feed's epoch, so the next change is one PATCH without a GET first. The gateway's
+/// THREAD_UPDATE checks the note: the echo of our own change agrees with it; anything else (an
+/// agent's tags, a status set by hand, an archive) makes it say nothing more of the thread, which
+/// is then read from Discord before the next change. After a gap in the feed, or without one,
+/// the note is not trusted either. (Events are not adopted as the new state: they may arrive out
+/// of order, through several replicas; a disagreement only ever costs a GET.)
 final class StatusTags: Service, Sendable, CustomStringConvertible {
     private let names: StatusTagNames
     private let discord: DiscordClient<ContinuousClock>
@@ -155,6 +158,9 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
                 // The thread is gone: nothing to show there any more.
                 continue
             } catch {
+                // What the note says may be why (Discord refused a change made from it) or may be
+                // behind (an event heard during the attempt): the retry reads the thread first.
+                await distrust(thread)
                 if case DiscordError.api(let refusal) = error, refusal.code == .invalidFormBody {
                     // A status tag renamed or deleted in the forum's settings: look the tags up again.
                     self.ids.withLock { $0 = nil }
@@ -202,19 +208,22 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     static func key(_ thread: Snowflake) -> String { "thread-status/\(thread)" }
 
     private func apply(_ next: Desired, to thread: Snowflake, ids: [ConversationStatus: String]) async throws {
+        // In flight before the note is read: what the gateway says from here on is checked below.
+        inFlight.withLock { $0[thread] = [] }
+        defer { inFlight.withLock { _ = $0.removeValue(forKey: thread) } }
         let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:))
         let shown = note?.status
-        if shown == next.status, next.archive == nil { return }
+        if shown == next.status, note?.unsure != true, next.archive == nil { return }
         guard let tag = ids[next.status] else { return }
         let ours = Set(ids.values)
         // The feed's epoch before anything is read or written: a gap from here on makes the note
         // written below one to check again.
         let feedNow = try? await feed?.snapshot()
         let epoch = feedNow.flatMap { $0.live ? $0.epoch : nil }
-        inFlight.withLock { $0[thread] = .some(nil) }
-        defer { inFlight.withLock { _ = $0.removeValue(forKey: thread) } }
         let current: (tags: [String], archived: Bool)
-        if let note, let known = note.shows, let epoch, note.epoch == epoch {
+        if let note, let known = note.shows, let epoch, note.epoch == epoch,
+            inFlight.withLock({ $0[thread] ?? [] }).allSatisfy({ $0.agrees(with: note) })
+        {
             current = known
         } else {
             let channel = try await discord.channel(thread.description)
@@ -238,17 +247,19 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             status: next.status, epoch: epoch,
             shows: (changed.appliedTags ?? tags, changed.threadMetadata?.archived ?? (next.archive ?? current.archived)))
         // The gateway may speak of the thread meanwhile (even while the note is being written):
-        // what it said last wins, an agent's change after ours or one before it, which the echo
-        // of ours, still to come, puts right. The thread stays in flight until nothing came.
+        // anything but what the thread showed before this change (a late echo of the last one)
+        // or what this change made leaves the note saying nothing of the thread. It stays in
+        // flight until the note is written and nothing more came.
+        let before = ShownNote(status: nil, epoch: epoch, shows: current)
         while true {
-            let later = inFlight.withLock { inFlight -> Heard? in
-                defer { inFlight[thread] = .some(nil) }
-                return inFlight[thread] ?? nil
+            let heard = inFlight.withLock { inFlight -> [Heard] in
+                defer { inFlight[thread] = [] }
+                return inFlight[thread] ?? []
             }
-            if let later { written = later.applied(to: written, ids: ids) }
+            if heard.contains(where: { !$0.agrees(with: written) && !$0.agrees(with: before) }) { written.forgetShows() }
             try await store.setGlobalValue(Self.key(thread), to: written.note)
             let settled = inFlight.withLock { inFlight in
-                guard (inFlight[thread] ?? nil) == nil else { return false }
+                guard inFlight[thread]?.isEmpty ?? true else { return false }
                 inFlight[thread] = nil
                 return true
             }
@@ -269,78 +280,84 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The gateway says what a forum thread shows now (THREAD_UPDATE: an agent's tags, an archive,
-    /// the echo of our own PATCH). A thread with a note of ours gets the note brought up to date;
-    /// an event without the tags (an older daemon) leaves the next change to read the thread first.
-    func heard(_ thread: Snowflake, archived: Bool, appliedTags: [String]?) async {
+    /// The gateway says what a forum thread shows now (THREAD_UPDATE: the echo of our own change,
+    /// an agent's tags, an archive). A note of ours that says otherwise stops saying anything of
+    /// the thread. Throws when the note could not be checked: the caller records a gap, after
+    /// which no note is trusted.
+    func heard(_ thread: Snowflake, archived: Bool, appliedTags: [String]?) async throws {
         guard !forgotten.withLock({ $0.contains(thread) }) else { return }
+        let heard = Heard(tags: appliedTags, archived: archived)
+        // A change of ours under way checks it against its own result.
+        let taken = inFlight.withLock { inFlight in
+            guard inFlight[thread] != nil else { return false }
+            inFlight[thread]?.append(heard)
+            return true
+        }
+        guard !taken, let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:)) else { return }
+        guard !heard.agrees(with: note) else { return }
+        var updated = note
+        updated.forgetShows()
+        guard updated != note else { return }
+        try await store.setGlobalValue(Self.key(thread), to: updated.note)
+    }
+
+    /// The thread's note goes (its user was erased).
+    func dropNote(_ thread: Snowflake) async throws {
+        try await store.setGlobalValue(Self.key(thread), to: nil)
+    }
+
+    /// The thread is read from Discord before its next change, and no status is taken as shown.
+    func distrust(_ thread: Snowflake) async {
         do {
-            let snapshot = try await feed?.snapshot()
-            let heard = Heard(tags: appliedTags, archived: archived, epoch: snapshot.flatMap { $0.live ? $0.epoch : nil })
-            // A change of ours under way writes the note when Discord has answered: it takes this.
-            let taken = inFlight.withLock { inFlight in
-                guard inFlight.keys.contains(thread) else { return false }
-                inFlight[thread] = heard
-                return true
-            }
-            guard !taken, let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:)) else { return }
-            let updated = heard.applied(to: note, ids: ids.withLock { $0 })
-            guard updated != note else { return }
-            try await store.setGlobalValue(Self.key(thread), to: updated.note)
-            if forgotten.withLock({ $0.contains(thread) }) { try await store.setGlobalValue(Self.key(thread), to: nil) }
+            guard var note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:)) else { return }
+            note.forgetShows()
+            try await store.setGlobalValue(Self.key(thread), to: note.note)
         } catch {
-            // The next change reads the thread from Discord instead.
-            logger.notice("Could not note a thread's tags", metadata: ["thread": "\(thread)", "error": "\(error)"])
+            // Unreadable now: the next attempt's own failure comes back here.
+            logger.notice("Could not set aside a thread's note", metadata: ["thread": "\(thread)", "error": "\(error)"])
         }
     }
 
     /// Threads whose change is under way in this process, with what the gateway said of each
-    /// meanwhile (its last word).
-    private let inFlight = Mutex<[Snowflake: Heard?]>([:])
+    /// meanwhile.
+    private let inFlight = Mutex<[Snowflake: [Heard]]>([:])
 
     /// What a THREAD_UPDATE said of a thread.
     struct Heard: Sendable {
-        /// Nil when the event did not carry them.
+        /// Nil when the event did not carry them (a daemon older than the field).
         var tags: [String]?
         var archived: Bool
-        /// The feed's epoch when it was heard; nil when the feed was not live.
-        var epoch: Int?
 
-        /// The note once this is known: the tags as of this epoch, and the status they show (one
-        /// of ours, set by us or by an agent's hand). Without the tags or a live feed, the note no
-        /// longer says what the thread shows.
-        func applied(to note: ShownNote, ids: [ConversationStatus: String]?) -> ShownNote {
-            var updated = note
-            guard let tags, let epoch else {
-                updated.shows = nil
-                return updated
-            }
-            updated.shows = (tags, archived)
-            updated.epoch = epoch
-            if let ids {
-                let statuses = ConversationStatus.allCases.filter { ids[$0].map(tags.contains) ?? false }
-                updated.status = statuses.count == 1 ? statuses[0] : nil
-            }
-            return updated
+        /// Whether the note says just this of the thread (a note that says nothing agrees).
+        func agrees(with note: ShownNote) -> Bool {
+            guard let shows = note.shows else { return true }
+            guard let tags else { return false }
+            return Set(tags) == Set(shows.tags) && archived == shows.archived
         }
     }
 
-    /// The store's note of a thread: the status it shows (nil when none of ours or several are),
-    /// and, as of a feed epoch, its tags and whether it is archived. Written as
-    /// `needs-reply;3;0;111,222` (`needs-reply` alone in notes from earlier versions, which say
+    /// The store's note of a thread: the status we last gave it, whether that may no longer be
+    /// what it shows (`unsure`: the gateway said something else, or a change failed), and, as of
+    /// a feed epoch, its tags and whether it is archived. Written as `needs-reply;3;0;111,222`,
+    /// `~resolved` when unsure (`needs-reply` alone in notes from earlier versions, which say
     /// nothing of the tags).
     struct ShownNote: Sendable, Equatable {
         var status: ConversationStatus?
+        var unsure = false
         var epoch: Int?
         var shows: (tags: [String], archived: Bool)?
 
-        init(status: ConversationStatus?, epoch: Int?, shows: (tags: [String], archived: Bool)?) {
-            (self.status, self.epoch, self.shows) = (status, epoch, shows)
+        init(status: ConversationStatus?, unsure: Bool = false, epoch: Int?, shows: (tags: [String], archived: Bool)?) {
+            (self.status, self.unsure, self.epoch, self.shows) = (status, unsure, epoch, shows)
         }
 
         init?(note: String) {
             let parts = note.split(separator: ";", omittingEmptySubsequences: false)
-            guard let first = parts.first, parts.count == 1 || parts.count == 4 else { return nil }
+            guard var first = parts.first, parts.count == 1 || parts.count == 4 else { return nil }
+            if first.hasPrefix("~") {
+                unsure = true
+                first = first.dropFirst()
+            }
             if first.isEmpty { status = nil } else if let status = ConversationStatus(rawValue: String(first)) { self.status = status } else { return nil }
             guard parts.count == 4 else { return }
             epoch = Int(parts[1])
@@ -351,12 +368,21 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         }
 
         var note: String {
-            guard let shows, let epoch else { return status?.rawValue ?? "" }
-            return "\(status?.rawValue ?? "");\(epoch);\(shows.archived ? 1 : 0);\(shows.tags.joined(separator: ","))"
+            let status = (unsure ? "~" : "") + (self.status?.rawValue ?? "")
+            guard let shows, let epoch else { return status }
+            return "\(status);\(epoch);\(shows.archived ? 1 : 0);\(shows.tags.joined(separator: ","))"
+        }
+
+        /// Says nothing more of what the thread shows: its tags are read before the next change,
+        /// which is made even if it is to the status we last gave it.
+        mutating func forgetShows() {
+            shows = nil
+            unsure = true
         }
 
         static func == (a: Self, b: Self) -> Bool {
-            a.status == b.status && a.epoch == b.epoch && a.shows?.tags == b.shows?.tags && a.shows?.archived == b.shows?.archived
+            a.status == b.status && a.unsure == b.unsure && a.epoch == b.epoch && a.shows?.tags == b.shows?.tags
+                && a.shows?.archived == b.shows?.archived
         }
     }
 

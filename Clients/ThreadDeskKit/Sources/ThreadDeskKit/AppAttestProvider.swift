@@ -17,6 +17,14 @@ public protocol AppAttestProvider: Sendable {
     func attestKey(_ keyID: String, clientData: Data) async throws -> Data
     /// An assertion by the key over SHA-256(`clientData`).
     func generateAssertion(_ keyID: String, clientData: Data) async throws -> Data
+    /// Whether `error` (from `generateAssertion`) says the key is gone for good (the app restored
+    /// onto another device: `DCError.invalidKey`), so a new key is to be attested. Any other error
+    /// is passed on as it is: a new key for a passing failure would only pile up keys.
+    func isKeyLost(_ error: any Error) -> Bool
+}
+
+extension AppAttestProvider {
+    public func isKeyLost(_ error: any Error) -> Bool { false }
 }
 
 #if canImport(DeviceCheck) && canImport(CryptoKit)
@@ -43,6 +51,8 @@ public struct DeviceCheckAttestProvider: AppAttestProvider {
     public func generateAssertion(_ keyID: String, clientData: Data) async throws -> Data {
         try await DCAppAttestService.shared.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
     }
+
+    public func isKeyLost(_ error: any Error) -> Bool { (error as? DCError)?.code == .invalidKey }
 }
 #endif
 

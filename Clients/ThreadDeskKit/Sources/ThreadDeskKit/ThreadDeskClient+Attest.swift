@@ -38,9 +38,11 @@ extension ThreadDeskClient {
                     try await assertionHeader(provider, keyID: known, request: request, challenge: challenge),
                     forHTTPHeaderField: AppAttestAssertion.headerName)
                 return
-            } catch {
+            } catch where provider.isKeyLost(error) {
                 // The device no longer has the key (the app was restored onto another device, where
                 // Apple's keys do not follow): a new key is attested instead, with the same challenge.
+            } catch {
+                throw .transport("App Attest failed: \(error)")
             }
         }
         do {
