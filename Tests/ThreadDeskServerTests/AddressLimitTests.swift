@@ -150,6 +150,39 @@ struct AddressLimitTests {
         }
     }
 
+    /// Large diagnostics are read a few at a time, whoever sends them: while two large bodies are
+    /// arriving (each past 1 MiB, neither finished), a third large one is told to come back (503
+    /// `busy`) instead of being kept in memory, a small one goes through, and a slot comes free
+    /// when its connection goes.
+    @Test func largeDiagnosticsAreReadAFewAtATime() async throws {
+        try await withServer { (server: Harness) async throws in
+            let port = try #require(server.client.port)
+            var senders: [any Channel] = []
+            // The server reads two large bodies at once (`Request.largeBodiesAtOnce`).
+            for _ in 0..<2 {
+                let user = try await server.session()
+                let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+                let head = "POST /v1/diagnostics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(user.token)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{\"log\":\""
+                try await channel.writeAndFlush(ByteBuffer(string: head + String(repeating: "x", count: (1 << 20) + 4096))).get()
+                senders.append(channel)
+            }
+            defer { for channel in senders { channel.close(promise: nil) } }
+            let user = try await server.session()
+            let large = #"{"log":""# + String(repeating: "y", count: 2 << 20) + #""}"#
+            try await eventually("a third large body refused while two arrive") {
+                let reply = try await server.request(.post, "/v1/diagnostics", token: user.token, json: large)
+                return reply.status == .serviceUnavailable && reply.errorCode == "busy" && reply.headers[.retryAfter] != nil
+            }
+            #expect(try await server.request(.post, "/v1/diagnostics", token: user.token, json: #"{"battery":80}"#).status == .created)
+            for channel in senders { try await channel.close() }
+            senders = []
+            try await eventually("a large body read once a slot is free") {
+                try await server.request(.post, "/v1/diagnostics", token: user.token, json: large).status == .created
+            }
+        }
+    }
+
     /// Requests that declare a large body and trickle it hold no slot of the large-upload gate:
     /// a real upload still goes through while they trickle.
     @Test func tricklingUploadsDoNotBlockTheLargeUploadGate() async throws {

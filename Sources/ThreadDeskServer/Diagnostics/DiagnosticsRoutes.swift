@@ -12,7 +12,9 @@ struct DiagnosticsRoutes: Sendable {
 
     func register(on groups: V1Groups) {
         // Each upload costs Discord calls: an attested device signs it.
-        groups.asserting(groups.users(charging: { .diagnostics($0) }), limit: Self.limit) { _, _ in true }
+        groups.asserting(
+            groups.users(charging: { .diagnostics($0) }), limit: Self.limit, gate: (diagnostics.largeBodies, Request.largeBody)
+        ) { _, _ in true }
             .post("diagnostics", use: upload)
     }
 
@@ -22,7 +24,8 @@ struct DiagnosticsRoutes: Sendable {
         if let key, !IdempotencyKey.isValid(key) {
             throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
-        let (bytes, document) = try await request.jsonObject(limit: Self.limit)
+        let (bytes, document) = try await request.jsonObject(
+            limit: Self.limit, gate: diagnostics.largeBodies, admitted: context.holdsLargeUploadSlot)
         let result = try await diagnostics.upload(
             bytes, document: document, idempotencyKey: key, for: user, from: quotas.clientAddress(request, context))
         return try jsonResponse(result, status: .created)

@@ -1,3 +1,4 @@
+import Hummingbird
 import Prometheus
 import DiscordREST
 import Foundation
@@ -8,6 +9,9 @@ import ThreadDeskWire
 /// Diagnostics documents from the app: posted as a file, then a `:ninja:` note summarising it.
 /// Both are notes to Discord's eyes, so the user never sees their own diagnostics in the chat.
 struct DiagnosticsService: Sendable {
+    /// Large documents (from `Request.largeBody` bytes) read and parsed at once; the others are
+    /// told to come back, so memory holds a few of them, not one per connection.
+    let largeBodies = ConcurrencyGate(limit: Request.largeBodiesAtOnce)
     let users: UserLock
     let discord: DiscordClient<ContinuousClock>
     let threads: ThreadService

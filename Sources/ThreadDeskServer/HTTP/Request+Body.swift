@@ -43,9 +43,32 @@ extension Request {
     }
 
     /// The body as a JSON object. Anything else is refused from its first byte, before any
-    /// parsing: an 8 MB array costs nothing.
-    func jsonObject(limit: Int) async throws -> (bytes: Data, value: JSON) {
-        let bytes = try await jsonBytes(limit: limit)
+    /// parsing: an 8 MB array costs nothing. A body of `largeBody` bytes or more takes a slot of
+    /// `gate` as soon as that much has arrived (before more is kept), and holds it through the
+    /// parse; with no slot free the client is told to come back. `admitted`: the caller holds a
+    /// slot already (the App Attest middleware read the body under it).
+    func jsonObject(limit: Int, gate: ConcurrencyGate, admitted: Bool = false) async throws -> (bytes: Data, value: JSON) {
+        let type = headers[.contentType]?.lowercased() ?? ""
+        guard type.hasPrefix("application/json") || type.hasPrefix("application/") && type.contains("+json") else {
+            throw APIError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
+        }
+        let declared = headers[.contentLength].flatMap(Int.init)
+        if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
+        var held = false
+        defer { if held { gate.leave() } }
+        var body = ByteBuffer()
+        body.reserveCapacity(min(declared ?? 0, Self.largeBody))
+        for try await chunk in self.body {
+            guard body.readableBytes + chunk.readableBytes <= limit else { throw APIError.tooLarge(limit: limit) }
+            if !admitted, !held, body.readableBytes + chunk.readableBytes >= Self.largeBody {
+                guard gate.enter() else {
+                    throw APIError(.serviceUnavailable, .busy, "Other large uploads are being read; try again shortly.", retryAfterSeconds: 2)
+                }
+                held = true
+            }
+            body.writeImmutableBuffer(chunk)
+        }
+        let bytes = Data(buffer: body)
         let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         guard first == UInt8(ascii: "{") else {
             throw APIError.badRequest(.notAnObject, "Diagnostics must be a JSON object.")
@@ -57,19 +80,15 @@ extension Request {
             throw APIError.badRequest(
                 .tooComplex, "Diagnostics may nest at most \(Self.maxDepth) levels and hold at most \(Self.maxValues) values.")
         }
-        // Large documents are parsed a few at a time; the others are told to come back.
-        guard bytes.count < Self.largeBody || Self.largeParses.enter() else {
-            throw APIError(.serviceUnavailable, .busy, "Other large uploads are being read; try again shortly.", retryAfterSeconds: 2)
-        }
-        defer { if bytes.count >= Self.largeBody { Self.largeParses.leave() } }
         return try Self.parse(bytes)
     }
 
     static let maxDepth = 32
     static let maxValues = 200_000
-    /// Bodies from this size on count against `largeParses`.
+    /// Bodies from this size on take a slot of the large-body gate.
     static let largeBody = 1 << 20
-    static let largeParses = ConcurrencyGate(limit: 2)
+    /// Large bodies read and parsed at once, per server.
+    static let largeBodiesAtOnce = 2
 
     /// The body decoded as `T`, with the failing field named in the error; a failure inside one
     /// of the fields of `invalid` gets that field's own code.
@@ -161,4 +180,7 @@ final class ConcurrencyGate: Sendable {
     func leave() {
         holders.withLock { $0 -= 1 }
     }
+
+    /// How many hold a slot now.
+    var holding: Int { holders.withLock { $0 } }
 }
