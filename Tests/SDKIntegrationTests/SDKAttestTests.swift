@@ -75,6 +75,26 @@ struct SDKAttestTests {
         }
     }
 
+    /// A device that lost its key before its first message (restored onto another device): the
+    /// message, which needs an assertion, goes out under a new session with a newly attested key.
+    @Test func aFirstMessageAfterTheKeyWasLostAttestsANewOne() async throws {
+        let attester = try SoftwareAttester()
+        try await withSDKServer({ configuration in
+            configuration.attest.mode = .required
+            configuration.attest.teamID = attester.teamID
+            configuration.attest.bundleIDs = [attester.bundleID]
+            configuration.attest.extraRootPEM = attester.rootCertificatePEM
+        }) { server in
+            let provider = InProcessAttestProvider(attester: attester)
+            let client = server.client { $0.appAttest = provider }
+            _ = try await client.open()
+            provider.keys.keys.withLock { $0.removeAll() }
+            #expect(try await client.send("Hello from the restored phone").content == "Hello from the restored phone")
+            #expect(try await client.messages().messages.map(\.content) == ["Hello from the restored phone"])
+            #expect(provider.keys.keys.withLock { $0.count } == 1, "one new key, attested once")
+        }
+    }
+
     /// A kept key that no longer works, on either side, is replaced by a new attested one: the
     /// app restored onto another device (Apple's keys do not follow it), or the server's store
     /// restored from before the key was attested. The user and their conversation stay.

@@ -58,6 +58,8 @@ extension ThreadDeskClient {
     }
 
     /// `request` with an assertion over it by the session's key (a fresh challenge each time).
+    /// When the device lost the key (restored onto another device), a new session with a newly
+    /// attested key first, and the request as that session.
     func asserted(_ request: URLRequest) async throws(ThreadDeskError) -> URLRequest {
         guard let provider = configuration.appAttest, let token = session?.token, let keyID = Self.attestedKeyID(inToken: token),
             let challenge = try await attestChallenge()
@@ -66,6 +68,19 @@ extension ThreadDeskClient {
         do {
             request.setValue(
                 try await assertionHeader(provider, keyID: keyID, request: request, challenge: challenge),
+                forHTTPHeaderField: AppAttestAssertion.headerName)
+            return request
+        } catch where provider.isKeyLost(error) {
+            // Below: a new key, through a new session.
+        } catch {
+            throw .transport("App Attest failed: \(error)")
+        }
+        let renewed = try await createSession(presenting: session, installation: nil)
+        request.setValue("Bearer \(renewed.token)", forHTTPHeaderField: "Authorization")
+        guard let newKey = Self.attestedKeyID(inToken: renewed.token), let fresh = try await attestChallenge() else { return request }
+        do {
+            request.setValue(
+                try await assertionHeader(provider, keyID: newKey, request: request, challenge: fresh),
                 forHTTPHeaderField: AppAttestAssertion.headerName)
         } catch {
             throw .transport("App Attest failed: \(error)")
