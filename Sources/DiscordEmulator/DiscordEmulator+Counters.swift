@@ -54,6 +54,8 @@ extension DiscordEmulator {
         public var method: String
         /// Discord's route template, e.g. `/channels/{channel_id}/messages`.
         public var route: String
+        /// The path as sent, e.g. `/api/v10/channels/123/messages`.
+        public var path: String
         public var contentType: String?
         /// The JSON body, or a multipart request's `payload_json`.
         public var body: JSON?

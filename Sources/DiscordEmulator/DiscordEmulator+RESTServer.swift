@@ -95,7 +95,7 @@ extension DiscordEmulator {
         // A slow Discord, but not one that holds the emulator's own shutdown.
         if faults.latency > .zero { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: faults.latency) } }
         var record = RecordedRequest(
-            method: method.rawValue, route: template, contentType: contentType, body: nil, fileNames: [], status: 0)
+            method: method.rawValue, route: template, path: request.uri.path, contentType: contentType, body: nil, fileNames: [], status: 0)
         defer {
             let finished = record
             world.state.withLock { state in

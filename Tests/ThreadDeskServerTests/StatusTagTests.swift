@@ -65,11 +65,14 @@ struct StatusTagTests {
             let thread = try #require(try await server.thread(of: user.userId))
             let threadID = try #require(Snowflake(thread))
             try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
-            let reads = { server.emulator.recordedRequests.filter { $0.method == "GET" && $0.route == "/channels/{channel_id}" }.count }
+            let reads = {
+                server.emulator.recordedRequests.filter { $0.method == "GET" && $0.route == "/channels/{channel_id}" && $0.path.hasSuffix("/channels/\(thread)") }.count
+            }
             let patches = { server.emulator.recordedRequests.filter { $0.method == "PATCH" && $0.route == "/channels/{channel_id}" }.count }
             let note = { try await server.store.globalValue(StatusTags.key(threadID)).flatMap(StatusTags.ShownNote.init(note:)) }
             try await eventually("the note says what the thread shows") { try await note()?.shows?.tags == [needsReply] }
             let (readsBefore, patchesBefore) = (reads(), patches())
+            #expect(readsBefore == 0, "the new thread's first status read nothing: Discord's answer said what it shows")
 
             // The agent answers and the user writes back: one PATCH each, no read.
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Which version?")

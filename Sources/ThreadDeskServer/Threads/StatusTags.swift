@@ -301,6 +301,20 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         try await store.setGlobalValue(Self.key(thread), to: updated.note)
     }
 
+    /// A thread just made, with `tags`, not archived: noted as of the feed's epoch when the feed is
+    /// live, so its first status is one PATCH. Best effort: without the note it is read first.
+    func started(_ thread: Snowflake, tags: [String]) async {
+        do {
+            guard let snapshot = try await feed?.snapshot(), snapshot.live,
+                try await store.globalValue(Self.key(thread)) == nil
+            else { return }
+            let note = ShownNote(status: nil, epoch: snapshot.epoch, shows: (tags, false))
+            try await store.setGlobalValue(Self.key(thread), to: note.note)
+        } catch {
+            logger.notice("Could not note a new thread's tags", metadata: ["thread": "\(thread)", "error": "\(error)"])
+        }
+    }
+
     /// The thread's note goes (its user was erased).
     func dropNote(_ thread: Snowflake) async throws {
         try await store.setGlobalValue(Self.key(thread), to: nil)

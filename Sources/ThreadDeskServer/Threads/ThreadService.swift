@@ -90,6 +90,8 @@ struct ThreadService: Sendable {
             let epoch = try await feed.snapshot().epoch
             try await store.saveMirrorThread(
                 MirrorThread(id: thread, owner: record.id, complete: true, syncedEpoch: epoch, syncedAt: now(), lastActivity: now()))
+            // What it shows is in Discord's answer: its first status needs no read of it.
+            await ingestion.status?.started(thread, tags: created.channel.appliedTags ?? [])
         }
         try await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
         return created.message
