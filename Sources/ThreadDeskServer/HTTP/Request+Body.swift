@@ -44,10 +44,11 @@ extension Request {
 
     /// The body as a JSON object. Anything else is refused from its first byte, before any
     /// parsing: an 8 MB array costs nothing. A body of `largeBody` bytes or more takes a slot of
-    /// `gate` as soon as that much has arrived (before more is kept), and holds it through the
-    /// parse; with no slot free the client is told to come back. `admitted`: the caller holds a
-    /// slot already (the App Attest middleware read the body under it).
-    func jsonObject(limit: Int, gate: ConcurrencyGate, admitted: Bool = false) async throws -> (bytes: Data, value: JSON) {
+    /// `gate` as soon as that much has arrived (before more is kept); with no slot free the client
+    /// is told to come back. The slot is the caller's to `leave()` when `holdsSlot` (after it is
+    /// done with the document: the memory it bounds is held until then). `admitted`: the caller
+    /// holds a slot already (the App Attest middleware read the body under it).
+    func jsonObject(limit: Int, gate: ConcurrencyGate, admitted: Bool = false) async throws -> (bytes: Data, value: JSON, holdsSlot: Bool) {
         let type = headers[.contentType]?.lowercased() ?? ""
         guard type.hasPrefix("application/json") || type.hasPrefix("application/") && type.contains("+json") else {
             throw APIError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
@@ -55,7 +56,8 @@ extension Request {
         let declared = headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
         var held = false
-        defer { if held { gate.leave() } }
+        var handedOver = false
+        defer { if held, !handedOver { gate.leave() } }
         var body = ByteBuffer()
         body.reserveCapacity(min(declared ?? 0, Self.largeBody))
         for try await chunk in self.body {
@@ -65,6 +67,7 @@ extension Request {
                     throw APIError(.serviceUnavailable, .busy, "Other large uploads are being read; try again shortly.", retryAfterSeconds: 2)
                 }
                 held = true
+                if let declared { body.reserveCapacity(minimumWritableBytes: max(0, declared - body.readableBytes)) }
             }
             body.writeImmutableBuffer(chunk)
         }
@@ -80,7 +83,9 @@ extension Request {
             throw APIError.badRequest(
                 .tooComplex, "Diagnostics may nest at most \(Self.maxDepth) levels and hold at most \(Self.maxValues) values.")
         }
-        return try Self.parse(bytes)
+        let parsed = try Self.parse(bytes)
+        handedOver = true
+        return (parsed.bytes, parsed.value, held)
     }
 
     static let maxDepth = 32
@@ -181,6 +186,4 @@ final class ConcurrencyGate: Sendable {
         holders.withLock { $0 -= 1 }
     }
 
-    /// How many hold a slot now.
-    var holding: Int { holders.withLock { $0 } }
 }

@@ -82,7 +82,8 @@ struct LegacyRoutes: Sendable {
         let key = context.parameters.get("key") ?? ""
         let user = try Self.userID(String(key.prefix(11)))
         let address = quotas.clientAddress(request, context)
-        let (bytes, document) = try await request.jsonObject(limit: DiagnosticsRoutes.limit, gate: diagnostics.largeBodies)
+        let (bytes, document, holdsSlot) = try await request.jsonObject(limit: DiagnosticsRoutes.limit, gate: diagnostics.largeBodies)
+        defer { if holdsSlot { diagnostics.largeBodies.leave() } }
         try await self.legacy.ensureUser(user)
         let idempotency = IdempotencyKey.isValid(key) ? "legacy-upload-\(key)" : nil
         let result = try await diagnostics.upload(bytes, document: document, idempotencyKey: idempotency, for: user, from: address)

@@ -151,16 +151,22 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             do {
                 // One replica at a time per thread: the store's note and Discord stay in step.
                 let applied: Void? = try await store.exclusively(Self.key(thread)) {
-                    try await Deadline.within(.seconds(30)) { try await self.apply(next, to: thread, ids: ids) }
+                    do {
+                        try await Deadline.within(.seconds(30)) { try await self.apply(next, to: thread, ids: ids) }
+                    } catch {
+                        // What the note says may be why (Discord refused a change made from it) or
+                        // may be behind (an event heard during the attempt): the retry reads the
+                        // thread first. Under the thread's lock, so no other replica's newer note
+                        // is overwritten.
+                        await self.distrust(thread)
+                        throw error
+                    }
                 }
                 if applied == nil { throw Busy() }
             } catch DiscordError.api(let refusal) where refusal.code == .unknownChannel {
                 // The thread is gone: nothing to show there any more.
                 continue
             } catch {
-                // What the note says may be why (Discord refused a change made from it) or may be
-                // behind (an event heard during the attempt): the retry reads the thread first.
-                await distrust(thread)
                 if case DiscordError.api(let refusal) = error, refusal.code == .invalidFormBody {
                     // A status tag renamed or deleted in the forum's settings: look the tags up again.
                     self.ids.withLock { $0 = nil }
@@ -209,9 +215,22 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
 
     private func apply(_ next: Desired, to thread: Snowflake, ids: [ConversationStatus: String]) async throws {
         // In flight before the note is read: what the gateway says from here on is checked below.
-        inFlight.withLock { $0[thread] = [] }
-        defer { inFlight.withLock { _ = $0.removeValue(forKey: thread) } }
-        let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:))
+        watches.withLock { $0[thread, default: Watch()].heard = [] }
+        defer {
+            watches.withLock { watches in
+                watches[thread]?.heard = nil
+                if watches[thread]?.isIdle == true { watches[thread] = nil }
+            }
+        }
+        var note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:))
+        // An event being checked, or heard since, that the note does not agree with: the note
+        // says nothing more of the thread (and is written so, should this change not be made).
+        let doubt = watches.withLock { watches in note.map { watches[thread]?.agree(with: $0) == false } ?? false }
+        if doubt, var doubted = note, !doubted.unsure || doubted.shows != nil {
+            doubted.forgetShows()
+            try await store.setGlobalValue(Self.key(thread), to: doubted.note)
+            note = doubted
+        }
         let shown = note?.status
         if shown == next.status, note?.unsure != true, next.archive == nil { return }
         guard let tag = ids[next.status] else { return }
@@ -222,7 +241,7 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         let epoch = feedNow.flatMap { $0.live ? $0.epoch : nil }
         let current: (tags: [String], archived: Bool)
         if let note, let known = note.shows, let epoch, note.epoch == epoch,
-            inFlight.withLock({ $0[thread] ?? [] }).allSatisfy({ $0.agrees(with: note) })
+            watches.withLock({ $0[thread]?.agree(with: note) ?? true })
         {
             current = known
         } else {
@@ -252,17 +271,13 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         // flight until the note is written and nothing more came.
         let before = ShownNote(status: nil, epoch: epoch, shows: current)
         while true {
-            let heard = inFlight.withLock { inFlight -> [Heard] in
-                defer { inFlight[thread] = [] }
-                return inFlight[thread] ?? []
+            let heard = watches.withLock { watches -> [Heard] in
+                defer { watches[thread]?.heard = [] }
+                return watches[thread]?.heard ?? []
             }
             if heard.contains(where: { !$0.agrees(with: written) && !$0.agrees(with: before) }) { written.forgetShows() }
             try await store.setGlobalValue(Self.key(thread), to: written.note)
-            let settled = inFlight.withLock { inFlight in
-                guard inFlight[thread]?.isEmpty ?? true else { return false }
-                inFlight[thread] = nil
-                return true
-            }
+            let settled = watches.withLock { watches in watches[thread]?.heard?.isEmpty ?? true }
             if settled { break }
         }
         if forgotten.withLock({ $0.contains(thread) }) {
@@ -287,14 +302,28 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     func heard(_ thread: Snowflake, archived: Bool, appliedTags: [String]?) async throws {
         guard !forgotten.withLock({ $0.contains(thread) }) else { return }
         let heard = Heard(tags: appliedTags, archived: archived)
-        // A change of ours under way checks it against its own result.
-        let taken = inFlight.withLock { inFlight in
-            guard inFlight[thread] != nil else { return false }
-            inFlight[thread]?.append(heard)
-            return true
+        // A change of ours under way checks it against its own result; otherwise it is checked
+        // here, and a change starting meanwhile trusts no note until it is.
+        let check = watches.withLock { watches -> Int? in
+            if watches[thread]?.heard != nil {
+                watches[thread]?.heard?.append(heard)
+                return nil
+            }
+            var watch = watches[thread, default: Watch()]
+            let number = watch.nextCheck
+            watch.nextCheck += 1
+            watch.checking[number] = heard
+            watches[thread] = watch
+            return number
         }
-        guard !taken, let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:)) else { return }
-        guard !heard.agrees(with: note) else { return }
+        guard let check else { return }
+        defer {
+            watches.withLock { watches in
+                watches[thread]?.checking[check] = nil
+                if watches[thread]?.isIdle == true { watches[thread] = nil }
+            }
+        }
+        guard let note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:)), !heard.agrees(with: note) else { return }
         var updated = note
         updated.forgetShows()
         guard updated != note else { return }
@@ -334,7 +363,22 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
 
     /// Threads whose change is under way in this process, with what the gateway said of each
     /// meanwhile.
-    private let inFlight = Mutex<[Snowflake: [Heard]]>([:])
+    private let watches = Mutex<[Snowflake: Watch]>([:])
+
+    /// A thread's events and changes in this process: whether a change of ours is under way (and
+    /// what the gateway said meanwhile), and how many events are being checked against its note.
+    struct Watch {
+        var heard: [Heard]?
+        /// Events being checked against the note now, by number.
+        var checking: [Int: Heard] = [:]
+        var nextCheck = 0
+        var isIdle: Bool { heard == nil && checking.isEmpty }
+
+        /// Whether every event heard or being checked agrees with `note`.
+        func agree(with note: ShownNote) -> Bool {
+            ((heard ?? []) + checking.values).allSatisfy { $0.agrees(with: note) }
+        }
+    }
 
     /// What a THREAD_UPDATE said of a thread.
     struct Heard: Sendable {
@@ -342,9 +386,11 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         var tags: [String]?
         var archived: Bool
 
-        /// Whether the note says just this of the thread (a note that says nothing agrees).
+        /// Whether the note says just this of the thread. A note that says nothing of the tags
+        /// agrees only when it claims no status as surely shown either (else an agent's status
+        /// set by hand would be taken as ours).
         func agrees(with note: ShownNote) -> Bool {
-            guard let shows = note.shows else { return true }
+            guard let shows = note.shows else { return note.unsure || note.status == nil }
             guard let tags else { return false }
             return Set(tags) == Set(shows.tags) && archived == shows.archived
         }

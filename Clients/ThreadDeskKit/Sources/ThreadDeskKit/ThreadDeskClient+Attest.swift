@@ -71,13 +71,19 @@ extension ThreadDeskClient {
                 forHTTPHeaderField: AppAttestAssertion.headerName)
             return request
         } catch where provider.isKeyLost(error) {
-            // Below: a new key, through a new session.
+            // Below: a new key, through a new session; once per lost key.
         } catch {
             throw .transport("App Attest failed: \(error)")
         }
+        guard lostKeysReplaced.insert(keyID).inserted else {
+            throw .invalidResponse("App Attest: this device lost its key and attesting a new one did not succeed; open the session again")
+        }
         let renewed = try await createSession(presenting: session, installation: nil)
         request.setValue("Bearer \(renewed.token)", forHTTPHeaderField: "Authorization")
-        guard let newKey = Self.attestedKeyID(inToken: renewed.token), let fresh = try await attestChallenge() else { return request }
+        guard let newKey = Self.attestedKeyID(inToken: renewed.token), let fresh = try await attestChallenge() else {
+            request.setValue(nil, forHTTPHeaderField: AppAttestAssertion.headerName)
+            return request
+        }
         do {
             request.setValue(
                 try await assertionHeader(provider, keyID: newKey, request: request, challenge: fresh),

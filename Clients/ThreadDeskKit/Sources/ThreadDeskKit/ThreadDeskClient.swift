@@ -17,6 +17,9 @@ public actor ThreadDeskClient {
     public nonisolated let configuration: ThreadDeskConfiguration
     let transport: Transport
     var session: Session?
+    /// Keys found lost on this device that a new session was asked for once already: never again
+    /// (a retried call would otherwise attest a new key each time).
+    var lostKeysReplaced: Set<String> = []
     private var lastTyping: TimeInterval?
 
     public init(_ configuration: ThreadDeskConfiguration) {
