@@ -127,10 +127,17 @@ struct ReplicaTests {
     /// them at full load together send no more than Discord allows.
     @Test func twoReplicasTogetherStayUnderTheBotsGlobalLimit() async throws {
         var emulator = DiscordEmulator.Configuration()
-        // Only the global limit (50 per second, as Discord counts it) is in play here.
+        // Only the global limit is in play here: 50 per window, as Discord counts it, in a window
+        // of 5 s instead of Discord's 1 (the replicas' 25 each too), so both replicas' bursts
+        // overlap in one window however slow the machine is.
         emulator.threadCreateLimit = .init(limit: 10_000, window: .seconds(1))
         emulator.defaultRouteLimit = .init(limit: 10_000, window: .seconds(1))
-        try await withReplicas(emulator: emulator, adjust: { $0.discordGlobalLimit = 25; $0.discordBudget = .seconds(40) }) { a, b, discord, _, _, _ in
+        emulator.globalLimit = .init(limit: 50, window: .seconds(5))
+        try await withReplicas(emulator: emulator, adjust: {
+            $0.discordGlobalLimit = 25
+            $0.discordGlobalWindow = .seconds(5)
+            $0.discordBudget = .seconds(60)
+        }) { a, b, discord, _, _, _ in
             // Each first message makes a thread: two Discord calls or more, 30 or more per replica at
             // once against a share of 25 per second. (Not more users than the replica's 20 database
             // connections: a send holds one while it waits for Discord.)

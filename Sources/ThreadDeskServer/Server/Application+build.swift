@@ -90,6 +90,7 @@ struct ServerParts {
         discordConfiguration.budget = configuration.discordBudget
         discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
         discordConfiguration.rateLimits.globalLimit = configuration.discordGlobalLimit
+        discordConfiguration.rateLimits.globalWindow = configuration.discordGlobalWindow
         // A store that replicas share (the one with a bus between them) keeps the turns on the
         // buckets they all spend; with an embedded store this process is the bot's only one.
         if store is any LiveBus { discordConfiguration.sharedTurns = SharedDiscordTurns(store: store) }

@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     /// This process's share of the bot's global 50 requests per second. Discord counts the limit
     /// per bot, not per machine: with N replicas give each 50/N (`DISCORD_GLOBAL_LIMIT`).
     public var discordGlobalLimit = 50
+    /// The window `discordGlobalLimit` counts in: Discord's is a second. (Tests stretch it, with
+    /// the emulator's, so a burst's overlap does not depend on how fast the machine is.)
+    public var discordGlobalWindow: Duration = .seconds(1)
     /// The in-process gateway's transport compression (`GATEWAY_COMPRESSION`).
     public var gatewayCompression = TransportCompression.zlibStream
     public var logLevel: Logger.Level = .info
