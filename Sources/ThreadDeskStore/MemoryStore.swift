@@ -12,7 +12,7 @@ public final class MemoryStore: UserStore {
     }
 
     let state = Mutex(State())
-    let lock = KeyedFIFOLock<UserID>(name: \.logValue)
+    let lock: KeyedFIFOLock<UserID>
     /// One process serves from this store, so its quotas live in its memory.
     let buckets = TokenBuckets()
     struct Mirror {
@@ -24,7 +24,10 @@ public final class MemoryStore: UserStore {
     let jobs = ExclusiveJobs()
     let attestations = Mutex(AttestationState())
 
-    public init() {}
+    /// - Parameter lockWait: how long a request waits for a user's lock at most.
+    public init(lockWait: Duration = UserLock.defaultWait) {
+        lock = UserLock.make(wait: lockWait)
+    }
 
     public func withUser<T: Sendable>(
         _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T

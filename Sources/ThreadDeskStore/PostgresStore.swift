@@ -24,7 +24,7 @@ public final class PostgresStore: UserStore, Service {
     private let holders = KeyedFIFOLock<Int>(defaultTimeout: PostgresStore.leaseTimeout, holders: PostgresStore.poolSize)
     /// Connections in each pool: a replica opens up to twice this many.
     public static let poolSize = 20
-    let lock = KeyedFIFOLock<UserID>(name: \.logValue)
+    let lock: KeyedFIFOLock<UserID>
     let logger: Logger
     /// The NOTIFY channel of this deployment's live events (one per schema, so deployments that
     /// share a database stay apart).
@@ -41,10 +41,14 @@ public final class PostgresStore: UserStore, Service {
     /// - Parameter url: `postgres://user:password@host:port/database`; `search_path` may be given
     ///   as a query parameter (tests use one schema each).
     /// - Parameter cacheClock: the clock the replica's memory ages on (tests move their own).
+    /// - Parameter lockWait: how long a request waits for a user's lock at most (this process's
+    ///   queue and PostgreSQL's advisory lock together).
     public init(
         url: String, logger: Logger = Logger(label: "threaddesk.store"),
-        cacheClock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+        cacheClock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+        lockWait: Duration = UserLock.defaultWait
     ) throws {
+        lock = UserLock.make(wait: lockWait)
         replicaCache = ReplicaCache(now: cacheClock)
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host
@@ -81,9 +85,10 @@ public final class PostgresStore: UserStore, Service {
 
     /// Runs a migrated store for the duration of `body` (tests and tools; servers run it as a `Service`).
     public static func withRunning<T: Sendable>(
-        url: String, logger: Logger = Logger(label: "threaddesk.store"), _ body: (PostgresStore) async throws -> T
+        url: String, logger: Logger = Logger(label: "threaddesk.store"), lockWait: Duration = UserLock.defaultWait,
+        _ body: (PostgresStore) async throws -> T
     ) async throws -> T {
-        let store = try PostgresStore(url: url, logger: logger)
+        let store = try PostgresStore(url: url, logger: logger, lockWait: lockWait)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.client.run() }
             group.addTask { await store.holdingClient.run() }

@@ -8,12 +8,14 @@ import ThreadDeskCore
 public final class SQLiteStore: UserStore {
     let pool: DatabasePool
     let jobs = ExclusiveJobs()
-    let lock = KeyedFIFOLock<UserID>(name: \.logValue)
+    let lock: KeyedFIFOLock<UserID>
     /// One process serves from this store, so its quotas live in its memory.
     let buckets = TokenBuckets()
 
     /// Opens (creating folders and file as needed) and migrates the database at `path`.
-    public init(path: String, logger: Logger = Logger(label: "threaddesk.store")) throws {
+    /// - Parameter lockWait: how long a request waits for a user's lock at most.
+    public init(path: String, logger: Logger = Logger(label: "threaddesk.store"), lockWait: Duration = UserLock.defaultWait) throws {
+        lock = UserLock.make(wait: lockWait)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = Configuration()

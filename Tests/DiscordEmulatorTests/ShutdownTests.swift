@@ -42,7 +42,7 @@ struct ShutdownTests {
         }
         await group.triggerGracefulShutdown()
         // Generous, for a busy machine: a shutdown that waits on the connection waits an hour.
-        let stopped = await yields(finished, within: .seconds(30))
+        let stopped = await yields(finished, within: .seconds(120))
         #expect(stopped, "the emulator's shutdown waited on a connection that never sent a request")
         // Let a hung emulator go, so a failure is a failure and not a hang.
         try? await silent.close()
@@ -58,7 +58,7 @@ struct ShutdownTests {
         try await DiscordEmulator.withRunning(configuration: configuration, logger: Self.logger) { emulator in
             let silent = try await Self.silentConnection(to: try Self.port(of: await emulator.endpoints()))
             // Generous, for a busy machine: without the guard it stays open for good.
-            let wasClosed = await silent.closes(within: .seconds(30))
+            let wasClosed = await silent.closes(within: .seconds(120))
             #expect(wasClosed, "a silent connection stayed open past the emulator's timeout")
             if !wasClosed { try? await silent.close() }
         }

@@ -103,7 +103,7 @@ actor EventRecorder {
 
     /// Waits until an event matching `predicate` arrived; fails after `timeout`.
     @discardableResult
-    func next(_ what: String, timeout: Duration = .seconds(15), after index: Int = 0, _ predicate: (ThreadDeskEvent) -> Bool) async throws -> ThreadDeskEvent {
+    func next(_ what: String, timeout: Duration = .seconds(60), after index: Int = 0, _ predicate: (ThreadDeskEvent) -> Bool) async throws -> ThreadDeskEvent {
         try await eventually(what, timeout: timeout) { events.dropFirst(index).contains(where: predicate) }
         return events.dropFirst(index).first(where: predicate)!
     }

@@ -9,7 +9,7 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 /// when `timeout` passes first. The default is generous: it bounds a broken test, while a
 /// working one on a machine busy with the rest of the suite still makes it.
 public func eventually(
-    _ what: String, timeout: Duration = .seconds(30), isolation: isolated (any Actor)? = #isolation,
+    _ what: String, timeout: Duration = .seconds(120), isolation: isolated (any Actor)? = #isolation,
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now.advanced(by: timeout)

@@ -81,7 +81,7 @@ public final class ManualClock: Clock, Sendable {
     /// when they have not within `timeout` of real time, since a test that advances a clock
     /// nobody waits on checks nothing. The timeout only bounds a broken test: it is generous, so
     /// a busy machine does not fail a working one.
-    public func waitForSleepers(_ count: Int, timeout: Duration = .seconds(30)) async throws {
+    public func waitForSleepers(_ count: Int, timeout: Duration = .seconds(120)) async throws {
         try await eventually("\(count) task(s) sleeping on the manual clock (\(sleeperCount) are)", timeout: timeout) {
             sleeperCount >= count
         }
@@ -94,7 +94,7 @@ public final class ManualClock: Clock, Sendable {
     /// neither ends nor sleeps.
     @discardableResult
     public func drive<T: Sendable>(
-        timeout: Duration = .seconds(30), _ operation: @escaping @Sendable () async throws -> T
+        timeout: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let ended = EndFlag()
         let task = Task {

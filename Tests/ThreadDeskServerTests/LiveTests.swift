@@ -198,7 +198,7 @@ struct LiveTests {
 
             let text = String(repeating: "a long answer ", count: 140)
             for _ in 0..<70 { try server.emulator.replyAsAgent(inThread: thread, content: text) }
-            try await eventually("the stalled stream dropped", timeout: .seconds(30)) {
+            try await eventually("the stalled stream dropped") {
                 try await server.metric("threaddesk_live_streams_dropped_total") == 1
             }
             try await eventually("its subscription released") { try await server.metric("threaddesk_live_streams") == 0 }

@@ -25,7 +25,7 @@ struct PostgresOutageTests {
                 }
                 let started = ContinuousClock.now
                 for index in 0..<40 {
-                    try await eventually("message \(index) accepted", timeout: .seconds(30)) {
+                    try await eventually("message \(index) accepted") {
                         let reply = try await server.send("m\(index)", token: user.token, key: "k\(index)")
                         if reply.status == .created { return true }
                         #expect(reply.status == .serviceUnavailable, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")

@@ -266,7 +266,7 @@ struct ReplicaTests {
             }
             // Every connection of the holding pool is taken by a send waiting on Discord once a send
             // beyond the pool is told 503 (after the lease timeout, before any Discord answer).
-            try await eventually("a send beyond the pool answered 503", timeout: .seconds(20)) {
+            try await eventually("a send beyond the pool answered 503") {
                 answers.statuses.withLock { $0.contains(.serviceUnavailable) }
             }
             let read = try await a.call(.get, "/v1/messages", headers: [.authorization: "Bearer \(reader)"])

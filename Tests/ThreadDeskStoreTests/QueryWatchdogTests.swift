@@ -59,7 +59,7 @@ struct QueryWatchdogTests {
             let watchdog = QueryWatchdog()
             let result: EventLoopFuture<PostgresQueryResult> = connection.query("SELECT 1", logger: Self.logger)
             _ = try await watchdog.rows(of: result, on: connection, limit: .milliseconds(200))
-            try await eventually("the watch ended", timeout: .seconds(30)) { !watchdog.isRunning }
+            try await eventually("the watch ended") { !watchdog.isRunning }
             let looks = watchdog.looks
             #expect(watchdog.inFlight == 0)
             // Started, woke at the deadline and ended: no tick in between.
