@@ -160,9 +160,12 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 guard timeout > .zero else { throw DeadlineExceeded("Discord \(request.route)", after: configuration.budget) }
                 let started = ContinuousClock.now
                 response = try await httpClient.execute(try makeHTTPRequest(request), timeout: .nanoseconds(timeout.nanoseconds))
-                // The client's timeout stops at the response head; the body gets what is left.
+                // The client's timeout stops at the response head; the body gets what is left
+                // (nothing, when a busy machine let the head arrive after the attempt's time).
                 let answer = response
-                body = try await withTimeout(timeout - started.duration(to: .now), "the body of Discord's answer to \(request.route)") {
+                let left = timeout - started.duration(to: .now)
+                guard left > .zero else { throw DeadlineExceeded("Discord's answer to \(request.route)", after: timeout) }
+                body = try await withTimeout(left, "the body of Discord's answer to \(request.route)") {
                     try await answer.body.collect(upTo: 16 * 1024 * 1024)
                 }
             } catch {

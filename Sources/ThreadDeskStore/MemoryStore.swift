@@ -25,8 +25,8 @@ public final class MemoryStore: UserStore {
     let attestations = Mutex(AttestationState())
 
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
-    public init(lockWait: Duration = UserLock.defaultWait) {
-        lock = UserLock.make(wait: lockWait)
+    public init(lockWait: Duration = UserLockWait.standard) {
+        lock = UserLockWait.lock(wait: lockWait)
     }
 
     public func withUser<T: Sendable>(

@@ -46,9 +46,9 @@ public final class PostgresStore: UserStore, Service {
     public init(
         url: String, logger: Logger = Logger(label: "threaddesk.store"),
         cacheClock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
-        lockWait: Duration = UserLock.defaultWait
+        lockWait: Duration = UserLockWait.standard
     ) throws {
-        lock = UserLock.make(wait: lockWait)
+        lock = UserLockWait.lock(wait: lockWait)
         replicaCache = ReplicaCache(now: cacheClock)
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host
@@ -85,7 +85,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// Runs a migrated store for the duration of `body` (tests and tools; servers run it as a `Service`).
     public static func withRunning<T: Sendable>(
-        url: String, logger: Logger = Logger(label: "threaddesk.store"), lockWait: Duration = UserLock.defaultWait,
+        url: String, logger: Logger = Logger(label: "threaddesk.store"), lockWait: Duration = UserLockWait.standard,
         _ body: (PostgresStore) async throws -> T
     ) async throws -> T {
         let store = try PostgresStore(url: url, logger: logger, lockWait: lockWait)

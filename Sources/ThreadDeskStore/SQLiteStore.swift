@@ -14,8 +14,8 @@ public final class SQLiteStore: UserStore {
 
     /// Opens (creating folders and file as needed) and migrates the database at `path`.
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
-    public init(path: String, logger: Logger = Logger(label: "threaddesk.store"), lockWait: Duration = UserLock.defaultWait) throws {
-        lock = UserLock.make(wait: lockWait)
+    public init(path: String, logger: Logger = Logger(label: "threaddesk.store"), lockWait: Duration = UserLockWait.standard) throws {
+        lock = UserLockWait.lock(wait: lockWait)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = Configuration()

@@ -189,7 +189,10 @@ func withServer(
         configuration.desk.commands = false
         prepare.apply(emulator, &configuration)
         configure(&configuration)
-        let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger())
+        // A user's lock waited for as long as a test's requests may take (the server's 30 s is a
+        // client's patience, not a test's): fifty sends queued on one user on a machine busy with
+        // the suite took longer.
+        let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger(), lockWait: .seconds(120))
         let internalPort = ListenerPort()
         let app = buildApplication(
             configuration: configuration, store: store, inProcessGateway: gateway, time: time, logger: logger,

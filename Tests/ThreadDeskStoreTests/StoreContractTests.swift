@@ -23,7 +23,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// A fresh, empty store of this kind for the duration of `body`. `lockWait`: how long a
     /// user's lock may be waited for (a test that queues many on one user gives it room, so a
     /// busy machine makes it slower, not red).
-    func with<T: Sendable>(lockWait: Duration = UserLock.defaultWait, _ body: (any UserStore) async throws -> T) async throws -> T {
+    func with<T: Sendable>(lockWait: Duration = UserLockWait.standard, _ body: (any UserStore) async throws -> T) async throws -> T {
         switch self {
         case .memory: return try await body(MemoryStore(lockWait: lockWait))
         case .sqlite: return try await body(SQLiteStore(path: temporaryDatabasePath(), lockWait: lockWait))

@@ -10,12 +10,14 @@ import ServiceLifecycle
 import ThreadDeskStore
 
 /// The store named by `STORE_URL`: `sqlite://path` (relative or absolute), `postgres://…` or `memory://`.
-public func makeStore(url: String, logger: Logger) throws -> any UserStore {
+/// `lockWait`: how long a request waits for its user's lock at most (tests that queue many sends
+/// on one user give it room on a busy machine).
+public func makeStore(url: String, logger: Logger, lockWait: Duration = UserLockWait.standard) throws -> any UserStore {
     if url.hasPrefix("sqlite://") {
-        return try SQLiteStore(path: String(url.dropFirst("sqlite://".count)), logger: logger)
+        return try SQLiteStore(path: String(url.dropFirst("sqlite://".count)), logger: logger, lockWait: lockWait)
     }
-    if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return try PostgresStore(url: url, logger: logger) }
-    if url == "memory://" { return MemoryStore() }
+    if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return try PostgresStore(url: url, logger: logger, lockWait: lockWait) }
+    if url == "memory://" { return MemoryStore(lockWait: lockWait) }
     throw ServerConfiguration.Problem(missing: [], invalid: ["STORE_URL (sqlite://path, postgres://… or memory://)"])
 }
 
