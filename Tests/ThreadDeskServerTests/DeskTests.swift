@@ -205,8 +205,8 @@ struct DeskTests {
         try await withServer(gateway: true, Self.deskOn) { server in
             // Registered, and noted as registered (the note is written after Discord's answer).
             try await eventually("the commands") {
-                try await server.emulator.commands.count == DeskCommands.all(permissions: "0").count
-                    && server.store.globalValue(DeskCommands.registeredKey) != nil
+                let noted = try await server.store.globalValue(DeskCommands.registeredKey) != nil
+                return noted && server.emulator.commands.count == DeskCommands.all(permissions: "0").count
             }
             #expect(server.emulator.counters.commandOverwrites == 1)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == DeskSettings.manageThreads })
