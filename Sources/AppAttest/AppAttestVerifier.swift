@@ -41,6 +41,12 @@ public struct AppAttestVerifier: Sendable {
         try! Certificate(pemEncoded: AppleAppAttestationRoot.pem)
     }
 
+    /// When Apple's root shipped here is valid (what the doctor checks the machine's time against).
+    public static var appleRootValidity: (from: Date, until: Date) {
+        let root = appleRoot()
+        return (root.notValidBefore, root.notValidAfter)
+    }
+
     /// What an accepted attestation establishes about the device's key.
     public struct AttestedKey: Sendable, Hashable {
         public var keyID: [UInt8]

@@ -11,10 +11,13 @@ public protocol DeviceAttestations: Sendable {
     func useChallenge(_ hash: String, now: Date) async throws -> ChallengeUse
     func deviceKey(_ keyID: String) async throws -> DeviceKey?
     /// Keeps a newly attested key; false when the key id is already known (a key is attested once).
-    func addDeviceKey(_ key: DeviceKey) async throws -> Bool
-    /// Raises the key's counter to `counter` when that is greater than the stored one; false when
-    /// it is not (a replayed assertion, or another replica's accepted first).
-    func advanceCounter(of keyID: String, to counter: UInt32) async throws -> Bool
+    /// First forgets up to `forgottenKeysPerAttestation` keys last used before `unusedSince` (nil:
+    /// none), so the table grows only with devices in use: a forgotten device attests anew.
+    func addDeviceKey(_ key: DeviceKey, forgettingKeysUnusedSince unusedSince: Date?) async throws -> Bool
+    /// Raises the key's counter to `counter` when that is greater than the stored one, noting
+    /// `now` as its last use; false when it is not (a replayed assertion, or another replica's
+    /// accepted first).
+    func advanceCounter(of keyID: String, to counter: UInt32, now: Date) async throws -> Bool
 }
 
 /// What using a challenge found.
@@ -42,16 +45,25 @@ public struct DeviceKey: Sendable, Hashable {
     /// assertion, so a key a root attested stops working when that root is no longer trusted.
     public var root: String
     public var attestedAt: Date
+    /// The last accepted assertion's time (the attestation's, before any).
+    public var usedAt: Date
 
-    public init(keyID: String, publicKey: [UInt8], counter: UInt32 = 0, environment: String, root: String, attestedAt: Date) {
+    public init(
+        keyID: String, publicKey: [UInt8], counter: UInt32 = 0, environment: String, root: String, attestedAt: Date, usedAt: Date? = nil
+    ) {
         self.keyID = keyID
         self.publicKey = publicKey
         self.counter = counter
         self.environment = environment
         self.root = root
         self.attestedAt = attestedAt
+        self.usedAt = usedAt ?? attestedAt
     }
 }
+
+/// How many unused keys one new attestation forgets at most: more than attestations add, so the
+/// table shrinks back to the devices in use, in steps no request notices.
+public let forgottenKeysPerAttestation = 100
 
 /// How long after its expiry a challenge is still known (and so refused as expired, not unknown):
 /// a minute, so the table holds no more than the challenges of the last few minutes (whose number

@@ -23,18 +23,24 @@ extension MemoryStore {
         attestations.withLock { $0.keys[keyID] }
     }
 
-    public func addDeviceKey(_ key: DeviceKey) async throws -> Bool {
+    public func addDeviceKey(_ key: DeviceKey, forgettingKeysUnusedSince unusedSince: Date?) async throws -> Bool {
         attestations.withLock { state in
+            if let unusedSince {
+                for id in state.keys.values.filter({ $0.usedAt < unusedSince }).prefix(forgottenKeysPerAttestation).map(\.keyID) {
+                    state.keys[id] = nil
+                }
+            }
             guard state.keys[key.keyID] == nil else { return false }
             state.keys[key.keyID] = key
             return true
         }
     }
 
-    public func advanceCounter(of keyID: String, to counter: UInt32) async throws -> Bool {
+    public func advanceCounter(of keyID: String, to counter: UInt32, now: Date) async throws -> Bool {
         attestations.withLock { state in
             guard let key = state.keys[keyID], key.counter < counter else { return false }
             state.keys[keyID]?.counter = counter
+            state.keys[keyID]?.usedAt = now
             return true
         }
     }

@@ -148,7 +148,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 8
+    public static let schemaVersion = 9
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {

@@ -197,6 +197,35 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
         }
     }
 
+    /// A device not seen for `APP_ATTEST_FORGET_DAYS` is forgotten when others attest; one that
+    /// signed a request within them is kept. The forgotten one attests anew.
+    @Test func keysUnusedForTheForgetDaysAreForgottenAndAttestAnew() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { configuration in
+            attestConfiguration(attester, mode: .required)(&configuration)
+            configuration.attest.forgetKeysAfter = .seconds(30 * 86_400)
+        }) { server in
+            let idle = AttestedDevice(attester)
+            let busy = AttestedDevice(attester)
+            #expect(try await idle.attest(server).status == .created)
+            let token = try #require(try await busy.attest(server).json["token"]?.stringValue)
+            clock.advance(by: .seconds(20 * 86_400))
+            #expect(try await busy.send(server, token: token, "still here").status == .created)
+            clock.advance(by: .seconds(15 * 86_400))
+            // Day 35: a new device attests; the idle one (unused since day 0) is forgotten, the
+            // busy one (day 20) kept.
+            #expect(try await AttestedDevice(attester).attest(server).status == .created)
+            #expect(try await server.store.deviceKey(idle.deviceID) == nil)
+            #expect(try await server.store.deviceKey(busy.deviceID) != nil)
+            let renewal = try await idle.assertion(server, method: "POST", path: "/v1/session", body: Data("{}".utf8))
+            var headers = AttestedDevice.appKey
+            headers[.init(AppAttestAssertion.headerName)!] = renewal
+            #expect(try await server.request(.post, "/v1/session", headers: headers, json: "{}").errorCode == "assertion_unknown_key")
+            #expect(try await idle.attest(server).status == .created)
+            #expect(try await server.store.deviceKey(idle.deviceID) != nil)
+        }
+    }
+
     @Test func requiredRefusesSessionsWithoutAttestation() async throws {
         try await withServer(attestConfiguration(attester, mode: .required)) { server in
             let reply = try await server.request(.post, "/v1/session", headers: AttestedDevice.appKey, json: "{}")
@@ -304,6 +333,15 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
         #expect(settings.appIDs == ["ABCDE12345.com.a.app", "ABCDE12345.com.a.clip"])
         #expect(settings.environments == [.development])
         #expect(settings.extraRootPEM == attester.rootCertificatePEM)
+        #expect(settings.forgetKeysAfter == .seconds(365 * 86_400))
+        for (text, forget) in [("30", Duration?.some(.seconds(30 * 86_400))), ("off", nil)] {
+            environment["APP_ATTEST_FORGET_DAYS"] = text
+            #expect(try ServerConfiguration(environment: environment).attest.forgetKeysAfter == forget)
+        }
+        for wrong in ["0", "-1", "36501", "a year"] {
+            environment["APP_ATTEST_FORGET_DAYS"] = wrong
+            #expect(throws: (any Error).self) { try ServerConfiguration(environment: environment) }
+        }
     }
 
     @Test func requiredLeavesNoWayRoundThroughTheLegacyRoutes() throws {
@@ -521,7 +559,8 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
             let device = AttestedDevice(attester)
             let root = try #require(AppAttestVerifier.rootName(pem: attester.rootCertificatePEM))
             #expect(try await server.store.addDeviceKey(
-                DeviceKey(keyID: device.deviceID, publicKey: [4, 1, 2, 3], environment: "development", root: root, attestedAt: Date())))
+                DeviceKey(keyID: device.deviceID, publicKey: [4, 1, 2, 3], environment: "development", root: root, attestedAt: Date()),
+                forgettingKeysUnusedSince: nil))
             var headers = AttestedDevice.appKey
             headers[.init(AppAttestAssertion.headerName)!] = try await device.assertion(
                 server, method: "POST", path: "/v1/session", body: Data("{}".utf8))

@@ -1,9 +1,11 @@
 import APNsEmulator
+import AppAttest
 import Crypto
 import DiscordEmulator
 import DiscordREST
 import Foundation
 import Logging
+import SoftwareAttester
 import TestSupport
 import Testing
 import ThreadDeskServer
@@ -48,7 +50,7 @@ struct DoctorTests {
 
     static let allChecks = [
         "configuration", "discord.token", "discord.intent", "discord.gateway", "discord.guild", "discord.forum", "discord.permissions",
-        "discord.tags", "apns.key", "apns.ids", "apns.token", "apns.topic", "store", "listen.public", "secrets",
+        "discord.tags", "apns.key", "apns.ids", "apns.token", "apns.topic", "attest", "store", "listen.public", "secrets",
     ]
 
     @Test func aCorrectSetUpPasses() async throws {
@@ -242,6 +244,39 @@ struct DoctorTests {
         #expect(!report.passed)
         #expect(report.checks.map(\.name) == ["configuration"])
         #expect(report.checks[0].detail.contains("DISCORD_TOKEN"))
+    }
+
+    /// App Attest's set-up: the App IDs named, the push topic among them, Apple's root valid, and
+    /// a development-only or test-root server said to be one.
+    @Test func appAttestIsCheckedAgainstThePushTopicAndApplesRoot() async throws {
+        let attester = try SoftwareAttester()
+        try await withDoctor(configure: { configuration in
+            configuration.attest.mode = .required
+            configuration.attest.teamID = "ABCDE12345"
+            configuration.attest.bundleIDs = [configuration.apns!.topic, "com.example.clip"]
+        }) { report, configuration, _, _ in
+            #expect(report.failed.isEmpty, "\(report.text)")
+            #expect(report.checks.map(\.name).filter { $0.hasPrefix("attest") } == ["attest.app", "attest.root", "attest.environment"])
+            #expect(report.check("attest.app")?.detail == "required, for ABCDE12345.\(configuration.apns!.topic), ABCDE12345.com.example.clip")
+            #expect(report.check("attest.root")?.detail.contains("valid until 2045-03-15") == true)
+            #expect(report.check("attest.environment")?.detail == "development and production")
+        }
+        try await withDoctor(configure: { configuration in
+            configuration.attest.mode = .optional
+            configuration.attest.teamID = "ABCDE12345"
+            configuration.attest.bundleIDs = ["com.example.other"]
+            configuration.attest.environments = [.development]
+            configuration.attest.extraRootPEM = attester.rootCertificatePEM
+        }) { report, configuration, _, _ in
+            #expect(report.failed.map(\.name) == ["attest.app"])
+            #expect(report.check("attest.app")?.detail.contains("APNS_TOPIC \(configuration.apns!.topic)") == true)
+            let environment = try #require(report.check("attest.environment")?.detail)
+            #expect(environment.contains("development only") && environment.contains("a test root is trusted too"))
+        }
+        // Apple's root is checked against the machine's time.
+        let doctor = Doctor(configuration: { var c = Self.storeOnly("memory://"); c.attest.mode = .optional; return c }(), logger: testLogger())
+        let expired = try #require(doctor.attestChecks(now: AppAttestVerifier.appleRootValidity.until).first { $0.name == "attest.root" })
+        #expect(!expired.passed && expired.fix?.contains("update ThreadDesk") == true)
     }
 
     @Test func shortSecretsAreNamed() async throws {

@@ -26,6 +26,11 @@ public struct AppAttestSettings: Sendable {
     public var extraRootPEM: String?
     /// How long a challenge may be used.
     public var challengeLifetime: Duration = .seconds(300)
+    /// `APP_ATTEST_FORGET_DAYS`: a device's key not used this long is forgotten (the device attests
+    /// anew when it comes back; the SDK does so by itself); nil (`off`): kept for good.
+    public var forgetKeysAfter: Duration? = .seconds(Self.defaultForgetDays * 86_400)
+    public static let defaultForgetDays = 365
+    static let maximumForgetDays = 36_500
 
     public init() {}
 
@@ -67,6 +72,15 @@ public struct AppAttestSettings: Sendable {
                 extraRootPEM = pem
             } else {
                 problem.invalid.append("APP_ATTEST_EXTRA_ROOT (a PEM certificate, or the path of one)")
+            }
+        }
+        if let text = value("APP_ATTEST_FORGET_DAYS") {
+            if text.lowercased() == "off" {
+                forgetKeysAfter = nil
+            } else if let days = Int(text), (1...Self.maximumForgetDays).contains(days) {
+                forgetKeysAfter = .seconds(days * 86_400)
+            } else {
+                problem.invalid.append("APP_ATTEST_FORGET_DAYS (whole days, 1 to \(Self.maximumForgetDays), or off)")
             }
         }
         if mode != .off {

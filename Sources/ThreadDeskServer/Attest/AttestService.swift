@@ -57,9 +57,11 @@ struct AttestService: Sendable {
             attestedAt: now())
     }
 
-    /// Keeps a key `verify` accepted: from now on the device's identity.
+    /// Keeps a key `verify` accepted: from now on the device's identity. Keys unused for
+    /// `forgetKeysAfter` make room first, a few at a time.
     func keep(_ key: DeviceKey) async throws {
-        guard try await store.addDeviceKey(key) else { throw DeviceCheckFailure.keyAlreadyAttested }
+        let unusedSince = settings.forgetKeysAfter.map { now().addingTimeInterval(-($0 / .seconds(1))) }
+        guard try await store.addDeviceKey(key, forgettingKeysUnusedSince: unusedSince) else { throw DeviceCheckFailure.keyAlreadyAttested }
     }
 
     /// Verifies the assertion in `header` over this request (method, path, body), by `expected`
@@ -112,7 +114,7 @@ struct AttestService: Sendable {
             throw DeviceCheckFailure.assertion(error)
         }
         // Another replica may have taken this counter (or a later one) meanwhile.
-        guard try await store.advanceCounter(of: pending.device, to: counter) else { throw DeviceCheckFailure.assertion(.staleCounter) }
+        guard try await store.advanceCounter(of: pending.device, to: counter, now: now()) else { throw DeviceCheckFailure.assertion(.staleCounter) }
         return pending.device
     }
 

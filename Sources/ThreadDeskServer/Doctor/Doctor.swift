@@ -52,6 +52,7 @@ public struct Doctor: Sendable {
         var checks: [DoctorCheck] = [DoctorCheck("configuration", passed: "read; every variable well-formed")]
         checks += await discordChecks()
         checks += await apnsChecks()
+        checks += attestChecks()
         checks += await storeChecks()
         checks += listenerChecks()
         checks += secretChecks()
