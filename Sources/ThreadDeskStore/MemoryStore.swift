@@ -79,6 +79,10 @@ public final class MemoryStore: UserStore {
         buckets.take(key, limit: limit, cost: cost)
     }
 
+    public func returnToken(_ key: String, limit: QuotaLimit, cost: Double) async throws {
+        buckets.giveBack(key, limit: limit, cost: cost)
+    }
+
     public func migrate() async throws {}
 
     public func checkReachable() async throws {}

@@ -463,6 +463,18 @@ public final class PostgresStore: UserStore, Service {
         return .milliseconds(Int64(((cost - available) / rate * 1000).rounded(.up)))
     }
 
+    public func returnToken(_ key: String, limit: QuotaLimit, cost: Double) async throws {
+        guard limit.count > 0 else { return }
+        let capacity = Double(limit.count)
+        let cost = min(max(cost, 0), capacity)
+        try await database {
+            _ = try await client.withConnection { connection in
+                try await connection.rows(
+                    "UPDATE quota_buckets SET tokens = LEAST(\(capacity), tokens + \(cost)) WHERE key = \(key)", logger: logger)
+            }
+        }
+    }
+
     /// Buckets untouched for a day are full again: the same as none.
     private func pruneQuotas() async {
         do {

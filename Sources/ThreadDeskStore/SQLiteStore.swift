@@ -110,6 +110,10 @@ public final class SQLiteStore: UserStore {
         buckets.take(key, limit: limit, cost: cost)
     }
 
+    public func returnToken(_ key: String, limit: QuotaLimit, cost: Double) async throws {
+        buckets.giveBack(key, limit: limit, cost: cost)
+    }
+
     public func checkReachable() async throws {
         _ = try read { try Int.fetchOne($0, sql: "SELECT 1") }
     }

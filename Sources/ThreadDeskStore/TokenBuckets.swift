@@ -47,6 +47,18 @@ public final class TokenBuckets: Sendable {
         }
     }
 
+    /// Puts `cost` tokens back into the bucket `key` (never above its size): what a request took
+    /// and then could not be served for a reason of the server's own.
+    public func giveBack(_ key: String, limit: QuotaLimit, cost: Double = 1) {
+        guard limit.count > 0 else { return }
+        let cost = min(max(cost, 0), Double(limit.count))
+        buckets.withLock { buckets in
+            guard var bucket = buckets[key] else { return }
+            bucket.tokens = min(Double(limit.count), bucket.tokens + cost)
+            buckets[key] = bucket
+        }
+    }
+
     public var count: Int { buckets.withLock { $0.count } }
 
     /// Forgets the buckets whose keys end with `suffix` (a user erased).

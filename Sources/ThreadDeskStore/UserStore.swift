@@ -99,6 +99,9 @@ public protocol QuotaBuckets: Sendable {
     /// Takes `cost` tokens from the bucket `key` (`limit.count` tokens, refilled evenly over
     /// `limit.period`): nil when taken, else how long until they are there.
     func takeToken(_ key: String, limit: QuotaLimit, cost: Double) async throws -> Duration?
+    /// Puts `cost` tokens back into the bucket `key`, never above its size: a request the server
+    /// turned away for a reason of its own (busy) costs the caller nothing.
+    func returnToken(_ key: String, limit: QuotaLimit, cost: Double) async throws
 }
 
 /// Jobs that run in one process at a time, whichever replica starts them.

@@ -153,9 +153,10 @@ struct AddressLimitTests {
     /// Large diagnostics are read a few at a time, whoever sends them: while two large bodies are
     /// arriving (each past 1 MiB, neither finished), a third large one is told to come back (503
     /// `busy`) instead of being kept in memory, a small one goes through, and a slot comes free
-    /// when its connection goes.
+    /// when its connection goes. Being told `busy` costs the user none of their diagnostics quota:
+    /// the retry it asks for goes through.
     @Test func largeDiagnosticsAreReadAFewAtATime() async throws {
-        try await withServer { (server: Harness) async throws in
+        try await withServer({ $0.quotas.diagnosticsPerUser = QuotaLimit(2, per: .seconds(3600)) }) { (server: Harness) async throws in
             let port = try #require(server.client.port)
             var senders: [any Channel] = []
             // The server reads two large bodies at once (`Request.largeBodiesAtOnce`).
@@ -174,12 +175,20 @@ struct AddressLimitTests {
                 let reply = try await server.request(.post, "/v1/diagnostics", token: user.token, json: large)
                 return reply.status == .serviceUnavailable && reply.errorCode == "busy" && reply.headers[.retryAfter] != nil
             }
+            // Retried as the answer asks, and turned away again, as often as an app would.
+            for _ in 0..<3 {
+                #expect(try await server.request(.post, "/v1/diagnostics", token: user.token, json: large).errorCode == "busy")
+            }
             #expect(try await server.request(.post, "/v1/diagnostics", token: user.token, json: #"{"battery":80}"#).status == .created)
             for channel in senders { try await channel.close() }
             senders = []
             try await eventually("a large body read once a slot is free") {
-                try await server.request(.post, "/v1/diagnostics", token: user.token, json: large).status == .created
+                let reply = try await server.request(.post, "/v1/diagnostics", token: user.token, json: large)
+                #expect(reply.status != .tooManyRequests, "the busy answers spent the quota")
+                return reply.status == .created
             }
+            // The quota is two: both went to documents that arrived.
+            #expect(try await server.request(.post, "/v1/diagnostics", token: user.token, json: #"{"battery":79}"#).status == .tooManyRequests)
         }
     }
 

@@ -288,6 +288,26 @@ struct QuotaBucketsContract {
         }
     }
 
+    /// A token given back can be taken again; the bucket never holds more than its size.
+    @Test(arguments: StoreKind.available)
+    func tokensGivenBackAreThereAgainUpToTheBucketsSize(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let limit = QuotaLimit(3, per: .seconds(3600))
+            for _ in 0..<3 { #expect(try await store.takeToken("diag:u:alice", limit: limit) == nil) }
+            #expect(try await store.takeToken("diag:u:alice", limit: limit) != nil)
+            try await store.returnToken("diag:u:alice", limit: limit, cost: 1)
+            #expect(try await store.takeToken("diag:u:alice", limit: limit) == nil)
+            #expect(try await store.takeToken("diag:u:alice", limit: limit) != nil)
+            // Given back more than was ever taken: full, no fuller.
+            try await store.returnToken("diag:u:bob", limit: limit, cost: 1)
+            try await store.returnToken("diag:u:alice", limit: limit, cost: 10)
+            for name in ["alice", "bob"] {
+                for _ in 0..<3 { #expect(try await store.takeToken("diag:u:\(name)", limit: limit) == nil) }
+                #expect(try await store.takeToken("diag:u:\(name)", limit: limit) != nil)
+            }
+        }
+    }
+
     @Test(.enabled(if: postgresIsAvailable))
     func replicasOnOnePostgreSQLShareTheirBuckets() async throws {
         try await withFreshPostgresSchema { url in

@@ -137,9 +137,17 @@ struct LimitMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
     ) async throws -> Response {
-        if let cost = try cost(context) {
-            try await quotas.charge(cost, address: quotas.clientAddress(request, context))
+        guard let cost = try cost(context) else { return try await next(request, context) }
+        let address = quotas.clientAddress(request, context)
+        try await quotas.charge(cost, address: address)
+        do {
+            return try await next(request, context)
+        } catch let error as APIError where error.code == .busy {
+            // Turned away because the server is busy (every large-upload slot taken): the retry
+            // the answer asks for must not find the quota spent by this attempt. A refund that
+            // fails leaves it spent, as it was before refunds.
+            try? await quotas.refund(cost, address: address)
+            throw error
         }
-        return try await next(request, context)
     }
 }

@@ -51,6 +51,16 @@ struct Quotas: Sendable {
         }
     }
 
+    /// Gives back what `charge` took for `cost`: the request was turned away for a reason of the
+    /// server's own (every large-upload slot taken), and the client will retry.
+    func refund(_ cost: Cost, address: String) async throws {
+        let tokens: Double = if case .upload(_, let bytes) = cost { Double(bytes) / 1_048_576 } else { 1 }
+        let (device, network) = Self.split(address)
+        for (_, key, limit) in buckets(cost, address: device ?? network, network: network) {
+            try await store.returnToken(key, limit: limit, cost: tokens)
+        }
+    }
+
     /// `address`: the device's key for attested callers (`device:<key id>`), else `network`.
     private func buckets(_ cost: Cost, address: String, network: String) -> [(String, String, QuotaLimit)] {
         switch cost {
