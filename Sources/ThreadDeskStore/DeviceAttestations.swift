@@ -18,6 +18,10 @@ public protocol DeviceAttestations: Sendable {
     /// `now` as its last use; false when it is not (a replayed assertion, or another replica's
     /// accepted first).
     func advanceCounter(of keyID: String, to counter: UInt32, now: Date) async throws -> Bool
+    /// Notes `now` as the key's last use when the one noted is before `unlessSince` (a session
+    /// of the device served: a device that only sends text in its thread signs nothing, and is in
+    /// use all the same).
+    func noteDeviceKeyUsed(_ keyID: String, now: Date, unlessSince: Date) async throws
 }
 
 /// What using a challenge found.

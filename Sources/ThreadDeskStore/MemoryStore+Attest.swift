@@ -26,7 +26,7 @@ extension MemoryStore {
     public func addDeviceKey(_ key: DeviceKey, forgettingKeysUnusedSince unusedSince: Date?) async throws -> Bool {
         attestations.withLock { state in
             if let unusedSince {
-                for id in state.keys.values.filter({ $0.usedAt < unusedSince }).prefix(forgottenKeysPerAttestation).map(\.keyID) {
+                for id in state.keys.values.lazy.filter({ $0.usedAt < unusedSince }).prefix(forgottenKeysPerAttestation).map(\.keyID) {
                     state.keys[id] = nil
                 }
             }
@@ -42,6 +42,15 @@ extension MemoryStore {
             state.keys[keyID]?.counter = counter
             state.keys[keyID]?.usedAt = now
             return true
+        }
+    }
+}
+
+extension MemoryStore {
+    public func noteDeviceKeyUsed(_ keyID: String, now: Date, unlessSince: Date) async throws {
+        attestations.withLock { state in
+            guard let key = state.keys[keyID], key.usedAt < unlessSince else { return }
+            state.keys[keyID]?.usedAt = now
         }
     }
 }

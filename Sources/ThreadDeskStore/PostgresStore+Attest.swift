@@ -18,9 +18,10 @@ extension PostgresStore {
         DO $$ BEGIN
             IF NOT EXISTS (SELECT 1 FROM information_schema.columns
                            WHERE table_schema = current_schema() AND table_name = 'attest_keys' AND column_name = 'used_at') THEN
-                ALTER TABLE attest_keys ADD COLUMN used_at TIMESTAMPTZ;
+                -- A default, so replicas of the version before, which write no used_at, keep
+                -- attesting while the others are replaced.
+                ALTER TABLE attest_keys ADD COLUMN used_at TIMESTAMPTZ NOT NULL DEFAULT now();
                 UPDATE attest_keys SET used_at = attested_at;
-                ALTER TABLE attest_keys ALTER COLUMN used_at SET NOT NULL;
             END IF;
         END $$
         """,
@@ -80,6 +81,7 @@ extension PostgresStore {
                         """
                         DELETE FROM attest_keys WHERE key_id IN
                             (SELECT key_id FROM attest_keys WHERE used_at < \(unusedSince) LIMIT \(forgottenKeysPerAttestation))
+                            AND used_at < \(unusedSince)
                         """, logger: logger)
                 }
                 return try await connection.rows(
@@ -100,6 +102,15 @@ extension PostgresStore {
                     "UPDATE attest_keys SET counter = \(value), used_at = \(now) WHERE key_id = \(keyID) AND counter < \(value) RETURNING 1",
                     logger: logger)
             }.count == 1
+        }
+    }
+
+    public func noteDeviceKeyUsed(_ keyID: String, now: Date, unlessSince: Date) async throws {
+        try await database {
+            _ = try await client.withConnection { connection in
+                try await connection.rows(
+                    "UPDATE attest_keys SET used_at = \(now) WHERE key_id = \(keyID) AND used_at < \(unlessSince)", logger: logger)
+            }
         }
     }
 }

@@ -67,8 +67,8 @@ extension SQLiteStore {
         try await write { db in
             if let unusedSince {
                 try db.execute(
-                    sql: "DELETE FROM attest_keys WHERE key_id IN (SELECT key_id FROM attest_keys WHERE used_at < ? LIMIT ?)",
-                    arguments: [unusedSince.timeIntervalSince1970, forgottenKeysPerAttestation])
+                    sql: "DELETE FROM attest_keys WHERE key_id IN (SELECT key_id FROM attest_keys WHERE used_at < ? LIMIT ?) AND used_at < ?",
+                    arguments: [unusedSince.timeIntervalSince1970, forgottenKeysPerAttestation, unusedSince.timeIntervalSince1970])
             }
             try db.execute(
                 sql: """
@@ -87,6 +87,14 @@ extension SQLiteStore {
                 sql: "UPDATE attest_keys SET counter = ?, used_at = ? WHERE key_id = ? AND counter < ?",
                 arguments: [Int64(counter), now.timeIntervalSince1970, keyID, Int64(counter)])
             return db.changesCount == 1
+        }
+    }
+
+    public func noteDeviceKeyUsed(_ keyID: String, now: Date, unlessSince: Date) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE attest_keys SET used_at = ? WHERE key_id = ? AND used_at < ?",
+                arguments: [now.timeIntervalSince1970, keyID, unlessSince.timeIntervalSince1970])
         }
     }
 }

@@ -135,4 +135,32 @@ struct SDKAttestTests {
             #expect(try await client.messages().messages.map(\.content).suffix(2) == ["before", "after"])
         }
     }
+
+    /// The server forgot the session's key (unused for `APP_ATTEST_FORGET_DAYS`, or its store
+    /// restored from before it) while the app kept its session: the next signed call gets a new
+    /// session with a newly attested key and goes through; nothing is dropped from the outbox.
+    @Test func aKeyTheServerForgotIsAttestedAnewOnTheNextSignedCall() async throws {
+        let attester = try SoftwareAttester()
+        try await withSDKServer({ configuration in
+            configuration.attest.mode = .required
+            configuration.attest.teamID = attester.teamID
+            configuration.attest.bundleIDs = [attester.bundleID]
+            configuration.attest.extraRootPEM = attester.rootCertificatePEM
+        }) { server in
+            let provider = InProcessAttestProvider(attester: attester)
+            let client = server.client { $0.appAttest = provider }
+            let session = try await client.open()
+            #expect(try await client.send("before").content == "before")
+            let database = try DatabaseQueue(path: server.folder.appendingPathComponent("db.sqlite").path)
+            try await database.write { db in try db.execute(sql: "DELETE FROM attest_keys") }
+            #expect(try await client.uploadDiagnostics(["battery": 80]).size > 0)
+            // A new key, attested for the same user.
+            #expect(try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM attest_keys") } == 1)
+            try database.close()
+            #expect(await client.userID == session.userId)
+            #expect(try await client.send("after").content == "after")
+            #expect(try await client.pendingMessages().isEmpty)
+            #expect(try await client.messages().messages.map(\.content) == ["before", "after"])
+        }
+    }
 }

@@ -198,7 +198,8 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
     }
 
     /// A device not seen for `APP_ATTEST_FORGET_DAYS` is forgotten when others attest; one that
-    /// signed a request within them is kept. The forgotten one attests anew.
+    /// signed a request within them is kept, and so is one that only read its conversation (a
+    /// session served is a use). The forgotten one attests anew.
     @Test func keysUnusedForTheForgetDaysAreForgottenAndAttestAnew() async throws {
         let clock = ManualClock()
         try await withServer(time: .driven(by: clock), { configuration in
@@ -207,16 +208,22 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
         }) { server in
             let idle = AttestedDevice(attester)
             let busy = AttestedDevice(attester)
-            #expect(try await idle.attest(server).status == .created)
+            let reader = AttestedDevice(attester)
+            let idleToken = try #require(try await idle.attest(server).json["token"]?.stringValue)
             let token = try #require(try await busy.attest(server).json["token"]?.stringValue)
+            let readerToken = try #require(try await reader.attest(server).json["token"]?.stringValue)
+            // Read at once: noted the same day as the attestation, nothing more.
+            #expect(try await server.request(.get, "/v1/messages", token: idleToken).status == .ok)
             clock.advance(by: .seconds(20 * 86_400))
             #expect(try await busy.send(server, token: token, "still here").status == .created)
+            #expect(try await server.request(.get, "/v1/messages", token: readerToken).status == .ok)
             clock.advance(by: .seconds(15 * 86_400))
             // Day 35: a new device attests; the idle one (unused since day 0) is forgotten, the
-            // busy one (day 20) kept.
+            // busy one and the reader (day 20) kept.
             #expect(try await AttestedDevice(attester).attest(server).status == .created)
             #expect(try await server.store.deviceKey(idle.deviceID) == nil)
             #expect(try await server.store.deviceKey(busy.deviceID) != nil)
+            #expect(try await server.store.deviceKey(reader.deviceID) != nil)
             let renewal = try await idle.assertion(server, method: "POST", path: "/v1/session", body: Data("{}".utf8))
             var headers = AttestedDevice.appKey
             headers[.init(AppAttestAssertion.headerName)!] = renewal

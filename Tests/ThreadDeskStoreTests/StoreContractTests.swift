@@ -111,7 +111,7 @@ struct UserRecordsContract {
     func oneUserAtATimeEveryUpdateKept(kind: StoreKind) async throws {
         // Fifty queue on one user at once: the last waits for forty-nine transactions, which on a
         // machine running the whole suite at once took over the 30 s a request may wait.
-        try await kind.with(lockWait: .seconds(600)) { (store: any UserStore) async throws in
+        try await kind.with(lockWait: .seconds(120)) { (store: any UserStore) async throws in
             let inside = Locked((now: 0, most: 0))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<50 {

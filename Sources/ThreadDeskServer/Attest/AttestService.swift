@@ -5,6 +5,7 @@ import NIOCore
 import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
+import Synchronization
 
 /// App Attest for the server: one-time challenges, attestations of new keys, assertions of known
 /// ones. What it learns (challenges, keys, counters) lives in the store, so every replica checks
@@ -17,6 +18,8 @@ struct AttestService: Sendable {
     /// The roots a kept key may have been attested by (see `AppAttestVerifier.rootName`):
     /// Apple's, and the extra root while it is configured.
     let trustedRoots: Set<String>
+    /// The devices whose use this process noted lately (see `noteUse`).
+    private let sightings = DeviceSightings()
 
     init(settings: AppAttestSettings, store: any DeviceAttestations, now: @escaping @Sendable () -> Date) {
         self.settings = settings
@@ -113,10 +116,29 @@ struct AttestService: Sendable {
         } catch {
             throw DeviceCheckFailure.assertion(error)
         }
-        // Another replica may have taken this counter (or a later one) meanwhile.
-        guard try await store.advanceCounter(of: pending.device, to: counter, now: now()) else { throw DeviceCheckFailure.assertion(.staleCounter) }
+        // Another replica may have taken this counter (or a later one) meanwhile, or the key was
+        // forgotten since it was read (unused for long).
+        guard try await store.advanceCounter(of: pending.device, to: counter, now: now()) else {
+            if try await store.deviceKey(pending.device) == nil { throw DeviceCheckFailure.unknownKey }
+            throw DeviceCheckFailure.assertion(.staleCounter)
+        }
         return pending.device
     }
+
+    /// Notes that an attested device's session was served, so a device in use is not forgotten
+    /// though it signs nothing (text in its thread, reads): at most once a day per device and
+    /// process, in the store only when the note there is older. A note that fails is left for
+    /// the next request: it changes no answer.
+    func noteUse(of device: String) async {
+        guard let forget = settings.forgetKeysAfter else { return }
+        let now = now()
+        let every = min(Self.useNotedEvery, forget / 4)
+        guard sightings.due(device, now: now, every: every / .seconds(1)) else { return }
+        try? await store.noteDeviceKeyUsed(device, now: now, unlessSince: now.addingTimeInterval(-(every / .seconds(1))))
+    }
+
+    /// How often a device's use is noted at most.
+    static let useNotedEvery: Duration = .seconds(86_400)
 
     private func use(_ challenge: String) async throws {
         guard challenge.utf8.count <= 128 else { throw DeviceCheckFailure.challenge(.unknown) }
@@ -149,5 +171,22 @@ struct AttestService: Sendable {
         }
         guard let keyId = fields["keyId"], let challenge = fields["challenge"], let assertion = fields["assertion"] else { return nil }
         return (keyId, challenge, assertion)
+    }
+}
+
+/// When this process last noted each device's use; forgotten wholesale past `capacity` devices
+/// (each then noted once more, which is harmless).
+final class DeviceSightings: Sendable {
+    private let seen = Mutex<[String: Date]>([:])
+    let capacity = 100_000
+
+    /// Whether `device` is due a note at `now` (then it counts as noted).
+    func due(_ device: String, now: Date, every seconds: TimeInterval) -> Bool {
+        seen.withLock { seen in
+            if let last = seen[device], now.timeIntervalSince(last) < seconds, now >= last { return false }
+            if seen.count >= capacity { seen.removeAll(keepingCapacity: true) }
+            seen[device] = now
+            return true
+        }
     }
 }

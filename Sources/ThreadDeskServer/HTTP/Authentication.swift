@@ -70,6 +70,8 @@ struct UserAuthentication: RouterMiddleware {
     let sessions: SessionService
     var attestedOnly = false
     var scopesReads = false
+    /// App Attest, when on: an attested device's session served is a use of its key.
+    var attest: AttestService?
 
     func handle(
         _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
@@ -85,6 +87,7 @@ struct UserAuthentication: RouterMiddleware {
         var context = context
         context.caller = .user(try await sessions.authenticate(token: token), token: token)
         if attestedOnly, context.attestedDevice == nil { throw DeviceCheckFailure.attestationRequired }
+        if let attest, let device = context.attestedDevice { await attest.noteUse(of: device) }
         return try await next(request, context)
     }
 }

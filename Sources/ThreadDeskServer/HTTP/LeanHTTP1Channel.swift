@@ -6,6 +6,9 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Hummingbird's HTTP/1.1 channel with a smaller first receive buffer. NIO sizes each
 /// connection's next read from its last ones, starting at 2 KiB; the requests here (polls, sends,

@@ -16,9 +16,11 @@ struct V1Groups {
 
     init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
         app = router.group("v1").add(middleware: SecretAuthentication.app(key: appKey))
-        users = router.group("v1").add(middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required))
+        let attesting = attest?.mode == .off ? nil : attest
+        users = router.group("v1").add(
+            middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, attest: attesting))
         readers = router.group("v1").add(
-            middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, scopesReads: true))
+            middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, scopesReads: true, attest: attesting))
         self.quotas = quotas
         self.attest = attest
     }

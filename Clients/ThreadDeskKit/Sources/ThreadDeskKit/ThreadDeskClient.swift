@@ -143,11 +143,11 @@ public actor ThreadDeskClient {
             guard configuration.userHash != nil else { throw .server(status: 401, code: .unauthorized, message: message, retryAfter: wait) }
             let renewed = try await createSession(presenting: nil, installation: nil)
             return try await call(renewed.token)
-        } catch .server(401, .attestationRequired, let message, let wait) {
-            // The server now serves attested devices only: this session's token is not one.
-            guard configuration.appAttest != nil else {
-                throw .server(status: 401, code: .attestationRequired, message: message, retryAfter: wait)
-            }
+        } catch .server(401, let code, let message, let wait) where code == .attestationRequired || code == .assertionUnknownKey {
+            // The server now serves attested devices only and this session's token is not one, or
+            // it no longer knows the session's key (forgotten after long disuse, or its store
+            // restored from before it): a new session, with a newly attested key if need be.
+            guard configuration.appAttest != nil else { throw .server(status: 401, code: code, message: message, retryAfter: wait) }
             let renewed = try await createSession(presenting: current, installation: nil)
             return try await call(renewed.token)
         }
