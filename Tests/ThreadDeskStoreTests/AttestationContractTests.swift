@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PostgresNIO
 import Testing
 import TestSupport
 @testable import ThreadDeskStore
@@ -118,5 +119,28 @@ struct DeviceAttestationsContract {
         let store = try SQLiteStore(path: path)
         let key = try #require(try await store.deviceKey("k"))
         #expect(key.usedAt == start && key.attestedAt == start && key.counter == 2)
+    }
+
+    /// The same on PostgreSQL, whose replicas of the version before (which write no `used_at`)
+    /// keep attesting while the others are replaced.
+    @Test(.enabled(if: postgresIsAvailable))
+    func anUpgradedPostgreSQLStoreNotesKeptKeysAsUsedWhenAttested() async throws {
+        try await withFreshPostgresSchema { url in
+            try await PostgresStore.withRunning(url: url) { store in
+                #expect(try await store.addDeviceKey(
+                    DeviceKey(keyID: "k", publicKey: [4, 1], counter: 2, environment: "production", root: "apple", attestedAt: start),
+                    forgettingKeysUnusedSince: nil))
+                // The database as schema 8 left it.
+                try await store.client.query("ALTER TABLE attest_keys DROP COLUMN used_at")
+                try await store.client.query("UPDATE schema_version SET version = 8")
+                try await store.migrate()
+                let key = try #require(try await store.deviceKey("k"))
+                #expect(key.usedAt == start && key.attestedAt == start && key.counter == 2)
+                // What a replica of schema 8 writes.
+                try await store.client.query(
+                    "INSERT INTO attest_keys (key_id, public_key, counter, environment, root, attested_at) VALUES ('old', 'BAE=', 0, 'production', 'apple', \(start))")
+                #expect(try await store.deviceKey("old") != nil)
+            }
+        }
     }
 }
