@@ -137,8 +137,9 @@ struct SDKAttestTests {
     }
 
     /// The server forgot the session's key (unused for `APP_ATTEST_FORGET_DAYS`, or its store
-    /// restored from before it) while the app kept its session: the next signed call gets a new
-    /// session with a newly attested key and goes through; nothing is dropped from the outbox.
+    /// restored from before it) while the app kept its session: the next signed calls — two at
+    /// once here — share one new session with one newly attested key and go through; the old
+    /// token is ended; nothing is dropped from the outbox.
     @Test func aKeyTheServerForgotIsAttestedAnewOnTheNextSignedCall() async throws {
         let attester = try SoftwareAttester()
         try await withSDKServer({ configuration in
@@ -153,11 +154,15 @@ struct SDKAttestTests {
             #expect(try await client.send("before").content == "before")
             let database = try DatabaseQueue(path: server.folder.appendingPathComponent("db.sqlite").path)
             try await database.write { db in try db.execute(sql: "DELETE FROM attest_keys") }
-            #expect(try await client.uploadDiagnostics(["battery": 80]).size > 0)
-            // A new key, attested for the same user.
+            async let first = client.uploadDiagnostics(["battery": 80])
+            async let second = client.uploadDiagnostics(["battery": 79])
+            let (one, two) = try await (first, second)
+            #expect(one.size > 0 && two.size > 0)
+            // One new key, attested for the same user; the token of the forgotten key ended.
             #expect(try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM attest_keys") } == 1)
             try database.close()
             #expect(await client.userID == session.userId)
+            #expect(try await server.store.user(forTokenHash: UserToken.hash(session.token)) == nil)
             #expect(try await client.send("after").content == "after")
             #expect(try await client.pendingMessages().isEmpty)
             #expect(try await client.messages().messages.map(\.content) == ["before", "after"])

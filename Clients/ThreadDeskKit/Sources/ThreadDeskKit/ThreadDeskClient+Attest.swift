@@ -61,7 +61,7 @@ extension ThreadDeskClient {
     /// When the device lost the key (restored onto another device), a new session with a newly
     /// attested key first, and the request as that session.
     func asserted(_ request: URLRequest) async throws(ThreadDeskError) -> URLRequest {
-        guard let provider = configuration.appAttest, let token = session?.token, let keyID = Self.attestedKeyID(inToken: token),
+        guard let provider = configuration.appAttest, let current = session, let keyID = Self.attestedKeyID(inToken: current.token),
             let challenge = try await attestChallenge()
         else { return request }
         var request = request
@@ -75,10 +75,11 @@ extension ThreadDeskClient {
         } catch {
             throw .transport("App Attest failed: \(error)")
         }
-        guard lostKeysReplaced.insert(keyID).inserted else {
+        // Replaced by another call meanwhile, or now: once per lost key.
+        guard lostKeysReplaced.insert(keyID).inserted || session?.token != current.token || replacing?.token == current.token else {
             throw .invalidResponse("App Attest: this device lost its key and attesting a new one did not succeed; open the session again")
         }
-        let renewed = try await createSession(presenting: session, installation: nil)
+        let renewed = try await replaceSession(current)
         request.setValue("Bearer \(renewed.token)", forHTTPHeaderField: "Authorization")
         guard let newKey = Self.attestedKeyID(inToken: renewed.token), let fresh = try await attestChallenge() else {
             request.setValue(nil, forHTTPHeaderField: AppAttestAssertion.headerName)

@@ -20,6 +20,8 @@ public actor ThreadDeskClient {
     /// Keys found lost on this device that a new session was asked for once already: never again
     /// (a retried call would otherwise attest a new key each time).
     var lostKeysReplaced: Set<String> = []
+    /// The replacement of a session under way (see `replaceSession`), by the token it replaces.
+    var replacing: (token: String, task: Task<Session, any Error>)?
     private var lastTyping: TimeInterval?
 
     public init(_ configuration: ThreadDeskConfiguration) {
@@ -148,8 +150,33 @@ public actor ThreadDeskClient {
             // it no longer knows the session's key (forgotten after long disuse, or its store
             // restored from before it): a new session, with a newly attested key if need be.
             guard configuration.appAttest != nil else { throw .server(status: 401, code: code, message: message, retryAfter: wait) }
-            let renewed = try await createSession(presenting: current, installation: nil)
+            let renewed = try await replaceSession(current)
             return try await call(renewed.token)
+        }
+    }
+
+    /// A new session in place of `current`, whose key is lost or forgotten or which the server no
+    /// longer takes: one at a time. Calls that find it refused at once share one replacement (one
+    /// new key attested, not one each), and a call that finds it replaced already gets the new
+    /// one. The replaced token is then ended on the server (where it still works).
+    func replaceSession(_ current: Session) async throws(ThreadDeskError) -> Session {
+        if let session, session.token != current.token { return session }
+        if let replacing, replacing.token == current.token { return try await Self.value(of: replacing.task) }
+        let task = Task<Session, any Error> { try await self.createSession(presenting: current, installation: nil) }
+        replacing = (current.token, task)
+        defer { if replacing?.token == current.token { replacing = nil } }
+        let renewed = try await Self.value(of: task)
+        if renewed.token != current.token { _ = try? await transport.send(request("v1/session", method: "DELETE", token: current.token)) }
+        return renewed
+    }
+
+    private static func value(of task: Task<Session, any Error>) async throws(ThreadDeskError) -> Session {
+        do {
+            return try await task.value
+        } catch let error as ThreadDeskError {
+            throw error
+        } catch {
+            throw .transport("\(error)")
         }
     }
 
