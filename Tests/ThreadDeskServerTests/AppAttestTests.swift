@@ -118,6 +118,10 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
             let accepted = try await server.request(
                 .post, "/v1/diagnostics", token: token, headers: [.init(AppAttestAssertion.headerName)!: header], json: #"{"a":1}"#)
             #expect(accepted.status == .created)
+            // Counted for the operator: one key kept, two assertions accepted, two asked for.
+            #expect(try await server.metric(#"threaddesk_app_attest_total{step="attestation",outcome="accepted"}"#) == 1)
+            #expect(try await server.metric(#"threaddesk_app_attest_total{step="assertion",outcome="accepted"}"#) == 2)
+            #expect(try await server.metric(#"threaddesk_app_attest_total{step="assertion",outcome="assertion_required"}"#) == 2)
         }
     }
 

@@ -21,8 +21,12 @@ struct AttestService: Sendable {
     /// The devices whose use this process noted lately (see `noteUse`).
     private let sightings = DeviceSightings()
 
-    init(settings: AppAttestSettings, store: any DeviceAttestations, now: @escaping @Sendable () -> Date) {
+    /// Where outcomes are counted (`threaddesk_app_attest_total`).
+    let metrics: ServerMetrics?
+
+    init(settings: AppAttestSettings, store: any DeviceAttestations, metrics: ServerMetrics? = nil, now: @escaping @Sendable () -> Date) {
         self.settings = settings
+        self.metrics = metrics
         verifier = AppAttestVerifier(
             appIDs: settings.appIDs, environments: settings.environments, extraRootPEMs: settings.extraRootPEM.map { [$0] } ?? [])
         self.store = store
@@ -40,9 +44,39 @@ struct AttestService: Sendable {
         return AttestChallenge(challenge: challenge, expiresIn: Int(settings.challengeLifetime.components.seconds))
     }
 
+    // MARK: Counted (`threaddesk_app_attest_total`): a refusal when it happens, acceptance once
+    // the key is kept or the assertion's counter raised.
+
+    func verify(_ payload: AttestationPayload) async throws -> DeviceKey {
+        try await counted("attestation", accepted: false) { try await verifying(payload) }
+    }
+
+    func keep(_ key: DeviceKey) async throws {
+        try await counted("attestation", accepted: true) { try await keeping(key) }
+    }
+
+    func check(header: String?, expected: String?) async throws -> PendingAssertion {
+        try await counted("assertion", accepted: false) { try await checking(header: header, expected: expected) }
+    }
+
+    func complete(_ pending: PendingAssertion, method: String, path: String, body: ByteBufferView) async throws -> String {
+        try await counted("assertion", accepted: true) { try await completing(pending, method: method, path: path, body: body) }
+    }
+
+    private func counted<T>(_ step: String, accepted: Bool, _ body: () async throws -> T) async throws -> T {
+        do {
+            let value = try await body()
+            if accepted { metrics?.appAttest(step: step, outcome: "accepted") }
+            return value
+        } catch let failure as DeviceCheckFailure {
+            metrics?.appAttest(step: step, outcome: APIError(failure).code.rawValue)
+            throw failure
+        }
+    }
+
     /// Verifies a new key's attestation over its challenge; the key, for `keep` once the
     /// caller's limits said yes (nothing is stored here but the challenge's use).
-    func verify(_ payload: AttestationPayload) async throws -> DeviceKey {
+    private func verifying(_ payload: AttestationPayload) async throws -> DeviceKey {
         guard let keyID = Self.bytes(payload.keyId), keyID.count == 32, let object = Self.bytes(payload.attestationObject),
             payload.challenge.utf8.count <= 128
         else { throw DeviceCheckFailure.attestation(.malformed("keyId and attestationObject must be base64")) }
@@ -62,7 +96,7 @@ struct AttestService: Sendable {
 
     /// Keeps a key `verify` accepted: from now on the device's identity. Keys unused for
     /// `forgetKeysAfter` make room first, a few at a time.
-    func keep(_ key: DeviceKey) async throws {
+    private func keeping(_ key: DeviceKey) async throws {
         let unusedSince = settings.forgetKeysAfter.map { now().addingTimeInterval(-($0 / .seconds(1))) }
         guard try await store.addDeviceKey(key, forgettingKeysUnusedSince: unusedSince) else { throw DeviceCheckFailure.keyAlreadyAttested }
     }
@@ -84,7 +118,7 @@ struct AttestService: Sendable {
 
     /// What can be checked before the body is read: the header is there and well-formed, names
     /// the expected device, and that key is known and still trusted.
-    func check(header: String?, expected: String?) async throws -> PendingAssertion {
+    private func checking(header: String?, expected: String?) async throws -> PendingAssertion {
         guard let header else { throw DeviceCheckFailure.assertionRequired }
         guard let parts = Self.parse(header), let keyID = Self.bytes(parts.keyId), keyID.count == 32,
             let assertion = Self.bytes(parts.assertion)
@@ -103,7 +137,7 @@ struct AttestService: Sendable {
     }
 
     /// Spends the challenge and verifies the assertion over the request; raises the counter.
-    func complete(_ pending: PendingAssertion, method: String, path: String, body: ByteBufferView) async throws -> String {
+    private func completing(_ pending: PendingAssertion, method: String, path: String, body: ByteBufferView) async throws -> String {
         try await use(pending.challenge)
         // SHA-256 of the client data (`AppAttestAssertion.clientData`) without copying the body.
         var hasher = SHA256()

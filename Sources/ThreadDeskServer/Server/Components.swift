@@ -59,7 +59,7 @@ struct Components: Sendable {
                 trustedProxies: configuration.trustedProxies.compactMap(IPNetwork.init), ipv6PrefixBits: configuration.quotaIPv6PrefixBits),
             metrics: metrics)
         quotas.attestMode = configuration.attest.mode
-        attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, now: now)
+        attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, metrics: metrics, now: now)
         let typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger)
         let status = configuration.statusTags.map {
             StatusTags(names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time)

@@ -73,6 +73,14 @@ public struct ServerMetrics: Sendable {
     }
 
     /// A round of the retention job ended: `done`, or `failed` (a user it could not erase, or the store).
+    /// An App Attest check ended: `step` `attestation` (a new key) or `assertion` (a signed
+    /// request), `outcome` `accepted` or the error code it was refused with.
+    func appAttest(step: String, outcome: String) {
+        registry.makeCounter(
+            name: "threaddesk_app_attest_total", labels: [("step", step), ("outcome", outcome)],
+            help: "App Attest attestations and assertions, by outcome").increment()
+    }
+
     func retentionRound(outcome: String) {
         registry.makeCounter(
             name: "threaddesk_retention_rounds_total", labels: [("outcome", outcome)],
