@@ -25,6 +25,7 @@ extension PostgresStore {
             END IF;
         END $$
         """,
+        "ALTER TABLE attest_keys ALTER COLUMN used_at SET DEFAULT now()",
         "CREATE INDEX IF NOT EXISTS attest_keys_used_at ON attest_keys (used_at)",
     ]
 

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import TestSupport
 import ThreadDeskCore
-import ThreadDeskServer
+@testable import ThreadDeskServer
 import ThreadDeskStore
 import ThreadDeskWire
 
@@ -508,6 +508,10 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
                 #expect(reply.status == .unauthorized, "\(path)")
                 #expect(reply.errorCode == "attestation_required", "\(path)")
             }
+            #expect(try await server.metric(#"threaddesk_app_attest_total{step="token",outcome="attestation_required"}"#) == 2)
+            // Still the user's: it can be ended (the SDK does, once it attested a new key).
+            #expect(try await server.request(.delete, "/v1/session", token: token).status == .noContent)
+            #expect(try await server.store.user(forTokenHash: UserToken.hash(token)) == nil)
         }
     }
 
@@ -600,3 +604,28 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
         }
     }
 }
+
+/// The memory of devices whose use a process noted: once a period each, and bounded.
+@Suite("Device sightings") struct DeviceSightingsTests {
+    @Test func eachDeviceIsDueOncePerPeriodAndTheMemoryStaysBounded() {
+        let sightings = DeviceSightings(capacity: 4)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        for device in ["a", "b", "c", "d"] { #expect(sightings.due(device, now: start, every: 10)) }
+        #expect(!sightings.due("a", now: start.addingTimeInterval(9), every: 10))
+        #expect(sightings.due("a", now: start.addingTimeInterval(10), every: 10))
+        // Full: a new device makes room by the oldest half, the recently noted stay.
+        #expect(sightings.due("e", now: start.addingTimeInterval(11), every: 10))
+        #expect(sightings.count <= 4)
+        #expect(!sightings.due("a", now: start.addingTimeInterval(12), every: 10))
+        #expect(!sightings.due("e", now: start.addingTimeInterval(12), every: 10))
+        #expect(sightings.count == 2)
+        // Long after, full again: whoever was noted a period ago goes first.
+        for device in ["f", "g", "h"] { #expect(sightings.due(device, now: start.addingTimeInterval(100), every: 10)) }
+        #expect(sightings.count == 3)
+        #expect(sightings.due("a", now: start.addingTimeInterval(100), every: 10), "forgotten, so due again")
+        // A note the store did not take is tried again at the next request.
+        sightings.forget("f")
+        #expect(sightings.due("f", now: start.addingTimeInterval(101), every: 10))
+    }
+}
+

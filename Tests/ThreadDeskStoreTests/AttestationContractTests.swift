@@ -102,6 +102,23 @@ struct DeviceAttestationsContract {
         }
     }
 
+    /// A session served notes its key's use, at most once a period: an older note is moved on,
+    /// a recent one left.
+    @Test(arguments: StoreKind.available)
+    func aKeysUseIsNotedOnlyOverAnOlderNote(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            #expect(try await store.addDeviceKey(
+                DeviceKey(keyID: "k", publicKey: [4, 1], environment: "production", root: "apple", attestedAt: start),
+                forgettingKeysUnusedSince: nil))
+            try await store.noteDeviceKeyUsed("k", now: start.addingTimeInterval(10), unlessSince: start.addingTimeInterval(5))
+            #expect(try await store.deviceKey("k")?.usedAt == start.addingTimeInterval(10))
+            try await store.noteDeviceKeyUsed("k", now: start.addingTimeInterval(12), unlessSince: start.addingTimeInterval(5))
+            #expect(try await store.deviceKey("k")?.usedAt == start.addingTimeInterval(10))
+            try await store.noteDeviceKeyUsed("nobody", now: start, unlessSince: start)
+            #expect(try await store.deviceKey("nobody") == nil)
+        }
+    }
+
     /// A key kept before last use was noted counts as used when it was attested, so an upgrade
     /// forgets nobody at once that attested recently.
     @Test func anUpgradedSQLiteStoreNotesKeptKeysAsUsedWhenAttested() async throws {

@@ -27,7 +27,10 @@ struct AssertionMiddleware: RouterMiddleware {
         // new thread where the old one is gone (see `ThreadService.post`).
         guard applies(request, context) || request.headers[.appAttestAssertion] != nil else { return try await next(request, context) }
         guard let device = context.attestedDevice else {
-            if attest.mode == .required { throw DeviceCheckFailure.attestationRequired }
+            if attest.mode == .required {
+                attest.count(.attestationRequired, step: "assertion")
+                throw DeviceCheckFailure.attestationRequired
+            }
             return try await next(request, context)
         }
         let pending = try await attest.check(header: request.headers[.appAttestAssertion], expected: device)

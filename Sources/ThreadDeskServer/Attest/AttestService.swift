@@ -69,9 +69,16 @@ struct AttestService: Sendable {
             if accepted { metrics?.appAttest(step: step, outcome: "accepted") }
             return value
         } catch let failure as DeviceCheckFailure {
-            metrics?.appAttest(step: step, outcome: APIError(failure).code.rawValue)
+            count(failure, step: step)
             throw failure
         }
+    }
+
+    /// Counts a refusal, also one made outside this service (an unattested caller where
+    /// attestation is required). A key no longer trusted is told `attestation_required` on the
+    /// wire, and counted as what it is.
+    func count(_ failure: DeviceCheckFailure, step: String) {
+        metrics?.appAttest(step: step, outcome: failure == .keyNoLongerTrusted ? "key_untrusted" : APIError(failure).code.rawValue)
     }
 
     /// Verifies a new key's attestation over its challenge; the key, for `keep` once the
@@ -168,7 +175,11 @@ struct AttestService: Sendable {
         let now = now()
         let every = min(Self.useNotedEvery, forget / 4)
         guard sightings.due(device, now: now, every: every / .seconds(1)) else { return }
-        try? await store.noteDeviceKeyUsed(device, now: now, unlessSince: now.addingTimeInterval(-(every / .seconds(1))))
+        do {
+            try await store.noteDeviceKeyUsed(device, now: now, unlessSince: now.addingTimeInterval(-(every / .seconds(1))))
+        } catch {
+            sightings.forget(device)
+        }
     }
 
     /// How often a device's use is noted at most.
@@ -208,19 +219,34 @@ struct AttestService: Sendable {
     }
 }
 
-/// When this process last noted each device's use; forgotten wholesale past `capacity` devices
-/// (each then noted once more, which is harmless).
+/// When this process last noted each device's use. Past `capacity` devices, those noted longer
+/// than a period ago go first, then the oldest half (noted once more when they come back).
 final class DeviceSightings: Sendable {
     private let seen = Mutex<[String: Date]>([:])
-    let capacity = 100_000
+    let capacity: Int
+
+    init(capacity: Int = 100_000) { self.capacity = capacity }
 
     /// Whether `device` is due a note at `now` (then it counts as noted).
     func due(_ device: String, now: Date, every seconds: TimeInterval) -> Bool {
         seen.withLock { seen in
             if let last = seen[device], now.timeIntervalSince(last) < seconds, now >= last { return false }
-            if seen.count >= capacity { seen.removeAll(keepingCapacity: true) }
+            if seen[device] == nil, seen.count >= capacity {
+                seen = seen.filter { now.timeIntervalSince($0.value) < seconds && now >= $0.value }
+                if seen.count >= capacity {
+                    let cutoff = seen.values.sorted()[seen.count / 2]
+                    seen = seen.filter { $0.value > cutoff }
+                }
+            }
             seen[device] = now
             return true
         }
     }
+
+    /// Forgets `device`'s note (the store did not take it: the next request tries again).
+    func forget(_ device: String) {
+        _ = seen.withLock { $0.removeValue(forKey: device) }
+    }
+
+    var count: Int { seen.withLock { $0.count } }
 }

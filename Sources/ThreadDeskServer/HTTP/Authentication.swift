@@ -86,7 +86,10 @@ struct UserAuthentication: RouterMiddleware {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         var context = context
         context.caller = .user(try await sessions.authenticate(token: token), token: token)
-        if attestedOnly, context.attestedDevice == nil { throw DeviceCheckFailure.attestationRequired }
+        if attestedOnly, context.attestedDevice == nil {
+            attest?.count(.attestationRequired, step: "token")
+            throw DeviceCheckFailure.attestationRequired
+        }
         if let attest, let device = context.attestedDevice { await attest.noteUse(of: device) }
         return try await next(request, context)
     }

@@ -8,6 +8,9 @@ import ThreadDeskCore
 struct V1Groups {
     let app: RouterGroup<ThreadDeskRequestContext>
     let users: RouterGroup<ThreadDeskRequestContext>
+    /// Users whatever their token (`APP_ATTEST=required` included): ending a session must work for
+    /// a token from before attestation was required, which still proves the user beside the app key.
+    let anyUsers: RouterGroup<ThreadDeskRequestContext>
     /// Users' short reads (a poll): the token check and the handler's reads share one `ReadScope`.
     let readers: RouterGroup<ThreadDeskRequestContext>
     let quotas: Quotas
@@ -19,6 +22,7 @@ struct V1Groups {
         let attesting = attest?.mode == .off ? nil : attest
         users = router.group("v1").add(
             middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, attest: attesting))
+        anyUsers = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
         readers = router.group("v1").add(
             middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, scopesReads: true, attest: attesting))
         self.quotas = quotas

@@ -72,15 +72,16 @@ public struct ServerMetrics: Sendable {
             .increment()
     }
 
-    /// A round of the retention job ended: `done`, or `failed` (a user it could not erase, or the store).
-    /// An App Attest check ended: `step` `attestation` (a new key) or `assertion` (a signed
-    /// request), `outcome` `accepted` or the error code it was refused with.
+    /// An App Attest check ended: `step` `attestation` (a new key), `assertion` (a signed
+    /// request) or `token` (a session's token where only attested devices' are served), `outcome`
+    /// `accepted`, `key_untrusted` or the error code it was refused with.
     func appAttest(step: String, outcome: String) {
         registry.makeCounter(
             name: "threaddesk_app_attest_total", labels: [("step", step), ("outcome", outcome)],
             help: "App Attest attestations and assertions, by outcome").increment()
     }
 
+    /// A round of the retention job ended: `done`, or `failed` (a user it could not erase, or the store).
     func retentionRound(outcome: String) {
         registry.makeCounter(
             name: "threaddesk_retention_rounds_total", labels: [("outcome", outcome)],

@@ -16,7 +16,7 @@ struct SessionRoutes: Sendable {
     func register(on groups: V1Groups) {
         // Charged in the handler: an attested device's sessions count per device, not per address.
         groups.app.post("session", use: open)
-        groups.users.delete("session", use: close)
+        groups.anyUsers.delete("session", use: close)
     }
 
     @Sendable func open(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
@@ -69,7 +69,10 @@ struct SessionRoutes: Sendable {
                 header: request.headers[.appAttestAssertion], method: request.method.rawValue, path: request.uri.path,
                 body: bytes.readableBytesView, expected: renewing)
         }
-        if attest.mode == .required { throw DeviceCheckFailure.attestationRequired }
+        if attest.mode == .required {
+            attest.count(.attestationRequired, step: "attestation")
+            throw DeviceCheckFailure.attestationRequired
+        }
         return nil
     }
 

@@ -65,6 +65,10 @@ extension ThreadDeskClient {
             let challenge = try await attestChallenge()
         else { return request }
         var request = request
+        // As the session is now: another call may have replaced the one the request was made with.
+        if request.value(forHTTPHeaderField: "Authorization") != nil {
+            request.setValue("Bearer \(current.token)", forHTTPHeaderField: "Authorization")
+        }
         do {
             request.setValue(
                 try await assertionHeader(provider, keyID: keyID, request: request, challenge: challenge),
@@ -76,7 +80,8 @@ extension ThreadDeskClient {
             throw .transport("App Attest failed: \(error)")
         }
         // Replaced by another call meanwhile, or now: once per lost key.
-        guard lostKeysReplaced.insert(keyID).inserted || session?.token != current.token || replacing?.token == current.token else {
+        let replacedAlready = session.map { $0.token != current.token } ?? false
+        guard lostKeysReplaced.insert(keyID).inserted || replacedAlready || replacing?.token == current.token else {
             throw .invalidResponse("App Attest: this device lost its key and attesting a new one did not succeed; open the session again")
         }
         let renewed = try await replaceSession(current)

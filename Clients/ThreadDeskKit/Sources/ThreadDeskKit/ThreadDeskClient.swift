@@ -142,6 +142,8 @@ public actor ThreadDeskClient {
         do {
             return try await call(current.token)
         } catch .server(401, .unauthorized, let message, let wait) {
+            // Replaced by another call meanwhile (which ended this token): the call again, as the new one.
+            if let now = session, now.token != current.token { return try await call(now.token) }
             guard configuration.userHash != nil else { throw .server(status: 401, code: .unauthorized, message: message, retryAfter: wait) }
             let renewed = try await createSession(presenting: nil, installation: nil)
             return try await call(renewed.token)
@@ -160,7 +162,9 @@ public actor ThreadDeskClient {
     /// new key attested, not one each), and a call that finds it replaced already gets the new
     /// one. The replaced token is then ended on the server (where it still works).
     func replaceSession(_ current: Session) async throws(ThreadDeskError) -> Session {
-        if let session, session.token != current.token { return session }
+        // Signed out meanwhile: nothing to replace.
+        guard let session else { throw .noSession }
+        if session.token != current.token { return session }
         if let replacing, replacing.token == current.token { return try await Self.value(of: replacing.task) }
         let task = Task<Session, any Error> { try await self.createSession(presenting: current, installation: nil) }
         replacing = (current.token, task)
