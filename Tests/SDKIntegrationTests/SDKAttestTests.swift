@@ -168,4 +168,33 @@ struct SDKAttestTests {
             #expect(try await client.messages().messages.map(\.content) == ["before", "after"])
         }
     }
+
+    /// Signed requests sent at once reach the server in any order: one whose counter a later one
+    /// overtook reads as replayed, and is signed anew and sent again.
+    @Test func aSignedRequestOvertakenByALaterOneIsSignedAnew() async throws {
+        let attester = try SoftwareAttester()
+        try await withSDKServer({ configuration in
+            configuration.attest.mode = .required
+            configuration.attest.teamID = attester.teamID
+            configuration.attest.bundleIDs = [attester.bundleID]
+            configuration.attest.extraRootPEM = attester.rootCertificatePEM
+        }) { server in
+            let provider = InProcessAttestProvider(attester: attester)
+            let client = server.client { $0.appAttest = provider }
+            _ = try await client.open()
+            #expect(try await client.uploadDiagnostics(["battery": 80]).size > 0)
+            // Before each signed call: another signed request of this device's got there first
+            // with the next counter.
+            let database = try DatabaseQueue(path: server.folder.appendingPathComponent("db.sqlite").path)
+            let overtake = { try await database.write { db in try db.execute(sql: "UPDATE attest_keys SET counter = counter + 1") } }
+            try await overtake()
+            #expect(try await client.uploadDiagnostics(["battery": 79]).size > 0)
+            try await overtake()
+            let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 0, count: 64)
+            let sent = try await client.send("with a file", files: [OutgoingFile(filename: "shot.png", contentType: "image/png", data: png)])
+            #expect(sent.content == "with a file" && sent.attachments.count == 1)
+            try database.close()
+        }
+    }
 }
+

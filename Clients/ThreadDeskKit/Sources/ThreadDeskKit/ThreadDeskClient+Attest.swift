@@ -106,9 +106,29 @@ extension ThreadDeskClient {
             return try await transport.send(request)
         } catch .server(401, .assertionRequired, let message, let wait) {
             guard configuration.appAttest != nil else { throw .server(status: 401, code: .assertionRequired, message: message, retryAfter: wait) }
-            return try await transport.send(try await asserted(request))
+            return try await sendSigned(request)
         }
     }
+
+    /// Sends `request` with an assertion over it. Signed requests sent at once can reach the
+    /// server out of order, and the later counter, arriving first, makes the earlier one look
+    /// replayed: such a request is signed anew (a higher counter) and sent again, a few times.
+    func sendSigned(_ request: URLRequest) async throws(ThreadDeskError) -> Transport.Reply {
+        var overtaken = 0
+        while true {
+            do {
+                return try await transport.send(try await asserted(request))
+            } catch .server(401, .assertionReplayed, let message, let wait) {
+                overtaken += 1
+                guard overtaken < Self.signingAttempts else {
+                    throw .server(status: 401, code: .assertionReplayed, message: message, retryAfter: wait)
+                }
+            }
+        }
+    }
+
+    /// How many times a signed request is signed at most.
+    static let signingAttempts = 4
 
     private func assertionHeader(_ provider: any AppAttestProvider, keyID: String, request: URLRequest, challenge: String) async throws -> String {
         let clientData = AppAttestAssertion.clientData(

@@ -315,7 +315,7 @@ public actor ThreadDeskClient {
             request.httpBody = form.body(text: entry.text, files: entry.files)
             request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
             // Files cost Discord most: an attested session signs them up front.
-            request = try await asserted(request)
+            return try decode(SupportMessage.self, from: try await sendSigned(request))
         }
         return try decode(SupportMessage.self, from: try await sendAsserting(request))
     }
@@ -470,7 +470,7 @@ public actor ThreadDeskClient {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.setValue(key, forHTTPHeaderField: APIHeader.idempotencyKey)
             // Diagnostics always need an attested session's assertion.
-            return try decode(DiagnosticsResult.self, from: try await transport.send(try await asserted(request)))
+            return try decode(DiagnosticsResult.self, from: try await sendSigned(request))
         }
     }
 
