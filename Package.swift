@@ -389,6 +389,7 @@ let package = Package(
                 "APNsEmulator",
                 "TestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "DiscordGateway",

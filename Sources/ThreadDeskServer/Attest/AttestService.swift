@@ -124,7 +124,7 @@ struct AttestService: Sendable {
     }
 
     /// What can be checked before the body is read: the header is there and well-formed, names
-    /// the expected device, and that key is known and still trusted.
+    /// the expected device, and that key is known and still trusted; then the challenge is spent.
     private func checking(header: String?, expected: String?) async throws -> PendingAssertion {
         guard let header else { throw DeviceCheckFailure.assertionRequired }
         guard let parts = Self.parse(header), let keyID = Self.bytes(parts.keyId), keyID.count == 32,
@@ -140,12 +140,13 @@ struct AttestService: Sendable {
         else { throw DeviceCheckFailure.keyNoLongerTrusted }
         // The stored key must be one: otherwise the store is at fault (a 500), not the client.
         guard (try? P256.Signing.PublicKey(x963Representation: key.publicKey)) != nil else { throw CorruptDeviceKey(keyID: device) }
+        // Spent before a byte of the body is read: one challenge cannot start many slow uploads.
+        try await use(parts.challenge)
         return PendingAssertion(device: device, key: key, challenge: parts.challenge, assertion: assertion)
     }
 
-    /// Spends the challenge and verifies the assertion over the request; raises the counter.
+    /// Verifies the assertion over the request (its challenge spent by `checking`); raises the counter.
     private func completing(_ pending: PendingAssertion, method: String, path: String, body: ByteBufferView) async throws -> String {
-        try await use(pending.challenge)
         // SHA-256 of the client data (`AppAttestAssertion.clientData`) without copying the body.
         var hasher = SHA256()
         hasher.update(data: AppAttestAssertion.clientData(method: method, path: path, challenge: pending.challenge, body: []))

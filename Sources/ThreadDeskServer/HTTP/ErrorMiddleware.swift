@@ -43,6 +43,8 @@ struct ErrorMiddleware: RouterMiddleware {
             return APIError(error)
         case is DeadlineExceeded:
             return APIError(.serviceUnavailable, .timeout, "The request took too long; try again shortly.", retryAfterSeconds: 2)
+        case is RequestArrivedLate:
+            return APIError(.requestTimeout, .timeout, "The request did not arrive in time.")
         case is CancellationError:
             return APIError(.serviceUnavailable, .shuttingDown, "The server is restarting; try again shortly.", retryAfterSeconds: 2)
         case is StoreUnavailableError:

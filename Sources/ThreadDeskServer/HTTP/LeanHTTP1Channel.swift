@@ -13,13 +13,23 @@ import Glibc
 /// Hummingbird's HTTP/1.1 channel with a smaller first receive buffer. NIO sizes each
 /// connection's next read from its last ones, starting at 2 KiB; the requests here (polls, sends,
 /// a stream's one GET) are a few hundred bytes, and an idle event stream should not hold more.
-/// Bigger bodies still grow the buffer as they arrive.
+/// Bigger bodies still grow the buffer as they arrive. Every request arrives within `arrival`
+/// (`RequestArrivalHandler`).
 struct LeanHTTP1Channel: ServerChildChannel {
     let base: HTTP1Channel
+    let arrival: RequestArrivalLimits
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
         channel.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
             .flatMap { _ in base.setup(channel: channel, logger: logger) }
+            .flatMapThrowing { value in
+                let pipeline = channel.pipeline.syncOperations
+                let handler = RequestArrivalHandler(limits: arrival)
+                // After the codec (it sees whole parts), before the connection's own state handler.
+                try pipeline.addHandler(handler, position: .before(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
+                try pipeline.addHandler(RequestArrivalStart(handler), position: .first)
+                return value
+            }
     }
 
     func handle(value: HTTP1Channel.Value, logger: Logger) async {
@@ -116,11 +126,13 @@ final class DateHeader: Sendable {
 extension HTTPServerBuilder {
     /// The lean channel answering through `responder` split in two (`SplitResponder`); the
     /// application's own responder, which would route the same requests in one task, is not used.
-    static func leanHTTP1(configuration: HTTP1Channel.Configuration, responder: SplitResponder) -> HTTPServerBuilder {
+    static func leanHTTP1(configuration: HTTP1Channel.Configuration, arrival: RequestArrivalLimits, responder: SplitResponder) -> HTTPServerBuilder {
         .init { _ in
-            LeanHTTP1Channel(base: HTTP1Channel(responder: { request, writer, channel in
-                try await responder.respond(request, writer, channel)
-            }, configuration: configuration))
+            LeanHTTP1Channel(
+                base: HTTP1Channel(responder: { request, writer, channel in
+                    try await responder.respond(request, writer, channel)
+                }, configuration: configuration),
+                arrival: arrival)
         }
     }
 }

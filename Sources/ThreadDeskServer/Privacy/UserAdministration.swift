@@ -23,9 +23,13 @@ public struct UserAdministration: Sendable {
         eraser = configuration.map { configuration in
             var discord = DiscordClient<ContinuousClock>.Configuration(baseURL: configuration.discordAPIURL, token: configuration.discordToken)
             discord.budget = configuration.discordBudget
+            let client = DiscordClient(configuration: discord, logger: logger)
             return UserEraser(
-                store: store, discord: DiscordClient(configuration: discord, logger: logger), deletion: configuration.privacy.deletion,
-                hub: nil, status: nil, metrics: ServerMetrics(), logger: logger)
+                store: store, discord: client, deletion: configuration.privacy.deletion, hub: nil, status: nil,
+                unrecorded: UnrecordedThreads(
+                    store: store, discord: client, bot: BotIdentity(discord: client), guildID: configuration.guildID,
+                    forumChannelID: configuration.forumChannelID),
+                metrics: ServerMetrics(), logger: logger)
         }
     }
 

@@ -19,13 +19,15 @@ public enum ErasureReason: String, Sendable, Hashable {
 /// transaction, under the user's lock throughout. Discord comes first so that a refusal leaves
 /// everything as it was, for a retry; a thread already gone or locked counts as settled.
 struct UserEraser: Sendable {
-    let store: any UserErasure
+    let store: any UserErasure & GlobalValues & JobLocks
     let discord: DiscordClient<ContinuousClock>
     let deletion: UserDeletion
     /// Ends the user's open event streams (here, and on every replica); nil outside a server.
     let hub: LiveHub?
     /// Forgets the threads' status tags; nil when they are off or outside a server.
     let status: StatusTags?
+    /// Finds a thread an attempt of ours made and the store never kept (its answer lost).
+    let unrecorded: UnrecordedThreads
     let metrics: ServerMetrics
     let logger: Logger
 
@@ -35,19 +37,27 @@ struct UserEraser: Sendable {
     @discardableResult
     func erase(_ id: UserID, reason: ErasureReason, inactiveSince: Date? = nil) async throws -> Bool {
         var threads: [Snowflake] = []
+        /// Threads whose status tags were stopped for the erasure: they resume if it fails.
+        var stopped: [Snowflake] = []
         let erased: Bool
         do {
             erased = try await store.eraseUser(id) { context in
                 if let inactiveSince, Self.activeSince(inactiveSince, context) { throw CameBack() }
                 threads = context.threadIDs
                 let gone = Set(context.threads.filter(\.gone).map(\.id))
+                // Made by an attempt cut short: the user's all the same, settled like the others.
+                threads += try await unrecorded.attempts(of: id).compactMap(Snowflake.init).filter { !threads.contains($0) }
                 for thread in threads where !gone.contains(thread) {
+                    try await StatusTags.markErased(thread, in: store)
+                    stopped.append(thread)
                     try await settle(thread, of: id, reason: reason)
                 }
                 context.globalKeys = [ThreadNotes.unrecordedThreadKey(id)] + threads.map(StatusTags.key)
             }
-        } catch is CameBack {
-            return false
+        } catch {
+            for thread in stopped { try? await store.setGlobalValue(StatusTags.key(thread), to: nil) }
+            if error is CameBack { return false }
+            throw error
         }
         for thread in threads { status?.forget(thread) }
         // Every token of theirs is gone: their streams find out and end.

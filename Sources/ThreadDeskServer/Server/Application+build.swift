@@ -51,7 +51,7 @@ public func buildApplication(
         var internalServer = Application(
                 router: internalRouter,
                 server: .leanHTTP1(
-                    configuration: .init(idleTimeout: idle),
+                    configuration: .init(idleTimeout: idle), arrival: configuration.arrival,
                     responder: SplitResponder(responder: internalRouter.buildResponder(), serverName: "ThreadDesk-internal", logger: logger)),
                 configuration: .init(address: .hostname(configuration.internalHost, port: port), serverName: "ThreadDesk-internal"),
                 onServerRunning: { channel in await onInternalServerRunning(channel.localAddress?.port ?? 0) },
@@ -62,7 +62,7 @@ public func buildApplication(
     var application = Application(
         router: parts.router,
         server: .leanHTTP1(
-            configuration: .init(idleTimeout: idle),
+            configuration: .init(idleTimeout: idle), arrival: configuration.arrival,
             responder: SplitResponder(responder: parts.router.buildResponder(), serverName: "ThreadDesk", logger: logger)),
         // A deploy or a network blip brings every open stream back at once: a short listen queue
         // would reset connections the kernel could have held (the system caps it at somaxconn).

@@ -118,7 +118,8 @@ struct Components: Sendable {
             now: now, faq: faqMirror?.book)
 
         eraser = UserEraser(
-            store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status, metrics: metrics, logger: logger)
+            store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status,
+            unrecorded: threads.unrecorded, metrics: metrics, logger: logger)
         exporter = DataExporter(store: store, sync: sync, now: now)
 
         var services: [any Service] = [

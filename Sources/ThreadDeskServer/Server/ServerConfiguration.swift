@@ -66,6 +66,10 @@ public struct ServerConfiguration: Sendable {
     /// How long one request may take in all; past it the client gets 503 and every wait of the
     /// request (lock, Discord, APNs, database) has already given up.
     public var requestTimeout: Duration = .seconds(20)
+    /// How long a request's head and whole body may take to arrive, from its first byte; past it
+    /// the connection closes (408 when nothing was answered). `requestTimeout` unless set apart.
+    public var receiveTimeout: Duration?
+    var arrival: RequestArrivalLimits { RequestArrivalLimits(timeout: receiveTimeout ?? requestTimeout) }
     /// After SIGTERM, how long in-flight requests may take to finish before they are cancelled;
     /// the process is gone at most `shutdownCancelGrace` later.
     public var shutdownGrace: Duration = .seconds(10)

@@ -58,7 +58,7 @@ enum ConversationStatus: String, Sendable, CaseIterable {
 final class StatusTags: Service, Sendable, CustomStringConvertible {
     private let names: StatusTagNames
     private let discord: DiscordClient<ContinuousClock>
-    private let store: any GlobalValues & JobLocks
+    private let store: any GlobalValues & JobLocks & UserRecords & MirrorStore
     /// The gateway feed, whose epoch says whether a note of the thread's tags can be trusted.
     private let feed: FeedState?
     private let forumChannelID: String
@@ -82,7 +82,7 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     var description: String { "StatusTags" }
 
     init(
-        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks, feed: FeedState?,
+        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore, feed: FeedState?,
         forumChannelID: String, logger: Logger, time: ServerTime
     ) {
         (self.names, self.discord, self.store, self.feed, self.forumChannelID, self.logger, self.time) =
@@ -213,6 +213,26 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// on any replica).
     static func key(_ thread: Snowflake) -> String { "thread-status/\(thread)" }
 
+    /// The note while the thread's user is being erased; it goes with the erasure, after which
+    /// the thread has no owner in the store.
+    static let erasedNote = "erased"
+
+    /// Marks `thread` as its user's erasure settles it: a change under way on any replica
+    /// finishes first (the thread's lock), and none is made after. Waits `wait` at most.
+    static func markErased(_ thread: Snowflake, in store: any GlobalValues & JobLocks, wait: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + wait
+        while try await store.exclusively(key(thread), { try await store.setGlobalValue(key(thread), to: erasedNote) }) == nil {
+            guard ContinuousClock.now < deadline else { throw Busy() }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Whether the store still knows whose thread it is (an erased user's threads are no one's).
+    private func hasOwner(_ thread: Snowflake) async throws -> Bool {
+        if try await store.userID(forThread: thread.description) != nil { return true }
+        return try await store.mirrorThread(thread) != nil
+    }
+
     private func apply(_ next: Desired, to thread: Snowflake, ids: [ConversationStatus: String]) async throws {
         // In flight before the note is read: what the gateway says from here on is checked below.
         watches.withLock { $0[thread, default: Watch()].heard = [] }
@@ -222,7 +242,10 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
                 if watches[thread]?.isIdle == true { watches[thread] = nil }
             }
         }
-        var note = try await store.globalValue(Self.key(thread)).flatMap(ShownNote.init(note:))
+        let raw = try await store.globalValue(Self.key(thread))
+        // Its user is being erased, or was (on any replica): nothing more is shown there.
+        guard raw != Self.erasedNote, try await hasOwner(thread) else { return }
+        var note = raw.flatMap(ShownNote.init(note:))
         // An event being checked, or heard since, that the note does not agree with: the note
         // says nothing more of the thread (and is written so, should this change not be made).
         let doubt = watches.withLock { watches in note.map { watches[thread]?.agree(with: $0) == false } ?? false }

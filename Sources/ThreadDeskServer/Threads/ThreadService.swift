@@ -26,6 +26,10 @@ struct ThreadService: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
+    var unrecorded: UnrecordedThreads {
+        UnrecordedThreads(store: store, discord: discord, bot: bot, guildID: guildID, forumChannelID: forumChannelID)
+    }
+
     /// Posts `message` into the user's thread, creating the thread with it as the starter post
     /// when there is none, and a new thread when Discord says the old one is deleted or locked.
     /// The record in `context` is updated as soon as a thread exists, so a later failure in the
@@ -97,43 +101,24 @@ struct ThreadService: Sendable {
         return created.message
     }
 
-    /// The user's thread if Discord has one the store does not know: active, in the forum, started
-    /// by the bot after the note's time, not locked, nobody else's, and started with the post the
-    /// attempt noted (a reference-system thread, or one from an attempt noted before threads were
-    /// named for the conversation: named for the user). When its starter post is `message` (the
-    /// same send retried), that post is returned too, so it is not posted twice.
+    /// The user's thread if Discord has one the store does not know (`UnrecordedThreads`). When
+    /// its starter post is `message` (the same send retried), that post is returned too, so it is
+    /// not posted twice.
     private func existingThread(for id: UserID, _ adoption: ThreadNotes.Adoption, posting message: DiscordMessageCreate) async throws
         -> (thread: String, starter: DiscordMessage?)?
     {
         let bot = try await self.bot.id()
-        let active = try await discord.activeThreads(guildID: guildID).threads
-        let candidates = active.filter { thread in
-            thread.parentId == forumChannelID && thread.ownerId == bot.description
-                && (adoption.starter != nil || thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
-                && thread.threadMetadata?.locked != true
-                && (Snowflake(thread.id).map { (adoption.madeAfter...adoption.madeBefore).contains($0.date) } ?? false)
-        }
-        var found: [(thread: String, starter: DiscordMessage?)] = []
-        for thread in candidates.sorted(by: { (Snowflake($0.id) ?? Snowflake(0)) > (Snowflake($1.id) ?? Snowflake(0)) }) {
-            // Someone else's: recorded for them, or mirrored for them (a thread just made, its
-            // record not yet committed).
-            if let owner = try await store.userID(forThread: thread.id), owner != id { continue }
-            let mirrored = try await store.mirrorThread(Snowflake(thread.id) ?? Snowflake(0))
-            if mirrored?.gone == true || mirrored.map({ $0.owner != id }) == true { continue }
-            // A forum thread's id is its starter message's id.
-            let starter = try? await discord.message(thread.id, in: thread.id)
-            guard let noted = adoption.starter else {
-                let same = starter.map { $0.author.id == bot.description && $0.content == message.content } ?? false
-                return (thread.id, same ? starter : nil)
-            }
-            guard let starter, starter.author.id == bot.description,
-                ThreadNotes.starterDigest(content: starter.content, fileSizes: starter.attachments.map(\.size)) == noted
-            else { continue }
-            found.append((thread.id, starter.content == message.content ? starter : nil))
+        let candidates = try await unrecorded.candidates(for: id, adoption)
+        guard adoption.starter != nil else {
+            // Named for the user (a reference-system thread): the newest.
+            guard let first = candidates.first else { return nil }
+            let same = first.starter.map { $0.author.id == bot.description && $0.content == message.content } ?? false
+            return (first.thread, same ? first.starter : nil)
         }
         // Two unclaimed threads that both start as the attempt did ("Hi"): neither is surely this
         // user's, so neither is taken.
-        return found.count == 1 ? found[0] : nil
+        guard candidates.count == 1, let found = candidates.first else { return nil }
+        return (found.thread, found.starter?.content == message.content ? found.starter : nil)
     }
 
     private func startThread(with message: DiscordMessageCreate, for record: UserRecord) async throws -> DiscordForumThread {
