@@ -2,17 +2,17 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// How long a request may take to arrive, and how long a connection answered before its body
-/// came lingers.
+/// How long a request may take to arrive, and how much of a body nobody reads is taken.
 public struct RequestArrivalLimits: Sendable, Hashable {
     /// From a request's first byte to the end of its body.
     public var timeout: Duration
-    /// After an answer given before its request's body was in (a 401, a 413, a 503 `busy`): how
-    /// long the client gets to read it before the connection closes. Nothing more is read.
-    public var linger: Duration
+    /// Body bytes still taken (and dropped) after an answer given before its request's body was
+    /// in (a 401, a 413, a 503 `busy`), so that a client still sending reads the answer; past
+    /// them the connection closes instead. The largest body the server accepts, by default.
+    public var unreadBodyLimit: Int
 
-    public init(timeout: Duration, linger: Duration = .seconds(1)) {
-        (self.timeout, self.linger) = (timeout, linger)
+    public init(timeout: Duration, unreadBodyLimit: Int) {
+        (self.timeout, self.unreadBodyLimit) = (timeout, unreadBodyLimit)
     }
 }
 
@@ -25,10 +25,10 @@ struct RequestArrivedLate: Error {}
 /// ever). Past the deadline the connection closes, with a 408 when nothing was answered yet; the
 /// handler reading the body sees an error, not a short body, and lets go of what it held.
 ///
-/// A body the handler left unread is not drained: an answer that goes out before its request's
-/// body is in says `Connection: close`, then the output closes (the client reads the answer and
-/// its end), nothing more is read, and the connection closes `linger` later — a pause so the
-/// client reads the answer before the close resets the connection, as Go's server does.
+/// A body the handler left unread is not drained for ever: after the answer, at most
+/// `unreadBodyLimit` more bytes are taken (within the same deadline), then the connection closes.
+/// Clients that send on while the answer comes (most HTTP clients) read it that way, as nginx's
+/// lingering close lets them.
 ///
 /// Sits after the HTTP codec; `RequestArrivalStart`, first in the pipeline, starts the clock at a
 /// request's first byte (before its head is whole). Everything runs on the channel's event loop.
@@ -41,7 +41,6 @@ final class RequestArrivalHandler: ChannelDuplexHandler, RemovableChannelHandler
     let limits: RequestArrivalLimits
     private var context: ChannelHandlerContext?
     private var timer: Scheduled<Void>?
-    private var lingerTimer: Scheduled<Void>?
     /// Bytes of a request that is not whole yet have arrived.
     private var arriving = false
     private var headsRead = 0
@@ -49,10 +48,8 @@ final class RequestArrivalHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var answersEnded = 0
     /// An answer's head went out and its end not yet.
     private var answering = false
-    /// The answer began before its request's body was in: the connection ends with it.
-    private var endsWithAnswer = false
-    /// The answer is out and the output closed: nothing more is read until the close.
-    private var lingering = false
+    /// Body bytes still taken after the answer; nil while the request's answer is not done.
+    private var unreadAllowance: Int?
     private var closed = false
 
     init(limits: RequestArrivalLimits) { self.limits = limits }
@@ -60,75 +57,60 @@ final class RequestArrivalHandler: ChannelDuplexHandler, RemovableChannelHandler
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        cancelTimers()
+        timer?.cancel()
+        timer = nil
         self.context = nil
     }
 
     /// The first byte of a request (from `RequestArrivalStart`): its clock starts.
     func bytesArrived() {
-        guard !arriving, !closed, !lingering, let context else { return }
+        guard !arriving, !closed, let context else { return }
         start(context)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closed else { return }
-        let part = unwrapInboundIn(data)
-        guard !lingering else {
-            // The client finished after all: nothing is left to wait for.
-            if case .end = part { closeNow(context) }
-            return
-        }
-        switch part {
+        switch unwrapInboundIn(data) {
         case .head:
             headsRead += 1
             if !arriving { start(context) }
-        case .body:
-            break
+        case .body(let bytes):
+            if let allowance = unreadAllowance {
+                guard allowance >= bytes.readableBytes else { return closeNow(context) }
+                unreadAllowance = allowance - bytes.readableBytes
+            }
         case .end:
             endsRead += 1
             arriving = false
+            unreadAllowance = nil
             timer?.cancel()
             timer = nil
         }
         context.fireChannelRead(data)
     }
 
-    func read(context: ChannelHandlerContext) {
-        // Lingering: what the client still sends stays in its socket, unread.
-        if !lingering { context.read() }
-    }
-
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard !closed, !lingering else {
+        guard !closed else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
         switch unwrapOutboundIn(data) {
-        case .head(var head) where head.status.kind != .informational:
-            answering = true
-            if endsRead < headsRead {
-                endsWithAnswer = true
-                head.headerFields[.connection] = "close"
-                context.write(wrapOutboundOut(.head(head)), promise: promise)
-                return
-            }
-        case .head, .body:
+        case .head(let head):
+            if head.status.kind != .informational { answering = true }
+        case .body:
             break
         case .end:
             answering = false
             answersEnded += 1
-            if endsWithAnswer {
-                context.writeAndFlush(data, promise: promise)
-                linger(context)
-                return
-            }
+            if endsRead < headsRead { unreadAllowance = limits.unreadBodyLimit }
         }
         context.write(data, promise: promise)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         closed = true
-        cancelTimers()
+        timer?.cancel()
+        timer = nil
         context.fireChannelInactive()
     }
 
@@ -138,7 +120,6 @@ final class RequestArrivalHandler: ChannelDuplexHandler, RemovableChannelHandler
         timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(limits.timeout)) { [self] in
             timer = nil
             guard arriving, !closed, let context = self.context else { return }
-            if lingering { return closeNow(context) }
             shut(context, answer: isUnanswered)
         }
     }
@@ -162,27 +143,12 @@ final class RequestArrivalHandler: ChannelDuplexHandler, RemovableChannelHandler
         closeNow(context)
     }
 
-    private func linger(_ context: ChannelHandlerContext) {
-        lingering = true
-        context.close(mode: .output, promise: nil)
-        lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(limits.linger)) { [self] in
-            lingerTimer = nil
-            if let context = self.context { closeNow(context) }
-        }
-    }
-
     private func closeNow(_ context: ChannelHandlerContext) {
         guard !closed else { return }
         closed = true
-        cancelTimers()
-        context.close(promise: nil)
-    }
-
-    private func cancelTimers() {
         timer?.cancel()
         timer = nil
-        lingerTimer?.cancel()
-        lingerTimer = nil
+        context.close(promise: nil)
     }
 
     private static func timeAmount(_ duration: Duration) -> TimeAmount {

@@ -69,7 +69,9 @@ public struct ServerConfiguration: Sendable {
     /// How long a request's head and whole body may take to arrive, from its first byte; past it
     /// the connection closes (408 when nothing was answered). `requestTimeout` unless set apart.
     public var receiveTimeout: Duration?
-    var arrival: RequestArrivalLimits { RequestArrivalLimits(timeout: receiveTimeout ?? requestTimeout) }
+    var arrival: RequestArrivalLimits {
+        RequestArrivalLimits(timeout: receiveTimeout ?? requestTimeout, unreadBodyLimit: attachments.maxTotalBytes + UploadReader.overhead)
+    }
     /// After SIGTERM, how long in-flight requests may take to finish before they are cancelled;
     /// the process is gone at most `shutdownCancelGrace` later.
     public var shutdownGrace: Duration = .seconds(10)
