@@ -20,6 +20,15 @@ public struct SessionRequest: Sendable, Codable, Hashable {
         self.installation = installation
         self.attestation = attestation
     }
+
+    /// A `null` in `installation` is a field not set, as `PUT /v1/installation` takes it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        userId = try container.decodeIfPresent(String.self, forKey: .userId)
+        userHash = try container.decodeIfPresent(String.self, forKey: .userHash)
+        installation = try container.decodeIfPresent([String: InstallationValue?].self, forKey: .installation)?.compactMapValues { $0 }
+        attestation = try container.decodeIfPresent(AttestationPayload.self, forKey: .attestation)
+    }
 }
 
 /// The answer to `POST /v1/session`: the user's id and their bearer token for every other call.
