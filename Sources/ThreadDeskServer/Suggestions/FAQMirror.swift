@@ -11,9 +11,11 @@ import ThreadDeskStore
 /// active threads in the forum and the forum's archived ones: archived posts stay answers), then
 /// the gateway's post and starter events as they come. After a gateway gap (every new session
 /// too) the forum is read again, since events may have been missed; a failed read is tried again,
-/// backing off.
+/// backing off. A post whose starter's author may not use the desk is no answer (`FAQAuthors`):
+/// it stays none, edits and all, until an agent posts it again.
 struct FAQMirror: Service, CustomStringConvertible {
     let book: FAQBook
+    let authors: FAQAuthors
     let discord: DiscordClient<ContinuousClock>
     let guildID: String
     let forumID: String
@@ -87,7 +89,7 @@ struct FAQMirror: Service, CustomStringConvertible {
                 if await !book.knowsTags(channel.appliedTags ?? []) { try? await refreshTags() }
                 await book.post(thread, title: channel.name ?? "", tagIDs: channel.appliedTags ?? [])
                 if let message = try await starter(of: thread) {
-                    await book.starter(thread, content: message.content, attachments: Self.files(of: message))
+                    try await take(message, post: thread)
                 } else {
                     await book.remove(thread)
                 }
@@ -114,6 +116,8 @@ struct FAQMirror: Service, CustomStringConvertible {
     @discardableResult
     func load() async throws -> Int {
         await book.beginLoad()
+        // Roles and overwrites may have changed while the feed was away: read them afresh.
+        await authors.forget()
         try await refreshTags()
         var threads = try await discord.activeThreads(guildID: guildID).threads.filter { $0.parentId == forumID }
         var before: String?
@@ -124,8 +128,15 @@ struct FAQMirror: Service, CustomStringConvertible {
             before = last
         }
         var loaded: [String: FAQBook.Post] = [:]
+        // Whether each author may answer, asked once per author in a read.
+        var verdicts: [String: Bool] = [:]
         for thread in threads where loaded[thread.id] == nil {
             guard let starter = try await starter(of: thread.id) else { continue }
+            if verdicts[starter.author.id] == nil { verdicts[starter.author.id] = try await authors.mayAnswer(starter) }
+            guard verdicts[starter.author.id] == true else {
+                logger.notice("A FAQ post by a member who may not use the desk is no answer", metadata: Self.metadata(starter))
+                continue
+            }
             loaded[thread.id] = FAQBook.Post(
                 title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
         }
@@ -140,6 +151,11 @@ struct FAQMirror: Service, CustomStringConvertible {
         switch event {
         case .faqPost(let thread, _, _), .faqStarterChanged(let thread), .faqPostDeleted(let thread): post = thread
         case .faqStarter(let message): post = message.channelId
+        case .faqAccessChanged:
+            // The next post or edit is judged by the roles and overwrites as they are now (other
+            // replicas read them again within `FAQAuthors.maxAge`).
+            await authors.forget()
+            return true
         default: return false
         }
         let applied = await applyHere(event)
@@ -153,13 +169,20 @@ struct FAQMirror: Service, CustomStringConvertible {
             if await !book.knowsTags(tags) { try? await refreshTags() }
             await book.post(thread, title: title, tagIDs: tags)
         case .faqStarter(let message):
-            await book.starter(message.channelId, content: message.content, attachments: Self.files(of: message))
+            do {
+                try await Deadline.within(.seconds(30)) { try await take(message, post: message.channelId) }
+            } catch {
+                // Left as it was: a new post is no answer yet, an answer keeps its last words.
+                logger.warning("Could not tell whether a FAQ post's author may answer", metadata: ["thread": "\(message.channelId)", "error": "\(error)"])
+            }
         case .faqStarterChanged(let thread):
             do {
-                if let message = try await starter(of: thread) {
-                    await book.starter(thread, content: message.content, attachments: Self.files(of: message))
-                } else {
-                    await book.remove(thread)
+                try await Deadline.within(.seconds(30)) {
+                    if let message = try await starter(of: thread) {
+                        try await take(message, post: thread)
+                    } else {
+                        await book.remove(thread)
+                    }
                 }
             } catch {
                 logger.warning("Could not read an edited FAQ answer", metadata: ["thread": "\(thread)", "error": "\(error)"])
@@ -170,6 +193,20 @@ struct FAQMirror: Service, CustomStringConvertible {
             return false
         }
         return true
+    }
+
+    /// A post's starter into the book: the answer when its author may answer, otherwise none.
+    private func take(_ message: DiscordMessage, post thread: String) async throws {
+        if try await authors.mayAnswer(message) {
+            await book.starter(thread, content: message.content, attachments: Self.files(of: message))
+        } else {
+            logger.notice("A FAQ post by a member who may not use the desk is no answer", metadata: Self.metadata(message))
+            await book.withhold(thread)
+        }
+    }
+
+    private static func metadata(_ message: DiscordMessage) -> Logger.Metadata {
+        ["thread": "\(message.channelId)", "author": "\(message.author.id)"]
     }
 
     static func files(of message: DiscordMessage) -> [MirroredMessage.Attachment] {
