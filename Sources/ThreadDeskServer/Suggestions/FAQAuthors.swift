@@ -1,4 +1,5 @@
 import DiscordREST
+import Synchronization
 
 /// Who may write a curated answer. A forum lets every member create posts unless told otherwise,
 /// and an answer is served to every user as support's word, so a post counts only when its
@@ -6,9 +7,11 @@ import DiscordREST
 /// desk in the FAQ forum (`DeskAccess`, computed as Discord computes permissions there).
 ///
 /// The guild's roles and the forum's overwrites are read at most once a minute (and afresh with
-/// every full read of the forum); a member's roles come with the gateway's events, or are read
-/// when asked (a full read of the forum asks once per author).
-actor FAQAuthors {
+/// every full read of the forum, and when the gateway or another replica says they changed); a
+/// member's roles come with the gateway's events, or are read when asked (a full read of the forum
+/// asks once per author). Not an actor: forgetting must happen at once, in the order word of
+/// changes arrives, before a later post is judged.
+final class FAQAuthors: Sendable {
     private let discord: DiscordClient<ContinuousClock>
     private let bot: BotIdentity
     private let guildID: String
@@ -26,8 +29,10 @@ actor FAQAuthors {
         var readAt: Duration
     }
 
-    private var rules: Rules?
-    private var application: String?
+    /// What was read, and how many times it was forgotten: a read that began before the last
+    /// forgetting is used once but not kept.
+    private let rules = Mutex<(read: Rules?, forgotten: Int)>((nil, 0))
+    private let application = Mutex<String?>(nil)
 
     init(discord: DiscordClient<ContinuousClock>, bot: BotIdentity, guildID: String, forumID: String, access: DeskAccess, time: ServerTime) {
         (self.discord, self.bot, self.guildID, self.forumID, self.access, self.time) = (discord, bot, guildID, forumID, access, time)
@@ -47,7 +52,7 @@ actor FAQAuthors {
     }
 
     /// Forgets what was read of the guild: the next question reads it again.
-    func forget() { rules = nil }
+    func forget() { rules.withLock { $0 = (nil, $0.forgotten + 1) } }
 
     /// The author's roles: the gateway's events carry them as they are now; REST's messages do
     /// not, so they are read. nil: no member of the guild (any more).
@@ -62,20 +67,21 @@ actor FAQAuthors {
 
     private func currentRules() async throws -> Rules {
         let now = time.elapsed()
-        if let rules, now - rules.readAt < Self.maxAge { return rules }
+        let (known, forgotten) = rules.withLock { $0 }
+        if let known, now - known.readAt < Self.maxAge { return known }
         let guild = try await discord.guild(guildID)
         let forum = try await discord.channel(forumID)
         let read = Rules(
             ownerID: guild.ownerId,
             roles: guild.rolePermissions, overwrites: (forum.permissionOverwrites ?? []).map(\.overwrite), readAt: now)
-        rules = read
+        rules.withLock { if $0.forgotten == forgotten { $0.read = read } }
         return read
     }
 
     private func applicationID() async throws -> String {
-        if let application { return application }
+        if let known = application.withLock({ $0 }) { return known }
         let id = try await discord.currentApplication().id
-        application = id
+        application.withLock { $0 = id }
         return id
     }
 }

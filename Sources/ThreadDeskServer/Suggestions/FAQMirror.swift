@@ -40,7 +40,9 @@ struct FAQMirror: Service, CustomStringConvertible {
                         await bus.listen(
                             receive: { payload in
                                 guard let change = FAQChange(payload), change.origin != origin else { return }
-                                Task { await self.refresh(change.post) }
+                                // At once, in the order word comes: a post changed after it is judged anew.
+                                if change.access == true { authors.forget() }
+                                if let post = change.post { Task { await self.refresh(post) } }
                             },
                             connected: {
                                 // A reconnection may have missed announcements: read the forum again.
@@ -99,11 +101,11 @@ struct FAQMirror: Service, CustomStringConvertible {
         }
     }
 
-    /// Tells the other replicas that `thread` changed.
-    private func announce(_ thread: String) async {
+    /// Tells the other replicas what changed.
+    private func announce(_ change: FAQChange) async {
         guard let bus else { return }
         do {
-            try await bus.announce(FAQChange(origin: origin, post: thread).payload)
+            try await bus.announce(change.payload)
         } catch {
             logger.notice("Could not tell the other replicas of a FAQ change", metadata: ["error": "\(error)"])
         }
@@ -117,7 +119,7 @@ struct FAQMirror: Service, CustomStringConvertible {
     func load() async throws -> Int {
         await book.beginLoad()
         // Roles and overwrites may have changed while the feed was away: read them afresh.
-        await authors.forget()
+        authors.forget()
         try await refreshTags()
         var threads = try await discord.activeThreads(guildID: guildID).threads.filter { $0.parentId == forumID }
         var before: String?
@@ -152,14 +154,15 @@ struct FAQMirror: Service, CustomStringConvertible {
         case .faqPost(let thread, _, _), .faqStarterChanged(let thread), .faqPostDeleted(let thread): post = thread
         case .faqStarter(let message): post = message.channelId
         case .faqAccessChanged:
-            // The next post or edit is judged by the roles and overwrites as they are now (other
-            // replicas read them again within `FAQAuthors.maxAge`).
-            await authors.forget()
+            // The next post or edit is judged by the roles and overwrites as they are now, here
+            // and on the other replicas.
+            authors.forget()
+            await announce(FAQChange(origin: origin, access: true))
             return true
         default: return false
         }
         let applied = await applyHere(event)
-        await announce(post)
+        await announce(FAQChange(origin: origin, post: post))
         return applied
     }
 
@@ -234,17 +237,18 @@ struct FAQMirror: Service, CustomStringConvertible {
     }
 }
 
-/// What one replica tells the others on the live bus: a FAQ post changed. Not a live event's
-/// shape, so the live hub passes it by.
+/// What one replica tells the others on the live bus: a FAQ post changed, or who may write
+/// answers did. Not a live event's shape, so the live hub passes it by.
 struct FAQChange: Codable, Equatable {
     var origin: String
-    var post: String
+    var post: String?
+    var access: Bool?
 
-    init(origin: String, post: String) {
-        (self.origin, self.post) = (origin, post)
+    init(origin: String, post: String? = nil, access: Bool? = nil) {
+        (self.origin, self.post, self.access) = (origin, post, access)
     }
 
-    private enum CodingKeys: String, CodingKey { case origin = "faqOrigin", post = "faqPost" }
+    private enum CodingKeys: String, CodingKey { case origin = "faqOrigin", post = "faqPost", access = "faqAccess" }
 
     init?(_ payload: String) {
         guard let change = try? JSONDecoder().decode(FAQChange.self, from: Data(payload.utf8)) else { return nil }
