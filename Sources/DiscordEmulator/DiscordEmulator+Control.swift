@@ -93,8 +93,11 @@ extension DiscordEmulator {
         try world.startTyping(in: try Self.snowflake(threadID), user: world.agent.id)
     }
 
-    public func editMessage(_ messageID: String, inChannel channelID: String, content: String) throws(DiscordFailure) {
-        _ = try world.editMessage(try Self.snowflake(messageID), in: try Self.snowflake(channelID), content: content, editor: nil)
+    /// Edits a message: as `member` (a user id), who must be its author as in Discord (50005
+    /// otherwise), or as nobody in particular when nil.
+    public func editMessage(_ messageID: String, inChannel channelID: String, content: String, as member: String? = nil) throws(DiscordFailure) {
+        _ = try world.editMessage(
+            try Self.snowflake(messageID), in: try Self.snowflake(channelID), content: content, editor: try member.map(Self.member))
     }
 
     public func deleteMessage(_ messageID: String, inChannel channelID: String) throws(DiscordFailure) {
@@ -124,19 +127,27 @@ extension DiscordEmulator {
     /// The Message Content intent's switch in the Developer Portal (off: IDENTIFY with it closes 4014).
     public func setMessageContentIntent(enabled: Bool) { world.setMessageContentIntent(enabled) }
 
-    /// The agent writes a post in the FAQ forum (a curated answer): its thread's id, which is its
-    /// starter message's too. `tags` are tag names of the FAQ forum.
+    /// A member writes a post in the FAQ forum (a curated answer, if ThreadDesk believes its
+    /// author): its thread's id, which is its starter message's too. `tags` are tag names of the
+    /// FAQ forum; `member` is a user id (`addMember`), the agent (the guild's owner) when nil.
+    /// Refused (50013) to a member who may not create posts there, as Discord's client would.
     @discardableResult
-    public func postFAQ(title: String, answer: String, tags: [String] = [], attachments: [UploadedFile] = []) throws(DiscordFailure) -> String {
+    public func postFAQ(
+        title: String, answer: String, tags: [String] = [], attachments: [UploadedFile] = [], as member: String? = nil
+    ) throws(DiscordFailure) -> String {
         let files = attachments.map {
             EmulatedAttachment(id: world.ids.next(), filename: $0.filename, contentType: $0.contentType, description: nil, data: $0.data)
         }
+        let author = try member.map(Self.member) ?? world.agent.id
         return try world.state.withLock { state throws(DiscordFailure) -> String in
+            guard state.users[author] != nil else { throw .unknownMember }
+            let needed = Permissions.viewChannel | Permissions.sendMessages
+            guard world.permissions(of: author, in: world.faqForumID, state: state) & needed == needed else { throw .missingPermissions }
             let available = state.channels[world.faqForumID]?.availableTags ?? []
             let ids = tags.compactMap { name in available.first { $0.name == name }?.id }
             let json = try world.startForumThread(
                 in: world.faqForumID, name: title, autoArchiveDuration: 4320, appliedTags: ids,
-                message: NewMessage(content: answer, attachments: files, reference: nil), author: world.agent.id, state: &state)
+                message: NewMessage(content: answer, attachments: files, reference: nil), author: author, state: &state)
             return json["id"]?.stringValue ?? ""
         }
     }

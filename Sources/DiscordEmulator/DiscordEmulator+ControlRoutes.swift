@@ -33,7 +33,11 @@ extension DiscordEmulator {
         var reason: String?
     }
 
-    struct EditRequest: Decodable { var content: String }
+    struct EditRequest: Decodable {
+        var content: String
+        /// As this member (who must be the author); as nobody in particular when absent.
+        var member: String?
+    }
 
     struct DenyRequest: Decodable { var permissions: String }
 
@@ -104,7 +108,7 @@ extension DiscordEmulator {
             try await Self.answer {
                 let body = try await request.decode(as: EditRequest.self, context: context)
                 let channel = context.parameters.get("channel") ?? ""
-                try self.editMessage(context.parameters.get("message") ?? "", inChannel: channel, content: body.content)
+                try self.editMessage(context.parameters.get("message") ?? "", inChannel: channel, content: body.content, as: body.member)
                 return self.messages(inThread: channel)
             }
         }

@@ -7,11 +7,15 @@ extension DiscordEmulator {
     struct CommandRequest: Decodable {
         var name: String
         var options: [CommandOption]?
-        var roles: [String]?
-        var permissions: String?
+        /// Who runs it (a user id); the agent, the guild's owner, when absent.
+        var member: String?
     }
 
-    struct RoleRequest: Decodable { var name: String }
+    struct RoleRequest: Decodable {
+        var name: String
+        /// Its guild-wide permissions, a bitfield as a decimal string.
+        var permissions: String?
+    }
 
     func addInteractionControlRoutes(to router: Router<BasicRequestContext>) {
         let control = router.group("/_emulator")
@@ -20,7 +24,7 @@ extension DiscordEmulator {
                 let body = try await request.decode(as: CommandRequest.self, context: context)
                 return try self.runCommand(
                     body.name, inChannel: context.parameters.get("id") ?? "", options: body.options ?? [],
-                    roles: body.roles ?? [], permissions: body.permissions)
+                    as: body.member)
             }
         }
         control.post("/threads/:id/autocomplete") { request, context in
@@ -28,7 +32,7 @@ extension DiscordEmulator {
                 let body = try await request.decode(as: CommandRequest.self, context: context)
                 return try self.autocomplete(
                     body.name, inChannel: context.parameters.get("id") ?? "", options: body.options ?? [],
-                    roles: body.roles ?? [], permissions: body.permissions)
+                    as: body.member)
             }
         }
         control.get("/interactions/:id") { _, context in
@@ -43,7 +47,7 @@ extension DiscordEmulator {
         control.get("/webhooks") { _, _ in try Self.encode(self.webhooks) }
         control.post("/roles") { request, context in
             let body = try await request.decode(as: RoleRequest.self, context: context)
-            return try Self.encode(["id": self.createRole(named: body.name)])
+            return try Self.encode(["id": self.createRole(named: body.name, permissions: body.permissions.flatMap { UInt64($0) } ?? 0)])
         }
     }
 }

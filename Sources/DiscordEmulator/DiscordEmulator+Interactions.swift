@@ -86,49 +86,36 @@ extension DiscordEmulator {
         public var name: String
     }
 
-    /// Every permission, as Discord computes them for the guild's owner (the agent is the owner):
-    /// what `runCommand` and `autocomplete` give the member unless told otherwise.
+    /// Every permission, as Discord computes them for the guild's owner (the agent is the owner).
     public static let ownerPermissions = String(Permissions.all)
 
-    /// The agent runs `/name` in a channel (normally a forum thread): INTERACTION_CREATE (type 2)
-    /// reaches every gateway session. `roles` must exist (`createRole`); `permissions` is the
-    /// member's permission bitfield in the channel, every permission when nil. Refused, nothing
-    /// dispatched, for a command not registered (10063), one the member may not use (50013), or
-    /// options the command does not declare (50035).
+    /// A member runs `/name` in a channel (normally a forum thread): INTERACTION_CREATE (type 2)
+    /// reaches every gateway session, with the member's roles and their permissions in that
+    /// channel as Discord computes them. `member` is a user id (`addMember`); nil is the agent, the
+    /// guild's owner. Refused, nothing dispatched, for a command not registered (10063), one the
+    /// member may not use (50013), or options the command does not declare (50035).
     @discardableResult
     public func runCommand(
-        _ name: String, inChannel channelID: String, options: [CommandOption] = [], roles: [String] = [],
-        permissions: String? = nil
+        _ name: String, inChannel channelID: String, options: [CommandOption] = [], as member: String? = nil
     ) throws(DiscordFailure) -> InteractionSnapshot {
-        try invoke(name, channelID: channelID, options: options, roles: roles, permissions: permissions, autocomplete: false)
+        try invoke(name, channelID: channelID, options: options, member: member, autocomplete: false)
     }
 
-    /// The agent types into an autocomplete option (the one `focused`): INTERACTION_CREATE type 4.
+    /// A member types into an autocomplete option (the one `focused`): INTERACTION_CREATE type 4.
     @discardableResult
     public func autocomplete(
-        _ name: String, inChannel channelID: String, options: [CommandOption], roles: [String] = [],
-        permissions: String? = nil
+        _ name: String, inChannel channelID: String, options: [CommandOption], as member: String? = nil
     ) throws(DiscordFailure) -> InteractionSnapshot {
-        try invoke(name, channelID: channelID, options: options, roles: roles, permissions: permissions, autocomplete: true)
+        try invoke(name, channelID: channelID, options: options, member: member, autocomplete: true)
     }
 
     private func invoke(
-        _ name: String, channelID: String, options: [CommandOption], roles: [String], permissions: String?, autocomplete: Bool
+        _ name: String, channelID: String, options: [CommandOption], member: String?, autocomplete: Bool
     ) throws(DiscordFailure) -> InteractionSnapshot {
-        let roleIDs = try roles.map { (role) throws(DiscordFailure) -> Snowflake in
-            guard let id = Snowflake(role) else { throw .unknownRole }
-            return id
-        }
-        let bits = try permissions.map { (text) throws(DiscordFailure) -> UInt64 in
-            guard let bits = UInt64(text) else {
-                throw .invalidForm(["permissions"], code: "NUMBER_TYPE_COERCE", message: "Value \"\(text)\" is not int.")
-            }
-            return bits
-        }
         let id = try world.startInteraction(
             Invocation(
-                commandName: name, channelID: try Self.snowflake(channelID), options: options, roles: roleIDs,
-                permissions: bits ?? Permissions.all, autocomplete: autocomplete))
+                commandName: name, channelID: try Self.snowflake(channelID), options: options, member: try member.map(Self.member) ?? world.agent.id,
+                autocomplete: autocomplete))
         guard let snapshot = interaction(id.description) else { throw .unknownInteraction }
         return snapshot
     }
@@ -172,9 +159,10 @@ extension DiscordEmulator {
         }
     }
 
-    /// A new guild role (GUILD_ROLE_CREATE); its id, to give members in `runCommand(roles:)`.
-    public func createRole(named name: String) -> String {
-        world.createRole(named: name).description
+    /// A new guild role (GUILD_ROLE_CREATE) with these guild-wide permissions; its id, to give
+    /// members (`addMember`).
+    public func createRole(named name: String, permissions: UInt64 = 0) -> String {
+        world.createRole(named: name, permissions: permissions).description
     }
 
     public var guildID: String { world.guildID.description }

@@ -43,6 +43,7 @@ public final class DiscordEmulator: Service, Sendable {
         addWebhookRoutes(to: router)
         addControlRoutes(to: router)
         addInteractionControlRoutes(to: router)
+        addMemberControlRoutes(to: router)
         let world = self.world
         let application = Application(
             router: router,

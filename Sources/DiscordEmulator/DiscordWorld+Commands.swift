@@ -53,10 +53,10 @@ extension DiscordWorld {
         if let guild, guild != guildID { throw .unknownGuild }
     }
 
-    /// A new role (no permissions of its own), announced as GUILD_ROLE_CREATE.
-    func createRole(named name: String) -> Snowflake {
+    /// A new role, announced as GUILD_ROLE_CREATE.
+    func createRole(named name: String, permissions: UInt64 = 0) -> Snowflake {
         state.withLock { state in
-            let role = EmulatedRole(id: ids.next(), name: name, position: state.roles.count + 1)
+            let role = EmulatedRole(id: ids.next(), name: name, position: state.roles.count + 1, permissions: permissions)
             state.roles.append(role)
             state.gateway.dispatch(
                 "GUILD_ROLE_CREATE", ["guild_id": .string(guildID.description), "role": role.json], intent: .guilds,

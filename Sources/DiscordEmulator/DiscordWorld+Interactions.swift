@@ -7,8 +7,8 @@ struct Invocation: Sendable {
     var commandName: String
     var channelID: Snowflake
     var options: [DiscordEmulator.CommandOption]
-    var roles: [Snowflake]
-    var permissions: UInt64
+    /// Who uses it: the guild's owner (the agent) unless a test plays another member.
+    var member: Snowflake
     /// An autocomplete request (type 4) instead of running the command (type 2).
     var autocomplete: Bool
 }
@@ -16,16 +16,19 @@ struct Invocation: Sendable {
 extension DiscordWorld {
     /// Starts an interaction and dispatches INTERACTION_CREATE to every gateway session. Refused,
     /// with nothing dispatched, where Discord's client would not offer it: a command not
-    /// registered, a member without its `default_member_permissions`, options it does not declare.
+    /// registered, a member without its `default_member_permissions` (unless an admin allowed
+    /// them the commands under Integrations), options it does not declare.
     func startInteraction(_ invocation: Invocation) throws(DiscordFailure) -> Snowflake {
         try state.withLock { state throws(DiscordFailure) -> Snowflake in
             guard let command = state.commands.first(where: { $0.definition.type == 1 && $0.definition.name == invocation.commandName })
             else { throw .unknownCommand }
             guard let channel = state.channels[invocation.channelID] else { throw .unknownChannel }
             guard channel.type != .guildForum else { throw .nonTextChannel }
-            let known = Set(state.roles.map(\.id))
-            guard invocation.roles.allSatisfy(known.contains) else { throw .unknownRole }
-            guard Permissions.allows(invocation.permissions, required: command.definition.defaultMemberPermissions) else {
+            guard state.users[invocation.member] != nil else { throw .unknownMember }
+            // What Discord computes for the member in this channel (a thread: its parent's overwrites).
+            let held = permissions(of: invocation.member, in: channel.id, state: state)
+            let overridden = !state.commandsAllowedFor.isDisjoint(with: [guildID, invocation.member] + (state.memberRoles[invocation.member] ?? []))
+            guard overridden || Permissions.allows(held, required: command.definition.defaultMemberPermissions) else {
                 throw .missingPermissions
             }
             let options = try Self.optionValues(
@@ -38,21 +41,21 @@ extension DiscordWorld {
             let id = ids.next()
             let interaction = EmulatedInteraction(
                 id: id, token: EmulatedInteraction.makeToken(id: id), type: invocation.autocomplete ? 4 : 2,
-                commandID: command.id, commandName: command.definition.name, channelID: channel.id, userID: agent.id,
+                commandID: command.id, commandName: command.definition.name, channelID: channel.id, userID: invocation.member,
                 createdAt: configuration.clock.now)
             state.interactions[id] = interaction
             state.counters.interactionsCreated += 1
-            let payload = interactionJSON(interaction, channel: channel, options: options, invocation: invocation)
+            let payload = interactionJSON(interaction, channel: channel, options: options, permissions: held, state: state)
             state.gateway.dispatch("INTERACTION_CREATE", payload, intent: nil, author: nil)
             return id
         }
     }
 
     private func interactionJSON(
-        _ interaction: EmulatedInteraction, channel: EmulatedChannel, options: [JSON], invocation: Invocation
+        _ interaction: EmulatedInteraction, channel: EmulatedChannel, options: [JSON], permissions held: UInt64, state: State
     ) -> JSON {
         let guild = JSON.string(guildID.description)
-        let permissions = JSON.string(String(invocation.permissions))
+        let permissions = JSON.string(String(held))
         var data: [String: JSON] = [
             "id": .string(interaction.commandID.description), "name": .string(interaction.commandName), "type": 1,
             "guild_id": guild,
@@ -71,12 +74,9 @@ extension DiscordWorld {
                 "permissions": permissions,
             ],
             "channel_id": .string(channel.id.description),
-            "member": [
-                "user": agent.json, "roles": .array(invocation.roles.map { .string($0.description) }),
-                "permissions": permissions, "nick": nil, "avatar": nil, "banner": nil,
-                "joined_at": .string(ISO8601.string(guildID.date)), "premium_since": nil, "deaf": false, "mute": false,
-                "flags": 0, "pending": false, "communication_disabled_until": nil, "unusual_dm_activity_until": nil,
-            ],
+            "member": merging(
+                memberJSON(interaction.userID, state: state, withUser: true),
+                ["permissions": permissions, "unusual_dm_activity_until": nil]),
             "token": .string(interaction.token),
             "version": 1,
             "app_permissions": .string(String(Permissions.bot)),

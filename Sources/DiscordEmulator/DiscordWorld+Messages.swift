@@ -119,7 +119,7 @@ extension DiscordWorld {
         if id != channelID { state.channels[channelID]?.messageCount += 1 }
         if stored.mentionEveryone { state.counters.everyonePings += 1 }
         state.gateway.dispatch(
-            "MESSAGE_CREATE", json(stored, in: state), intent: .guildMessages, author: author == bot.id ? .bot : .other)
+            "MESSAGE_CREATE", gatewayJSON(stored, in: state), intent: .guildMessages, author: author == bot.id ? .bot : .other)
         return stored
     }
 
@@ -187,7 +187,7 @@ extension DiscordWorld {
         state.messages[channelID]![index].editedAt = Date()
         let edited = state.messages[channelID]![index]
         state.gateway.dispatch(
-            "MESSAGE_UPDATE", json(edited, in: state), intent: .guildMessages,
+            "MESSAGE_UPDATE", gatewayJSON(edited, in: state), intent: .guildMessages,
             author: edited.authorID == bot.id ? .bot : .other)
         return edited
     }

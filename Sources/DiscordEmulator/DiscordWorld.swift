@@ -27,6 +27,9 @@ final class DiscordWorld: Sendable {
         /// When each command created in the last `commandCreateWindow` was created.
         var commandCreates: [Duration] = []
         var interactions: [Snowflake: EmulatedInteraction] = [:]
+        /// Roles and members (the guild's id: everyone) an admin allowed the application's
+        /// commands under Server Settings → Integrations, whatever `default_member_permissions` says.
+        var commandsAllowedFor: Set<Snowflake> = []
         var webhooks: [Snowflake: EmulatedWebhook] = [:]
         var roles: [EmulatedRole] = []
         /// Each member's roles (members not listed have none).

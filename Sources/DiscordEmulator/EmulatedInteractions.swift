@@ -103,6 +103,9 @@ struct EmulatedRole: Sendable {
 /// Discord's permission bits the emulator reasons about.
 enum Permissions {
     static let administrator: UInt64 = 1 << 3
+    static let viewChannel: UInt64 = 1 << 10
+    /// In a forum, Create Posts.
+    static let sendMessages: UInt64 = 1 << 11
     /// Every permission Discord defines today (bits 0–50): what an owner or administrator holds.
     static let all: UInt64 = (1 << 51) - 1
     /// What `@everyone` may do in the emulated guild.

@@ -3,7 +3,7 @@ import DiscordREST
 /// The daemon → server contract (`POST /internal/gateway/events`), explicit so that daemon and
 /// server can be upgraded one at a time: `{"version": 1, "events": [{"type": "message.created",
 /// "message": {…}}, …]}`, every event an object with a `type`. The FAQ forum's events
-/// (`faq.post`, `faq.starter`, `faq.starter.changed`, `faq.post.deleted`) came later: a server
+/// (`faq.post`, `faq.starter`, `faq.starter.changed`, `faq.post.deleted`, `faq.access.changed`) came later: a server
 /// from before them skips them, so the version stays 1. A server skips (and counts) events of
 /// a type it does not know, so a newer daemon never makes it refuse a batch; it still reads the
 /// shape Swift's synthesized `Codable` gave daemons before version 1.
@@ -111,6 +111,8 @@ extension ForumEvent: Codable {
         case .faqPostDeleted(let thread):
             try put("faq.post.deleted")
             try container.encode(thread, forKey: Key("threadId"))
+        case .faqAccessChanged:
+            try put("faq.access.changed")
         }
     }
 
@@ -144,6 +146,7 @@ extension ForumEvent: Codable {
         case "faq.starter": self = .faqStarter(try container.decode(DiscordMessage.self, forKey: Key("message")))
         case "faq.starter.changed": self = .faqStarterChanged(threadID: try text("threadId"))
         case "faq.post.deleted": self = .faqPostDeleted(threadID: try text("threadId"))
+        case "faq.access.changed": self = .faqAccessChanged
         default: throw UnknownType(type: type)
         }
     }

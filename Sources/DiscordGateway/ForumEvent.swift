@@ -36,6 +36,8 @@ public enum ForumEvent: Sendable, Hashable {
     case faqStarterChanged(threadID: String)
     /// A FAQ post (or its starter message) was deleted: no longer an answer.
     case faqPostDeleted(threadID: String)
+    /// Who may write answers may have changed: a guild role, or the FAQ forum's overwrites.
+    case faqAccessChanged
 }
 
 /// Where forum events go: the server's handler in process, or the HTTP forwarder to it.

@@ -27,6 +27,11 @@ public actor ForumEventFilter {
         case "GUILD_CREATE":
             for thread in (data["threads"]?.arrayValue ?? []) + (data["channels"]?.arrayValue ?? []) { remember(thread) }
             return []
+        case "GUILD_ROLE_CREATE", "GUILD_ROLE_UPDATE", "GUILD_ROLE_DELETE":
+            return faqForumID == nil ? [] : [.faqAccessChanged]
+        case "CHANNEL_UPDATE":
+            guard let faqForumID, data["id"]?.stringValue == faqForumID else { return [] }
+            return [.faqAccessChanged]
         case "THREAD_LIST_SYNC":
             for thread in data["threads"]?.arrayValue ?? [] { remember(thread) }
             return []

@@ -23,6 +23,11 @@ public struct DiscordGuild: Sendable, Codable, Hashable {
     public var name: String
     public var ownerId: String?
     public var roles: [DiscordRole]
+
+    /// Each role's guild-wide permissions by its id (the guild's id is `@everyone`).
+    public var rolePermissions: [String: DiscordPermissions] {
+        Dictionary(roles.map { ($0.id, DiscordPermissions(string: $0.permissions) ?? []) }, uniquingKeysWith: { first, _ in first })
+    }
 }
 
 public struct DiscordRole: Sendable, Codable, Hashable {
@@ -30,6 +35,12 @@ public struct DiscordRole: Sendable, Codable, Hashable {
     public var name: String
     /// A permission bitfield as a decimal string.
     public var permissions: String
+    public var tags: Tags?
+
+    public struct Tags: Sendable, Codable, Hashable {
+        /// Set on the role Discord made for a bot when it was invited.
+        public var botId: String?
+    }
 }
 
 public struct DiscordGuildMember: Sendable, Codable, Hashable {

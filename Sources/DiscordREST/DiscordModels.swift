@@ -69,6 +69,13 @@ public struct DiscordMessage: Sendable, Codable, Hashable {
     public var mentions: [DiscordUser]
     public var nonce: DiscordNonce?
     public var messageReference: DiscordMessageReference?
+    /// Set when a webhook posted it (its author is then the webhook, no member).
+    public var webhookId: String?
+    /// The application whose webhook posted it, or whose interaction it answers.
+    public var applicationId: String?
+    /// The author as a guild member (their roles): on the gateway's MESSAGE_CREATE and
+    /// MESSAGE_UPDATE in a guild, never in REST's message objects.
+    public var member: DiscordGuildMember?
 }
 
 public struct DiscordThreadMetadata: Sendable, Codable, Hashable {

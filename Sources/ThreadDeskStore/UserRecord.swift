@@ -25,8 +25,6 @@ public struct UserRecord: Sendable, Hashable, Codable {
     /// Support replies pushed most recently (newest last, at most `recentNotifiedLimit`), so a
     /// reply seen twice — live and again in a catch-up — is pushed once, in whatever order.
     public var recentNotifiedIDs: [String] = []
-    /// Support replies pushed since the user last read the conversation: the badge.
-    public var unreadCount = 0
     /// The newest message the user has read (never moves backwards).
     public var lastReadMessageID: String?
     /// Read receipts as live events and in Discord.

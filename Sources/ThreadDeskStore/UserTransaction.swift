@@ -43,6 +43,9 @@ struct UserColumns: Codable {
     var last_notified_message_id: String?
     var last_read_message_id: String?
     var recent_notified_ids: String?
+    /// Retired: the unread count is worked out from the mirror (`LiveFeed.unreadCount`), never
+    /// stored. The column stays, written 0, so that databases made before keep their shape and a
+    /// replica of an earlier version beside this one still reads its rows.
     var unread_count: Int
     var created_at: Date
     var updated_at: Date
@@ -78,7 +81,7 @@ struct UserColumns: Codable {
             push_environment: record.pushEnvironment?.rawValue, installation: RecordJSON.encode(record.installation),
             pending_installation: RecordJSON.encode(record.pendingInstallation), pending_post: RecordJSON.encode(record.pendingPosts),
             last_notified_message_id: record.lastNotifiedMessageID, last_read_message_id: record.lastReadMessageID,
-            recent_notified_ids: RecordJSON.encode(record.recentNotifiedIDs), unread_count: record.unreadCount,
+            recent_notified_ids: RecordJSON.encode(record.recentNotifiedIDs), unread_count: 0,
             created_at: record.createdAt, updated_at: record.updatedAt,
             live_state: record.live.isEmpty ? nil : RecordJSON.encode(record.live),
             earlier_token_hashes: record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes),
@@ -104,7 +107,6 @@ struct UserColumns: Codable {
             record.lastNotifiedMessageID = last_notified_message_id
             record.lastReadMessageID = last_read_message_id
             record.recentNotifiedIDs = RecordJSON.decode(recent_notified_ids) ?? []
-            record.unreadCount = unread_count
             record.updatedAt = updated_at
             record.live = RecordJSON.decode(live_state) ?? LiveState()
             record.history.formUnion(UserHistory(rawValue: history))

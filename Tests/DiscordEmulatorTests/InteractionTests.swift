@@ -12,13 +12,15 @@ struct InteractionTests {
             let commands = try await http.register(supportCommands)
             let thread = try await http.startThread()
             let role = emulator.createRole(named: "Support")
+            let helper = try emulator.addMember(named: "helper", roles: [role])
+            // Manage Threads through the role: offered `/close` (which asks for it).
+            try emulator.setRolePermissions(role, 1 << 34)
             try await withGateway(http.endpoints.gatewayURL) { gateway in
                 _ = try await gateway.receive()
                 // No intent at all: interactions come regardless.
                 try await gateway.identify(token: http.endpoints.botToken, intents: 0)
                 _ = try await gateway.dispatch("READY")
-                let run = try emulator.runCommand(
-                    "close", inChannel: thread, options: [.string("reason", "solved")], roles: [role])
+                let run = try emulator.runCommand("close", inChannel: thread, options: [.string("reason", "solved")], as: helper)
                 let event = try await gateway.dispatch("INTERACTION_CREATE")
                 let interaction = try #require(event["d"])
                 #expect(interaction["id"]?.stringValue == run.id && run.type == 2 && !run.acknowledged)
@@ -30,9 +32,10 @@ struct InteractionTests {
                 #expect(interaction["channel"]?["type"] == 11 && interaction["channel"]?["parent_id"]?.stringValue == http.endpoints.forumChannelID)
                 #expect(interaction["channel"]?["name"] == "support thread")
                 let member = try #require(interaction["member"])
-                #expect(member["user"]?["id"]?.stringValue == http.endpoints.agentUserID)
+                #expect(member["user"]?["id"]?.stringValue == helper)
                 #expect(member["roles"] == [.string(role)] && member["nick"] == .null && member["joined_at"]?.stringValue != nil)
-                #expect(member["permissions"]?.stringValue == DiscordEmulator.ownerPermissions)
+                // Computed for the channel: `@everyone`'s and the role's permissions (no overwrites here).
+                #expect(member["permissions"]?.stringValue == String(2_248_473_465_835_073 | 1 << 34))
                 #expect(interaction["app_permissions"]?.stringValue != nil && interaction["locale"]?.stringValue != nil)
                 #expect(interaction["guild_locale"]?.stringValue != nil && interaction["entitlements"] == [])
                 #expect(interaction["context"] == 0)
@@ -67,11 +70,13 @@ struct InteractionTests {
         try await Harness.withEmulator { emulator, http in
             try await http.register(supportCommands)
             let thread = try await http.startThread()
-            func refusal(
-                _ name: String, options: [CommandOption] = [], roles: [String] = [], permissions: String? = nil
-            ) -> DiscordFailure? {
+            let moderators = emulator.createRole(named: "Moderators", permissions: 8192)
+            let moderator = try emulator.addMember(named: "moderator", roles: [moderators])
+            let admin = try emulator.addMember(named: "admin", roles: [emulator.createRole(named: "Admins", permissions: 8)])
+            let stranger = try emulator.addMember(named: "stranger")
+            func refusal(_ name: String, options: [CommandOption] = [], as member: String? = nil) -> DiscordFailure? {
                 do {
-                    try emulator.runCommand(name, inChannel: thread, options: options, roles: roles, permissions: permissions)
+                    try emulator.runCommand(name, inChannel: thread, options: options, as: member)
                     return nil
                 } catch {
                     return error
@@ -79,16 +84,22 @@ struct InteractionTests {
             }
             #expect(refusal("nope")?.code == 10063)
             // `/purge` asks for Manage Messages (8192): a member without it never sees it.
-            let without = refusal("purge", permissions: "2048")
+            let without = refusal("purge", as: stranger)
             #expect(without?.status == 403 && without?.code == 50013, "\(String(describing: without))")
-            #expect(refusal("purge", permissions: "8192") == nil)
-            #expect(refusal("purge", permissions: "8") == nil, "Administrator")
+            #expect(refusal("purge", as: moderator) == nil)
+            #expect(refusal("purge", as: admin) == nil, "Administrator")
             #expect(refusal("purge") == nil, "the owner's permissions")
-            // A required option left out, an option the command lacks, a role that does not exist.
+            // The forum's overwrite takes it from the moderators' role in its threads.
+            try emulator.setOverwrite(on: http.endpoints.forumChannelID, for: moderators, deny: 8192)
+            #expect(refusal("purge", as: moderator)?.code == 50013)
+            // An admin allowed the commands to the stranger under Integrations: offered after all.
+            try emulator.allowCommandsInIntegrations(for: stranger)
+            #expect(refusal("purge", as: stranger) == nil)
+            // A required option left out, an option the command lacks, a member that does not exist.
             #expect(refusal("close")?.code == 50035)
             #expect(refusal("close", options: [.string("why", "x")])?.code == 50035)
-            #expect(refusal("close", options: [.string("reason", "x")], roles: ["42"])?.code == 10011)
-            #expect(emulator.counters.interactionsCreated == 3)
+            #expect(refusal("close", options: [.string("reason", "x")], as: "42")?.code == 10007)
+            #expect(emulator.counters.interactionsCreated == 4)
         }
     }
 

@@ -43,6 +43,30 @@ struct FAQEventTests {
         #expect(await filter.events(for: "THREAD_DELETE", data: ["id": "10", "type": 11]) == [.faqPostDeleted(threadID: "10")])
     }
 
+    /// Who may write answers hangs on the guild's roles and the FAQ forum's overwrites: a change
+    /// of either is word to the server; the author's roles ride along with the starter.
+    @Test func rolesAndTheFAQForumsOverwritesChangingBecomeAnEvent() async throws {
+        let filter = ForumEventFilter(forumID: "1", faqForumID: "2", discord: nil)
+        for type in ["GUILD_ROLE_CREATE", "GUILD_ROLE_UPDATE", "GUILD_ROLE_DELETE"] {
+            #expect(await filter.events(for: type, data: ["guild_id": "9", "role": ["id": "3"]]) == [.faqAccessChanged])
+        }
+        #expect(await filter.events(for: "CHANNEL_UPDATE", data: ["id": "2", "type": 15]) == [.faqAccessChanged])
+        #expect(await filter.events(for: "CHANNEL_UPDATE", data: ["id": "1", "type": 15]).isEmpty)
+        _ = await filter.events(for: "THREAD_CREATE", data: ["id": "10", "parent_id": "2", "name": "Reset", "type": 11])
+        var starter = Self.message(id: "10", channel: "10", content: "Hold it.").objectValue ?? [:]
+        starter["member"] = ["roles": ["3"], "joined_at": "2026-01-01T00:00:00.000000+00:00"]
+        guard case .faqStarter(let message)? = await filter.events(for: "MESSAGE_CREATE", data: .object(starter)).first else {
+            Issue.record("no starter event")
+            return
+        }
+        #expect(message.member?.roles == ["3"] && message.member?.user == nil)
+        let wire = try JSONEncoder().encode(ForumEventBatch(events: [.faqStarter(message), .faqAccessChanged]))
+        let back = try JSONDecoder().decode(ForumEventBatch.self, from: wire)
+        #expect(back.events == [.faqStarter(message), .faqAccessChanged] && back.skipped == 0)
+        #expect(try JSON.parse(wire)["events"]?[1]?["type"] == "faq.access.changed")
+        #expect(await ForumEventFilter(forumID: "1", discord: nil).events(for: "GUILD_ROLE_UPDATE", data: ["guild_id": "9"]).isEmpty)
+    }
+
     @Test func withoutAFAQForumNothingOfItIsForwarded() async {
         let filter = ForumEventFilter(forumID: "1", discord: nil)
         let thread: JSON = ["id": "10", "parent_id": "2", "name": "Reset the router", "type": 11]

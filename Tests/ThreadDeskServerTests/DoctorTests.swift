@@ -19,7 +19,8 @@ struct DoctorTests {
     /// commands on (so Manage Threads and Manage Webhooks are needed), APNs, a SQLite store.
     func withDoctor(
         emulator emulatorConfiguration: DiscordEmulator.Configuration = .init(),
-        prepare: @Sendable (DiscordEmulator) -> Void = { _ in },
+        faq: Bool = false,
+        prepare: @Sendable (DiscordEmulator) throws -> Void = { _ in },
         configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         options: Doctor.Options = Doctor.Options(),
         _ body: @Sendable (DoctorReport, ServerConfiguration, DiscordEmulator, APNsEmulator) async throws -> Void
@@ -38,7 +39,8 @@ struct DoctorTests {
                 configuration.apns = settings
                 configuration.storeURL = "sqlite://\(temporaryStorePath())"
                 configuration.gatewaySecret = String(repeating: "g", count: 32)
-                prepare(emulator)
+                if faq { configuration.faqChannelID = discord.faqChannelID }
+                try prepare(emulator)
                 configure(&configuration)
                 var options = options
                 options.identifyTimeout = .seconds(30)

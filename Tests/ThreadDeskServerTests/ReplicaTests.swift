@@ -67,6 +67,17 @@ struct ReplicaTests {
             // Word of the change, not a full read of the forum, brought it.
             #expect(discord.counters.requests("GET", "/channels/{channel_id}/threads/archived/public") == reads)
             #expect(try await titles(a, "router").isEmpty)
+
+            // B judges the author too (REST's messages carry no roles: B reads them): a helper who
+            // lost the role that let them use the desk edits their post, and it is no answer on B.
+            let agents = discord.createRole(named: "Agents", permissions: 1 << 34)
+            let helper = try discord.addMember(named: "helper", roles: [agents])
+            let tv = try discord.postFAQ(title: "Pair the TV", answer: "Open Settings.", as: helper)
+            try await eventually("B knows the helper's post") { try await titles(b, "pair") == ["Pair the TV"] }
+            try discord.setRoles(of: helper, to: [])
+            try discord.editMessage(tv, inChannel: tv, content: "Open Settings, then Pair.", as: helper)
+            try await eventually("the post no answer on B") { try await titles(b, "pair").isEmpty }
+            #expect(try await titles(a, "pair").isEmpty)
         }
     }
 

@@ -211,7 +211,7 @@ struct SQLiteErasureBesideAServer {
             // The admin's erasure lands while this request runs (its own process, its own lock).
             let erased = try await admin.eraseUser(id) { _ in }
             #expect(erased)
-            context.record?.unreadCount = 3
+            context.record?.lastReadMessageID = "3"
             context.record?.pushToken = "ab"
         }
         #expect(try await server.user(id) == nil)

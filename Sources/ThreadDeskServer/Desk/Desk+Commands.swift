@@ -15,27 +15,36 @@ extension Desk {
             parts.logger.warning("An interaction of another application or guild was ignored", metadata: ["interaction": "\(interaction)"])
             return
         }
-        let allowed = parts.settings.roleID.map { member.roles.contains($0) } ?? true
+        // Discord offers the commands by `default_member_permissions`, which a guild's admin can
+        // widen: ThreadDesk checks the member's permissions in this channel (Discord computes them
+        // and sends them) itself, for every command and every autocomplete.
+        let access = DeskAccess(parts.settings)
+        let allowed = access.allows(DiscordPermissions(string: member.permissions ?? "") ?? [], roles: member.roles)
+        // Every command belongs in a ThreadDesk conversation (a thread of the support forum), not in
+        // a FAQ post or any other channel a member can reach.
+        let place = allowed ? try await conversation(interaction) : nil
         if interaction.type == DiscordInteraction.autocomplete {
             let typed = Self.focusedText(data.options ?? []) ?? ""
-            let names = allowed ? try await parts.snippets.names(startingWith: typed) : []
+            let names = place != nil ? try await parts.snippets.names(startingWith: typed) : []
             try await respond(interaction, .choices(names.map { .init(name: $0, value: $0) }))
             return
         }
-        if !allowed, let role = parts.settings.roleID {
-            try await respond(interaction, .ephemeralMessage("Only members with the <@&\(role)> role can use ThreadDesk's commands."))
+        guard allowed else {
+            parts.logger.notice("A slash command of a member who may not use the desk was refused", metadata: ["interaction": "\(interaction)"])
+            try await respond(interaction, .ephemeralMessage("Only members with \(access.requirement) in the support forum can use ThreadDesk's commands."))
             return
         }
+        guard let place else {
+            try await respond(interaction, .ephemeralMessage("This command works inside a ThreadDesk conversation (a thread of the support forum)."))
+            return
+        }
+        let (thread, owner) = place
         if data.name == DeskCommands.away {
             try await respond(interaction, .ephemeralMessage(await switchAway(on: data.options?.first?.name == "on")))
             return
         }
         if data.name == DeskCommands.snippets {
             try await respond(interaction, .ephemeralMessage(await manageSnippets(data.options ?? [])))
-            return
-        }
-        guard let channel = interaction.channelId, let thread = Snowflake(channel), let owner = try await parts.ingestion.owner(of: thread) else {
-            try await respond(interaction, .ephemeralMessage("This command works inside a ThreadDesk conversation (a thread of the support forum)."))
             return
         }
         if data.name == DeskCommands.user {
@@ -61,6 +70,14 @@ extension Desk {
             }
         }
         try await parts.discord.editOriginalResponse(applicationID: interaction.applicationId, token: interaction.token, content: outcome)
+    }
+
+    /// The ThreadDesk thread the interaction came from, and its user; nil anywhere else.
+    private func conversation(_ interaction: DiscordInteraction) async throws -> (Snowflake, UserID)? {
+        guard let channel = interaction.channelId, let thread = Snowflake(channel), let owner = try await parts.ingestion.owner(of: thread) else {
+            return nil
+        }
+        return (thread, owner)
     }
 
     private func perform(

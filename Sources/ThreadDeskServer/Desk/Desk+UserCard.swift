@@ -21,7 +21,9 @@ extension Desk {
         lines.append("**First seen** \(Self.when(record.createdAt)) · **Last active** \(Self.when(record.updatedAt))")
         let push = record.pushToken == nil ? "no" : "yes (\(record.pushEnvironment?.rawValue ?? "production"))"
         let readUpTo = record.lastReadMessageID.map { "https://discord.com/channels/\(parts.guildID)/\(thread)/\($0)" } ?? "nothing yet"
-        lines.append("**Push** \(push) · **Unread** \(record.unreadCount) · **Read up to** \(readUpTo)")
+        // The same count as the badge, `GET /v1/unread` and the export: read from the mirror.
+        let unread = try await LiveFeed(store: parts.store).unreadCount(record)
+        lines.append("**Push** \(push) · **Unread** \(unread) · **Read up to** \(readUpTo)")
         let (fromUser, fromSupport, complete) = try await messageCounts(thread)
         let atLeast = complete ? "" : "at least "
         lines.append("**Thread** <#\(thread)> · **Messages** \(atLeast)\(fromUser) from the user, \(atLeast)\(fromSupport) from support")
@@ -41,7 +43,10 @@ extension Desk {
         return (user, support, false)
     }
 
-    private static func shown(_ value: String?) -> String { value.map { "`\(MessageText.clip($0, limit: 60))`" } ?? "unknown" }
+    /// A value the app sent, as text: its markdown escaped the way the device note's is (a code
+    /// span would not do: a backtick in the value ends it). Cut before escaping, so no escape is
+    /// cut in half.
+    private static func shown(_ value: String?) -> String { value.map { DiscordMarkdown.escaped(MessageText.clip($0, limit: 60)) } ?? "unknown" }
 
     /// Discord's own timestamp markup: each agent sees it in their time zone, relative.
     private static func when(_ date: Date) -> String { "<t:\(Int(date.timeIntervalSince1970)):R>" }

@@ -5,11 +5,12 @@ public struct DeskSettings: Sendable, Hashable {
     /// Whether ThreadDesk registers its slash commands in the guild and answers them
     /// (`DESK_COMMANDS`, on unless `off`).
     public var commands = true
-    /// Only members with this role may run the commands (`DESK_ROLE_ID`); without it, whoever
-    /// Discord offers them to (see `permissions`).
+    /// Only members with this role (and `permissions`) may run the commands and write curated
+    /// answers (`DESK_ROLE_ID`); without it, `permissions` alone decide.
     public var roleID: String?
-    /// The commands' `default_member_permissions` (`DESK_PERMISSIONS`, a permission bitfield):
-    /// Discord offers them only to members who have it. Manage Threads by default.
+    /// What a member must hold in the channel to use the desk (`DESK_PERMISSIONS`, a permission
+    /// bitfield; `0`: Administrator), checked by ThreadDesk (`DeskAccess`), and the commands'
+    /// `default_member_permissions`, whom Discord offers them to. Manage Threads by default.
     public var permissions = DeskSettings.manageThreads
     public static let manageThreads = String(1 << 34)
     /// The name support speaks under when ThreadDesk posts for it and no agent's name is known

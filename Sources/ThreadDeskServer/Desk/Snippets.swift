@@ -81,7 +81,9 @@ struct Snippets: Sendable {
             "app_version": installation?.appVersion, "build": installation?.buildVersion, "os": os.isEmpty ? nil : os,
             "os_version": installation?.osVersion, "device": installation?.deviceModel, "locale": installation?.locale,
         ]
-        // The values come from the app (the user's device): short, on one line.
-        return SnippetText.fill(text, fields: fields.mapValues { $0.map { MessageText.clip($0.replacingOccurrences(of: "\n", with: " "), limit: 100) } })
+        // The values come from the app (the user's device): short, on one line, and their markdown
+        // shown as text (as in the device note), never a link posted under the agent's name.
+        return SnippetText.fill(
+            text, fields: fields.mapValues { $0.map { DiscordMarkdown.escaped(MessageText.clip($0.replacingOccurrences(of: "\n", with: " "), limit: 100)) } })
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 /// The Discord side: the token, the Message Content intent, a real identify, the guild, the
-/// forum, the bot's permissions in it and the forum's tags.
+/// forum, the bot's permissions in it, the forum's tags, and who may post in the FAQ forum.
 extension Doctor {
     func discordChecks() async -> [DoctorCheck] {
         let discord = DiscordClient(
@@ -64,10 +64,8 @@ extension Doctor {
         let permissions: DiscordPermissions
         do {
             let member = try await discord.guildMember(guildID: guild.id, userID: bot.id)
-            var roles: [String: DiscordPermissions] = [:]
-            for role in guild.roles { roles[role.id] = DiscordPermissions(string: role.permissions) ?? [] }
             permissions = DiscordPermissions.effective(
-                guildID: guild.id, ownerID: guild.ownerId, memberID: bot.id, memberRoles: member.roles, rolePermissions: roles,
+                guildID: guild.id, ownerID: guild.ownerId, memberID: bot.id, memberRoles: member.roles, rolePermissions: guild.rolePermissions,
                 overwrites: (forum.permissionOverwrites ?? []).map(\.overwrite))
             checks.append(permissionCheck(permissions))
         } catch {
@@ -78,6 +76,7 @@ extension Doctor {
             return checks
         }
         checks.append(tagCheck(forum, permissions: permissions))
+        if let faq = await faqCheck(discord, guild: guild, bot: bot.id) { checks.append(faq) }
         return checks
     }
 

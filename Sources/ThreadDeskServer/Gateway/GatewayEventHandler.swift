@@ -103,13 +103,13 @@ struct GatewayEventHandler: ForumEventSink {
         case .messageCreated(let message), .messageUpdated(let message): Snowflake(message.channelId)
         case .messageChanged(let channel, _), .messageDeleted(let channel, _), .messagesDeleted(let channel, _): Snowflake(channel)
         case .threadDeleted(let thread), .threadUpdated(let thread, _, _, _): Snowflake(thread)
-        case .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: nil
+        case .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted, .faqAccessChanged: nil
         }
     }
 
     static func isFAQ(_ event: ForumEvent) -> Bool {
         switch event {
-        case .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted: true
+        case .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted, .faqAccessChanged: true
         default: false
         }
     }
@@ -142,7 +142,7 @@ struct GatewayEventHandler: ForumEventSink {
             try await status.heard(thread, archived: archived, appliedTags: tags)
             // An erasure that went through meanwhile took the note: one written after it goes too.
             if try await ingestion.owner(of: thread) == nil { try await status.dropNote(thread) }
-        case .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted:
+        case .alive, .gap, .typing, .interaction, .faqPost, .faqStarter, .faqStarterChanged, .faqPostDeleted, .faqAccessChanged:
             break
         }
     }

@@ -86,7 +86,10 @@ struct Components: Sendable {
 
         let faqMirror = configuration.faqChannelID.map { forum in
             FAQMirror(
-                book: FAQBook(), discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time,
+                book: FAQBook(),
+                authors: FAQAuthors(
+                    discord: discord, bot: bot, guildID: configuration.guildID, forumID: forum, access: DeskAccess(configuration.desk), time: time),
+                discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time,
                 bus: store as? any LiveBus)
         }
         faq = faqMirror?.book

@@ -77,6 +77,17 @@ actor FAQBook {
         index = nil
     }
 
+    /// A post whose starter's author may not answer: no answer, whatever it said before.
+    func withhold(_ id: String) {
+        guard !deleted.contains(id) else { return }
+        var post = posts[id] ?? Post(title: "", tagIDs: [])
+        post.starter = nil
+        post.attachments = []
+        posts[id] = post
+        touched.insert(id)
+        index = nil
+    }
+
     func remove(_ id: String) {
         posts[id] = nil
         deleted.insert(id)

@@ -11,9 +11,11 @@ import ThreadDeskStore
 /// active threads in the forum and the forum's archived ones: archived posts stay answers), then
 /// the gateway's post and starter events as they come. After a gateway gap (every new session
 /// too) the forum is read again, since events may have been missed; a failed read is tried again,
-/// backing off.
+/// backing off. A post whose starter's author may not use the desk is no answer (`FAQAuthors`):
+/// it stays none, edits and all, until an agent posts it again.
 struct FAQMirror: Service, CustomStringConvertible {
     let book: FAQBook
+    let authors: FAQAuthors
     let discord: DiscordClient<ContinuousClock>
     let guildID: String
     let forumID: String
@@ -38,7 +40,9 @@ struct FAQMirror: Service, CustomStringConvertible {
                         await bus.listen(
                             receive: { payload in
                                 guard let change = FAQChange(payload), change.origin != origin else { return }
-                                Task { await self.refresh(change.post) }
+                                // At once, in the order word comes: a post changed after it is judged anew.
+                                if change.access == true { authors.forget() }
+                                if let post = change.post { Task { await self.refresh(post) } }
                             },
                             connected: {
                                 // A reconnection may have missed announcements: read the forum again.
@@ -87,7 +91,7 @@ struct FAQMirror: Service, CustomStringConvertible {
                 if await !book.knowsTags(channel.appliedTags ?? []) { try? await refreshTags() }
                 await book.post(thread, title: channel.name ?? "", tagIDs: channel.appliedTags ?? [])
                 if let message = try await starter(of: thread) {
-                    await book.starter(thread, content: message.content, attachments: Self.files(of: message))
+                    try await take(message, post: thread)
                 } else {
                     await book.remove(thread)
                 }
@@ -97,11 +101,11 @@ struct FAQMirror: Service, CustomStringConvertible {
         }
     }
 
-    /// Tells the other replicas that `thread` changed.
-    private func announce(_ thread: String) async {
+    /// Tells the other replicas what changed.
+    private func announce(_ change: FAQChange) async {
         guard let bus else { return }
         do {
-            try await bus.announce(FAQChange(origin: origin, post: thread).payload)
+            try await bus.announce(change.payload)
         } catch {
             logger.notice("Could not tell the other replicas of a FAQ change", metadata: ["error": "\(error)"])
         }
@@ -114,6 +118,8 @@ struct FAQMirror: Service, CustomStringConvertible {
     @discardableResult
     func load() async throws -> Int {
         await book.beginLoad()
+        // Roles and overwrites may have changed while the feed was away: read them afresh.
+        authors.forget()
         try await refreshTags()
         var threads = try await discord.activeThreads(guildID: guildID).threads.filter { $0.parentId == forumID }
         var before: String?
@@ -124,8 +130,15 @@ struct FAQMirror: Service, CustomStringConvertible {
             before = last
         }
         var loaded: [String: FAQBook.Post] = [:]
+        // Whether each author may answer, asked once per author in a read.
+        var verdicts: [String: Bool] = [:]
         for thread in threads where loaded[thread.id] == nil {
             guard let starter = try await starter(of: thread.id) else { continue }
+            if verdicts[starter.author.id] == nil { verdicts[starter.author.id] = try await authors.mayAnswer(starter) }
+            guard verdicts[starter.author.id] == true else {
+                logger.notice("A FAQ post by a member who may not use the desk is no answer", metadata: Self.metadata(starter))
+                continue
+            }
             loaded[thread.id] = FAQBook.Post(
                 title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
         }
@@ -140,10 +153,16 @@ struct FAQMirror: Service, CustomStringConvertible {
         switch event {
         case .faqPost(let thread, _, _), .faqStarterChanged(let thread), .faqPostDeleted(let thread): post = thread
         case .faqStarter(let message): post = message.channelId
+        case .faqAccessChanged:
+            // The next post or edit is judged by the roles and overwrites as they are now, here
+            // and on the other replicas.
+            authors.forget()
+            await announce(FAQChange(origin: origin, access: true))
+            return true
         default: return false
         }
         let applied = await applyHere(event)
-        await announce(post)
+        await announce(FAQChange(origin: origin, post: post))
         return applied
     }
 
@@ -153,13 +172,20 @@ struct FAQMirror: Service, CustomStringConvertible {
             if await !book.knowsTags(tags) { try? await refreshTags() }
             await book.post(thread, title: title, tagIDs: tags)
         case .faqStarter(let message):
-            await book.starter(message.channelId, content: message.content, attachments: Self.files(of: message))
+            do {
+                try await Deadline.within(.seconds(30)) { try await take(message, post: message.channelId) }
+            } catch {
+                // Left as it was: a new post is no answer yet, an answer keeps its last words.
+                logger.warning("Could not tell whether a FAQ post's author may answer", metadata: ["thread": "\(message.channelId)", "error": "\(error)"])
+            }
         case .faqStarterChanged(let thread):
             do {
-                if let message = try await starter(of: thread) {
-                    await book.starter(thread, content: message.content, attachments: Self.files(of: message))
-                } else {
-                    await book.remove(thread)
+                try await Deadline.within(.seconds(30)) {
+                    if let message = try await starter(of: thread) {
+                        try await take(message, post: thread)
+                    } else {
+                        await book.remove(thread)
+                    }
                 }
             } catch {
                 logger.warning("Could not read an edited FAQ answer", metadata: ["thread": "\(thread)", "error": "\(error)"])
@@ -170,6 +196,20 @@ struct FAQMirror: Service, CustomStringConvertible {
             return false
         }
         return true
+    }
+
+    /// A post's starter into the book: the answer when its author may answer, otherwise none.
+    private func take(_ message: DiscordMessage, post thread: String) async throws {
+        if try await authors.mayAnswer(message) {
+            await book.starter(thread, content: message.content, attachments: Self.files(of: message))
+        } else {
+            logger.notice("A FAQ post by a member who may not use the desk is no answer", metadata: Self.metadata(message))
+            await book.withhold(thread)
+        }
+    }
+
+    private static func metadata(_ message: DiscordMessage) -> Logger.Metadata {
+        ["thread": "\(message.channelId)", "author": "\(message.author.id)"]
     }
 
     static func files(of message: DiscordMessage) -> [MirroredMessage.Attachment] {
@@ -197,17 +237,18 @@ struct FAQMirror: Service, CustomStringConvertible {
     }
 }
 
-/// What one replica tells the others on the live bus: a FAQ post changed. Not a live event's
-/// shape, so the live hub passes it by.
+/// What one replica tells the others on the live bus: a FAQ post changed, or who may write
+/// answers did. Not a live event's shape, so the live hub passes it by.
 struct FAQChange: Codable, Equatable {
     var origin: String
-    var post: String
+    var post: String?
+    var access: Bool?
 
-    init(origin: String, post: String) {
-        (self.origin, self.post) = (origin, post)
+    init(origin: String, post: String? = nil, access: Bool? = nil) {
+        (self.origin, self.post, self.access) = (origin, post, access)
     }
 
-    private enum CodingKeys: String, CodingKey { case origin = "faqOrigin", post = "faqPost" }
+    private enum CodingKeys: String, CodingKey { case origin = "faqOrigin", post = "faqPost", access = "faqAccess" }
 
     init?(_ payload: String) {
         guard let change = try? JSONDecoder().decode(FAQChange.self, from: Data(payload.utf8)) else { return nil }
