@@ -114,7 +114,8 @@ struct SessionService: Sendable {
             // The first request made with one of its tokens: from now on the id is in use, and
             // no claim with the app key alone replaces it (written once per user). Under the
             // user's lock, and only while the token still holds: a claim that replaced this one
-            // meanwhile (it was unused until now) wins, and this request gets nothing.
+            // meanwhile (it was unused until now) wins, and this request gets nothing. The token's
+            // use goes in the same write.
             record = try await users.withUser(record.id, work: .brief) { context in
                 guard var current = context.record, current.holdsToken(hash: hash) else { throw SupportFailure.notAuthenticated }
                 current.history.insert(.used)
