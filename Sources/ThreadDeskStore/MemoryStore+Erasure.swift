@@ -22,7 +22,7 @@ extension MemoryStore {
                 state.results = state.results.filter { !$0.key.hasPrefix(prefix) }
                 for key in erasure.globalKeys { state.globals[key] = nil }
             }
-            buckets.forget(keysEndingWith: erasure.quotaKeySuffix)
+            buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }
     }

@@ -44,9 +44,7 @@ extension PostgresStore {
         try await connection.rows("DELETE FROM mirror_threads WHERE id = ANY(\(threads)) OR owner = \(id)", logger: logger)
         try await connection.rows("DELETE FROM idempotency WHERE user_id = \(id)", logger: logger)
         try await connection.rows("DELETE FROM global_values WHERE key = ANY(\(erasure.globalKeys))", logger: logger)
-        let suffix = erasure.quotaKeySuffix
-        try await connection.rows(
-            "DELETE FROM quota_buckets WHERE right(key, length(\(suffix))) = \(suffix)", logger: logger)
+        try await connection.rows("DELETE FROM quota_buckets WHERE key = ANY(\(erasure.quotaKeys))", logger: logger)
         try await connection.rows("DELETE FROM users WHERE id = \(id)", logger: logger)
     }
 

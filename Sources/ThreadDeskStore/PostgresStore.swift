@@ -148,7 +148,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 9
+    public static let schemaVersion = 10
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {
@@ -193,7 +193,10 @@ public final class PostgresStore: UserStore, Service {
             END IF;
         END $$
         """,
-    ] + attestationSchema
+    ] + attestationSchema + [
+        // Tokens issued before have no note: each counts from its first use after.
+        "ALTER TABLE users ADD COLUMN IF NOT EXISTS token_used_at TEXT",
+    ]
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     /// While the pool answers, the operation leases at once; after a failure that looks like the
@@ -502,13 +505,13 @@ public final class PostgresStore: UserStore, Service {
     /// A row selected with `columns`.
     static func user(_ row: PostgresRow) throws -> UserRecord {
         let cells = try row.decode(
-            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?, String?, Int)
-                .self)
+            (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?, String?, Int,
+             String?).self)
         return try UserColumns(
             id: cells.0, token_hash: cells.1, thread_id: cells.2, push_token: cells.3, push_environment: cells.4, installation: cells.5,
             pending_installation: cells.6, pending_post: cells.7, last_notified_message_id: cells.8, last_read_message_id: cells.9,
             recent_notified_ids: cells.10, unread_count: cells.11, created_at: cells.12, updated_at: cells.13, live_state: cells.14,
-            earlier_token_hashes: cells.15, history: cells.16
+            earlier_token_hashes: cells.15, history: cells.16, token_used_at: cells.17
         ).record
     }
 
@@ -522,7 +525,8 @@ public final class PostgresStore: UserStore, Service {
             VALUES (\(row.id), \(row.token_hash), \(row.thread_id), \(row.push_token), \(row.push_environment),
                     \(row.installation), \(row.pending_installation), \(row.pending_post),
                     \(row.last_notified_message_id), \(row.last_read_message_id), \(row.recent_notified_ids),
-                    \(row.unread_count), \(row.created_at), \(row.updated_at), \(row.live_state), \(row.earlier_token_hashes), \(row.history))
+                    \(row.unread_count), \(row.created_at), \(row.updated_at), \(row.live_state), \(row.earlier_token_hashes), \(row.history),
+                    \(row.token_used_at))
             ON CONFLICT (id) DO UPDATE SET
                 token_hash = excluded.token_hash, thread_id = excluded.thread_id, push_token = excluded.push_token,
                 push_environment = excluded.push_environment, installation = excluded.installation,
@@ -530,7 +534,7 @@ public final class PostgresStore: UserStore, Service {
                 last_notified_message_id = excluded.last_notified_message_id, last_read_message_id = excluded.last_read_message_id,
                 recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at,
                 live_state = excluded.live_state, earlier_token_hashes = excluded.earlier_token_hashes,
-                history = users.history | excluded.history)
+                history = users.history | excluded.history, token_used_at = excluded.token_used_at)
             SELECT pg_notify(\(changes), \(word))
             """, logger: logger)
     }

@@ -14,7 +14,7 @@ extension SQLiteStore {
             try await prepare(&context)
             let erasure = context
             try await write { db in try Self.erase(erasure, db) }
-            buckets.forget(keysEndingWith: erasure.quotaKeySuffix)
+            buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }
     }

@@ -205,6 +205,10 @@ public final class SQLiteStore: UserStore {
             try db.execute(sql: UserHistory.backfill)
         }
         migrateAttestations(&migrator)
+        migrator.registerMigration("v9: when each token was last used") { db in
+            // Tokens issued before have no note: each counts from its first use after.
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN token_used_at TEXT")
+        }
         return migrator
     }
 
@@ -235,13 +239,14 @@ extension UserColumns: FetchableRecord, PersistableRecord {
     static let databaseTableName = "users"
 
     /// By position, in the order of the table's columns: Codable decoding of a row cost more
-    /// than the query on every authenticated request.
+    /// than the query on every authenticated request. The columns added by later migrations by
+    /// name: where they stand depends on the order a database took them in.
     init(row: Row) {
         self.init(
             id: row[0], token_hash: row[1], thread_id: row[2], push_token: row[3], push_environment: row[4], installation: row[5],
             pending_installation: row[6], pending_post: row[7], last_notified_message_id: row[8], last_read_message_id: row[9],
             recent_notified_ids: row[10], unread_count: row[11], created_at: row[12], updated_at: row[13], live_state: row[14],
-            earlier_token_hashes: row[15], history: row[16])
+            earlier_token_hashes: row[15], history: row["history"], token_used_at: row["token_used_at"])
     }
 }
 

@@ -61,10 +61,10 @@ public final class TokenBuckets: Sendable {
 
     public var count: Int { buckets.withLock { $0.count } }
 
-    /// Forgets the buckets whose keys end with `suffix` (a user erased).
-    public func forget(keysEndingWith suffix: String) {
+    /// Forgets the buckets `keys` (a user erased).
+    public func forget(keys: [String]) {
         buckets.withLock { buckets in
-            for key in buckets.keys where key.hasSuffix(suffix) { buckets[key] = nil }
+            for key in keys { buckets[key] = nil }
         }
     }
 

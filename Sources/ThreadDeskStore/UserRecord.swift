@@ -9,6 +9,10 @@ public struct UserRecord: Sendable, Hashable, Codable {
     /// SHA-256 of the user's other live tokens (other devices, sessions renewed since), oldest
     /// first: with `tokenHash`, at most `liveTokenLimit`.
     public var earlierTokenHashes: [String] = []
+    /// When each live token was last noted in use (by hash; at most once a day, see
+    /// `noteTokenUse`), so tokens left unused end. A token without a note (issued before notes
+    /// were kept) counts from its first use after.
+    public var tokenUsedAt: [String: Date] = [:]
     /// Whether the user's conversation ever held anything; never cleared (see ``UserHistory``).
     public var history: UserHistory = []
     public var threadID: String? { didSet { if threadID != nil { history.insert(.used) } } }
@@ -48,12 +52,26 @@ extension UserRecord {
         history.insert(.v1)
         if let current = tokenHash { earlierTokenHashes = Array((earlierTokenHashes + [current]).suffix(Self.liveTokenLimit - 1)) }
         tokenHash = hash
+        keepUsesOfLiveTokens()
+    }
+
+    /// Notes that the token `hash` was used at `date`.
+    public mutating func noteTokenUse(hash: String, at date: Date) {
+        tokenUsedAt[hash] = date
+        keepUsesOfLiveTokens()
+    }
+
+    /// Only live tokens' notes are kept: an ended token's would only grow the record.
+    private mutating func keepUsesOfLiveTokens() {
+        let live = liveTokenHashes
+        tokenUsedAt = tokenUsedAt.filter { live.contains($0.key) }
     }
 
     /// Ends one live token (a sign-out); the newest remaining one takes its place.
     public mutating func removeToken(hash: String) {
         earlierTokenHashes.removeAll { $0 == hash }
         if tokenHash == hash { tokenHash = earlierTokenHashes.popLast() }
+        tokenUsedAt[hash] = nil
     }
 
     /// Nothing was ever done with this user but open sessions: no thread ever (current, deleted,
@@ -66,10 +84,11 @@ extension UserRecord {
     /// SHA-256 of every live token.
     public var liveTokenHashes: Set<String> { Set(earlierTokenHashes + (tokenHash.map { [$0] } ?? [])) }
 
-    /// Ends every live token (an unused claim being replaced).
+    /// Ends every live token (an unused claim being replaced, a sign-out everywhere).
     public mutating func revokeAllTokens() {
         tokenHash = nil
         earlierTokenHashes = []
+        tokenUsedAt = [:]
     }
 
     /// Whether `hash` is one of the user's live tokens (compared in constant time).

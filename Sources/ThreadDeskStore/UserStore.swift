@@ -31,7 +31,7 @@ public protocol UserErasure: Sendable {
     /// `prepare` what the store holds of the user; once it returns, erases in one transaction,
     /// still under the lock: the user's record (tokens, push token, read state, history), their
     /// idempotency records, the mirror of every thread of theirs, the global values `prepare`
-    /// names, and the quota buckets keyed by the user (`…:u:<id>`). When `prepare` throws (Discord
+    /// names, and the quota buckets keyed by the user (`UserQuota`). When `prepare` throws (Discord
     /// refused), nothing is erased and the error is rethrown: the erasure can be retried.
     /// Returns whether there was anything of the user's.
     @discardableResult
@@ -64,8 +64,18 @@ public struct ErasureContext: Sendable {
         return (current.map { [$0] } ?? []) + threads.map(\.id).filter { $0 != current }
     }
 
-    /// The suffix of the quota buckets keyed by the user (`send:u:<id>` and the like).
-    public var quotaKeySuffix: String { ":u:\(id.rawValue)" }
+    /// The quota buckets keyed by the user, by their exact keys: ids may contain `:`, so a
+    /// suffix would also name another user's (`x:u:abc` ends with `:u:abc`).
+    public var quotaKeys: [String] { UserQuota.allCases.map { $0.key(id) } }
+}
+
+/// The kinds of quota bucket kept per user; the limits build their keys here so that an erasure
+/// finds every one of them.
+public enum UserQuota: String, Sendable, CaseIterable {
+    case send, diagnostics = "diag", read, update, upload
+
+    /// The bucket's key: `<kind>:u:<id>`.
+    public func key(_ id: UserID) -> String { "\(rawValue):u:\(id.rawValue)" }
 }
 
 /// When a user was last active.

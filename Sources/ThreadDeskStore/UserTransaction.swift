@@ -52,19 +52,20 @@ struct UserColumns: Codable {
     var live_state: String?
     var earlier_token_hashes: String?
     var history: Int
+    var token_used_at: String?
 
     /// The column names, comma separated, in order.
     static let names = """
         id, token_hash, thread_id, push_token, push_environment, installation, pending_installation, pending_post, \
         last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at, live_state, \
-        earlier_token_hashes, history
+        earlier_token_hashes, history, token_used_at
         """
 
     init(
         id: String, token_hash: String?, thread_id: String?, push_token: String?, push_environment: String?, installation: String?,
         pending_installation: String?, pending_post: String?, last_notified_message_id: String?, last_read_message_id: String?,
         recent_notified_ids: String?, unread_count: Int, created_at: Date, updated_at: Date, live_state: String?,
-        earlier_token_hashes: String?, history: Int
+        earlier_token_hashes: String?, history: Int, token_used_at: String?
     ) {
         (self.id, self.token_hash, self.thread_id, self.push_token, self.push_environment) =
             (id, token_hash, thread_id, push_token, push_environment)
@@ -72,7 +73,7 @@ struct UserColumns: Codable {
         (self.last_notified_message_id, self.last_read_message_id, self.recent_notified_ids) =
             (last_notified_message_id, last_read_message_id, recent_notified_ids)
         (self.unread_count, self.created_at, self.updated_at) = (unread_count, created_at, updated_at)
-        (self.live_state, self.earlier_token_hashes, self.history) = (live_state, earlier_token_hashes, history)
+        (self.live_state, self.earlier_token_hashes, self.history, self.token_used_at) = (live_state, earlier_token_hashes, history, token_used_at)
     }
 
     init(_ record: UserRecord) {
@@ -85,7 +86,7 @@ struct UserColumns: Codable {
             created_at: record.createdAt, updated_at: record.updatedAt,
             live_state: record.live.isEmpty ? nil : RecordJSON.encode(record.live),
             earlier_token_hashes: record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes),
-            history: record.history.rawValue)
+            history: record.history.rawValue, token_used_at: record.tokenUsedAt.isEmpty ? nil : RecordJSON.encode(record.tokenUsedAt))
     }
 
     struct InvalidRow: Error, CustomStringConvertible {
@@ -110,6 +111,7 @@ struct UserColumns: Codable {
             record.updatedAt = updated_at
             record.live = RecordJSON.decode(live_state) ?? LiveState()
             record.history.formUnion(UserHistory(rawValue: history))
+            record.tokenUsedAt = RecordJSON.decode(token_used_at) ?? [:]
             return record
         }
     }

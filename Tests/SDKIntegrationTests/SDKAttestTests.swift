@@ -44,17 +44,22 @@ struct InProcessAttestProvider: AppAttestProvider {
     }
 }
 
+/// A server that serves attested devices only, trusting `attester`'s root.
+func requiringAttestation(by attester: SoftwareAttester) -> @Sendable (inout ServerConfiguration) -> Void {
+    { configuration in
+        configuration.attest.mode = .required
+        configuration.attest.teamID = attester.teamID
+        configuration.attest.bundleIDs = [attester.bundleID]
+        configuration.attest.extraRootPEM = attester.rootCertificatePEM
+    }
+}
+
 /// With `APP_ATTEST=required`, the SDK attests when it opens a session and signs what needs it.
 @Suite("ThreadDeskKit with App Attest", .timeLimit(.minutes(2)))
 struct SDKAttestTests {
     @Test func anAttestedClientOpensSendsUploadsAndRenews() async throws {
         let attester = try SoftwareAttester()
-        try await withSDKServer({ configuration in
-            configuration.attest.mode = .required
-            configuration.attest.teamID = attester.teamID
-            configuration.attest.bundleIDs = [attester.bundleID]
-            configuration.attest.extraRootPEM = attester.rootCertificatePEM
-        }) { server in
+        try await withSDKServer(requiringAttestation(by: attester)) { server in
             // Without a provider: refused, with the code that says why.
             await #expect { try await server.client(device: "plain").open() } throws: { error in
                 (error as? ThreadDeskError)?.code == .attestationRequired
@@ -79,12 +84,7 @@ struct SDKAttestTests {
     /// message, which needs an assertion, goes out under a new session with a newly attested key.
     @Test func aFirstMessageAfterTheKeyWasLostAttestsANewOne() async throws {
         let attester = try SoftwareAttester()
-        try await withSDKServer({ configuration in
-            configuration.attest.mode = .required
-            configuration.attest.teamID = attester.teamID
-            configuration.attest.bundleIDs = [attester.bundleID]
-            configuration.attest.extraRootPEM = attester.rootCertificatePEM
-        }) { server in
+        try await withSDKServer(requiringAttestation(by: attester)) { server in
             let provider = InProcessAttestProvider(attester: attester)
             let client = server.client { $0.appAttest = provider }
             _ = try await client.open()
@@ -100,12 +100,7 @@ struct SDKAttestTests {
     /// restored from before the key was attested. The user and their conversation stay.
     @Test func aKeyLostOnTheDeviceOrOnTheServerIsAttestedAnew() async throws {
         let attester = try SoftwareAttester()
-        try await withSDKServer({ configuration in
-            configuration.attest.mode = .required
-            configuration.attest.teamID = attester.teamID
-            configuration.attest.bundleIDs = [attester.bundleID]
-            configuration.attest.extraRootPEM = attester.rootCertificatePEM
-        }) { server in
+        try await withSDKServer(requiringAttestation(by: attester)) { server in
             let provider = InProcessAttestProvider(attester: attester)
             let client = server.client { $0.appAttest = provider }
             let session = try await client.open()
@@ -142,12 +137,7 @@ struct SDKAttestTests {
     /// token is ended; nothing is dropped from the outbox.
     @Test func aKeyTheServerForgotIsAttestedAnewOnTheNextSignedCall() async throws {
         let attester = try SoftwareAttester()
-        try await withSDKServer({ configuration in
-            configuration.attest.mode = .required
-            configuration.attest.teamID = attester.teamID
-            configuration.attest.bundleIDs = [attester.bundleID]
-            configuration.attest.extraRootPEM = attester.rootCertificatePEM
-        }) { server in
+        try await withSDKServer(requiringAttestation(by: attester)) { server in
             let provider = InProcessAttestProvider(attester: attester)
             let client = server.client { $0.appAttest = provider }
             let session = try await client.open()
@@ -173,12 +163,7 @@ struct SDKAttestTests {
     /// overtook reads as replayed, and is signed anew and sent again.
     @Test func aSignedRequestOvertakenByALaterOneIsSignedAnew() async throws {
         let attester = try SoftwareAttester()
-        try await withSDKServer({ configuration in
-            configuration.attest.mode = .required
-            configuration.attest.teamID = attester.teamID
-            configuration.attest.bundleIDs = [attester.bundleID]
-            configuration.attest.extraRootPEM = attester.rootCertificatePEM
-        }) { server in
+        try await withSDKServer(requiringAttestation(by: attester)) { server in
             let provider = InProcessAttestProvider(attester: attester)
             let client = server.client { $0.appAttest = provider }
             _ = try await client.open()
@@ -196,5 +181,33 @@ struct SDKAttestTests {
             try database.close()
         }
     }
-}
 
+    /// What a copied token alone may no longer do, the SDK signs: the push token, the export,
+    /// the erasure, and signing out everywhere (which ends every session of the user).
+    @Test func theCallsThatNeedTheDevicesAssertionAreSigned() async throws {
+        let attester = try SoftwareAttester()
+        try await withSDKServer(requiringAttestation(by: attester)) { server in
+            let provider = InProcessAttestProvider(attester: attester)
+            let client = server.client { $0.appAttest = provider }
+            let session = try await client.open()
+            let id = try requireValue(UserID(session.userId), "no user")
+            try await client.registerPushToken(Data(repeating: 0xAB, count: 32), environment: .development)
+            #expect(try await server.store.user(id)?.pushToken != nil)
+            try await client.unregisterPushToken()
+            #expect(try await server.store.user(id)?.pushToken == nil)
+            #expect(try await client.send("hello").content == "hello")
+            #expect(try await client.exportMyData().messages.map(\.content) == ["hello"])
+            try await client.deleteMyData()
+            #expect(try await server.store.user(id) == nil)
+
+            // Two devices of one user; one signs out everywhere: both tokens end.
+            let phone = server.client(device: "phone") { $0.appAttest = provider }
+            let first = try await phone.open()
+            #expect(try await phone.send("from the phone").content == "from the phone")
+            try await client.signOutEverywhere()
+            try await phone.signOutEverywhere()
+            #expect(await phone.userID == nil)
+            #expect(try await server.store.user(forTokenHash: UserToken.hash(first.token)) == nil)
+        }
+    }
+}

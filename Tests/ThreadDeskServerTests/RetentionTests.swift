@@ -16,7 +16,11 @@ struct RetentionTests {
     /// support's reply, stay. The server's clock is the test's: a year passes when the test says.
     @Test func inactiveUsersAreErasedAndOnlyThey() async throws {
         let clock = ManualClock()
-        try await withServer(time: .driven(by: clock)) { $0.privacy.retention = Self.day * 365 } _: { server in
+        try await withServer(time: .driven(by: clock)) { configuration in
+            configuration.privacy.retention = Self.day * 365
+            // Users come back after 300 days here: their tokens must outlive SESSION_IDLE_DAYS.
+            configuration.sessions.idleAfter = nil
+        } _: { server in
             let rounds = { try await server.metric(#"threaddesk_retention_rounds_total{outcome="done"}"#) }
             /// Moves the clock `duration` on, then waits for the job's next round. The job may not
             /// have gone back to sleep yet when the clock moves: the clock is nudged a minute at a

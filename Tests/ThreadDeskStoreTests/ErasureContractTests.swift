@@ -139,6 +139,27 @@ struct UserErasureContract {
         }
     }
 
+    /// Ids may contain `:`: erasing `abc` must not refill the buckets of `x:u:abc`, whose keys
+    /// end with `:u:abc` too; every bucket kind of the erased user's goes.
+    @Test(arguments: StoreKind.available)
+    func anErasureTakesOnlyTheUsersOwnBuckets(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let erased = UserID("abc")!
+            let other = UserID("x:u:abc")!
+            try await store.withUser(erased) { $0.record = UserRecord(id: erased) }
+            try await store.withUser(other) { $0.record = UserRecord(id: other) }
+            let limit = QuotaLimit(1, per: .seconds(3600))
+            for quota in UserQuota.allCases {
+                for id in [erased, other] { #expect(try await store.takeToken(quota.key(id), limit: limit, cost: 1) == nil) }
+            }
+            #expect(try await store.eraseUser(erased) { _ in })
+            for quota in UserQuota.allCases {
+                #expect(try await store.takeToken(quota.key(other), limit: limit, cost: 1) != nil, "\(quota) of \(other) stays spent")
+                #expect(try await store.takeToken(quota.key(erased), limit: limit, cost: 1) == nil, "\(quota) of \(erased) went with them")
+            }
+        }
+    }
+
     /// When the work before the erasure fails (Discord refused), nothing is erased.
     @Test(arguments: StoreKind.available)
     func aFailedPreparationErasesNothing(kind: StoreKind) async throws {

@@ -38,6 +38,16 @@ func temporaryDatabasePath() -> String {
         .appendingPathComponent("threaddesk-tests-\(UUID().uuidString)/threaddesk.sqlite").path
 }
 
+/// Rewrites the SQLite database at `path` as an earlier version left it. The store just closed
+/// may still be letting go of the file: waits for it, within a bound.
+func rewriteAsEarlierVersion(_ path: String, _ updates: @escaping @Sendable (Database) throws -> Void) async throws {
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(30)
+    let queue = try DatabaseQueue(path: path, configuration: configuration)
+    try await queue.write(updates)
+    try await queue.close()
+}
+
 private struct Boom: Error {}
 
 private let alice = UserID("alice")!
@@ -57,6 +67,7 @@ struct UserRecordsContract {
                 var record = UserRecord(id: alice)
                 record.tokenHash = UserToken.hash("earlier")
                 record.addToken(hash: UserToken.hash("secret"))
+                record.noteTokenUse(hash: UserToken.hash("secret"), at: Date(timeIntervalSince1970: 1_800_000_000))
                 record.threadID = "123"
                 record.pushToken = "abcd"
                 record.pushEnvironment = .development
@@ -67,6 +78,7 @@ struct UserRecordsContract {
             #expect(stored.threadID == "123")
             #expect(stored.earlierTokenHashes == [UserToken.hash("earlier")])
             #expect(stored.holdsToken(hash: UserToken.hash("earlier")) && stored.holdsToken(hash: UserToken.hash("secret")))
+            #expect(stored.tokenUsedAt == [UserToken.hash("secret"): Date(timeIntervalSince1970: 1_800_000_000)])
             #expect(stored.pushEnvironment == .development)
             #expect(stored.installation?.other == ["theme": "dark"])
             #expect(try await store.user(forTokenHash: UserToken.hash("secret"))?.id == alice)
@@ -356,18 +368,13 @@ struct SQLiteStoreTests {
             }
         }
         // The database as the version before wrote it: no `history` column, no such migration.
-        // The store just closed may still be letting go of the file: wait for it, within a bound.
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(30)
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        try await queue.write { db in
+        try await rewriteAsEarlierVersion(path) { db in
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v5: what an id has been'")
             try db.execute(sql: "ALTER TABLE users DROP COLUMN history")
             try db.execute(sql: "UPDATE users SET thread_id = '123' WHERE id IN ('with-thread', 'legacy')")
             try db.execute(sql: "UPDATE users SET push_token = 'abcd' WHERE id = 'with-push'")
             try db.execute(sql: "UPDATE users SET token_hash = 'hash-' || id WHERE id IN ('with-thread', 'with-push', 'claimed-only')")
         }
-        try await queue.close()
         let store = try SQLiteStore(path: path)
         let history = { (id: String) in try await store.user(UserID(id)!)?.history ?? [] }
         #expect(try await history("with-thread") == [.used, .v1])

@@ -74,14 +74,10 @@ public struct AppAttestSettings: Sendable {
                 problem.invalid.append("APP_ATTEST_EXTRA_ROOT (a PEM certificate, or the path of one)")
             }
         }
-        if let text = value("APP_ATTEST_FORGET_DAYS") {
-            if text.lowercased() == "off" {
-                forgetKeysAfter = nil
-            } else if let days = Int(text), (1...Self.maximumForgetDays).contains(days) {
-                forgetKeysAfter = .seconds(days * 86_400)
-            } else {
-                problem.invalid.append("APP_ATTEST_FORGET_DAYS (whole days, 1 to \(Self.maximumForgetDays), or off)")
-            }
+        if let days = SessionSettings.days(
+            value("APP_ATTEST_FORGET_DAYS"), name: "APP_ATTEST_FORGET_DAYS", maximum: Self.maximumForgetDays, problem: &problem)
+        {
+            forgetKeysAfter = days
         }
         if mode != .off {
             if teamID.isEmpty && value("APP_ATTEST_TEAM_ID") == nil { problem.missing.append("APP_ATTEST_TEAM_ID") }

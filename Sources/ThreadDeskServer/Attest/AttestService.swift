@@ -20,6 +20,8 @@ struct AttestService: Sendable {
     let trustedRoots: Set<String>
     /// The devices whose use this process noted lately (see `noteUse`).
     private let sightings = DeviceSightings()
+    /// The devices whose keys this process found kept and trusted lately (see `requireTrusted`).
+    let trustChecks = DeviceSightings()
 
     /// Where outcomes are counted (`threaddesk_app_attest_total`).
     let metrics: ServerMetrics?
@@ -133,16 +135,19 @@ struct AttestService: Sendable {
         let device = Self.deviceID(keyID)
         if let expected, expected != device { throw DeviceCheckFailure.wrongDevice }
         guard let key = try await store.deviceKey(device) else { throw DeviceCheckFailure.unknownKey }
-        // Attested by a root, or in an environment, this server no longer accepts (the extra
-        // root removed, the environment narrowed): the key attests anew.
-        guard trustedRoots.contains(key.root), let environment = AppAttestVerifier.Environment(rawValue: key.environment),
-            settings.environments.contains(environment)
-        else { throw DeviceCheckFailure.keyNoLongerTrusted }
+        guard isTrusted(key) else { throw DeviceCheckFailure.keyNoLongerTrusted }
         // The stored key must be one: otherwise the store is at fault (a 500), not the client.
         guard (try? P256.Signing.PublicKey(x963Representation: key.publicKey)) != nil else { throw CorruptDeviceKey(keyID: device) }
         // Spent before a byte of the body is read: one challenge cannot start many slow uploads.
         try await use(parts.challenge)
         return PendingAssertion(device: device, key: key, challenge: parts.challenge, assertion: assertion)
+    }
+
+    /// Whether this server still accepts `key`: not when it was attested by a root, or in an
+    /// environment, no longer accepted (the extra root removed, the environment narrowed).
+    func isTrusted(_ key: DeviceKey) -> Bool {
+        guard let environment = AppAttestVerifier.Environment(rawValue: key.environment) else { return false }
+        return trustedRoots.contains(key.root) && settings.environments.contains(environment)
     }
 
     /// Verifies the assertion over the request (its challenge spent by `checking`); raises the counter.
@@ -228,12 +233,22 @@ final class DeviceSightings: Sendable {
 
     init(capacity: Int = 100_000) { self.capacity = capacity }
 
+    /// Whether `device` was noted less than `seconds` before `now` (nothing is noted).
+    func seenRecently(_ device: String, now: Date, within seconds: TimeInterval) -> Bool {
+        seen.withLock { Self.isRecent($0[device], now: now, within: seconds) }
+    }
+
+    private static func isRecent(_ last: Date?, now: Date, within seconds: TimeInterval) -> Bool {
+        guard let last else { return false }
+        return now.timeIntervalSince(last) < seconds && now >= last
+    }
+
     /// Whether `device` is due a note at `now` (then it counts as noted).
     func due(_ device: String, now: Date, every seconds: TimeInterval) -> Bool {
         seen.withLock { seen in
-            if let last = seen[device], now.timeIntervalSince(last) < seconds, now >= last { return false }
+            if Self.isRecent(seen[device], now: now, within: seconds) { return false }
             if seen[device] == nil, seen.count >= capacity {
-                seen = seen.filter { now.timeIntervalSince($0.value) < seconds && now >= $0.value }
+                seen = seen.filter { Self.isRecent($0.value, now: now, within: seconds) }
                 if seen.count >= capacity {
                     let cutoff = seen.values.sorted()[seen.count / 2]
                     seen = seen.filter { $0.value > cutoff }

@@ -10,8 +10,9 @@ struct DeviceRoutes: Sendable {
 
     func register(on groups: V1Groups) {
         groups.users(charging: { .installation($0) }).put("installation", use: updateInstallation)
-        groups.users(charging: { .update($0) }).put("push-token", use: setPushToken)
-        groups.users.delete("push-token", use: deletePushToken)
+        // A copied token alone must not send the user's pushes to another device: an attested device signs.
+        groups.signed(groups.users(charging: { .update($0) })).put("push-token", use: setPushToken)
+        groups.signed(groups.users).delete("push-token", use: deletePushToken)
     }
 
     @Sendable func updateInstallation(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

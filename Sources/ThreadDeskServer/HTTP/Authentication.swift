@@ -64,7 +64,8 @@ extension ThreadDeskRequestContext {
 
 /// Requires a live bearer token of a user (401 otherwise); with `attestedOnly` (`APP_ATTEST=required`),
 /// one issued to an attested device (401 `attestation_required` otherwise: tokens from before
-/// attestation was required, which the SDK answers by attesting). With `scopesReads`, for short
+/// attestation was required, which the SDK answers by attesting), whose key is still kept and
+/// trusted (`AttestService.requireTrusted`). With `scopesReads`, for short
 /// reads, the token check and the handler share one `ReadScope`: one barrier on a replica's memory.
 struct UserAuthentication: RouterMiddleware {
     let sessions: SessionService
@@ -86,9 +87,18 @@ struct UserAuthentication: RouterMiddleware {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         var context = context
         context.caller = .user(try await sessions.authenticate(token: token), token: token)
-        if attestedOnly, context.attestedDevice == nil {
-            attest?.count(.attestationRequired, step: "token")
-            throw DeviceCheckFailure.attestationRequired
+        if attestedOnly {
+            guard let device = context.attestedDevice else {
+                attest?.count(.attestationRequired, step: "token")
+                throw DeviceCheckFailure.attestationRequired
+            }
+            // The token is only as good as its key: forgotten or no longer trusted, it stops.
+            do {
+                try await attest?.requireTrusted(device)
+            } catch let failure as DeviceCheckFailure {
+                attest?.count(failure, step: "token")
+                throw failure
+            }
         }
         if let attest, let device = context.attestedDevice { await attest.noteUse(of: device) }
         return try await next(request, context)

@@ -39,6 +39,14 @@ struct V1Groups {
         return group.add(middleware: AssertionMiddleware(attest: attest, limit: limit, gate: gate, applies: applies))
     }
 
+    /// `group`, where every request of an attested device's token carries its assertion (small
+    /// bodies): what a copied token alone must not do (erase, export, redirect pushes, sign out
+    /// everywhere).
+    func signed(_ group: RouterGroup<ThreadDeskRequestContext>) -> RouterGroup<ThreadDeskRequestContext> {
+        // A group of its own: middleware added to a shared group would reach its other routes.
+        asserting(group.group(), limit: Request.smallBodyLimit) { _, _ in true }
+    }
+
     /// Users' routes that charge `cost` (for the calling user) first.
     func users(charging cost: @escaping @Sendable (UserID) -> Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
         users.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })

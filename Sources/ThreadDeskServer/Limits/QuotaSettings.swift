@@ -35,6 +35,18 @@ public struct QuotaSettings: Sendable, Hashable {
     /// Attempts to attest a new key (failed ones included), per network address: one device
     /// cannot mint devices (and their fresh per-device buckets) without end.
     public var attestationsPerAddress = QuotaLimit(10, per: .seconds(3600))
+    /// Keys kept (attestations that verified), per network address and day: what a phone that
+    /// attests key after key (each with fresh per-device buckets) may add at most.
+    public var newKeysPerNetwork = QuotaLimit(20, per: .seconds(86_400))
+    /// With App Attest on, a network's budget beside each attested device's own (looser: several
+    /// devices share a home or an office), so one phone that attests many keys gains nothing.
+    /// Session attempts are charged to it before the assertion is checked: a failed one costs too.
+    public var sessionsPerNetwork = QuotaLimit(120, per: .seconds(3600))
+    public var sendsPerNetwork = QuotaLimit(240, per: .seconds(60))
+    public var diagnosticsPerNetwork = QuotaLimit(120, per: .seconds(3600))
+    public var installationsPerNetwork = QuotaLimit(480, per: .seconds(3600))
+    public var refreshesPerNetwork = QuotaLimit(480, per: .seconds(3600))
+    public var uploadMiBPerNetwork = QuotaLimit(2000, per: .seconds(3600))
 
     public init() {}
 
@@ -58,7 +70,10 @@ public struct QuotaSettings: Sendable, Hashable {
             ("QUOTA_UNATTESTED_SESSIONS_PER_ADDRESS", \.unattestedSessionsPerAddress),
             ("QUOTA_UNATTESTED_THREADS_PER_ADDRESS", \.unattestedThreadsPerAddress),
             ("QUOTA_CHALLENGES_PER_ADDRESS", \.challengesPerAddress), ("QUOTA_CHALLENGES_PER_APP", \.challengesPerApp),
-            ("QUOTA_ATTESTATIONS_PER_ADDRESS", \.attestationsPerAddress),
+            ("QUOTA_ATTESTATIONS_PER_ADDRESS", \.attestationsPerAddress), ("QUOTA_NEW_KEYS_PER_NETWORK", \.newKeysPerNetwork),
+            ("QUOTA_SESSIONS_PER_NETWORK", \.sessionsPerNetwork), ("QUOTA_SENDS_PER_NETWORK", \.sendsPerNetwork),
+            ("QUOTA_DIAGNOSTICS_PER_NETWORK", \.diagnosticsPerNetwork), ("QUOTA_INSTALLATIONS_PER_NETWORK", \.installationsPerNetwork),
+            ("QUOTA_REFRESHES_PER_NETWORK", \.refreshesPerNetwork), ("QUOTA_UPLOAD_MIB_PER_NETWORK", \.uploadMiBPerNetwork),
         ]
     }
 

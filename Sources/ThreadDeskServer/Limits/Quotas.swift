@@ -15,7 +15,8 @@ struct Quotas: Sendable {
     let metrics: ServerMetrics
     /// With App Attest on, an attested caller's limits count per device (its `address` is
     /// `device:<key id>@<network address>`, see `deviceKey`), and a few per network address as
-    /// well (new attestations, new threads: one device must not make many); with it optional,
+    /// well (new attestations and keys, new threads, and a looser network budget beside each of the
+    /// device's: one device must not make many); with it optional,
     /// unattested callers get the tighter per-address ones.
     var attestMode = AppAttestSettings.Mode.off
 
@@ -37,6 +38,11 @@ struct Quotas: Sendable {
         case challenge
         /// An attempt to attest a new key, charged before it is checked: failed ones count too.
         case attestation
+        /// A key that verified, before it is kept.
+        case newKey
+        /// An attempt to open a session with App Attest on, charged to the network before any
+        /// assertion is checked or the store read: a failed one costs its sender too.
+        case sessionAttempt
     }
 
     /// Takes one token from each bucket `cost` touches, or throws `limitReached` naming the first
@@ -63,7 +69,28 @@ struct Quotas: Sendable {
 
     /// `address`: the device's key for attested callers (`device:<key id>`), else `network`.
     private func buckets(_ cost: Cost, address: String, network: String) -> [(String, String, QuotaLimit)] {
+        let own = ownBuckets(cost, address: address, network: network)
+        // An attested device's buckets are its own: the network's stand beside them.
+        guard isDevice(address), let shared = networkBucket(cost, network: network) else { return own }
+        return own + [shared]
+    }
+
+    /// The network's bucket charged beside an attested device's own for `cost`, if any.
+    private func networkBucket(_ cost: Cost, network: String) -> (String, String, QuotaLimit)? {
         switch cost {
+        case .send: ("sends per network", "send:n:\(network)", settings.sendsPerNetwork)
+        case .diagnostics: ("diagnostics per network", "diag:n:\(network)", settings.diagnosticsPerNetwork)
+        case .installation: ("installations per network", "install:n:\(network)", settings.installationsPerNetwork)
+        case .refresh: ("attachment refreshes per network", "refresh:n:\(network)", settings.refreshesPerNetwork)
+        case .upload: ("upload MiB per network", "upload:n:\(network)", settings.uploadMiBPerNetwork)
+        default: nil
+        }
+    }
+
+    private func ownBuckets(_ cost: Cost, address: String, network: String) -> [(String, String, QuotaLimit)] {
+        switch cost {
+        case .sessionAttempt:
+            [("sessions per network", "session:n:\(network)", settings.sessionsPerNetwork)]
         case .session where isDevice(address):
             [("sessions per device", "session:a:\(address)", settings.sessionsPerAddress),
              ("sessions per app", "session:app", settings.sessionsPerApp)]
@@ -80,22 +107,24 @@ struct Quotas: Sendable {
              ("attestation challenges per app", "challenge:app", settings.challengesPerApp)]
         case .attestation:
             [("attestations per address", "attest:a:\(network)", settings.attestationsPerAddress)]
+        case .newKey:
+            [("new keys per network", "key:n:\(network)", settings.newKeysPerNetwork)]
         case .send(let user):
-            [("sends per user", "send:u:\(user)", settings.sendsPerUser), ("sends per address", "send:a:\(address)", settings.sendsPerAddress)]
+            [("sends per user", UserQuota.send.key(user), settings.sendsPerUser), ("sends per address", "send:a:\(address)", settings.sendsPerAddress)]
         case .diagnostics(let user):
-            [("diagnostics per user", "diag:u:\(user)", settings.diagnosticsPerUser),
+            [("diagnostics per user", UserQuota.diagnostics.key(user), settings.diagnosticsPerUser),
              ("diagnostics per address", "diag:a:\(address)", settings.diagnosticsPerAddress)]
         case .read(let user):
-            [("reads per user", "read:u:\(user)", settings.readsPerUser)]
+            [("reads per user", UserQuota.read.key(user), settings.readsPerUser)]
         case .update(let user):
-            [("updates per user", "update:u:\(user)", settings.updatesPerUser)]
+            [("updates per user", UserQuota.update.key(user), settings.updatesPerUser)]
         case .installation(let user):
-            [("updates per user", "update:u:\(user)", settings.updatesPerUser),
+            [("updates per user", UserQuota.update.key(user), settings.updatesPerUser),
              ("installations per address", "install:a:\(address)", settings.installationsPerAddress)]
         case .refresh:
             [("attachment refreshes per address", "refresh:a:\(address)", settings.refreshesPerAddress)]
         case .upload(let user, _):
-            [("upload MiB per user", "upload:u:\(user)", settings.uploadMiBPerUser),
+            [("upload MiB per user", UserQuota.upload.key(user), settings.uploadMiBPerUser),
              ("upload MiB per address", "upload:a:\(address)", settings.uploadMiBPerAddress)]
         case .thread where !isDevice(address) && attestMode == .optional:
             [("new threads per unattested address", "thread:a:\(address)", settings.unattestedThreadsPerAddress),

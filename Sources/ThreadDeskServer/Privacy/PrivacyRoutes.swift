@@ -11,8 +11,9 @@ struct PrivacyRoutes: Sendable {
     let metrics: ServerMetrics
 
     func register(on groups: V1Groups) {
-        groups.users(charging: { .update($0) }).delete("me", use: erase)
-        groups.users(charging: { .read($0) }).get("me/export", use: export)
+        // A copied token alone must not erase or export the conversation: an attested device signs.
+        groups.signed(groups.users(charging: { .update($0) })).delete("me", use: erase)
+        groups.signed(groups.users(charging: { .read($0) })).get("me/export", use: export)
     }
 
     /// 204 once everything is gone. A retry with the same token gets 401: the token went with the

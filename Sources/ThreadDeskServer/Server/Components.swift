@@ -98,7 +98,7 @@ struct Components: Sendable {
         self.live = live
         sessions = SessionService(
             users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
-            legacyRoutes: configuration.legacyAPIKey != nil, now: now)
+            legacyRoutes: configuration.legacyAPIKey != nil, settings: configuration.sessions, now: now)
         conversation = ConversationService(
             users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, faq: faqMirror?.book,
             metrics: metrics)

@@ -54,6 +54,8 @@ public struct ServerConfiguration: Sendable {
     public var attachments = AttachmentSettings()
     /// Erasing users' data: what becomes of their threads, and the retention of inactive users.
     public var privacy = PrivacySettings()
+    /// Sessions: how long an unused token lives (`SESSION_IDLE_DAYS`).
+    public var sessions = SessionSettings()
     /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).
     /// Addresses or networks (`10.0.0.0/8`, `fd00::/8`) of the reverse proxies whose
     /// `X-Forwarded-For` is believed (`TRUSTED_PROXIES`).
@@ -293,6 +295,7 @@ public struct ServerConfiguration: Sendable {
             }
         }
         privacy.read(value, problem: &problem)
+        sessions.read(value, problem: &problem)
         attest.read(value, problem: &problem)
         if attest.mode == .required, legacyAPIKey != nil {
             // The legacy routes take a shared key and any user id: a way around App Attest.

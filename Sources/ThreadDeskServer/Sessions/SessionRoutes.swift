@@ -17,6 +17,8 @@ struct SessionRoutes: Sendable {
         // Charged in the handler: an attested device's sessions count per device, not per address.
         groups.app.post("session", use: open)
         groups.anyUsers.delete("session", use: close)
+        // Ending every session of the user is theirs to ask: an attested device signs it.
+        groups.signed(groups.users(charging: { .update($0) })).delete("sessions", use: closeAll)
     }
 
     @Sendable func open(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
@@ -38,12 +40,16 @@ struct SessionRoutes: Sendable {
         if let hash = body.userHash, hash.count > 128 { throw APIError.badRequest(.invalidUserHash, "userHash is too long.") }
         let installation = try body.installation.map { try DeviceRoutes.installation(JSON($0)) }
         let network = quotas.networkAddress(request, context)
+        // Before any assertion is checked, a challenge spent or the store read: a failed attempt
+        // costs its sender as much as a good one.
+        if let attest, attest.mode != .off { try await quotas.charge(.sessionAttempt, address: network) }
         let device: String?
         if let attest, attest.mode != .off, let attestation = body.attestation {
             // Every attempt counts against the address, failed ones too; the key is kept only
-            // once it verified and the device's session limit said yes.
+            // once it verified and the network's new keys and the device's session limit said yes.
             try await quotas.charge(.attestation, address: network)
             let key = try await attest.verify(attestation)
+            try await quotas.charge(.newKey, address: network)
             try await quotas.charge(.session, address: Quotas.deviceKey(key.keyID, network: network))
             try await attest.keep(key)
             device = key.keyID
@@ -74,6 +80,12 @@ struct SessionRoutes: Sendable {
             throw DeviceCheckFailure.attestationRequired
         }
         return nil
+    }
+
+    /// Signs the user out everywhere: every token of theirs ends, this one included.
+    @Sendable func closeAll(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
+        try await sessions.closeAll(try context.user())
+        return Response(status: .noContent)
     }
 
     @Sendable func close(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

@@ -15,6 +15,8 @@ struct SessionService: Sendable {
     let verifier: IdentityVerifier?
     /// Whether the legacy routes are on (a reference-system id may then adopt its thread by name).
     let legacyRoutes: Bool
+    /// How long an unused token lives.
+    var settings = SessionSettings()
     let now: @Sendable () -> Date
 
     /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
@@ -58,6 +60,7 @@ struct SessionService: Sendable {
             // Earlier tokens stay live (another device, or a renewal whose answer was lost) up to
             // `UserRecord.liveTokenLimit`; `DELETE /v1/session` ends one.
             record.addToken(hash: UserToken.hash(token))
+            record.noteTokenUse(hash: UserToken.hash(token), at: now())
             record.updatedAt = now()
             context.record = record
             endedTokens = !tokensBefore.isSubset(of: record.liveTokenHashes)
@@ -76,6 +79,16 @@ struct SessionService: Sendable {
         live.tokensChanged(record.id)
     }
 
+    /// Ends every token of the user (sign-out everywhere): a copied one included.
+    func closeAll(_ record: UserRecord) async throws {
+        try await users.withUser(record.id, work: .brief) { context in
+            context.record?.revokeAllTokens()
+            context.record?.updatedAt = now()
+        }
+        // Their event streams, here and on every replica, end with them.
+        live.tokensChanged(record.id)
+    }
+
     /// The whole record of the user a bearer token belongs to (one lookup for a read).
     func authenticate(token: String) async throws -> UserRecord {
         guard !token.isEmpty, token.utf8.count <= 256 else { throw SupportFailure.notAuthenticated }
@@ -87,18 +100,41 @@ struct SessionService: Sendable {
             found = try await store.user(forTokenHash: hash)
         }
         guard var record = found else { throw SupportFailure.notAuthenticated }
-        if !record.history.contains(.used) {
+        let now = now()
+        let lastUse = record.tokenUsedAt[hash]
+        if let idle = settings.idleAfter, let lastUse, now.timeIntervalSince(lastUse) >= idle / .seconds(1) {
+            try await end(hash, of: record.id, idle: idle)
+            throw SupportFailure.notAuthenticated
+        }
+        // At most once a `useNotedEvery` per token: a write a day, not one per request.
+        let noteUse = settings.useNotedEvery.map { every in
+            lastUse.map { now.timeIntervalSince($0) >= every / .seconds(1) || now < $0 } ?? true
+        } ?? false
+        if !record.history.contains(.used) || noteUse {
             // The first request made with one of its tokens: from now on the id is in use, and
             // no claim with the app key alone replaces it (written once per user). Under the
             // user's lock, and only while the token still holds: a claim that replaced this one
-            // meanwhile (it was unused until now) wins, and this request gets nothing.
+            // meanwhile (it was unused until now) wins, and this request gets nothing. The token's
+            // use goes in the same write.
             record = try await users.withUser(record.id, work: .brief) { context in
                 guard var current = context.record, current.holdsToken(hash: hash) else { throw SupportFailure.notAuthenticated }
                 current.history.insert(.used)
+                if noteUse { current.noteTokenUse(hash: hash, at: now) }
                 context.record = current
                 return current
             }
         }
         return record
+    }
+
+    /// Ends the token `hash`, unused for `idle`, and its streams.
+    private func end(_ hash: String, of id: UserID, idle: Duration) async throws {
+        let cutoff = now().addingTimeInterval(-(idle / .seconds(1)))
+        try await users.withUser(id, work: .brief) { context in
+            guard var current = context.record, let last = current.tokenUsedAt[hash], last <= cutoff else { return }
+            current.removeToken(hash: hash)
+            context.record = current
+        }
+        live.tokensChanged(id)
     }
 }

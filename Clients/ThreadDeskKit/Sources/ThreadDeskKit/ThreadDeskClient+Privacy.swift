@@ -21,13 +21,21 @@ extension ThreadDeskClient {
         if session == nil, configuration.userID != nil, configuration.userHash != nil {
             _ = try await createSession(presenting: nil, installation: nil)
         }
+        try await endSessions("v1/me")
+    }
+
+    /// Sends the `DELETE` of `path` that ends the user's sessions on the server, signed by an
+    /// attested session's key (a copied token alone ends nothing), then forgets the session here.
+    /// A 401 `unauthorized` counts as done: the token is gone (the call happened and its answer
+    /// was lost, or the session had ended).
+    private func endSessions(_ path: String) async throws(ThreadDeskError) {
         if session != nil {
             do {
                 try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
-                    _ = try await transport.send(request("v1/me", method: "DELETE", token: token))
+                    _ = try await sendSigned(request(path, method: "DELETE", token: token))
                 }
             } catch .server(401, .unauthorized, _, _) {
-                // The token is gone: the erasure happened (its answer was lost), or the session had ended.
+                // Gone already.
             }
         }
         try await forgetSession()
@@ -52,7 +60,19 @@ extension ThreadDeskClient {
         var query = [URLQueryItem(name: "limit", value: String(min(max(limit, 1), 1000)))]
         if let after { query.append(URLQueryItem(name: "after", value: after)) }
         return try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
-            try decode(DataExport.self, from: try await transport.send(request("v1/me/export", token: token, query: query)))
+            // Signed by an attested session's key: a copied token alone exports nothing.
+            try decode(DataExport.self, from: try await sendSigned(request("v1/me/export", token: token, query: query)))
         }
+    }
+
+    /// Signs the user out on every device: every token of theirs ends on the server, their live
+    /// streams with them, and the session and unsent messages here are forgotten. A token that may
+    /// have been copied stops working. Without `userHash`, no token is left that reopens the
+    /// conversation: the next ``open(installation:)`` starts a new one (under the configured id,
+    /// only with its `userHash`). Safe to call again: a token the server no longer knows counts as
+    /// signed out.
+    public func signOutEverywhere() async throws(ThreadDeskError) {
+        if session == nil { session = try await loadStoredSession() }
+        try await endSessions("v1/sessions")
     }
 }

@@ -480,14 +480,15 @@ public actor ThreadDeskClient {
         try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
             var request = request("v1/push-token", method: "PUT", token: token)
             try encode(PushTokenRequest(token: hex, environment: environment), into: &request)
-            _ = try await transport.send(request)
+            // Signed by an attested session's key: a copied token alone cannot take the user's pushes.
+            _ = try await sendSigned(request)
         }
     }
 
     /// No more pushes to this device.
     public func unregisterPushToken() async throws(ThreadDeskError) {
         try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
-            _ = try await transport.send(request("v1/push-token", method: "DELETE", token: token))
+            _ = try await sendSigned(request("v1/push-token", method: "DELETE", token: token))
         }
     }
 
