@@ -184,6 +184,12 @@ extension DiscordEmulator {
         }
     }
 
+    /// The next `count` requests to `route` (a template such as `/channels/{channel_id}`) are
+    /// answered `status` without effect; other routes go on as usual. 0 ends it.
+    public func failRequests(_ method: String, _ route: String, count: Int, status: Int = 503) {
+        world.state.withLock { $0.faults.routeErrors["\(method) \(route)"] = (count, status) }
+    }
+
     /// The next `count` requests to `route` (a template such as `/channels/{channel_id}/threads`)
     /// take effect as usual, but their answers are lost on the way back: the caller gets a 504 from
     /// Discord's edge instead, as when Cloudflare gives up on a slow origin that went on working.

@@ -74,6 +74,11 @@ extension DiscordEmulator {
             state.faults.lostAnswers[routeKey] = left - 1
             return true
         }
+        let routeError = world.state.withLock { state -> Int? in
+            guard let error = state.faults.routeErrors[routeKey], error.count > 0 else { return nil }
+            state.faults.routeErrors[routeKey] = (error.count - 1, error.status)
+            return error.status
+        }
         let faults = world.state.withLock { state in
             state.counters.requestsByRoute[routeKey, default: 0] += 1
             if state.faults.serverErrors > 0 && state.faults.serverErrorsAfter > 0 {
@@ -103,11 +108,12 @@ extension DiscordEmulator {
                 if state.requestLog.count > 5_000 { state.requestLog.removeFirst(1_000) }
             }
         }
-        if faults.serverErrors > 0 {
+        if faults.serverErrors > 0 || routeError != nil {
+            let status = routeError ?? faults.serverErrorStatus
             world.state.withLock { $0.counters.serverErrorsInjected += 1 }
-            record.status = faults.serverErrorStatus
+            record.status = status
             return Self.response(
-                status: .init(code: faults.serverErrorStatus),
+                status: .init(code: status),
                 json: ["message": "Internal Server Error (injected)", "code": 0], headers: [:])
         }
         if faults.edge429s > 0 {

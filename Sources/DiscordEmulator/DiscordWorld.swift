@@ -82,6 +82,9 @@ final class DiscordWorld: Sendable {
         /// Requests (by `"METHOD /route/{template}"`) that take effect but whose answer is lost:
         /// how many more of each.
         var lostAnswers: [String: Int] = [:]
+        /// Requests (by `"METHOD /route/{template}"`) answered with a server error, without
+        /// effect: how many more of each, and the status.
+        var routeErrors: [String: (count: Int, status: Int)] = [:]
         /// CDN downloads answered with a redirect off the CDN (to `/not-the-cdn/…`): how many more.
         var cdnRedirects = 0
     }

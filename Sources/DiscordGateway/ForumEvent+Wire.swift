@@ -53,101 +53,121 @@ extension ForumEvent: Codable {
         init?(intValue: Int) { nil }
     }
 
+    /// Every event's `type` on the wire: the decoder takes exactly these (the document lists them).
+    public enum WireType: String, CaseIterable, Sendable {
+        case messageCreated = "message.created"
+        case messageUpdated = "message.updated"
+        case messageChanged = "message.changed"
+        case messageDeleted = "message.deleted"
+        case messagesDeleted = "messages.deleted"
+        case threadUpdated = "thread.updated"
+        case threadDeleted = "thread.deleted"
+        case typing = "typing"
+        case interaction = "interaction"
+        case gap = "gap"
+        case alive = "alive"
+        case faqPost = "faq.post"
+        case faqStarter = "faq.starter"
+        case faqStarterChanged = "faq.starter.changed"
+        case faqPostDeleted = "faq.post.deleted"
+        case faqAccessChanged = "faq.access.changed"
+    }
+
     public struct UnknownType: Error { public let type: String }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
-        func put(_ type: String) throws { try container.encode(type, forKey: Key("type")) }
+        func put(_ type: WireType) throws { try container.encode(type.rawValue, forKey: Key("type")) }
         switch self {
         case .messageCreated(let message):
-            try put("message.created")
+            try put(.messageCreated)
             try container.encode(message, forKey: Key("message"))
         case .messageUpdated(let message):
-            try put("message.updated")
+            try put(.messageUpdated)
             try container.encode(message, forKey: Key("message"))
         case .messageChanged(let channel, let message):
-            try put("message.changed")
+            try put(.messageChanged)
             try container.encode(channel, forKey: Key("channelId"))
             try container.encode(message, forKey: Key("messageId"))
         case .messageDeleted(let channel, let message):
-            try put("message.deleted")
+            try put(.messageDeleted)
             try container.encode(channel, forKey: Key("channelId"))
             try container.encode(message, forKey: Key("messageId"))
         case .messagesDeleted(let channel, let messages):
-            try put("messages.deleted")
+            try put(.messagesDeleted)
             try container.encode(channel, forKey: Key("channelId"))
             try container.encode(messages, forKey: Key("messageIds"))
         case .threadUpdated(let thread, let archived, let locked, let tags):
-            try put("thread.updated")
+            try put(.threadUpdated)
             try container.encode(thread, forKey: Key("threadId"))
             try container.encode(archived, forKey: Key("archived"))
             try container.encode(locked, forKey: Key("locked"))
             try container.encodeIfPresent(tags, forKey: Key("appliedTags"))
         case .threadDeleted(let thread):
-            try put("thread.deleted")
+            try put(.threadDeleted)
             try container.encode(thread, forKey: Key("threadId"))
         case .typing(let channel, let user):
-            try put("typing")
+            try put(.typing)
             try container.encode(channel, forKey: Key("channelId"))
             try container.encode(user, forKey: Key("userId"))
         case .interaction(let interaction):
-            try put("interaction")
+            try put(.interaction)
             try container.encode(interaction, forKey: Key("interaction"))
         case .gap:
-            try put("gap")
+            try put(.gap)
         case .alive:
-            try put("alive")
+            try put(.alive)
         case .faqPost(let thread, let title, let tags):
-            try put("faq.post")
+            try put(.faqPost)
             try container.encode(thread, forKey: Key("threadId"))
             try container.encode(title, forKey: Key("title"))
             try container.encode(tags, forKey: Key("tagIds"))
         case .faqStarter(let message):
-            try put("faq.starter")
+            try put(.faqStarter)
             try container.encode(message, forKey: Key("message"))
         case .faqStarterChanged(let thread):
-            try put("faq.starter.changed")
+            try put(.faqStarterChanged)
             try container.encode(thread, forKey: Key("threadId"))
         case .faqPostDeleted(let thread):
-            try put("faq.post.deleted")
+            try put(.faqPostDeleted)
             try container.encode(thread, forKey: Key("threadId"))
         case .faqAccessChanged:
-            try put("faq.access.changed")
+            try put(.faqAccessChanged)
         }
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
-        guard let type = try container.decodeIfPresent(String.self, forKey: Key("type")) else {
+        guard let raw = try container.decodeIfPresent(String.self, forKey: Key("type")) else {
             self = try Self.legacy(container)
             return
         }
+        guard let type = WireType(rawValue: raw) else { throw UnknownType(type: raw) }
         func text(_ key: String) throws -> String { try container.decode(String.self, forKey: Key(key)) }
         switch type {
-        case "message.created": self = .messageCreated(try container.decode(DiscordMessage.self, forKey: Key("message")))
-        case "message.updated": self = .messageUpdated(try container.decode(DiscordMessage.self, forKey: Key("message")))
-        case "message.changed": self = .messageChanged(channelID: try text("channelId"), messageID: try text("messageId"))
-        case "message.deleted": self = .messageDeleted(channelID: try text("channelId"), messageID: try text("messageId"))
-        case "messages.deleted":
+        case .messageCreated: self = .messageCreated(try container.decode(DiscordMessage.self, forKey: Key("message")))
+        case .messageUpdated: self = .messageUpdated(try container.decode(DiscordMessage.self, forKey: Key("message")))
+        case .messageChanged: self = .messageChanged(channelID: try text("channelId"), messageID: try text("messageId"))
+        case .messageDeleted: self = .messageDeleted(channelID: try text("channelId"), messageID: try text("messageId"))
+        case .messagesDeleted:
             self = .messagesDeleted(channelID: try text("channelId"), messageIDs: try container.decode([String].self, forKey: Key("messageIds")))
-        case "thread.updated":
+        case .threadUpdated:
             self = .threadUpdated(
                 threadID: try text("threadId"), archived: try container.decode(Bool.self, forKey: Key("archived")),
                 locked: try container.decode(Bool.self, forKey: Key("locked")),
                 appliedTags: try container.decodeIfPresent([String].self, forKey: Key("appliedTags")))
-        case "thread.deleted": self = .threadDeleted(threadID: try text("threadId"))
-        case "typing": self = .typing(channelID: try text("channelId"), userID: try text("userId"))
-        case "interaction": self = .interaction(try container.decode(DiscordInteraction.self, forKey: Key("interaction")))
-        case "gap": self = .gap
-        case "alive": self = .alive
-        case "faq.post":
+        case .threadDeleted: self = .threadDeleted(threadID: try text("threadId"))
+        case .typing: self = .typing(channelID: try text("channelId"), userID: try text("userId"))
+        case .interaction: self = .interaction(try container.decode(DiscordInteraction.self, forKey: Key("interaction")))
+        case .gap: self = .gap
+        case .alive: self = .alive
+        case .faqPost:
             self = .faqPost(
                 threadID: try text("threadId"), title: try text("title"), tagIDs: try container.decode([String].self, forKey: Key("tagIds")))
-        case "faq.starter": self = .faqStarter(try container.decode(DiscordMessage.self, forKey: Key("message")))
-        case "faq.starter.changed": self = .faqStarterChanged(threadID: try text("threadId"))
-        case "faq.post.deleted": self = .faqPostDeleted(threadID: try text("threadId"))
-        case "faq.access.changed": self = .faqAccessChanged
-        default: throw UnknownType(type: type)
+        case .faqStarter: self = .faqStarter(try container.decode(DiscordMessage.self, forKey: Key("message")))
+        case .faqStarterChanged: self = .faqStarterChanged(threadID: try text("threadId"))
+        case .faqPostDeleted: self = .faqPostDeleted(threadID: try text("threadId"))
+        case .faqAccessChanged: self = .faqAccessChanged
         }
     }
 

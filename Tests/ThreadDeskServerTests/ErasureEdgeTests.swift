@@ -50,4 +50,46 @@ struct ErasureEdgeTests {
             #expect(after.archived && after.locked)
         }
     }
+
+    /// Retention's erasure posts its note, then Discord fails to lock the thread: nothing is
+    /// erased, and the note (which the gateway brings into the mirror) is no activity of the user's,
+    /// so the next round erases them instead of waiting another year.
+    @Test func aRetentionErasureThatFailsAfterItsNoteLeavesTheUserInactive() async throws {
+        let clock = ManualClock()
+        try await withServer(gateway: true, time: .driven(by: clock)) {
+            $0.privacy.retention = .seconds(365 * 86_400)
+            $0.discordBudget = .seconds(1)
+        } _: { server in
+            let rounds = {
+                try await server.metric(#"threaddesk_retention_rounds_total{outcome="done"}"#)
+                    + server.metric(#"threaddesk_retention_rounds_total{outcome="failed"}"#)
+            }
+            let passes = { (duration: Duration) in
+                let before = try await rounds()
+                clock.advance(by: duration)
+                try await eventually("a retention round") {
+                    if try await rounds() > before { return true }
+                    clock.advance(by: .seconds(60))
+                    return false
+                }
+            }
+            try await eventually("the gateway up") { server.emulator.counters.identifies >= 1 }
+            try await eventually("the first round, at start") { try await rounds() == 1 }
+            let idle = try await server.userWithThread(first: "anyone there?")
+            let id = try #require(UserID(idle.session.userId))
+
+            // The note goes through; the lock after it fails, however often it is tried.
+            server.emulator.failRequests("PATCH", "/channels/{channel_id}", count: 100_000)
+            try await passes(.seconds(400 * 86_400))
+            #expect(try await server.store.user(id) != nil, "nothing erased while Discord failed")
+            let note = try #require(server.emulator.messages(inThread: idle.thread).last)
+            #expect(note.content.contains("inactive past the retention period"))
+            try await eventually("the note in the mirror") { try await server.mirrored(note.id) != nil }
+
+            server.emulator.failRequests("PATCH", "/channels/{channel_id}", count: 0)
+            try await passes(.seconds(3600))
+            #expect(try await server.store.user(id) == nil)
+            #expect(try await server.metric(#"threaddesk_users_erased_total{reason="retention"}"#) == 1)
+        }
+    }
 }

@@ -1,8 +1,10 @@
+import DiscordGateway
 import DiscordREST
 import Foundation
 import HTTPTypes
 import Testing
 import TestSupport
+import Yams
 @testable import ThreadDeskServer
 
 /// What `openapi.yaml` says a route takes, the server takes: generated input that the document
@@ -20,5 +22,16 @@ struct SchemaAgreementTests {
             let token = try #require(opened.json["token"]?.stringValue)
             #expect(try await server.request(.put, "/v1/installation", token: token, json: #"{"appVersion":"1.2","theme":null}"#).status == .ok)
         }
+    }
+
+    /// The internal route's document names every event type the server reads (the decoder's
+    /// `WireType`, which its switch covers exhaustively), and no other.
+    @Test func theInternalRouteDocumentsEveryEventTypeItTakes() throws {
+        let document = try #require(try Yams.load(yaml: try String(contentsOf: OpenAPIDocumentTests.documentURL, encoding: .utf8)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let event = try #require(schemas["ForumEvent"] as? [String: Any])
+        let type = try #require((event["properties"] as? [String: Any])?["type"] as? [String: Any])
+        let documented = Set(try #require(type["enum"] as? [String]))
+        #expect(documented == Set(ForumEvent.WireType.allCases.map(\.rawValue)))
     }
 }

@@ -154,7 +154,8 @@ extension APIError {
             }
         case .assertion(let rule):
             switch rule {
-            case .malformed(let detail): self.init(.badRequest, .assertionMalformed, "The assertion is malformed: \(detail).")
+            // A credential that cannot be read, as an unreadable bearer token: not authenticated.
+            case .malformed(let detail): self.init(.unauthorized, .assertionMalformed, "The assertion is malformed: \(detail).")
             case .rpIDMismatch: self.init(.unauthorized, .assertionAppIdMismatch, "The assertion is for another app.")
             case .staleCounter: self.init(.unauthorized, .assertionReplayed, "The assertion's counter is not greater than the last one: a replay.")
             default: self.init(.unauthorized, .assertionInvalid, "The assertion's signature does not verify for this request.")

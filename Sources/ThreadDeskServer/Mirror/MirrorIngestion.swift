@@ -66,7 +66,9 @@ struct MirrorIngestion: Sendable {
         if let newest = written.values.filter({ !$0.deleted }).map(\.id).max(), state.newestSeen.map({ $0 < newest }) ?? true {
             state.newestSeen = newest
         }
-        if !changes.isEmpty { state.lastActivity = now() }
+        // The conversation's activity is what its user sees: a note (ThreadDesk's own erasure
+        // note among them) keeps no user from retention.
+        if !seen.isEmpty { state.lastActivity = now() }
         if state != before { try await store.saveMirrorThread(state) }
         if pending { pushes?.wake() }
         // Who spoke last among the messages seen for the first time: the conversation's status.
