@@ -78,8 +78,10 @@ struct ErasureEdgeTests {
             let idle = try await server.userWithThread(first: "anyone there?")
             let id = try #require(UserID(idle.session.userId))
 
-            // The note goes through; the lock after it fails, however often it is tried.
+            // The note goes through; the lock after it fails, and so does taking the note back
+            // (Discord half away), however often they are tried.
             server.emulator.failRequests("PATCH", "/channels/{channel_id}", count: 100_000)
+            server.emulator.failRequests("DELETE", "/channels/{channel_id}/messages/{message_id}", count: 100_000)
             try await passes(.seconds(400 * 86_400))
             #expect(try await server.store.user(id) != nil, "nothing erased while Discord failed")
             let note = try #require(server.emulator.messages(inThread: idle.thread).last)
@@ -87,9 +89,30 @@ struct ErasureEdgeTests {
             try await eventually("the note in the mirror") { try await server.mirrored(note.id) != nil }
 
             server.emulator.failRequests("PATCH", "/channels/{channel_id}", count: 0)
+            server.emulator.failRequests("DELETE", "/channels/{channel_id}/messages/{message_id}", count: 0)
             try await passes(.seconds(3600))
             #expect(try await server.store.user(id) == nil)
             #expect(try await server.metric(#"threaddesk_users_erased_total{reason="retention"}"#) == 1)
+        }
+    }
+
+    /// The note says the data is gone only once it is: when Discord will not lock the thread, the
+    /// erasure fails, and the note it posted goes again; the retry posts it once more.
+    @Test func aLockThatFailsTakesItsNoteBack() async throws {
+        try await withServer({ $0.discordBudget = .seconds(1) }) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            server.emulator.failRequests("PATCH", "/channels/{channel_id}", count: 100_000)
+            let refused = try await server.request(.delete, "/v1/me", token: user.token)
+            #expect(refused.status.code >= 400)
+            #expect(try await server.store.user(UserID(user.userId)!) != nil, "nothing erased")
+            let notes = { server.emulator.messages(inThread: thread).filter { $0.content.contains("asked for their data to be deleted") } }
+            #expect(notes().isEmpty, "no note says the data is gone")
+
+            server.emulator.failRequests("PATCH", "/channels/{channel_id}", count: 0)
+            #expect(try await server.request(.delete, "/v1/me", token: user.token).status == .noContent)
+            #expect(notes().count == 1)
+            let settled = try #require(server.emulator.threads().first { $0.id == thread })
+            #expect(settled.archived && settled.locked)
         }
     }
 }

@@ -86,20 +86,26 @@ struct UserEraser: Sendable {
                 guard error.apiError?.threadIsGone == true else { throw error }
             }
         case .lock:
+            let note: DiscordMessage?
             do {
                 // The same nonce on a retry: Discord answers with the note it already has.
-                _ = try await discord.createMessage(
+                note = try await discord.createMessage(
                     in: thread.description,
                     .init(content: Self.note(reason), nonce: ThreadNotes.nonce("erased", id: id, thread.description)))
             } catch {
                 if error.apiError?.threadIsGone == true { return }
                 // Locked already (an earlier attempt, or an agent): the thread is as it should be but for the archive.
                 guard error.apiError?.threadIsLocked == true else { throw error }
+                note = nil
             }
             do {
                 _ = try await discord.modifyThread(thread.description, archived: true, locked: true)
             } catch {
-                guard let failure = error.apiError, failure.threadIsGone || failure.threadIsLocked else { throw error }
+                guard let failure = error.apiError, failure.threadIsGone || failure.threadIsLocked else {
+                    // Not erased after all: no note may say it was (a retry posts it again).
+                    if let note { try? await discord.deleteMessage(note.id, in: thread.description) }
+                    throw error
+                }
             }
         }
     }
