@@ -8,21 +8,27 @@ import NIOHTTP1
 /// them) are ever fetched, so a URL from anywhere else cannot make the server call it.
 public struct DiscordCDN: Sendable {
     public static let discordHosts: Set<String> = ["cdn.discordapp.com", "media.discordapp.net"]
-    let httpClient: HTTPClient
+    /// The client downloads go through, made when the first one starts.
+    let httpClient: @Sendable () -> HTTPClient
     let allowedHosts: Set<String>
 
-    /// The client downloads go through. It follows no redirect: an answer that points elsewhere
-    /// would make the server fetch (and hand the app) whatever is there, past `isAllowed`. It
-    /// decodes nothing, so it asks for `identity` only: the proxy relays the CDN's length and
-    /// ranges, which must be of the bytes as they are. (`HTTPClient.shared` does both.)
-    public static let client: HTTPClient = {
+    /// A client for downloads; its owner shuts it down. It follows no redirect: an answer that
+    /// points elsewhere would make the server fetch (and hand the app) whatever is there, past
+    /// `isAllowed`. It decodes nothing, so it asks for `identity` only: the proxy relays the
+    /// CDN's length and ranges, which must be of the bytes as they are. (`HTTPClient.shared`
+    /// does both.)
+    public static func makeClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }()
+    }
 
-    public init(apiBaseURL: String, httpClient: HTTPClient = DiscordCDN.client) {
+    /// - Parameters:
+    ///   - apiBaseURL: Discord's API (its host serves attachments too when it is not Discord's: the emulator).
+    ///   - httpClient: A client from `makeClient()`, owned (and shut down) by the caller, who
+    ///     may make it on first use.
+    public init(apiBaseURL: String, httpClient: @escaping @Sendable () -> HTTPClient) {
         self.httpClient = httpClient
         var hosts = Self.discordHosts
         if let host = URLComponents(string: apiBaseURL)?.host?.lowercased(), !host.hasSuffix("discord.com") { hosts.insert(host) }
@@ -56,6 +62,6 @@ public struct DiscordCDN: Sendable {
         request.method = .GET
         request.headers.add(name: "Accept-Encoding", value: "identity")
         if let range { request.headers.add(name: "Range", value: range) }
-        return try await httpClient.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
+        return try await httpClient().execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
     }
 }

@@ -491,6 +491,9 @@ public final class PostgresStore: UserStore, Service {
         }
     }
 
+    public var bus: (any LiveBus)? { self }
+    public var lifetime: (any Service)? { self }
+
     public func checkReachable() async throws {
         _ = try await database { try await client.withConnection { try await $0.rows("SELECT 1", logger: logger) } }
     }

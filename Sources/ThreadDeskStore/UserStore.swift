@@ -1,5 +1,6 @@
 import DiscordREST
 import Foundation
+import ServiceLifecycle
 import ThreadDeskCore
 
 /// The per-user serialized store: the role a Durable Object played in the system we replace.
@@ -127,6 +128,17 @@ public protocol StoreLifecycle: Sendable {
     func migrate() async throws
     /// Throws when the store cannot be reached (readiness).
     func checkReachable() async throws
+    /// The bus between the processes that share this store; nil when this process is its only user.
+    var bus: (any LiveBus)? { get }
+    /// What runs for as long as the store is used (a connection pool): started before everything
+    /// else and stopped after it; nil when nothing runs.
+    var lifetime: (any Service)? { get }
+}
+
+extension StoreLifecycle {
+    /// A store of this process alone: no bus, nothing running.
+    public var bus: (any LiveBus)? { nil }
+    public var lifetime: (any Service)? { nil }
 }
 
 extension QuotaBuckets {

@@ -234,7 +234,7 @@ struct DeskTests {
         let metrics = ServerMetrics()
         let users = UserLock(store: server.store, metrics: metrics, logger: logger)
         let bot = BotIdentity(discord: server.discordClient)
-        let ingestion = MirrorIngestion(store: server.store, bot: bot, pushes: nil, push: PushSettings(), live: nil, status: nil, now: { Date() })
+        let ingestion = MirrorIngestion(store: server.store, bot: bot, pushRule: nil, now: { Date() })
         let voice = SupportVoice(
             discord: server.discordClient, locks: server.store, forumChannelID: server.discord.forumChannelID, settings: settings, logger: logger)
         let away = Away(settings: settings, store: server.store, voice: voice, ingestion: ingestion, status: nil, logger: logger, now: { Date() })

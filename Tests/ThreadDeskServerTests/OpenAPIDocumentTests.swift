@@ -39,10 +39,10 @@ struct OpenAPIDocumentTests {
         configuration.attest.mode = .optional
         configuration.attest.teamID = "ABCDE12345"
         configuration.attest.bundleIDs = ["com.example.app"]
-        let parts = ServerParts(
+        let root = ServerRoot(
             configuration: configuration, store: MemoryStore(), metrics: ServerMetrics(), inProcessGateway: false, time: .system,
             logger: Logger(label: "test"))
-        let routed = Set(parts.router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
+        let routed = Set(root.router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
         let documented = try Self.documentedOperations(try String(contentsOf: Self.documentURL, encoding: .utf8))
         #expect(routed.count >= 15)
         #expect(routed.subtracting(documented).isEmpty, "routed but not documented: \(routed.subtracting(documented).sorted())")

@@ -75,10 +75,10 @@ struct RetentionTests {
             var configuration = ServerConfiguration(
                 discordToken: "token", discordAPIURL: "http://127.0.0.1:1/api/v10", guildID: "1", forumChannelID: "2", appKey: "app")
             configure(&configuration)
-            let parts = ServerParts(
+            let root = ServerRoot(
                 configuration: configuration, store: MemoryStore(), metrics: ServerMetrics(), inProcessGateway: false, time: .system,
                 logger: testLogger())
-            return parts.services.filter { $0 is RetentionService }.count
+            return root.services.filter { $0.service is RetentionService }.count
         }
         #expect(jobs { _ in } == 0)
         #expect(jobs { $0.privacy.retention = Self.day * 30 } == 1)

@@ -18,7 +18,7 @@ struct Quotas: Sendable {
     /// well (new attestations and keys, new threads, and a looser network budget beside each of the
     /// device's: one device must not make many); with it optional,
     /// unattested callers get the tighter per-address ones.
-    var attestMode = AppAttestSettings.Mode.off
+    let attestMode: AppAttestSettings.Mode
 
     enum Cost {
         case session

@@ -280,3 +280,10 @@ final class LiveHub: Service, Sendable {
         }
     }
 }
+
+extension LiveHub: MirrorListener {
+    /// What the user can see changed: their streams here (and, through the bus, elsewhere) wake.
+    func mirrorTookIn(_ intake: MirrorIntake) {
+        if intake.visibleToUser { changed(intake.owner) }
+    }
+}

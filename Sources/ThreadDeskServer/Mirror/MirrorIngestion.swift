@@ -8,19 +8,37 @@ import ThreadDeskWire
 /// The one way facts from Discord enter the mirror — the answers to our own posts, gateway events
 /// and REST pages alike — merged one thread at a time under its owner's lock. A push is decided
 /// here, when a visible support reply enters the mirror for the first time, and nowhere else.
+/// What it took in, it announces to its listeners (live streams, pushes, status tags).
 struct MirrorIngestion: Sendable {
     let store: any UserRecords & MirrorStore
     let bot: BotIdentity
-    let pushes: PushDispatcher?
-    let push: PushSettings
-    /// Wakes the owner's event streams (here and, through the store, in other replicas).
-    let live: LiveHub?
-    /// Sets the thread's status tag as the conversation moves; nil when status tags are off.
-    let status: StatusTags?
+    /// Which replies wait for a push; nil when pushes are off.
+    let pushRule: PushRule?
+    /// Told of every merge that changed something, in this order.
+    let listeners: [any MirrorListener]
     let now: @Sendable () -> Date
 
-    /// Merges `facts` about `thread` into the mirror. The caller holds the owner's `withUser`;
-    /// `record` is the owner as it stands there.
+    /// - Parameters:
+    ///   - store: Where the mirror and the users are kept.
+    ///   - bot: The bot's id (its posts are the user's own messages).
+    ///   - pushRule: Which first-seen replies wait for a push; nil when pushes are off.
+    ///   - listeners: Told of what each merge took in.
+    ///   - now: The server's clock, as a date.
+    init(
+        store: any UserRecords & MirrorStore, bot: BotIdentity, pushRule: PushRule?, listeners: [any MirrorListener] = [],
+        now: @escaping @Sendable () -> Date
+    ) {
+        (self.store, self.bot, self.pushRule, self.listeners, self.now) = (store, bot, pushRule, listeners, now)
+    }
+
+    /// Merges `facts` about `thread` into the mirror and tells the listeners what it took in.
+    ///
+    /// - Parameters:
+    ///   - facts: What Discord said of the thread's messages, in any order.
+    ///   - thread: The thread they belong to; facts of any other user's thread are ignored.
+    ///   - record: The thread's owner as it stands under the owner's lock, which the caller holds.
+    /// - Returns: The changes made, oldest message first.
+    /// - Throws: The store's errors; nothing is announced then.
     @discardableResult
     func apply(_ facts: [MirrorFact], thread: Snowflake, record: UserRecord) async throws -> [MirrorChange] {
         guard !facts.isEmpty else { return [] }
@@ -70,25 +88,24 @@ struct MirrorIngestion: Sendable {
         // note among them) keeps no user from retention.
         if !seen.isEmpty { state.lastActivity = now() }
         if state != before { try await store.saveMirrorThread(state) }
-        if pending { pushes?.wake() }
         // Who spoke last among the messages seen for the first time: the conversation's status.
         let newest = changes.compactMap { change -> MirroredMessage? in
             if case .inserted(let message) = change, message.isShown { return message } else { return nil }
         }.max { $0.id < $1.id }
-        if let newest, let status {
-            status.conversation(in: thread, isNow: newest.author == .user ? .needsReply : .waitingOnUser)
+        if !changes.isEmpty {
+            let intake = MirrorIntake(owner: record.id, thread: thread, visibleToUser: !seen.isEmpty, newestShown: newest, pushesPending: pending)
+            for listener in listeners { listener.mirrorTookIn(intake) }
         }
-        if !seen.isEmpty { live?.changed(record.id) }
         return changes
     }
 
     /// A first-seen visible support reply to a user with a device, recent enough to be news, and
     /// newer than what the design before the mirror had pushed already.
     private func shouldPush(_ message: MirroredMessage, _ record: UserRecord) -> Bool {
-        guard pushes != nil, message.isSupportReply, record.pushToken != nil else { return false }
+        guard let pushRule, message.isSupportReply, record.pushToken != nil else { return false }
         // A silent reply (`:cold:`) alerts nobody: a background push at most, when those are on.
-        if NoteMarkers.isSilent(message.content), !push.background { return false }
-        guard message.id.date.timeIntervalSince(now()) > -(push.maxAge / .seconds(1)) else { return false }
+        if NoteMarkers.isSilent(message.content), !pushRule.background { return false }
+        guard message.id.date.timeIntervalSince(now()) > -(pushRule.maxAge / .seconds(1)) else { return false }
         if let floor = record.lastNotifiedMessageID.flatMap({ Snowflake($0) }), message.id <= floor { return false }
         return true
     }

@@ -17,12 +17,20 @@ struct Reconciler: Sendable {
     let discord: DiscordClient<ContinuousClock>
     let feed: FeedState
     let sync: MirrorSync
-    let configuration: ServerConfiguration
+    /// The forum whose active threads are listed, and its guild.
+    let guildID: String
+    let forumChannelID: String
+    let settings: MirrorSettings
     let metrics: ServerMetrics
     let logger: Logger
     /// The clock a periodic round's pace runs on.
     let time: ServerTime
 
+    /// Runs one reconciliation, unless another replica is running one; failures are logged and
+    /// counted (the next run retries).
+    /// - Parameters:
+    ///   - reason: Why, for the log.
+    ///   - periodic: The timer's run (paced while the feed is live) rather than one after a gap.
     func run(reason: String, periodic: Bool) async {
         defer { metrics.catchUps.increment() }
         do {
@@ -44,8 +52,8 @@ struct Reconciler: Sendable {
             return
         }
         var threads: [Snowflake: UserID] = [:]
-        let active = try await discord.activeThreads(guildID: configuration.guildID).threads
-        for channel in active where channel.parentId == configuration.forumChannelID {
+        let active = try await discord.activeThreads(guildID: guildID).threads
+        for channel in active where channel.parentId == forumChannelID {
             guard let id = Snowflake(channel.id) else { continue }
             let mirrored = try await store.mirrorThread(id)
             var behind = false
@@ -56,12 +64,12 @@ struct Reconciler: Sendable {
             if let owner = try await store.userID(forThread: channel.id) ?? mirrored?.owner { threads[id] = owner }
         }
         if periodic {
-            let since = sync.ingestion.now().addingTimeInterval(-(configuration.mirror.reconcileWindow / .seconds(1)))
+            let since = sync.ingestion.now().addingTimeInterval(-(settings.reconcileWindow / .seconds(1)))
             for thread in try await store.activeMirrorThreads(since: since) { threads[thread.id] = thread.owner }
         }
         // A timer's round with the feed live is only a safety net: paced, so it leaves Discord's
         // budget to users (a day of a popular app has tens of thousands of active threads).
-        let pace = periodic && !afterGap ? max(1, configuration.mirror.reconcileThreadsPerSecond) : nil
+        let pace = periodic && !afterGap ? max(1, settings.reconcileThreadsPerSecond) : nil
         for (index, (thread, owner)) in threads.sorted(by: { $0.key < $1.key }).enumerated() {
             if let pace, index > 0, index % pace == 0 { try await time.sleep(for: .seconds(1)) }
             try await sync.reconcile(thread, owner: owner)

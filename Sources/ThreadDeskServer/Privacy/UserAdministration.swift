@@ -69,7 +69,7 @@ public struct UserAdministration: Sendable {
     public func delete(_ id: UserID) async throws -> Bool {
         guard let eraser else { throw NoDiscordConfiguration() }
         let erased = try await eraser.erase(id, reason: .admin)
-        if let bus = store as? any LiveBus {
+        if let bus = store.bus {
             do {
                 try await bus.announce(LiveHub.tokensEndedAnnouncement(for: id))
             } catch {

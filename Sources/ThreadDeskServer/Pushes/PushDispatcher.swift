@@ -201,3 +201,10 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
         message.attachments.count == 1 ? "📎 \(message.attachments[0].filename)" : "📎 \(message.attachments.count) files"
     }
 }
+
+extension PushDispatcher: MirrorListener {
+    /// A reply entered waiting for its push: the dispatcher wakes.
+    func mirrorTookIn(_ intake: MirrorIntake) {
+        if intake.pushesPending { wake() }
+    }
+}

@@ -16,6 +16,8 @@ struct ThreadService: Sendable {
     let bot: BotIdentity
     let feed: FeedState
     let ingestion: MirrorIngestion
+    /// Told of a thread just made (its first status then needs no read); nil when status tags are off.
+    let status: StatusTags?
     let quotas: Quotas
     let guildID: String
     let forumChannelID: String
@@ -95,7 +97,7 @@ struct ThreadService: Sendable {
             try await store.saveMirrorThread(
                 MirrorThread(id: thread, owner: record.id, complete: true, syncedEpoch: epoch, syncedAt: now(), lastActivity: now()))
             // What it shows is in Discord's answer: its first status needs no read of it.
-            await ingestion.status?.started(thread, tags: created.channel.appliedTags ?? [])
+            await status?.started(thread, tags: created.channel.appliedTags ?? [])
         }
         try await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
         return created.message

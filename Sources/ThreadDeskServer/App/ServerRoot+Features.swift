@@ -1,0 +1,144 @@
+import APNs
+import Deadlines
+import DiscordREST
+import Foundation
+import Logging
+import ServiceLifecycle
+import ThreadDeskCore
+import ThreadDeskStore
+
+extension ServerRoot {
+    /// Every feature of the server, built once, each given only what it uses. Read top to bottom,
+    /// it is the map of who depends on whom: a feature is built after everything it uses.
+    struct Features: Sendable {
+        // Shared by the features.
+        let users: UserLock
+        let quotas: Quotas
+        // The mirror and who listens to it.
+        let feed: FeedState
+        let ingestion: MirrorIngestion
+        let ingestionQueue: IngestionQueue
+        let reconciliations: CatchUpGate
+        let reconciler: Reconciler
+        let hub: LiveHub
+        let pushes: PushDispatcher?
+        /// Nil when status tags are off.
+        let status: StatusTags?
+        // What users call.
+        /// App Attest; nil when `APP_ATTEST=off`.
+        let attest: AttestService?
+        let sessions: SessionService
+        let devices: DeviceService
+        let conversation: ConversationService
+        let editor: MessageEditor
+        let diagnostics: DiagnosticsService
+        let live: LiveService
+        let typing: TypingRelay
+        let receipts: ReadReceipts?
+        let legacy: LegacyService
+        let uploads: UploadReader
+        let attachments: AttachmentProxy
+        let away: Away
+        let eraser: UserEraser
+        let exporter: DataExporter
+        // What support does in Discord.
+        /// The desk's slash commands; nil when `DESK_COMMANDS=off`.
+        let desk: Desk?
+        /// The curated answers' forum; nil without `FAQ_CHANNEL_ID`.
+        let faq: FAQMirror?
+        let gatewayEvents: GatewayEventHandler
+
+        init(configuration: ServerConfiguration, store: any UserStore, shared: Shared, logger: Logger, time: ServerTime) {
+            let (discord, metrics, now) = (shared.discord, shared.metrics, time.now)
+            let settings = configuration.live
+            let bot = BotIdentity(discord: discord)
+            users = UserLock(store: store, metrics: metrics, logger: logger)
+            quotas = Quotas(
+                store: store, settings: configuration.quotas,
+                addresses: ClientAddressRule(
+                    trustedProxies: configuration.trustedProxies.compactMap(IPNetwork.init), ipv6PrefixBits: configuration.quotaIPv6PrefixBits),
+                metrics: metrics, attestMode: configuration.attest.mode)
+
+            // The mirror first: every feature that takes in what Discord says goes through it, and
+            // it tells its listeners (streams, pushes, status tags) what it took in.
+            let feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
+            self.feed = feed
+            hub = LiveHub(
+                settings: .init(
+                    keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
+                    maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
+                bus: store.bus, metrics: metrics, logger: logger)
+            pushes = shared.apns.map {
+                PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time)
+            }
+            status = configuration.statusTags.map {
+                StatusTags(names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
+            }
+            let listeners: [(any MirrorListener)?] = [hub, pushes, status]
+            let pushRule = shared.apns.map { _ in PushRule(maxAge: configuration.push.maxAge, background: configuration.push.background) }
+            ingestion = MirrorIngestion(store: store, bot: bot, pushRule: pushRule, listeners: listeners.compactMap { $0 }, now: now)
+            let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
+            ingestionQueue = IngestionQueue()
+            reconciliations = CatchUpGate()
+            reconciler = Reconciler(
+                store: store, discord: discord, feed: feed, sync: sync, guildID: configuration.guildID,
+                forumChannelID: configuration.forumChannelID, settings: configuration.mirror, metrics: metrics, logger: logger, time: time)
+
+            // Threads, and what users do in them.
+            let threads = ThreadService(
+                store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, status: status, quotas: quotas,
+                guildID: configuration.guildID, forumChannelID: configuration.forumChannelID, defaultTagID: configuration.defaultTagID,
+                legacyRoutes: configuration.legacyAPIKey != nil, metrics: metrics, logger: logger, now: now)
+            let voice = SupportVoice(discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger)
+            away = Away(settings: configuration.desk, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
+            let faqBook = configuration.faqChannelID.map { _ in FAQBook() }
+            faq = configuration.faqChannelID.map { forum in
+                FAQMirror(
+                    book: faqBook ?? FAQBook(),
+                    authors: FAQAuthors(
+                        discord: discord, bot: bot, guildID: configuration.guildID, forumID: forum, access: DeskAccess(configuration.desk), time: time),
+                    discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time, bus: store.bus)
+            }
+            attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, metrics: metrics, now: now)
+            devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
+            sessions = SessionService(
+                users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
+                legacyRoutes: configuration.legacyAPIKey != nil, settings: configuration.sessions, now: now)
+            conversation = ConversationService(
+                users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, faq: faqBook, metrics: metrics)
+            editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
+            diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
+            legacy = LegacyService(users: users, store: store, sync: sync, now: now)
+            typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger)
+            receipts = settings.readReceiptEmoji.map {
+                ReadReceipts(
+                    store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout,
+                    logger: logger, time: time)
+            }
+            live = LiveService(
+                users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
+                typingGate: TypingGate(interval: settings.typingInterval, time: time), typing: typing, receipts: receipts, settings: settings,
+                metrics: metrics, logger: logger, now: now)
+            uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
+            attachments = AttachmentProxy(
+                store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL, httpClient: { shared.cdnClient.client }), metrics: metrics, logger: logger, now: now, faq: faqBook)
+            eraser = UserEraser(
+                store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status,
+                unrecorded: threads.unrecorded, metrics: metrics, logger: logger)
+            exporter = DataExporter(store: store, sync: sync, now: now)
+
+            // What support does in Discord, and the gateway's events that reach all of the above.
+            desk = configuration.desk.commands
+                ? Desk(
+                    .init(
+                        users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
+                        away: away, status: status, settings: configuration.desk, guildID: configuration.guildID,
+                        identityVerified: configuration.identitySecret != nil, logger: logger, time: time))
+                : nil
+            gatewayEvents = GatewayEventHandler(
+                users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
+                reconciliations: reconciliations, live: live, desk: desk, faq: faq, status: status, timeout: configuration.requestTimeout,
+                waits: shared.waits, logger: logger)
+        }
+    }
+}

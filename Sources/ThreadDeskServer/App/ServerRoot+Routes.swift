@@ -1,0 +1,60 @@
+import Hummingbird
+import Logging
+import ThreadDeskStore
+
+extension ServerRoot {
+    /// The public router with every route of the API, and the internal one (`INTERNAL_PORT`) for
+    /// `/metrics` and the gateway daemon. Each feature registers its own routes; here they are
+    /// put on the route groups of the callers who may use them.
+    static func routers(
+        configuration: ServerConfiguration, store: any UserStore, shared: Shared, features: Features, gatewayHealth: GatewayHealth,
+        time: ServerTime, logger: Logger
+    ) -> (public: Router<ThreadDeskRequestContext>, internal: Router<ThreadDeskRequestContext>?) {
+        let metrics = shared.metrics
+        // In-flight requests get most of the shutdown grace; the last second is for their answers.
+        let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
+        func makeRouter() -> Router<ThreadDeskRequestContext> {
+            let router = Router(context: ThreadDeskRequestContext.self)
+            // First, so the whole request (logging and error mapping included) runs in the request's
+            // own task: a Swift task keeps the memory of its deepest stack until it ends, and the
+            // connection's task lives as long as the connection (an event stream: for an hour).
+            router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: shared.waits, time: time))
+            router.add(middleware: AccessLogMiddleware())
+            router.add(middleware: ErrorMiddleware(metrics: metrics))
+            return router
+        }
+        let router = makeRouter()
+        let internalRouter = configuration.internalPort.map { _ in makeRouter() }
+        let health = HealthRoutes(store: store, metrics: metrics, discord: shared.discord, gateway: gatewayHealth)
+        health.register(on: router)
+        health.registerMetrics(on: internalRouter ?? router)
+        if let internalRouter { health.register(on: internalRouter) }
+
+        let v1 = V1Groups(router: router, appKey: configuration.appKey, sessions: features.sessions, quotas: features.quotas, attest: features.attest)
+        SessionRoutes(sessions: features.sessions, quotas: features.quotas, attest: features.attest).register(on: v1)
+        if let attest = features.attest { AttestRoutes(attest: attest).register(on: v1) }
+        ConversationRoutes(conversation: features.conversation, editor: features.editor, uploads: features.uploads, quotas: features.quotas)
+            .register(on: v1)
+        DeviceRoutes(devices: features.devices).register(on: v1)
+        SupportStatusRoutes(away: features.away).register(on: v1)
+        SuggestionRoutes(book: features.faq?.book).register(on: v1)
+        DiagnosticsRoutes(diagnostics: features.diagnostics, quotas: features.quotas).register(on: v1)
+        LiveRoutes(
+            live: features.live, users: store, quotas: features.quotas, timeout: configuration.requestTimeout, metrics: metrics,
+            logger: logger
+        ).register(on: v1)
+        AttachmentRoutes(attachments: features.attachments, quotas: features.quotas).register(on: v1)
+        PrivacyRoutes(eraser: features.eraser, exporter: features.exporter, metrics: metrics).register(on: v1)
+        if let key = configuration.legacyAPIKey {
+            LegacyRoutes(
+                legacy: features.legacy, conversation: features.conversation, devices: features.devices, diagnostics: features.diagnostics,
+                quotas: features.quotas, apiKey: key
+            ).register(on: router)
+        }
+        if let secret = configuration.gatewaySecret {
+            InternalRoutes(events: features.gatewayEvents, secret: secret, metrics: metrics, logger: logger)
+                .register(on: internalRouter ?? router)
+        }
+        return (router, internalRouter)
+    }
+}
