@@ -25,3 +25,15 @@ public struct ConfigurationProblem: Error, CustomStringConvertible, Sendable, Eq
     /// The same settings at fault, whoever reports them.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.missing == rhs.missing && lhs.invalid == rhs.invalid }
 }
+
+extension ConfigurationProblem {
+    /// `text` of the variable `name`: a whole number of days from 1 to `maximum`, or `off` (nil);
+    /// nil when unset or invalid (then named here).
+    public mutating func days(_ text: String?, name: String, maximum: Int) -> Duration?? {
+        guard let text else { return nil }
+        if text.lowercased() == "off" { return .some(nil) }
+        if let days = Int(text), (1...maximum).contains(days) { return .some(.seconds(days * 86_400)) }
+        invalid.append("\(name) (whole days, 1 to \(maximum), or off)")
+        return nil
+    }
+}

@@ -14,6 +14,24 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Also keep the Discord gateway open in this process (single-machine setup).") var gateway = false
 
     func run() async throws {
+        let (configuration, logger) = try resolve()
+        if configuration.identitySecret == nil {
+            logger.warning(
+                "IDENTITY_SECRET is not set: a client may choose its own userId, and the first to claim an id owns it once it is used (a second device cannot join it). Set it if your app has a backend that can sign user ids.")
+        }
+        let store = try makeStore(url: configuration.storeURL, logger: logger)
+        let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
+        let group = buildServiceGroup(
+            [app], grace: configuration.shutdownGrace, cancelGrace: configuration.shutdownCancelGrace, logger: logger)
+        try await group.run()
+    }
+}
+
+extension Serve {
+    /// The configuration, read once from the environment and fitted to this process (its
+    /// open-file limit), and the logger it asks for; constant from here on. A configuration
+    /// error ends the process with 78 (EX_CONFIG), every problem named.
+    func resolve() throws -> (ServerConfiguration, Logger) {
         var configuration: ServerConfiguration
         do {
             configuration = try ServerConfiguration(environment: DotEnv.environment(path: envFile))
@@ -23,16 +41,8 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "threaddesk")
         logger.logLevel = configuration.logLevel
-        if configuration.identitySecret == nil {
-            logger.warning(
-                "IDENTITY_SECRET is not set: a client may choose its own userId, and the first to claim an id owns it once it is used (a second device cannot join it). Set it if your app has a backend that can sign user ids.")
-        }
         configuration.live.maxStreams = fitStreams(configuration.live.maxStreams, logger: logger)
-        let store = try makeStore(url: configuration.storeURL, logger: logger)
-        let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)
-        let group = buildServiceGroup(
-            [app], grace: configuration.shutdownGrace, cancelGrace: configuration.shutdownCancelGrace, logger: logger)
-        try await group.run()
+        return (configuration, logger)
     }
 }
 

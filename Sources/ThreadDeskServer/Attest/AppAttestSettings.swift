@@ -74,8 +74,8 @@ public struct AppAttestSettings: Sendable {
                 problem.invalid.append("APP_ATTEST_EXTRA_ROOT (a PEM certificate, or the path of one)")
             }
         }
-        if let days = SessionSettings.days(
-            value("APP_ATTEST_FORGET_DAYS"), name: "APP_ATTEST_FORGET_DAYS", maximum: Self.maximumForgetDays, problem: &problem)
+        if let days = problem.days(
+            value("APP_ATTEST_FORGET_DAYS"), name: "APP_ATTEST_FORGET_DAYS", maximum: Self.maximumForgetDays)
         {
             forgetKeysAfter = days
         }

@@ -15,18 +15,8 @@ public struct SessionSettings: Sendable, Hashable {
     var useNotedEvery: Duration? { idleAfter.map { min(.seconds(86_400), $0 / 4) } }
 
     mutating func read(_ value: (String) -> String?, problem: inout ConfigurationProblem) {
-        if let days = Self.days(value("SESSION_IDLE_DAYS"), name: "SESSION_IDLE_DAYS", maximum: Self.maximumIdleDays, problem: &problem) {
+        if let days = problem.days(value("SESSION_IDLE_DAYS"), name: "SESSION_IDLE_DAYS", maximum: Self.maximumIdleDays) {
             idleAfter = days
         }
-    }
-
-    /// `text` of the variable `name`: a whole number of days from 1 to `maximum`, or `off` (nil);
-    /// nil when unset or invalid (then named in `problem`).
-    static func days(_ text: String?, name: String, maximum: Int, problem: inout ConfigurationProblem) -> Duration?? {
-        guard let text else { return nil }
-        if text.lowercased() == "off" { return .some(nil) }
-        if let days = Int(text), (1...maximum).contains(days) { return .some(.seconds(days * 86_400)) }
-        problem.invalid.append("\(name) (whole days, 1 to \(maximum), or off)")
-        return nil
     }
 }
