@@ -77,10 +77,12 @@ struct AttestService: Sendable {
     }
 
     /// Counts a refusal, also one made outside this service (an unattested caller where
-    /// attestation is required). A key no longer trusted is told `attestation_required` on the
-    /// wire, and counted as what it is.
+    /// attestation is required).
+    /// - Parameters:
+    ///   - failure: The refusal, counted under its `outcome`.
+    ///   - step: `attestation` or `assertion`.
     func count(_ failure: DeviceCheckFailure, step: String) {
-        metrics?.appAttest(step: step, outcome: failure == .keyNoLongerTrusted ? "key_untrusted" : APIError(failure).code.rawValue)
+        metrics?.appAttest(step: step, outcome: failure.outcome)
     }
 
     /// Verifies a new key's attestation over its challenge; the key, for `keep` once the
