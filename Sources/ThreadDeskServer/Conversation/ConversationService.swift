@@ -9,13 +9,13 @@ import ThreadDeskWire
 
 /// The user's side of the conversation: sending (text and files) and reading, from the mirror.
 struct ConversationService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any MirrorStore
     let threads: ThreadService
     let ingestion: MirrorIngestion
     let sync: MirrorSync
     /// The away message, for a user who writes while support is away.
-    let away: Away?
+    let away: SupportAvailability?
     /// The curated answers, to name the one the user saw before writing; nil without a FAQ forum.
     let faq: FAQBook?
     let metrics: ServerMetrics

@@ -6,7 +6,7 @@ import ThreadDeskWire
 
 /// Edits and deletes of the user's own messages, in Discord and then in the mirror.
 struct MessageEditor: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & MirrorStore
     let discord: DiscordClient<ContinuousClock>
     let sync: MirrorSync

@@ -12,13 +12,13 @@ import ThreadDeskStore
 /// command never makes another miss Discord's 3 s. Asleep while nobody runs a command.
 final class Desk: Service, Sendable, CustomStringConvertible {
     struct Parts: Sendable {
-        let users: UserLock
+        let users: UserSerializer
         let store: any UserStore
         let discord: DiscordClient<ContinuousClock>
         let ingestion: MirrorIngestion
         let voice: SupportVoice
         let snippets: Snippets
-        let away: Away
+        let away: SupportAvailability
         let status: StatusTags?
         let settings: DeskSettings
         let guildID: String
@@ -118,16 +118,16 @@ final class Desk: Service, Sendable, CustomStringConvertible {
 
     private func registerIfChanged() async throws {
         let application = try await applicationID()
-        let commands = DeskCommands.all(permissions: parts.settings.permissions)
-        let fingerprint = DeskCommands.fingerprint(commands, applicationID: application, guildID: parts.guildID)
+        let commands = DeskCommandDefinitions.all(permissions: parts.settings.permissions)
+        let fingerprint = DeskCommandDefinitions.fingerprint(commands, applicationID: application, guildID: parts.guildID)
         // Registered already, and still there (an admin may have removed them): one read, no create.
-        if try await parts.store.globalValue(DeskCommands.registeredKey) == fingerprint,
+        if try await parts.store.globalValue(DeskCommandDefinitions.registeredKey) == fingerprint,
             Set(try await parts.discord.guildCommandNames(applicationID: application, guildID: parts.guildID)) == Set(commands.map(\.name))
         {
             return
         }
         try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: parts.guildID, commands)
-        try await parts.store.setGlobalValue(DeskCommands.registeredKey, to: fingerprint)
+        try await parts.store.setGlobalValue(DeskCommandDefinitions.registeredKey, to: fingerprint)
         parts.logger.notice("Registered the slash commands in the guild", metadata: ["commands": "\(commands.map(\.name))"])
     }
 

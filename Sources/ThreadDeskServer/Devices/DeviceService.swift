@@ -5,7 +5,7 @@ import ThreadDeskStore
 
 /// The user's device: its info (a note in the thread whenever it changes) and its push token.
 struct DeviceService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let discord: DiscordClient<ContinuousClock>
     let ingestion: MirrorIngestion
     let now: @Sendable () -> Date

@@ -12,7 +12,7 @@ struct DiagnosticsService: Sendable {
     /// Large documents (from `Request.largeBody` bytes) read and parsed at once; the others are
     /// told to come back, so memory holds a few of them, not one per connection.
     let largeBodies = ConcurrencyGate(limit: Request.largeBodiesAtOnce)
-    let users: UserLock
+    let users: UserSerializer
     let discord: DiscordClient<ContinuousClock>
     let threads: ThreadService
     let ingestion: MirrorIngestion

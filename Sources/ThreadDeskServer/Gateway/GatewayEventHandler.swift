@@ -10,7 +10,7 @@ import ThreadDeskStore
 /// facts into the mirror behind its thread owner's earlier ones, agents' typing to the user's
 /// streams, and every gap to the reconciliation.
 struct GatewayEventHandler: ForumEventSink {
-    let users: UserLock
+    let users: UserSerializer
     let discord: DiscordClient<ContinuousClock>
     let bot: BotIdentity
     let feed: FeedState

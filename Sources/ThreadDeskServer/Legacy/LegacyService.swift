@@ -5,7 +5,7 @@ import ThreadDeskStore
 
 /// The reference system's users: known by id alone, never by a token, and never a user of `/v1`.
 struct LegacyService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & GlobalValues & MirrorStore
     let sync: MirrorSync
     let now: @Sendable () -> Date

@@ -10,7 +10,7 @@ import ThreadDeskWire
 /// The live side of the conversation that is not a stream: the user typing (shown in Discord),
 /// an agent typing (shown to the user), and what the user has read.
 struct LiveService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & MirrorStore & QuotaBuckets
     let discord: DiscordClient<ContinuousClock>
     let bot: BotIdentity

@@ -24,7 +24,7 @@ struct Components: Sendable {
     let gatewayEvents: GatewayEventHandler
     let uploads: UploadReader
     let attachments: AttachmentProxy
-    let away: Away
+    let away: SupportAvailability
     let eraser: UserEraser
     let exporter: DataExporter
     /// The curated answers; nil without a FAQ forum.
@@ -39,7 +39,7 @@ struct Components: Sendable {
     ) {
         let now = time.now
         let settings = configuration.live
-        let users = UserLock(store: store, metrics: metrics, logger: logger)
+        let users = UserSerializer(store: store, metrics: metrics, logger: logger)
         let bot = BotIdentity(discord: discord)
         let feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
         let pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time) }
@@ -66,7 +66,7 @@ struct Components: Sendable {
         }
         let ingestion = MirrorIngestion(store: store, bot: bot, pushes: pushes, push: configuration.push, live: hub, status: status, now: now)
         let voice = SupportVoice(discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger)
-        let away = Away(settings: configuration.desk, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
+        let away = SupportAvailability(settings: configuration.desk, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
         self.away = away
         let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
         let threads = ThreadService(

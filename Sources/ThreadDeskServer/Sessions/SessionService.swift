@@ -6,7 +6,7 @@ import ThreadDeskWire
 /// Who a user is: sessions opened with the app key (a new id, or an id proven by one of its
 /// tokens or the app backend's `userHash`), sessions closed, and bearer tokens checked.
 struct SessionService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & GlobalValues
     let devices: DeviceService
     /// Ends the streams of tokens that end.

@@ -6,7 +6,7 @@ import ThreadDeskStore
 
 /// Whether support is in (the hours, or an agent's `/away on`), and the away message a user who
 /// writes meanwhile gets: once per interval, as support, silent (the user is in the app: no alert).
-struct Away: Sendable {
+struct SupportAvailability: Sendable {
     let settings: DeskSettings
     let store: any GlobalValues
     let voice: SupportVoice
