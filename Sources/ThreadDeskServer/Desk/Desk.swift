@@ -48,7 +48,9 @@ final class Desk: Service, Sendable, CustomStringConvertible {
 
     init(_ parts: Parts) { self.parts = parts }
 
-    /// An interaction the gateway heard; answered in the background.
+    /// An interaction the gateway heard; answered in the background (`run`), or dropped with a
+    /// warning when `queueLimit` wait already.
+    /// - Parameter interaction: A slash command or an autocomplete, as the gateway gave it.
     func receive(_ interaction: DiscordInteraction) {
         let accepted = queue.withLock { queue in
             guard queue.count < Self.queueLimit else { return false }
@@ -58,6 +60,8 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         if accepted { wakeUps.signal() } else { parts.logger.warning("Too many slash commands at once; one was dropped") }
     }
 
+    /// Registers the commands (when on) and answers interactions, `concurrencyLimit` at once,
+    /// until graceful shutdown. Throws nothing: a command that fails is logged.
     func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
@@ -109,6 +113,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     static let longestRetry: Duration = .seconds(3600)
 
     /// The bot's application id, asked of Discord once.
+    /// - Throws: `DiscordError` when Discord cannot say.
     func applicationID() async throws -> String {
         if let known = application.withLock({ $0 }) { return known }
         let id = try await parts.discord.currentApplication().id

@@ -23,6 +23,11 @@ struct Reconciler: Sendable {
     /// The clock a periodic round's pace runs on.
     let time: ServerTime
 
+    /// One reconciliation, unless another replica runs one; a failure is counted and logged (the
+    /// next run retries).
+    /// - Parameters:
+    ///   - reason: Why it runs, for the log.
+    ///   - periodic: Whether the timer started it (then recently active threads are read too).
     func run(reason: String, periodic: Bool) async {
         defer { metrics.catchUps.increment() }
         do {
