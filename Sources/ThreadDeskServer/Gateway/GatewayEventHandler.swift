@@ -32,6 +32,7 @@ struct GatewayEventHandler: ForumEventSink {
 
     /// What the gateway saw, in order, into the mirror. Anything heard keeps the feed live; an
     /// event that cannot be ingested is a gap for the reconciliation to close.
+    /// - Parameter events: The gateway's events, in the order it heard them.
     func deliver(_ events: [ForumEvent]) async {
         await WaitTracker.$current.withValue(waits ?? WaitTracker.current) {
             await WaitTracker.run(job: "gateway events") { await handle(events) }
