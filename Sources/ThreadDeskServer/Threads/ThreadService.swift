@@ -2,6 +2,7 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import Logging
+import NIOCore
 import Prometheus
 import Synchronization
 import ThreadDeskCore
