@@ -238,7 +238,8 @@ struct ReplicaTests {
         try await withReplicas(gatewayOnA: true, adjust: { $0.discordBudget = .seconds(40) }) { a, _, discord, _, _, _ in
             let appKey: HTTPFields = [.init("X-App-Key")!: "app"]
             func open() async throws -> String {
-                try #require(try JSON.parse(try await a.call(.post, "/v1/session", headers: appKey, json: "{}").body)["token"]?.stringValue)
+                let opened = try await a.call(.post, "/v1/session", headers: appKey, json: "{}")
+                return try #require(try JSON.parse(opened.body)["token"]?.stringValue)
             }
             func send(_ token: String, _ text: String) async throws -> HTTPResponse.Status {
                 let headers: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: text]
