@@ -239,8 +239,9 @@ struct ReplicaTests {
             let appKey: HTTPFields = [.init("X-App-Key")!: "app"]
             func open() async throws -> String {
                 let opened = try await a.call(.post, "/v1/session", headers: appKey, json: "{}")
-                let token = try #require(try JSON.parse(opened.body)["token"]?.stringValue)
-                return token
+                let token = try JSON.parse(opened.body)["token"]?.stringValue
+                #expect(token != nil, "a session's answer has a token")
+                return token ?? ""
             }
             func send(_ token: String, _ text: String) async throws -> HTTPResponse.Status {
                 let headers: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: text]
