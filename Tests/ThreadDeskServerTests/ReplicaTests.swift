@@ -237,11 +237,9 @@ struct ReplicaTests {
     @Test func sendsWaitingOnASlowDiscordLeaveTheDatabaseToEveryoneElse() async throws {
         try await withReplicas(gatewayOnA: true, adjust: { $0.discordBudget = .seconds(40) }) { a, _, discord, _, _, _ in
             let appKey: HTTPFields = [.init("X-App-Key")!: "app"]
-            func open() async throws -> String {
+            func open() async throws -> String? {
                 let opened = try await a.call(.post, "/v1/session", headers: appKey, json: "{}")
-                let token = try JSON.parse(opened.body)["token"]?.stringValue
-                #expect(token != nil, "a session's answer has a token")
-                return token ?? ""
+                return try JSON.parse(opened.body)["token"]?.stringValue
             }
             func send(_ token: String, _ text: String) async throws -> HTTPResponse.Status {
                 let headers: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: text]
@@ -252,7 +250,7 @@ struct ReplicaTests {
             let users = PostgresStore.poolSize + 5
             var tokens: [String] = []
             for _ in 0..<users {
-                let token = try await open()
+                let token = try #require(try await open())
                 #expect(try await send(token, "hello") == .created)
                 tokens.append(token)
             }
