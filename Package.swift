@@ -1,9 +1,12 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // A warning in our own code fails the build (and so `scripts/test`), incremental builds too.
+    // SwiftPM drops it for a package built as a remote dependency.
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(
@@ -58,7 +61,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
 import SwiftASN1
-import X509
+// A chain is checked at the time the server's clock says (see `verifyAttestation`), not the wall clock.
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Checks attestations and assertions as Apple documents them ("Validating apps that connect to
 /// your server"). Pure: it keeps no state; the caller supplies the client data hash it expects,
@@ -91,7 +92,7 @@ public struct AppAttestVerifier: Sendable {
             throw .malformed("a certificate in x5c is not DER X.509")
         }
         let leaf = certificates[0]
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: time) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: time) }
         guard case .validCertificate(let chain) = await verifier.validate(leaf: leaf, intermediates: CertificateStore(certificates.dropFirst())),
             let root = chain.last
         else { throw .untrustedChain }

@@ -4,6 +4,7 @@ extension WakeSignal {
     /// signal's own timer; on any other clock (a test's manual one) a sleep on that clock raced
     /// against the wake-up. True when woken; false when the timeout passed first or the task was
     /// cancelled. Either way the signal keeps working, and a wake-up taken is never lost.
+    @discardableResult
     public func wait(upTo timeout: Duration, on clock: any Clock<Duration>) async -> Bool {
         if clock is ContinuousClock { return await wait(upTo: timeout) }
         return await withTaskGroup(of: Bool.self) { group in

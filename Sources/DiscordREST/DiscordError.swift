@@ -1,47 +1,48 @@
-/// Discord's JSON error codes that ThreadDesk reacts to; anything else is kept as `unknown`.
-public enum DiscordErrorCode: Sendable, Hashable {
-    case general
-    case unknownChannel
-    case unknownGuild
-    case unknownMessage
-    case unknownEmoji
-    case requestTooLarge
-    case tagRequired
-    case missingAccess
-    case cannotEditOthers
-    case emptyMessage
-    case nonTextChannel
-    case missingPermissions
-    case wrongChannelType
-    case invalidFormBody
-    case fileTooLarge
-    case threadArchived
-    case invalidJSON
-    case threadLocked
-    case maximumActiveThreads
-    case unknownWebhook
-    case unknownInteraction
-    case alreadyAcknowledged
-    case invalidWebhookToken
-    case unknown(Int)
+/// Discord's JSON error code (`code` in an error answer), with a name for each code ThreadDesk
+/// reacts to. Extensible like the SDK's `ErrorCode`: a code without a name arrives as itself
+/// (compare it with `DiscordErrorCode(rawValue:)`), and naming one breaks no `switch`.
+public struct DiscordErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int
 
-    private static let known: [(DiscordErrorCode, Int)] = [
-        (.general, 0), (.unknownChannel, 10003), (.unknownGuild, 10004), (.unknownMessage, 10008),
-        (.unknownEmoji, 10014), (.requestTooLarge, 40005), (.tagRequired, 40067), (.missingAccess, 50001),
-        (.cannotEditOthers, 50005), (.emptyMessage, 50006), (.nonTextChannel, 50008), (.missingPermissions, 50013),
-        (.wrongChannelType, 50024), (.invalidFormBody, 50035), (.fileTooLarge, 50045), (.threadArchived, 50083),
-        (.invalidJSON, 50109), (.threadLocked, 160005), (.maximumActiveThreads, 160006),
-        (.unknownWebhook, 10015), (.unknownInteraction, 10062), (.alreadyAcknowledged, 40060), (.invalidWebhookToken, 50027),
-    ]
+    public init(rawValue: Int) { self.rawValue = rawValue }
 
-    public init(rawValue: Int) {
-        self = Self.known.first { $0.1 == rawValue }?.0 ?? .unknown(rawValue)
-    }
+    /// A general error (no code of its own).
+    public static let general = DiscordErrorCode(rawValue: 0)
+    /// The channel or thread is gone.
+    public static let unknownChannel = DiscordErrorCode(rawValue: 10003)
+    public static let unknownGuild = DiscordErrorCode(rawValue: 10004)
+    public static let unknownMessage = DiscordErrorCode(rawValue: 10008)
+    public static let unknownEmoji = DiscordErrorCode(rawValue: 10014)
+    /// The request (its files) is larger than Discord takes.
+    public static let requestTooLarge = DiscordErrorCode(rawValue: 40005)
+    /// The forum requires a tag on every post.
+    public static let tagRequired = DiscordErrorCode(rawValue: 40067)
+    public static let missingAccess = DiscordErrorCode(rawValue: 50001)
+    /// A message of another author cannot be edited.
+    public static let cannotEditOthers = DiscordErrorCode(rawValue: 50005)
+    public static let emptyMessage = DiscordErrorCode(rawValue: 50006)
+    /// The channel takes no messages (a forum itself, say).
+    public static let nonTextChannel = DiscordErrorCode(rawValue: 50008)
+    public static let missingPermissions = DiscordErrorCode(rawValue: 50013)
+    public static let wrongChannelType = DiscordErrorCode(rawValue: 50024)
+    /// The body broke a rule of the form (the `errors` tree says which).
+    public static let invalidFormBody = DiscordErrorCode(rawValue: 50035)
+    public static let fileTooLarge = DiscordErrorCode(rawValue: 50045)
+    /// The thread is archived and locked.
+    public static let threadArchived = DiscordErrorCode(rawValue: 50083)
+    public static let invalidJSON = DiscordErrorCode(rawValue: 50109)
+    /// The thread is locked.
+    public static let threadLocked = DiscordErrorCode(rawValue: 160005)
+    /// The forum has as many active threads as Discord allows.
+    public static let maximumActiveThreads = DiscordErrorCode(rawValue: 160006)
+    public static let unknownWebhook = DiscordErrorCode(rawValue: 10015)
+    /// The interaction is gone (answered too late).
+    public static let unknownInteraction = DiscordErrorCode(rawValue: 10062)
+    /// The interaction was answered already.
+    public static let alreadyAcknowledged = DiscordErrorCode(rawValue: 40060)
+    public static let invalidWebhookToken = DiscordErrorCode(rawValue: 50027)
 
-    public var rawValue: Int {
-        if case .unknown(let value) = self { return value }
-        return Self.known.first { $0.0 == self }!.1
-    }
+    public var description: String { String(rawValue) }
 }
 
 /// An error answer from Discord: its HTTP status, code, message and, for form errors, the

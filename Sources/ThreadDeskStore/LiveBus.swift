@@ -22,7 +22,7 @@ extension PostgresStore: LiveBus {
         guard payload.utf8.count <= Self.maximumAnnouncement else { return }
         try await database {
             try await client.withConnection { connection in
-                try await connection.rows("SELECT pg_notify(\(liveChannel), \(payload))", logger: logger)
+                _ = try await connection.rows("SELECT pg_notify(\(liveChannel), \(payload))", logger: logger)
             }
         }
     }

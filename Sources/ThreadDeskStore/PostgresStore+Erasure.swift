@@ -9,31 +9,19 @@ extension PostgresStore {
     /// One transaction holding the user's advisory lock (the one `withUser` takes, so no replica
     /// writes the user meanwhile) from the first read, across `prepare` (Discord), to the deletes.
     public func eraseUser(_ id: UserID, _ prepare: (inout ErasureContext) async throws -> Void) async throws -> Bool {
-        try await lock.withLock(id) {
-            try await withConnection(for: .waitsOnOthers) { connection in
-                try await connection.rows("BEGIN", logger: logger)
-                do {
-                    let wait = Int(Deadline.capping(lock.defaultTimeout) / .milliseconds(1))
-                    try await connection.rows("SELECT set_config('lock_timeout', \("\(max(1, wait))ms"), true)", logger: logger)
-                    try await connection.rows("SELECT pg_advisory_xact_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
-                    let record = try await Self.fetchUser(id, on: connection, logger: logger)
-                    let threads = try await connection.rows(
-                        "SELECT \(unescaped: Self.threadColumns) FROM mirror_threads WHERE owner = \(id.rawValue) ORDER BY id", logger: logger
-                    ).map(Self.thread)
-                    var context = ErasureContext(id: id, record: record, threads: threads)
-                    try await prepare(&context)
-                    try await Self.erase(context, on: connection, logger: logger)
-                    // Every replica forgets the user and their threads, if and when this commits.
-                    let changes = [Change.user(id)] + (context.threadIDs.map { .thread($0) })
-                    try await connection.rows("SELECT pg_notify(\(changeChannel), \(Change.payload(changes)))", logger: logger)
-                    try await connection.rows("COMMIT", logger: logger)
-                    return record != nil || !threads.isEmpty
-                } catch {
-                    // Nothing was written before the deletes: rolling back after `prepare` failed loses nothing.
-                    await Self.rollBack(connection, after: error, logger: logger)
-                    throw error
-                }
-            }
+        // Nothing is written before the deletes: rolling back after `prepare` failed loses nothing.
+        try await inUserTransaction(id, work: .waitsOnOthers) { connection in
+            let record = try await Self.fetchUser(id, on: connection, logger: logger)
+            let threads = try await connection.rows(
+                "SELECT \(unescaped: Self.threadColumns) FROM mirror_threads WHERE owner = \(id.rawValue) ORDER BY id", logger: logger
+            ).map(Self.thread)
+            var context = ErasureContext(id: id, record: record, threads: threads)
+            try await prepare(&context)
+            try await Self.erase(context, on: connection, logger: logger)
+            // Every replica forgets the user and their threads, if and when this commits.
+            let changes = [Change.user(id)] + (context.threadIDs.map { .thread($0) })
+            try await connection.rows("SELECT pg_notify(\(changeChannel), \(Change.payload(changes)))", logger: logger)
+            return record != nil || !threads.isEmpty
         }
     }
 

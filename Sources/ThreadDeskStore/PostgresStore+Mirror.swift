@@ -74,7 +74,7 @@ extension PostgresStore {
         sql.appendLiteral("WITH saved AS (INSERT INTO mirror_messages (\(MirrorRow.columns)) VALUES ")
         for (index, row) in messages.map(MirrorRow.init).enumerated() {
             sql.appendLiteral(index == 0 ? "(" : ", (")
-            try sql.appendInterpolation(row.id)
+            sql.appendInterpolation(row.id)
             func add(_ value: some PostgresEncodable & Sendable) throws {
                 sql.appendLiteral(", ")
                 try sql.appendInterpolation(value)
@@ -258,6 +258,8 @@ extension PostgresStore {
         }
     }
 
+    /// One statement on a pooled connection; its rows (none that matter for a write).
+    @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await database { try await client.withConnection { try await $0.rows(query, logger: logger) } }
     }

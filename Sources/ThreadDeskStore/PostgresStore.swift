@@ -282,6 +282,38 @@ public final class PostgresStore: UserStore, Service {
     public func withUser<T: Sendable>(
         _ id: UserID, idempotencyKey: String?, work: UserWork, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {
+        try await inUserTransaction(id, work: work) { connection -> Result<T, any Error> in
+            // The body's own error travels in the result: the transaction commits what it did.
+            do {
+                return .success(
+                    try await UserTransaction.run(
+                        id, idempotencyKey: idempotencyKey,
+                        read: { try await Self.read(id, idempotencyKey: idempotencyKey, on: connection, logger: logger) },
+                        save: { changed, kept in
+                            try await Self.save(changed, kept, for: id, on: connection, logger: logger, changes: changeChannel)
+                        },
+                        body: { context in
+                            do {
+                                return try await body(&context)
+                            } catch {
+                                throw BodyFailure(error: error)
+                            }
+                        }))
+            } catch let failure as BodyFailure {
+                return .failure(failure.error)
+            }
+        }.get()
+    }
+
+    /// Runs `body` in one transaction that holds the user's advisory lock (and this process's
+    /// lock of the user in front of it), and commits what it did; any error rolls it back.
+    /// - Parameters:
+    ///   - id: The user whose lock the transaction holds.
+    ///   - work: Whether the connection is held across waits on others (the holding pool).
+    ///   - body: The reads and writes, on the transaction's connection.
+    /// - Throws: `DeadlineExceeded` when the lock does not come within the request's time,
+    ///   `StoreUnavailableError` for a database failure, and whatever `body` throws.
+    func inUserTransaction<T>(_ id: UserID, work: UserWork, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await lock.withLock(id) {
             try await withConnection(for: work) { connection in
                 try await connection.rows("BEGIN", logger: logger)
@@ -290,33 +322,14 @@ public final class PostgresStore: UserStore, Service {
                     let wait = Int(Deadline.capping(lock.defaultTimeout) / .milliseconds(1))
                     try await connection.rows("SELECT set_config('lock_timeout', \("\(max(1, wait))ms"), true)", logger: logger)
                     try await connection.rows("SELECT pg_advisory_xact_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
-                    // The body's own error travels in the result: the transaction commits what it did.
-                    let result: Result<T, any Error>
-                    do {
-                        result = .success(
-                            try await UserTransaction.run(
-                                id, idempotencyKey: idempotencyKey,
-                                read: { try await Self.read(id, idempotencyKey: idempotencyKey, on: connection, logger: logger) },
-                                save: { changed, kept in
-                                    try await Self.save(changed, kept, for: id, on: connection, logger: logger, changes: changeChannel)
-                                },
-                                body: { context in
-                                    do {
-                                        return try await body(&context)
-                                    } catch {
-                                        throw BodyFailure(error: error)
-                                    }
-                                }))
-                    } catch let failure as BodyFailure {
-                        result = .failure(failure.error)
-                    }
+                    let result = try await body(connection)
                     try await connection.rows("COMMIT", logger: logger)
                     return result
                 } catch {
                     await Self.rollBack(connection, after: error, logger: logger)
                     throw error
                 }
-            }.get()
+            }
         }
     }
 

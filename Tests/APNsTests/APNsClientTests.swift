@@ -111,7 +111,7 @@ struct APNsClientTests {
             emulator.script(device, [.reject(status: 400, reason: "SomethingNew")])
             await #expect {
                 try await client.send(APNsNotification(body: "x"), to: device, environment: .production)
-            } throws: { ($0 as? APNsError)?.reason == .unknown("SomethingNew") }
+            } throws: { ($0 as? APNsError)?.reason == APNsReason(rawValue: "SomethingNew") }
             #expect(emulator.deliveries.isEmpty)
         }
     }

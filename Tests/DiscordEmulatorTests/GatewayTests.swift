@@ -93,7 +93,7 @@ struct GatewayTests {
         try await withEmulator { emulator, endpoints in
             let thread = try await endpoints.startThread()
             let session = Mutex<(id: String, url: String, seq: Int)?>(nil)
-            try? await withGateway(endpoints.gatewayURL) { gateway in
+            _ = try? await withGateway(endpoints.gatewayURL) { gateway in
                 _ = try await gateway.receive()
                 try await gateway.identify(token: endpoints.botToken)
                 let ready = try await gateway.dispatch("READY")

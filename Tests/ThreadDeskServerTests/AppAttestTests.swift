@@ -94,6 +94,24 @@ func attestConfiguration(_ attester: SoftwareAttester, mode: AppAttestSettings.M
 
     init() throws { attester = try SoftwareAttester() }
 
+    /// The metric names a refusal as the client is told it, but for a key no longer trusted.
+    @Test(arguments: [
+        DeviceCheckFailure.attestationRequired, .assertionRequired, .challenge(.used), .challenge(.expired), .challenge(.unknown),
+        .attestation(.malformed("x")), .attestation(.untrustedChain), .attestation(.nonceMismatch), .attestation(.rpIDMismatch),
+        .attestation(.counterNotZero), .attestation(.wrongEnvironment), .attestation(.keyIDMismatch),
+        .attestation(.credentialIDMismatch), .attestation(.invalidSignature), .attestation(.staleCounter),
+        .assertion(.malformed("x")), .assertion(.rpIDMismatch), .assertion(.staleCounter), .assertion(.invalidSignature),
+        .assertion(.untrustedChain), .keyAlreadyAttested, .unknownKey, .wrongDevice,
+    ])
+    func aRefusalIsCountedUnderItsErrorCode(_ failure: DeviceCheckFailure) {
+        #expect(failure.outcome == APIError(failure).code.rawValue)
+    }
+
+    @Test func aKeyNoLongerTrustedIsCountedAsWhatItIs() {
+        #expect(DeviceCheckFailure.keyNoLongerTrusted.outcome == "key_untrusted")
+        #expect(APIError(DeviceCheckFailure.keyNoLongerTrusted).code == .attestationRequired)
+    }
+
     @Test func anAttestationOpensASessionAndTheDeviceSignsItsFirstMessage() async throws {
         try await withServer(attestConfiguration(attester, mode: .optional)) { server in
             let device = AttestedDevice(attester)

@@ -207,8 +207,8 @@ struct DeskTests {
         try await withServer(gateway: true, Self.deskOn) { server in
             // Registered, and noted as registered (the note is written after Discord's answer).
             try await eventually("the commands") {
-                let noted = try await server.store.globalValue(DeskCommands.registeredKey) != nil
-                return noted && server.emulator.commands.count == DeskCommands.all(permissions: "0").count
+                let noted = try await server.store.globalValue(DeskCommandDefinitions.registeredKey) != nil
+                return noted && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "0").count
             }
             #expect(server.emulator.counters.commandOverwrites == 1)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == DeskSettings.manageThreads })
@@ -225,19 +225,19 @@ struct DeskTests {
             // Removed in Discord (an admin, another tool): registered again, though the set is unchanged.
             try await server.discordClient.overwriteGuildCommands(applicationID: server.discord.botUserID, guildID: server.discord.guildID, [])
             await Self.desk(server, changed).registerCommands()
-            #expect(server.emulator.counters.commandOverwrites == 4 && server.emulator.commands.count == DeskCommands.all(permissions: "8").count)
+            #expect(server.emulator.counters.commandOverwrites == 4 && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "8").count)
         }
     }
 
     static func desk(_ server: Harness, _ settings: DeskSettings) -> Desk {
         let logger = testLogger()
         let metrics = ServerMetrics()
-        let users = UserLock(store: server.store, metrics: metrics, logger: logger)
+        let users = UserSerializer(store: server.store, metrics: metrics, logger: logger)
         let bot = BotIdentity(discord: server.discordClient)
         let ingestion = MirrorIngestion(store: server.store, bot: bot, pushRule: nil, now: { Date() })
         let voice = SupportVoice(
             discord: server.discordClient, locks: server.store, forumChannelID: server.discord.forumChannelID, settings: settings, logger: logger)
-        let away = Away(settings: settings, store: server.store, voice: voice, ingestion: ingestion, status: nil, logger: logger, now: { Date() })
+        let away = SupportAvailability(settings: settings, store: server.store, voice: voice, ingestion: ingestion, status: nil, logger: logger, now: { Date() })
         return Desk(
             .init(
                 users: users, store: server.store, discord: server.discordClient, ingestion: ingestion, voice: voice,

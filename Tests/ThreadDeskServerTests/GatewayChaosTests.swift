@@ -124,7 +124,7 @@ struct GatewayEventContractTests {
         try await withServer(gateway: false) { server in
             let (user, thread, _) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "from a daemon")
-            let message = try #require(try await server.discordClient.message(reply.id, in: thread))
+            let message = try await server.discordClient.message(reply.id, in: thread)
             let encoded = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
             // Version 1, as this daemon sends it, with an event type from a newer daemon beside it.
             let batch = #"{"version":1,"events":[{"type":"message.created","message":\#(encoded)},{"type":"poll.created","poll":{}},{"type":"alive"}]}"#
@@ -149,7 +149,7 @@ struct GatewayEventContractTests {
         try await withServer(gateway: false) { server in
             let (_, thread, _) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "on the wire")
-            let message = try #require(try await server.discordClient.message(reply.id, in: thread))
+            let message = try await server.discordClient.message(reply.id, in: thread)
             let events: [ForumEvent] = [
                 .messageCreated(message), .messageUpdated(message), .messageChanged(channelID: "4", messageID: "5"),
                 .messageDeleted(channelID: "4", messageID: "5"), .messagesDeleted(channelID: "4", messageIDs: ["5", "6"]),

@@ -237,9 +237,6 @@ struct ReplicaTests {
     @Test func sendsWaitingOnASlowDiscordLeaveTheDatabaseToEveryoneElse() async throws {
         try await withReplicas(gatewayOnA: true, adjust: { $0.discordBudget = .seconds(40) }) { a, _, discord, _, _, _ in
             let appKey: HTTPFields = [.init("X-App-Key")!: "app"]
-            func open() async throws -> String {
-                try #require(try JSON.parse(try await a.call(.post, "/v1/session", headers: appKey, json: "{}").body)["token"]?.stringValue)
-            }
             func send(_ token: String, _ text: String) async throws -> HTTPResponse.Status {
                 let headers: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: text]
                 return try await a.call(.post, "/v1/messages", headers: headers, json: #"{"content":"\#(text)"}"#).status
@@ -249,7 +246,8 @@ struct ReplicaTests {
             let users = PostgresStore.poolSize + 5
             var tokens: [String] = []
             for _ in 0..<users {
-                let token = try await open()
+                let opened = try await a.call(.post, "/v1/session", headers: appKey, json: "{}")
+                let token = try #require(try JSON.parse(opened.body)["token"]?.stringValue)
                 #expect(try await send(token, "hello") == .created)
                 tokens.append(token)
             }

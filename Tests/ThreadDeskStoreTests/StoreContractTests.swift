@@ -45,7 +45,7 @@ func rewriteAsEarlierVersion(_ path: String, _ updates: @escaping @Sendable (Dat
     configuration.busyMode = .timeout(30)
     let queue = try DatabaseQueue(path: path, configuration: configuration)
     try await queue.write(updates)
-    try await queue.close()
+    try queue.close()
 }
 
 private struct Boom: Error {}

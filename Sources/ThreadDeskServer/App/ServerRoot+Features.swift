@@ -12,7 +12,7 @@ extension ServerRoot {
     /// it is the map of who depends on whom: a feature is built after everything it uses.
     struct Features: Sendable {
         // Shared by the features.
-        let users: UserLock
+        let users: UserSerializer
         let quotas: Quotas
         // The mirror and who listens to it.
         let feed: FeedState
@@ -38,7 +38,7 @@ extension ServerRoot {
         let legacy: LegacyService
         let uploads: UploadReader
         let attachments: AttachmentProxy
-        let away: Away
+        let away: SupportAvailability
         let eraser: UserEraser
         let exporter: DataExporter
         // What support does in Discord.
@@ -52,7 +52,7 @@ extension ServerRoot {
             let (discord, metrics, now) = (shared.discord, shared.metrics, time.now)
             let settings = configuration.live
             let bot = BotIdentity(discord: discord)
-            users = UserLock(store: store, metrics: metrics, logger: logger)
+            users = UserSerializer(store: store, metrics: metrics, logger: logger)
             quotas = Quotas(
                 store: store, settings: configuration.quotas,
                 addresses: ClientAddressRule(
@@ -90,7 +90,7 @@ extension ServerRoot {
                 guildID: configuration.guildID, forumChannelID: configuration.forumChannelID, defaultTagID: configuration.defaultTagID,
                 legacyRoutes: configuration.legacyAPIKey != nil, metrics: metrics, logger: logger, now: now)
             let voice = SupportVoice(discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger)
-            away = Away(settings: configuration.desk, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
+            away = SupportAvailability(settings: configuration.desk, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
             let faqBook = configuration.faqChannelID.map { _ in FAQBook() }
             faq = configuration.faqChannelID.map { forum in
                 FAQMirror(

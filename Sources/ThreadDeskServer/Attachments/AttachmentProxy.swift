@@ -3,8 +3,6 @@ import NIOHTTP1
 import AsyncHTTPClient
 import DiscordREST
 import Foundation
-import HTTPTypes
-import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
@@ -12,8 +10,8 @@ import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
-/// Serves attachments of a user's conversation from ThreadDesk's own URL, streaming the bytes
-/// from Discord's CDN. Why not a redirect: the app would get (and cache) a signed CDN URL that
+/// Fetches attachments of a user's conversation from Discord's CDN for ThreadDesk's own URL
+/// (`AttachmentRoutes` streams them on). Why not a redirect: the app would get (and cache) a signed CDN URL that
 /// stops working after about a day; through here one URL works for as long as the message
 /// exists, the bearer token guards it, and expired URLs are signed anew where the app never
 /// sees them. Ranges pass through, so a video can be scrubbed.
@@ -33,11 +31,39 @@ struct AttachmentProxy: Sendable {
     /// A URL this close to its expiry is signed anew before use.
     static let expiryMargin: TimeInterval = 60
 
-    /// The attachment `id` of a visible message in `record`'s thread, or 404. `beforeRefresh`
-    /// runs before an expired URL is signed anew (a Discord call), and may refuse it.
-    func response(
-        for id: Snowflake, record: UserRecord, range: String?, beforeRefresh: @Sendable () async throws -> Void
-    ) async throws -> Response {
+    /// The bytes of an attachment, and what the CDN said of the part of them it sends.
+    struct Download: Sendable {
+        /// What the mirror knows of the file: its type and name are ours, not the CDN's.
+        let attachment: MirroredMessage.Attachment
+        let part: Part
+        /// The CDN's `Content-Length`, when it gave one.
+        let length: String?
+        let bytes: HTTPClientResponse.Body
+
+        /// Which part of the file the download is: a range asked for is passed to the CDN as is.
+        enum Part: Sendable, Equatable {
+            case whole
+            /// The range asked for (`Content-Range`).
+            case range(String?)
+            /// A range the file does not have (`Content-Range` says its size).
+            case unsatisfiable(String?)
+        }
+    }
+
+    /// The attachment `id` of a visible message in `record`'s thread (or of a curated answer),
+    /// fetched from Discord's CDN, its URL signed anew when it expired.
+    /// - Parameters:
+    ///   - id: The attachment's id.
+    ///   - record: The user asking: only their own conversation's files are theirs.
+    ///   - range: A `bytes=` range to pass on, or nil for the whole file.
+    ///   - beforeRefresh: Runs before an expired URL is signed anew (a Discord call), and may
+    ///     refuse it by throwing.
+    /// - Throws: `SupportFailure.attachmentNotFound` when the user has no such attachment (or
+    ///   Discord no longer has it), `SupportFailure.attachmentUnavailable` when the CDN fails,
+    ///   and whatever `beforeRefresh` throws.
+    func download(
+        _ id: Snowflake, record: UserRecord, range: String?, beforeRefresh: @Sendable () async throws -> Void
+    ) async throws -> Download {
         let attachment: MirroredMessage.Attachment
         if let thread = record.threadID.flatMap({ Snowflake($0) }),
             let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
@@ -63,12 +89,18 @@ struct AttachmentProxy: Sendable {
             url = try await refresh(attachment)
             answer = try await fetch(url, range: range)
         }
-        guard [200, 206, 416].contains(answer.status.code) else {
+        let contentRange = answer.headers.first(name: "content-range")
+        let part: Download.Part
+        switch answer.status.code {
+        case 200: part = .whole
+        case 206: part = .range(contentRange)
+        case 416: part = .unsatisfiable(contentRange)
+        default:
             logger.notice("Discord's CDN refused an attachment", metadata: ["attachment": "\(id)", "status": "\(answer.status.code)"])
             throw SupportFailure.attachmentUnavailable
         }
         metrics.attachmentsServed.increment()
-        return Self.relay(answer, attachment: attachment)
+        return Download(attachment: attachment, part: part, length: answer.headers.first(name: "content-length"), bytes: answer.body)
     }
 
     private func fetch(_ url: String, range: String?) async throws -> HTTPClientResponse {
@@ -89,34 +121,6 @@ struct AttachmentProxy: Sendable {
         metrics.attachmentURLsRefreshed.increment()
         fresh.remember(url, for: attachment.id)
         return url
-    }
-
-    /// The CDN's answer with our headers: the type the mirror knows, inline only for images and
-    /// video (anything else downloads, so nothing can run on the API's origin), a name that agrees
-    /// with that type (an agent's `page.html` sent as text is saved as `page.html.txt`), cacheable
-    /// by the app alone (an attachment's bytes never change).
-    static func relay(_ answer: HTTPClientResponse, attachment: MirroredMessage.Attachment) -> Response {
-        // Never a page or a script under its own type, whatever an agent posted.
-        let type = AttachmentRules.servedType(attachment.contentType)
-        let inline = type.hasPrefix("image/") || type.hasPrefix("video/")
-        let name = AttachmentRules.filename(AttachmentRules.sanitizedFilename(attachment.filename), agreeingWith: type)
-        var headers: HTTPFields = [
-            .contentType: type,
-            .contentDisposition: AttachmentRules.contentDisposition(inline: inline, filename: name),
-            .cacheControl: "private, max-age=86400",
-            .acceptRanges: "bytes",
-            .xContentTypeOptions: "nosniff",
-            .contentSecurityPolicy: "default-src 'none'; sandbox",
-        ]
-        if let length = answer.headers.first(name: "content-length") { headers[.contentLength] = length }
-        if let range = answer.headers.first(name: "content-range") { headers[.contentRange] = range }
-        let body = answer.body
-        return Response(
-            status: .init(code: Int(answer.status.code)), headers: headers,
-            body: ResponseBody { writer in
-                for try await chunk in body { try await writer.write(chunk) }
-                try await writer.finish(nil)
-            })
     }
 }
 
@@ -142,8 +146,4 @@ final class FreshURLs: Sendable {
             urls[id] = url
         }
     }
-}
-
-extension HTTPField.Name {
-    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 }

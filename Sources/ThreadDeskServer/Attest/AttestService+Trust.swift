@@ -9,9 +9,12 @@ extension AttestService {
     /// How long a key found trusted is believed without asking the store again.
     static let trustRecheckedEvery: Duration = .seconds(60)
 
-    /// Throws `unknownKey` when `device`'s key is no longer kept, `keyNoLongerTrusted` when it is
-    /// no longer trusted (both answers the SDK meets by attesting a new key). A key found
-    /// trusted is believed for `trustRecheckedEvery` on the server's clock.
+    /// Checks that `device`'s key is still kept and trusted. A key found trusted is believed for
+    /// `trustRecheckedEvery` on the server's clock.
+    /// - Parameter device: The device a token names.
+    /// - Throws: `DeviceCheckFailure.unknownKey` when the key is no longer kept,
+    ///   `DeviceCheckFailure.keyNoLongerTrusted` when it is no longer trusted (both answers the
+    ///   SDK meets by attesting a new key); the store's errors.
     func requireTrusted(_ device: String) async throws {
         let now = now()
         let every = Self.trustRecheckedEvery / .seconds(1)

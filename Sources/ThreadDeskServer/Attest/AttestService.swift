@@ -39,6 +39,7 @@ struct AttestService: Sendable {
     var mode: AppAttestSettings.Mode { settings.mode }
 
     /// A new challenge: 256 random bits, base64url; the store keeps only its hash.
+    /// - Throws: The store's errors.
     func challenge() async throws -> AttestChallenge {
         let challenge = UserToken.generate()
         let now = now()
@@ -49,18 +50,42 @@ struct AttestService: Sendable {
     // MARK: Counted (`threaddesk_app_attest_total`): a refusal when it happens, acceptance once
     // the key is kept or the assertion's counter raised.
 
+    /// Verifies a new key's attestation over its challenge, spending the challenge; the key, for
+    /// `keep` once the caller's limits said yes.
+    /// - Parameter payload: The key id, attestation object and challenge the app sent.
+    /// - Throws: `DeviceCheckFailure.attestation` for a broken rule, `.challenge` for a challenge
+    ///   used, expired or unknown; the store's errors.
     func verify(_ payload: AttestationPayload) async throws -> DeviceKey {
         try await counted("attestation", accepted: false) { try await verifying(payload) }
     }
 
+    /// Keeps a key `verify` accepted: from now on the device's identity.
+    /// - Parameter key: The verified key.
+    /// - Throws: `DeviceCheckFailure.keyAlreadyAttested` for a key kept before; the store's errors.
     func keep(_ key: DeviceKey) async throws {
         try await counted("attestation", accepted: true) { try await keeping(key) }
     }
 
+    /// Checks an assertion header before the body is read (see `checking`), spending its challenge.
+    /// - Parameters:
+    ///   - header: `X-App-Attest-Assertion`, nil when missing.
+    ///   - expected: The session's device, when the session is one's.
+    /// - Throws: `DeviceCheckFailure` (`assertionRequired`, `assertion(.malformed)`, `wrongDevice`,
+    ///   `unknownKey`, `keyNoLongerTrusted`, `challenge`); `CorruptDeviceKey` when the stored key is
+    ///   unreadable; the store's errors.
     func check(header: String?, expected: String?) async throws -> PendingAssertion {
         try await counted("assertion", accepted: false) { try await checking(header: header, expected: expected) }
     }
 
+    /// Verifies a checked assertion over the request and raises the key's counter.
+    /// - Parameters:
+    ///   - pending: What `check` accepted.
+    ///   - method: The request's method.
+    ///   - path: The request's path.
+    ///   - body: The request's body, hashed without a copy.
+    /// - Returns: The device.
+    /// - Throws: `DeviceCheckFailure.assertion` for a bad signature or a replayed counter,
+    ///   `.unknownKey` for a key forgotten meanwhile; the store's errors.
     func complete(_ pending: PendingAssertion, method: String, path: String, body: ByteBufferView) async throws -> String {
         try await counted("assertion", accepted: true) { try await completing(pending, method: method, path: path, body: body) }
     }
@@ -77,10 +102,12 @@ struct AttestService: Sendable {
     }
 
     /// Counts a refusal, also one made outside this service (an unattested caller where
-    /// attestation is required). A key no longer trusted is told `attestation_required` on the
-    /// wire, and counted as what it is.
+    /// attestation is required).
+    /// - Parameters:
+    ///   - failure: The refusal, counted under its `outcome`.
+    ///   - step: `attestation` or `assertion`.
     func count(_ failure: DeviceCheckFailure, step: String) {
-        metrics?.appAttest(step: step, outcome: failure == .keyNoLongerTrusted ? "key_untrusted" : APIError(failure).code.rawValue)
+        metrics?.appAttest(step: step, outcome: failure.outcome)
     }
 
     /// Verifies a new key's attestation over its challenge; the key, for `keep` once the
@@ -112,6 +139,7 @@ struct AttestService: Sendable {
 
     /// Verifies the assertion in `header` over this request (method, path, body), by `expected`
     /// when the session is already a device's; raises the key's counter. Returns the device.
+    /// - Throws: What `check` and `complete` throw.
     func assert(header: String?, method: String, path: String, body: ByteBufferView, expected: String?) async throws -> String {
         try await complete(try await check(header: header, expected: expected), method: method, path: path, body: body)
     }
@@ -145,6 +173,7 @@ struct AttestService: Sendable {
 
     /// Whether this server still accepts `key`: not when it was attested by a root, or in an
     /// environment, no longer accepted (the extra root removed, the environment narrowed).
+    /// - Parameter key: A kept key.
     func isTrusted(_ key: DeviceKey) -> Bool {
         guard let environment = AppAttestVerifier.Environment(rawValue: key.environment) else { return false }
         return trustedRoots.contains(key.root) && settings.environments.contains(environment)
@@ -176,6 +205,7 @@ struct AttestService: Sendable {
     /// though it signs nothing (text in its thread, reads): at most once a day per device and
     /// process, in the store only when the note there is older. A note that fails is left for
     /// the next request: it changes no answer.
+    /// - Parameter device: The attested device whose session was served.
     func noteUse(of device: String) async {
         guard let forget = settings.forgetKeysAfter else { return }
         let now = now()

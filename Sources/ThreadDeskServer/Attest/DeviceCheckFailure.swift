@@ -1,4 +1,5 @@
 import AppAttest
+import ThreadDeskWire
 import ThreadDeskStore
 
 /// Why App Attest refused a session or a request: the domain error the attest service throws,
@@ -20,4 +21,41 @@ enum DeviceCheckFailure: Error, Sendable, Equatable {
     case wrongDevice
     /// An assertion by a key attested under a root or in an environment no longer accepted.
     case keyNoLongerTrusted
+}
+
+extension DeviceCheckFailure {
+    /// The outcome a refusal is counted under (`threaddesk_app_attest_total`): the rule it broke,
+    /// named as its error code on the wire, so a dashboard and a client's error agree; a key no
+    /// longer trusted, told `attestation_required`, is counted as what it is.
+    var outcome: String {
+        switch self {
+        case .attestationRequired: ErrorCode.attestationRequired.rawValue
+        case .assertionRequired: ErrorCode.assertionRequired.rawValue
+        case .challenge(.used): ErrorCode.challengeUsed.rawValue
+        case .challenge(.expired): ErrorCode.challengeExpired.rawValue
+        case .challenge: ErrorCode.challengeUnknown.rawValue
+        case .attestation(let rule):
+            switch rule {
+            case .malformed: ErrorCode.attestationMalformed.rawValue
+            case .untrustedChain, .invalidSignature, .staleCounter: ErrorCode.attestationUntrusted.rawValue
+            case .nonceMismatch: ErrorCode.attestationNonceMismatch.rawValue
+            case .rpIDMismatch: ErrorCode.attestationAppIdMismatch.rawValue
+            case .counterNotZero: ErrorCode.attestationCounterNotZero.rawValue
+            case .wrongEnvironment: ErrorCode.attestationWrongEnvironment.rawValue
+            case .keyIDMismatch: ErrorCode.attestationKeyIdMismatch.rawValue
+            case .credentialIDMismatch: ErrorCode.attestationCredentialIdMismatch.rawValue
+            }
+        case .assertion(let rule):
+            switch rule {
+            case .malformed: ErrorCode.assertionMalformed.rawValue
+            case .rpIDMismatch: ErrorCode.assertionAppIdMismatch.rawValue
+            case .staleCounter: ErrorCode.assertionReplayed.rawValue
+            default: ErrorCode.assertionInvalid.rawValue
+            }
+        case .keyAlreadyAttested: ErrorCode.attestationKeyKnown.rawValue
+        case .unknownKey: ErrorCode.assertionUnknownKey.rawValue
+        case .wrongDevice: ErrorCode.assertionWrongDevice.rawValue
+        case .keyNoLongerTrusted: "key_untrusted"
+        }
+    }
 }

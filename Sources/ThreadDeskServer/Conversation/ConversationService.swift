@@ -9,13 +9,13 @@ import ThreadDeskWire
 
 /// The user's side of the conversation: sending (text and files) and reading, from the mirror.
 struct ConversationService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any MirrorStore
     let threads: ThreadService
     let ingestion: MirrorIngestion
     let sync: MirrorSync
     /// The away message, for a user who writes while support is away.
-    let away: Away?
+    let away: SupportAvailability?
     /// The curated answers, to name the one the user saw before writing; nil without a FAQ forum.
     let faq: FAQBook?
     let metrics: ServerMetrics
@@ -23,6 +23,17 @@ struct ConversationService: Sendable {
     /// Sends the user's text (and files) to their thread. A retry with the same idempotency key
     /// answers what the first attempt answered and posts nothing new; a retry after a part-way
     /// failure posts only the parts still missing. Files go with the first part.
+    /// - Parameters:
+    ///   - text: The user's text, split into Discord-sized parts when long.
+    ///   - files: Files for the first part; `filesFingerprint` tells a retry's files apart.
+    ///   - suggestionID: The curated answer the user saw before writing, noted for the agent.
+    ///   - idempotencyKey: The client's key for this send.
+    ///   - id: The user who writes.
+    ///   - address: The client's address, for the limits of starting a thread.
+    ///   - mayStartThread: Whether a user without a thread gets one (false on routes that may not).
+    /// - Throws: `SupportFailure.idempotencyKeyReused` for the key with other text,
+    ///   `SupportFailure.alreadySent` when the message a retry answers with was deleted since,
+    ///   `DiscordError` when Discord refuses or fails, and the store's errors.
     func send(
         _ text: String, files: [DiscordFile] = [], filesFingerprint: String = "", suggestionID: String? = nil, idempotencyKey: String,
         for id: UserID, from address: String, mayStartThread: Bool = true
@@ -104,6 +115,13 @@ struct ConversationService: Sendable {
     /// The user's visible messages, oldest first, from the mirror: with the gateway feed live this
     /// asks Discord nothing. Reading does not mark anything read: the app says what the user saw
     /// (`POST /v1/read`).
+    /// - Parameters:
+    ///   - record: The user whose thread is read; none yet is an empty page.
+    ///   - after: Messages after this id (oldest first from there), or nil.
+    ///   - before: Messages before this id, or nil for the newest.
+    ///   - limit: How many messages at most.
+    /// - Throws: `DiscordError` when the mirror must catch up from Discord and cannot, and the
+    ///   store's errors.
     func page(for record: UserRecord, after: Snowflake?, before: Snowflake?, limit: Int) async throws -> MessagePage {
         guard let thread = record.threadID.flatMap({ Snowflake($0) }) else { return MessagePage(messages: [], hasMore: false) }
         guard try await sync.ensureCurrent(thread, owner: record.id) else { return MessagePage(messages: [], hasMore: false) }

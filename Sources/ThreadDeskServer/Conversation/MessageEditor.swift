@@ -6,7 +6,7 @@ import ThreadDeskWire
 
 /// Edits and deletes of the user's own messages, in Discord and then in the mirror.
 struct MessageEditor: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & MirrorStore
     let discord: DiscordClient<ContinuousClock>
     let sync: MirrorSync
@@ -15,6 +15,13 @@ struct MessageEditor: Sendable {
     /// Replaces the text of one of the user's own messages in Discord. A send that took several
     /// Discord posts is edited as a whole: the new text is cut the same way and may not need more
     /// posts than the original (posts left over are deleted).
+    /// - Parameters:
+    ///   - messageID: The message (its first post) as the user knows it.
+    ///   - text: The new text.
+    ///   - id: The user, who must have written the message.
+    /// - Returns: The message as the mirror has it now.
+    /// - Throws: `SupportFailure.messageNotFound` for anything but the user's own visible message,
+    ///   `SupportFailure.editTooLong` when the new text needs more posts, `DiscordError`.
     func edit(_ messageID: Snowflake, text: String, for id: UserID) async throws -> SupportMessage {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
             let texts = NoteMarkers.posts(ofUserText: text)
@@ -41,6 +48,11 @@ struct MessageEditor: Sendable {
     }
 
     /// Deletes one of the user's own messages in Discord (every post of a split send).
+    /// - Parameters:
+    ///   - messageID: The message (its first post) as the user knows it.
+    ///   - id: The user, who must have written the message.
+    /// - Throws: `SupportFailure.messageNotFound` for anything but the user's own visible
+    ///   message, `DiscordError` when Discord refuses (a post already gone is no error).
     func delete(_ messageID: Snowflake, for id: UserID) async throws {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
             for part in parts { try await deletePart(part, in: thread, context: context) }

@@ -39,19 +39,19 @@ extension Desk {
             return
         }
         let (thread, owner) = place
-        if data.name == DeskCommands.away {
+        if data.name == DeskCommandDefinitions.away {
             try await respond(interaction, .ephemeralMessage(await switchAway(on: data.options?.first?.name == "on")))
             return
         }
-        if data.name == DeskCommands.snippets {
+        if data.name == DeskCommandDefinitions.snippets {
             try await respond(interaction, .ephemeralMessage(await manageSnippets(data.options ?? [])))
             return
         }
-        if data.name == DeskCommands.user {
+        if data.name == DeskCommandDefinitions.user {
             try await respond(interaction, .ephemeralMessage(try await userCard(owner, thread: thread)))
             return
         }
-        guard [DeskCommands.close, DeskCommands.reopen, DeskCommands.snippet, DeskCommands.silent].contains(data.name) else {
+        guard [DeskCommandDefinitions.close, DeskCommandDefinitions.reopen, DeskCommandDefinitions.snippet, DeskCommandDefinitions.silent].contains(data.name) else {
             try await respond(interaction, .ephemeralMessage("ThreadDesk does not know this command (any more)."))
             return
         }
@@ -85,7 +85,7 @@ extension Desk {
     ) async throws -> String {
         let options = data.options ?? []
         switch data.name {
-        case DeskCommands.close:
+        case DeskCommandDefinitions.close:
             if let message = Self.text("message", in: options), !message.isEmpty {
                 guard let problem = Self.replyProblem(message) else {
                     try await speak(message, in: thread, owner: owner, as: member)
@@ -96,10 +96,10 @@ extension Desk {
             }
             try await close(thread)
             return "Closing the conversation (resolved and archived). The user's next message opens it again."
-        case DeskCommands.reopen:
+        case DeskCommandDefinitions.reopen:
             if let status = parts.status { status.reopen(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: false) }
             return "Reopening the conversation: it needs a reply."
-        case DeskCommands.snippet:
+        case DeskCommandDefinitions.snippet:
             let name = Self.text("name", in: options) ?? ""
             guard let template = try await parts.snippets.text(of: name) else {
                 return "There is no snippet named “\(name)”. `/snippets list` shows them."

@@ -12,13 +12,13 @@ import ThreadDeskStore
 /// command never makes another miss Discord's 3 s. Asleep while nobody runs a command.
 final class Desk: Service, Sendable, CustomStringConvertible {
     struct Parts: Sendable {
-        let users: UserLock
+        let users: UserSerializer
         let store: any UserStore
         let discord: DiscordClient<ContinuousClock>
         let ingestion: MirrorIngestion
         let voice: SupportVoice
         let snippets: Snippets
-        let away: Away
+        let away: SupportAvailability
         let status: StatusTags?
         let settings: DeskSettings
         let guildID: String
@@ -48,7 +48,9 @@ final class Desk: Service, Sendable, CustomStringConvertible {
 
     init(_ parts: Parts) { self.parts = parts }
 
-    /// An interaction the gateway heard; answered in the background.
+    /// An interaction the gateway heard; answered in the background (`run`), or dropped with a
+    /// warning when `queueLimit` wait already.
+    /// - Parameter interaction: A slash command or an autocomplete, as the gateway gave it.
     func receive(_ interaction: DiscordInteraction) {
         let accepted = queue.withLock { queue in
             guard queue.count < Self.queueLimit else { return false }
@@ -58,6 +60,8 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         if accepted { wakeUps.signal() } else { parts.logger.warning("Too many slash commands at once; one was dropped") }
     }
 
+    /// Registers the commands (when on) and answers interactions, `concurrencyLimit` at once,
+    /// until graceful shutdown. Throws nothing: a command that fails is logged.
     func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
@@ -109,6 +113,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     static let longestRetry: Duration = .seconds(3600)
 
     /// The bot's application id, asked of Discord once.
+    /// - Throws: `DiscordError` when Discord cannot say.
     func applicationID() async throws -> String {
         if let known = application.withLock({ $0 }) { return known }
         let id = try await parts.discord.currentApplication().id
@@ -118,16 +123,16 @@ final class Desk: Service, Sendable, CustomStringConvertible {
 
     private func registerIfChanged() async throws {
         let application = try await applicationID()
-        let commands = DeskCommands.all(permissions: parts.settings.permissions)
-        let fingerprint = DeskCommands.fingerprint(commands, applicationID: application, guildID: parts.guildID)
+        let commands = DeskCommandDefinitions.all(permissions: parts.settings.permissions)
+        let fingerprint = DeskCommandDefinitions.fingerprint(commands, applicationID: application, guildID: parts.guildID)
         // Registered already, and still there (an admin may have removed them): one read, no create.
-        if try await parts.store.globalValue(DeskCommands.registeredKey) == fingerprint,
+        if try await parts.store.globalValue(DeskCommandDefinitions.registeredKey) == fingerprint,
             Set(try await parts.discord.guildCommandNames(applicationID: application, guildID: parts.guildID)) == Set(commands.map(\.name))
         {
             return
         }
         try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: parts.guildID, commands)
-        try await parts.store.setGlobalValue(DeskCommands.registeredKey, to: fingerprint)
+        try await parts.store.setGlobalValue(DeskCommandDefinitions.registeredKey, to: fingerprint)
         parts.logger.notice("Registered the slash commands in the guild", metadata: ["commands": "\(commands.map(\.name))"])
     }
 

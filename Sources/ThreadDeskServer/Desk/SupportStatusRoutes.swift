@@ -5,7 +5,7 @@ import ThreadDeskWire
 /// `GET /v1/support-status`: open or away (the hours, or an agent's `/away on`), and when support
 /// is next in. From the store and the clock: no Discord call.
 struct SupportStatusRoutes: Sendable {
-    let away: Away
+    let away: SupportAvailability
 
     func register(on groups: V1Groups) {
         groups.users(charging: { .read($0) }).get("support-status", use: status)

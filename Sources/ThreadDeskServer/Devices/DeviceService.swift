@@ -5,18 +5,28 @@ import ThreadDeskStore
 
 /// The user's device: its info (a note in the thread whenever it changes) and its push token.
 struct DeviceService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let discord: DiscordClient<ContinuousClock>
     let ingestion: MirrorIngestion
     let now: @Sendable () -> Date
 
-    /// Whether the info differed from what the thread last showed (and so was noted).
+    /// Notes the device's info for the user (see `applyInstallation`).
+    /// - Parameters:
+    ///   - info: The app and device as the app reports them now.
+    ///   - id: The user.
+    /// - Returns: Whether the info differed from what the thread last showed (and so was noted).
+    /// - Throws: `DiscordError` when the note cannot be posted, and the store's errors.
     func updateInstallation(_ info: InstallationInfo, for id: UserID) async throws -> Bool {
         try await users.withUser(id) { context in try await applyInstallation(info, to: &context) }
     }
 
     /// Posts the device-info note when `info` differs from what the thread last showed; before
     /// the thread exists, keeps it for the thread's creation.
+    /// - Parameters:
+    ///   - info: The app and device as the app reports them now.
+    ///   - context: The user's record, held by the caller.
+    /// - Returns: Whether the info differed (a thread gone or locked keeps it pending).
+    /// - Throws: `DiscordError` when Discord refuses the note for another reason, or fails.
     @discardableResult
     func applyInstallation(_ info: InstallationInfo, to context: inout UserContext) async throws -> Bool {
         guard var record = context.record else { return false }
@@ -43,7 +53,12 @@ struct DeviceService: Sendable {
         return true
     }
 
-    /// The APNs device token replies are pushed to (nil: none).
+    /// Sets the APNs device token replies are pushed to.
+    /// - Parameters:
+    ///   - token: The device token; nil: no pushes.
+    ///   - environment: The APNs environment the token belongs to.
+    ///   - id: The user.
+    /// - Throws: The store's errors.
     func setPushToken(_ token: String?, environment: PushEnvironment?, for id: UserID) async throws {
         try await users.withUser(id, work: .brief) { context in
             context.record?.pushToken = token

@@ -12,13 +12,23 @@ struct DiagnosticsService: Sendable {
     /// Large documents (from `Request.largeBody` bytes) read and parsed at once; the others are
     /// told to come back, so memory holds a few of them, not one per connection.
     let largeBodies = ConcurrencyGate(limit: Request.largeBodiesAtOnce)
-    let users: UserLock
+    let users: UserSerializer
     let discord: DiscordClient<ContinuousClock>
     let threads: ThreadService
     let ingestion: MirrorIngestion
     let metrics: ServerMetrics
     let now: @Sendable () -> Date
 
+    /// Posts a diagnostics document to the user's thread (starting it if needed) and its summary
+    /// note. A retry with the same idempotency key answers the first upload, posting nothing.
+    /// - Parameters:
+    ///   - bytes: The document as the app sent it, posted as a file.
+    ///   - document: The same, parsed, for the summary.
+    ///   - idempotencyKey: The client's key for this upload, if any.
+    ///   - id: The user.
+    ///   - address: The client's address, for the limits of starting a thread.
+    /// - Throws: `DiscordError` when Discord refuses or fails, `SupportFailure.limitReached` when
+    ///   a thread may not be started now, and the store's errors.
     func upload(_ bytes: Data, document: JSON, idempotencyKey: String?, for id: UserID, from address: String) async throws -> DiagnosticsResult {
         let filename = DiagnosticsSummary.filename(at: now())
         let summary = DiagnosticsSummary(filename: filename, byteCount: bytes.count, document: document)

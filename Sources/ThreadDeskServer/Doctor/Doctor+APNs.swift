@@ -81,9 +81,9 @@ extension Doctor {
         } catch {
             let fix: String =
                 switch error.reason {
-                case .badDeviceToken?: "the token is not one of \(environment.rawValue): a build from Xcode has development tokens (--push-environment)"
-                case .deviceTokenNotForTopic?: "the token belongs to another app: check APNS_TOPIC"
-                case .invalidProviderToken?: "check APNS_KEY_ID, APNS_TEAM_ID and that the key has APNs enabled"
+                case .some(.badDeviceToken): "the token is not one of \(environment.rawValue): a build from Xcode has development tokens (--push-environment)"
+                case .some(.deviceTokenNotForTopic): "the token belongs to another app: check APNS_TOPIC"
+                case .some(.invalidProviderToken): "check APNS_KEY_ID, APNS_TEAM_ID and that the key has APNs enabled"
                 default: "see Apple's reason"
                 }
             result = DoctorCheck("apns.push", failed: "Apple refused it: \(error)", fix: fix)

@@ -10,7 +10,7 @@ import ThreadDeskStore
 /// facts into the mirror behind its thread owner's earlier ones, agents' typing to the user's
 /// streams, and every gap to the reconciliation.
 struct GatewayEventHandler: ForumEventSink {
-    let users: UserLock
+    let users: UserSerializer
     let discord: DiscordClient<ContinuousClock>
     let bot: BotIdentity
     let feed: FeedState
@@ -32,6 +32,7 @@ struct GatewayEventHandler: ForumEventSink {
 
     /// What the gateway saw, in order, into the mirror. Anything heard keeps the feed live; an
     /// event that cannot be ingested is a gap for the reconciliation to close.
+    /// - Parameter events: The gateway's events, in the order it heard them.
     func deliver(_ events: [ForumEvent]) async {
         await WaitTracker.$current.withValue(waits ?? WaitTracker.current) {
             await WaitTracker.run(job: "gateway events") { await handle(events) }

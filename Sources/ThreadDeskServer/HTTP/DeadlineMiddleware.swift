@@ -55,7 +55,7 @@ struct DeadlineMiddleware: RouterMiddleware {
             try await withGracefulShutdownHandler {
                 try await work()
             } onGracefulShutdown: {
-                // Unstructured: the shutdown handler may not wait, it only arms the drain's end.
+                // Unstructured on purpose: a shutdown handler may not wait, and a child awaiting shutdown would cost every request a task.
                 Task {
                     try? await time.sleep(for: drain)
                     handle.cancel()

@@ -5,13 +5,15 @@ import ThreadDeskStore
 
 /// The reference system's users: known by id alone, never by a token, and never a user of `/v1`.
 struct LegacyService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & GlobalValues & MirrorStore
     let sync: MirrorSync
     let now: @Sendable () -> Date
 
     /// Legacy users exist from their first call on; they have no token. A user of `/v1` (one
     /// with a token) is never reachable with the legacy key, whatever the shape of their id.
+    /// - Parameter id: The reference system's user id.
+    /// - Throws: `SupportFailure.notALegacyUser` for a user of `/v1`, and the store's errors.
     func ensureUser(_ id: UserID) async throws {
         try await users.withUser(id) { context in
             try Self.refuseV1User(context.record)
@@ -25,12 +27,20 @@ struct LegacyService: Sendable {
         }
     }
 
+    /// Refuses a user of `/v1` on the legacy routes.
+    /// - Parameter record: The user's record, nil when unknown (no refusal).
+    /// - Throws: `SupportFailure.notALegacyUser` for a record that ever had a token or used `/v1`.
     static func refuseV1User(_ record: UserRecord?) throws {
         // Once a /v1 user, always one: signing out of every session does not hand the id back.
         if let record, record.tokenHash != nil || record.history.contains(.v1) { throw SupportFailure.notALegacyUser }
     }
 
     /// Visible messages after `after` (at most 100), newest first as Discord lists them, from the mirror.
+    /// - Parameters:
+    ///   - id: The reference system's user id.
+    ///   - after: Only messages after this id; nil for the newest 100.
+    /// - Throws: `SupportFailure.notALegacyUser` for a user of `/v1`, `DiscordError` when the
+    ///   mirror must catch up and cannot, and the store's errors.
     func messages(for id: UserID, after: Snowflake?) async throws -> [LegacyMessage] {
         let record = try await store.user(id)
         try Self.refuseV1User(record)

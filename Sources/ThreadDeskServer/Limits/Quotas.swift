@@ -45,8 +45,11 @@ struct Quotas: Sendable {
         case sessionAttempt
     }
 
-    /// Takes one token from each bucket `cost` touches, or throws `limitReached` naming the first
-    /// that is empty.
+    /// Takes one token from each bucket `cost` touches (an upload: one per MiB).
+    /// - Parameters:
+    ///   - cost: What the request costs.
+    ///   - address: The client as the limits count it (`clientAddress`).
+    /// - Throws: `SupportFailure.limitReached` naming the first bucket that is empty; the store's errors.
     func charge(_ cost: Cost, address: String) async throws {
         let tokens: Double = if case .upload(_, let bytes) = cost { Double(bytes) / 1_048_576 } else { 1 }
         let (device, network) = Self.split(address)
@@ -59,6 +62,10 @@ struct Quotas: Sendable {
 
     /// Gives back what `charge` took for `cost`: the request was turned away for a reason of the
     /// server's own (every large-upload slot taken), and the client will retry.
+    /// - Parameters:
+    ///   - cost: What `charge` took.
+    ///   - address: The client it was charged to.
+    /// - Throws: The store's errors.
     func refund(_ cost: Cost, address: String) async throws {
         let tokens: Double = if case .upload(_, let bytes) = cost { Double(bytes) / 1_048_576 } else { 1 }
         let (device, network) = Self.split(address)

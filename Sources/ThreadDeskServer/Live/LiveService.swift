@@ -10,7 +10,7 @@ import ThreadDeskWire
 /// The live side of the conversation that is not a stream: the user typing (shown in Discord),
 /// an agent typing (shown to the user), and what the user has read.
 struct LiveService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & MirrorStore & QuotaBuckets
     let discord: DiscordClient<ContinuousClock>
     let bot: BotIdentity
@@ -30,6 +30,8 @@ struct LiveService: Sendable {
     /// The user is typing: "typing…" in their thread, at most once per `typingInterval` per thread
     /// whatever the app sends (this process's gate first, then the store's bucket shared by every
     /// replica). Best effort: a failure is logged, never the app's problem.
+    /// - Parameter record: The user typing; without a thread there is nowhere to show it.
+    /// - Throws: The store's errors (its shared bucket).
     func userTyping(_ record: UserRecord) async throws {
         guard let thread = record.threadID, typingGate.admit(thread) else { return }
         let interval = settings.typingInterval
@@ -39,6 +41,12 @@ struct LiveService: Sendable {
 
     /// The user has read up to `messageId` (a message of their conversation they can see). The
     /// mark never moves backwards; a move reaches their other streams and, coalesced, Discord.
+    /// - Parameters:
+    ///   - messageID: The newest message the user saw.
+    ///   - user: The user.
+    /// - Returns: The read state after the mark.
+    /// - Throws: `SupportFailure.notInConversation` for a message the user cannot see in their
+    ///   conversation, and the store's errors.
     func markRead(_ messageID: Snowflake, for user: UserID) async throws -> ReadState {
         let moved = try await users.withUser(user) { context -> Bool in
             guard var record = context.record, let message = try await store.mirroredMessages([messageID]).first, message.isShown,
@@ -60,13 +68,20 @@ struct LiveService: Sendable {
         return try await readState(user)
     }
 
+    /// The user's read mark and how many messages they have not read.
+    /// - Parameter user: The user.
+    /// - Throws: `SupportFailure.notAuthenticated` when the user is gone, and the store's errors.
     func readState(_ user: UserID) async throws -> ReadState {
         guard let record = try await store.user(user) else { throw SupportFailure.notAuthenticated }
         return ReadState(lastReadMessageId: record.lastReadMessageID, count: try await feed.unreadCount(record))
     }
 
     /// An agent types in a thread (gateway TYPING_START): a `typing` event on its owner's streams.
-    /// The bot's own typing (the user's, relayed) is not news to the user.
+    /// The bot's own typing (the user's, relayed) is not news to the user. Best effort: a
+    /// failure is logged.
+    /// - Parameters:
+    ///   - channelID: The thread typed in; a channel that is no user's thread is ignored.
+    ///   - userID: Who types.
     func relayTyping(channelID: String, userID: String) async {
         guard let thread = Snowflake(channelID) else { return }
         do {

@@ -20,6 +20,10 @@ struct MirrorSync: Sendable {
     /// Makes `thread` current enough to answer a read from the mirror: no Discord call when the
     /// feed vouches for it; else one (a backfill of a thread never mirrored takes one per 100
     /// messages). False when the thread turns out to be deleted.
+    /// - Parameters:
+    ///   - thread: The thread to read.
+    ///   - owner: Its user, whose lock a catch-up takes.
+    /// - Throws: `DiscordError` when a catch-up is needed and Discord fails, and the store's errors.
     func ensureCurrent(_ thread: Snowflake, owner: UserID) async throws -> Bool {
         let feed = try await self.feed.snapshot()
         if let state = try await store.mirrorThread(thread) {
@@ -36,6 +40,11 @@ struct MirrorSync: Sendable {
     }
 
     /// Refreshes (or backfills) `thread` whatever the feed says: reconciliation's step.
+    /// - Parameters:
+    ///   - thread: The thread to read.
+    ///   - owner: Its user, whose lock the refresh takes.
+    /// - Throws: `DiscordError` when Discord fails (a thread gone is marked so, no error), and the
+    ///   store's errors.
     func reconcile(_ thread: Snowflake, owner: UserID) async throws {
         let epoch = try await feed.snapshot().epoch
         try await store.withUser(owner) { context in
@@ -90,6 +99,10 @@ struct MirrorSync: Sendable {
 
     /// Deleted in Discord: reads answer from what is left and never ask Discord about it again;
     /// the user's next message starts a new thread.
+    /// - Parameters:
+    ///   - thread: The thread Discord deleted.
+    ///   - context: Its user's record, held by the caller.
+    /// - Throws: The store's errors.
     func markGone(_ thread: Snowflake, context: inout UserContext) async throws {
         // A user erased meanwhile (their thread deleted with them): nothing of theirs is written again.
         guard context.record != nil else { return }

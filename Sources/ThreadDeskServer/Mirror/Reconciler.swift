@@ -26,11 +26,11 @@ struct Reconciler: Sendable {
     /// The clock a periodic round's pace runs on.
     let time: ServerTime
 
-    /// Runs one reconciliation, unless another replica is running one; failures are logged and
-    /// counted (the next run retries).
+    /// One reconciliation, unless another replica runs one; a failure is counted and logged (the
+    /// next run retries).
     /// - Parameters:
-    ///   - reason: Why, for the log.
-    ///   - periodic: The timer's run (paced while the feed is live) rather than one after a gap.
+    ///   - reason: Why it runs, for the log.
+    ///   - periodic: Whether the timer started it (then recently active threads are read too).
     func run(reason: String, periodic: Bool) async {
         defer { metrics.catchUps.increment() }
         do {

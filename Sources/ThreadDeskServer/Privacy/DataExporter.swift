@@ -17,6 +17,12 @@ struct DataExporter: Sendable {
     static let maximumPage = 1000
 
     /// One page: the kept facts, and up to `limit` messages after `after` (from the start when nil).
+    /// - Parameters:
+    ///   - record: The user whose data it is.
+    ///   - after: The last message of the previous page; nil for the first page.
+    ///   - limit: Messages at most (1 to `maximumPage`).
+    /// - Throws: `DiscordError` when the mirror must catch up for a first page and cannot, and the
+    ///   store's errors.
     func page(for record: UserRecord, after: Snowflake?, limit: Int) async throws -> DataExport {
         if after == nil, let sync, let thread = record.threadID.flatMap({ Snowflake($0) }) {
             _ = try await sync.ensureCurrent(thread, owner: record.id)
@@ -28,6 +34,8 @@ struct DataExporter: Sendable {
     }
 
     /// What ThreadDesk keeps about the user besides the messages; secrets only by whether they exist.
+    /// - Parameter record: The user whose data it is.
+    /// - Throws: The store's errors (the unread count).
     func kept(_ record: UserRecord) async throws -> KeptUserData {
         KeptUserData(
             userId: record.id.rawValue, createdAt: Self.timestamp(record.createdAt), updatedAt: Self.timestamp(record.updatedAt),

@@ -34,6 +34,8 @@ public struct UserAdministration: Sendable {
     }
 
     /// What ThreadDesk keeps about the user, or nil when it keeps nothing.
+    /// - Parameter id: The user.
+    /// - Throws: The store's errors.
     public func show(_ id: UserID) async throws -> KeptUserData? {
         guard let record = try await store.user(id) else { return nil }
         return try await exporter.kept(record)
@@ -42,6 +44,11 @@ public struct UserAdministration: Sendable {
     /// The user's whole export as one JSON document (`DataExport` with every message), written a
     /// page at a time: memory holds one page however long the conversation. False when the store
     /// keeps nothing of the user.
+    /// - Parameters:
+    ///   - id: The user.
+    ///   - pageSize: Messages read from the store at a time.
+    ///   - write: Takes each piece of the document in order.
+    /// - Throws: The store's errors, and what `write` throws.
     public func export(_ id: UserID, pageSize: Int = 500, write: (Data) throws -> Void) async throws -> Bool {
         guard let record = try await store.user(id) else { return false }
         let encoder = JSONEncoder.api
@@ -66,6 +73,9 @@ public struct UserAdministration: Sendable {
 
     /// Erases the user as `DELETE /v1/me` does (their threads settled as `USER_DELETION` says); on
     /// PostgreSQL the replicas end the user's open streams at once. False when nothing was kept.
+    /// - Parameter id: The user.
+    /// - Throws: `DiscordError` when a thread cannot be settled (nothing is erased then), and the
+    ///   store's errors.
     public func delete(_ id: UserID) async throws -> Bool {
         guard let eraser else { throw NoDiscordConfiguration() }
         let erased = try await eraser.erase(id, reason: .admin)
@@ -80,6 +90,10 @@ public struct UserAdministration: Sendable {
     }
 
     /// Users whose last activity is older than `age`, at most `limit`.
+    /// - Parameters:
+    ///   - age: How long without activity.
+    ///   - limit: Users at most.
+    /// - Throws: The store's errors.
     public func inactive(for age: Duration, limit: Int) async throws -> [UserActivity] {
         try await store.inactiveUsers(before: Date().addingTimeInterval(-(age / .seconds(1))), limit: limit)
     }

@@ -34,6 +34,12 @@ struct UserEraser: Sendable {
     /// Erases `id`; false when there was nothing of theirs (already erased, or never known), or
     /// when they were active since `inactiveSince` (checked under their lock: retention never
     /// takes a user who came back after being listed).
+    /// - Parameters:
+    ///   - id: The user to erase.
+    ///   - reason: Why, said in the thread's note and counted.
+    ///   - inactiveSince: For retention: the user is kept when active since then.
+    /// - Throws: `DiscordError` when a thread cannot be settled (nothing is erased then: a retry
+    ///   starts over), and the store's errors.
     @discardableResult
     func erase(_ id: UserID, reason: ErasureReason, inactiveSince: Date? = nil) async throws -> Bool {
         var threads: [Snowflake] = []
@@ -111,6 +117,7 @@ struct UserEraser: Sendable {
     }
 
     /// What support reads in a thread kept for their records.
+    /// - Parameter reason: Why the user's data went.
     static func note(_ reason: ErasureReason) -> String {
         let why =
             switch reason {

@@ -44,6 +44,7 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     /// Looks for due pushes whenever woken (or every `idlePoll`) and starts a task for each user
     /// who has some and none running, so a user whose pushes wait (for their lock, or for APNs)
     /// holds up no one else. At shutdown the pushes under way finish within their deadline.
+    /// Throws nothing: a push that fails stays pending, or is dropped past `PushSettings.maxAge`.
     func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
@@ -197,6 +198,8 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
         return .sent
     }
 
+    /// The alert's text for a reply of files only.
+    /// - Parameter message: A support message without text.
     static func attachmentSummary(_ message: MirroredMessage) -> String {
         message.attachments.count == 1 ? "📎 \(message.attachments[0].filename)" : "📎 \(message.attachments.count) files"
     }

@@ -25,50 +25,50 @@ public struct ServerMetrics: Sendable {
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
-        storeLatency = registry.makeDurationHistogram(
-            name: "threaddesk_store_duration_seconds",
+        storeLatency = registry.durationHistogram(
+            "threaddesk_store_duration_seconds",
             buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)],
             help: "Time inside withUser, Discord calls included")
-        messagesPosted = registry.makeCounter(name: "threaddesk_messages_posted_total", help: "User messages posted to Discord")
-        filesUploaded = registry.makeCounter(name: "threaddesk_files_uploaded_total", help: "Files users sent with their messages")
-        gatewayEventsSkipped = registry.makeCounter(
-            name: "threaddesk_gateway_events_skipped_total", help: "Events from the gateway daemon of a type or shape this server does not know")
-        attachmentsServed = registry.makeCounter(name: "threaddesk_attachments_served_total", help: "Attachment downloads served to apps")
-        attachmentURLsRefreshed = registry.makeCounter(
-            name: "threaddesk_attachment_urls_refreshed_total", help: "Expired Discord CDN URLs signed anew")
-        diagnosticsUploaded = registry.makeCounter(name: "threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
-        catchUps = registry.makeCounter(name: "threaddesk_catch_ups_total", help: "REST catch-ups run, failed ones included")
-        catchUpFailures = registry.makeCounter(name: "threaddesk_catch_up_failures_total", help: "REST catch-ups that failed part-way")
-        discordInvalidRequests = registry.makeGauge(
-            name: "threaddesk_discord_invalid_requests_10m",
+        messagesPosted = registry.counter("threaddesk_messages_posted_total", help: "User messages posted to Discord")
+        filesUploaded = registry.counter("threaddesk_files_uploaded_total", help: "Files users sent with their messages")
+        gatewayEventsSkipped = registry.counter(
+            "threaddesk_gateway_events_skipped_total", help: "Events from the gateway daemon of a type or shape this server does not know")
+        attachmentsServed = registry.counter("threaddesk_attachments_served_total", help: "Attachment downloads served to apps")
+        attachmentURLsRefreshed = registry.counter(
+            "threaddesk_attachment_urls_refreshed_total", help: "Expired Discord CDN URLs signed anew")
+        diagnosticsUploaded = registry.counter("threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
+        catchUps = registry.counter("threaddesk_catch_ups_total", help: "REST catch-ups run, failed ones included")
+        catchUpFailures = registry.counter("threaddesk_catch_up_failures_total", help: "REST catch-ups that failed part-way")
+        discordInvalidRequests = registry.gauge(
+            "threaddesk_discord_invalid_requests_10m",
             help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
-        liveStreams = registry.makeGauge(name: "threaddesk_live_streams", help: "Open /v1/events streams in this process")
-        uploadsReceiving = registry.makeGauge(name: "threaddesk_uploads_receiving", help: "Message files whose bodies are being received")
-        liveStreamsDropped = registry.makeCounter(
-            name: "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
-        liveEvents = registry.makeCounter(name: "threaddesk_live_events_total", help: "Events written to /v1/events streams")
-        typingSent = registry.makeCounter(name: "threaddesk_typing_sent_total", help: "Typing indicators sent to Discord")
-        typingDropped = registry.makeCounter(
-            name: "threaddesk_typing_dropped_total", help: "Typing indicators dropped: too many waiting for Discord, or too late to show")
-        threadsArchived = registry.makeCounter(
-            name: "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
+        liveStreams = registry.gauge("threaddesk_live_streams", help: "Open /v1/events streams in this process")
+        uploadsReceiving = registry.gauge("threaddesk_uploads_receiving", help: "Message files whose bodies are being received")
+        liveStreamsDropped = registry.counter(
+            "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
+        liveEvents = registry.counter("threaddesk_live_events_total", help: "Events written to /v1/events streams")
+        typingSent = registry.counter("threaddesk_typing_sent_total", help: "Typing indicators sent to Discord")
+        typingDropped = registry.counter(
+            "threaddesk_typing_dropped_total", help: "Typing indicators dropped: too many waiting for Discord, or too late to show")
+        threadsArchived = registry.counter(
+            "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }
 
     func request(route: String, method: String, status: Int) {
-        registry.makeCounter(
-            name: "threaddesk_http_requests_total",
+        registry.counter(
+            "threaddesk_http_requests_total",
             labels: [("route", route), ("method", method), ("status", String(status))],
             help: "HTTP requests answered").increment()
     }
 
     func quotaRefused(_ quota: String) {
-        registry.makeCounter(name: "threaddesk_quota_refusals_total", labels: [("quota", quota)], help: "Requests refused by a quota")
+        registry.counter("threaddesk_quota_refusals_total", labels: [("quota", quota)], help: "Requests refused by a quota")
             .increment()
     }
 
     /// A user's data erased: `request` (DELETE /v1/me), `admin` (threaddesk admin), `retention`.
     func usersErased(reason: String) {
-        registry.makeCounter(name: "threaddesk_users_erased_total", labels: [("reason", reason)], help: "Users whose data was erased")
+        registry.counter("threaddesk_users_erased_total", labels: [("reason", reason)], help: "Users whose data was erased")
             .increment()
     }
 
@@ -76,35 +76,51 @@ public struct ServerMetrics: Sendable {
     /// request) or `token` (a session's token where only attested devices' are served), `outcome`
     /// `accepted`, `key_untrusted` or the error code it was refused with.
     func appAttest(step: String, outcome: String) {
-        registry.makeCounter(
-            name: "threaddesk_app_attest_total", labels: [("step", step), ("outcome", outcome)],
+        registry.counter(
+            "threaddesk_app_attest_total", labels: [("step", step), ("outcome", outcome)],
             help: "App Attest attestations and assertions, by outcome").increment()
     }
 
     /// A round of the retention job ended: `done`, or `failed` (a user it could not erase, or the store).
     func retentionRound(outcome: String) {
-        registry.makeCounter(
-            name: "threaddesk_retention_rounds_total", labels: [("outcome", outcome)],
+        registry.counter(
+            "threaddesk_retention_rounds_total", labels: [("outcome", outcome)],
             help: "Rounds of the retention job that looked for inactive users").increment()
     }
 
     /// A page of a user's data export served.
     func exportPage() {
-        registry.makeCounter(name: "threaddesk_export_pages_total", help: "Pages of user data exports served").increment()
+        registry.counter("threaddesk_export_pages_total", help: "Pages of user data exports served").increment()
     }
 
     func pushes(outcome: String) {
-        registry.makeCounter(name: "threaddesk_pushes_total", labels: [("outcome", outcome)], help: "Push notifications by outcome")
+        registry.counter("threaddesk_pushes_total", labels: [("outcome", outcome)], help: "Push notifications by outcome")
             .increment()
     }
 
     /// Every HTTP attempt the Discord client makes; `status` 0 when no answer came.
     func discord(route: String, status: Int?) {
-        registry.makeCounter(
-            name: "threaddesk_discord_requests_total", labels: [("route", route), ("status", String(status ?? 0))],
+        registry.counter(
+            "threaddesk_discord_requests_total", labels: [("route", route), ("status", String(status ?? 0))],
             help: "Requests sent to Discord").increment()
         if status == 429 {
-            registry.makeCounter(name: "threaddesk_discord_rate_limited_total", help: "429 answers from Discord").increment()
+            registry.counter("threaddesk_discord_rate_limited_total", help: "429 answers from Discord").increment()
         }
+    }
+}
+
+/// swift-prometheus names a metric by a descriptor of parts; ours are written whole
+/// (`threaddesk_…_total`), so each is one part.
+extension PrometheusCollectorRegistry {
+    func counter(_ name: String, labels: [(String, String)] = [], help: String) -> Counter {
+        makeCounter(descriptor: .init(metricName: name, unitName: "", helpText: help), labels: labels)
+    }
+
+    func gauge(_ name: String, help: String) -> Gauge {
+        makeGauge(descriptor: .init(metricName: name, unitName: "", helpText: help))
+    }
+
+    func durationHistogram(_ name: String, buckets: [Duration], help: String) -> DurationHistogram {
+        makeDurationHistogram(descriptor: .init(metricName: name, unitName: "", helpText: help), buckets: buckets)
     }
 }

@@ -6,7 +6,7 @@ import ThreadDeskWire
 /// Who a user is: sessions opened with the app key (a new id, or an id proven by one of its
 /// tokens or the app backend's `userHash`), sessions closed, and bearer tokens checked.
 struct SessionService: Sendable {
-    let users: UserLock
+    let users: UserSerializer
     let store: any UserRecords & GlobalValues
     let devices: DeviceService
     /// Ends the streams of tokens that end.
@@ -21,6 +21,14 @@ struct SessionService: Sendable {
 
     /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
     /// proven (its current token, or the app backend's `userHash`). Every session gets a new token.
+    /// - Parameters:
+    ///   - requested: The id the client asks for; nil for a new one.
+    ///   - userHash: The app backend's signature of `requested` (required with `IDENTITY_SECRET`).
+    ///   - presentedToken: A token the client holds: proof that `requested` is its own.
+    ///   - installation: The device's info, noted in the thread when it changed.
+    ///   - device: The attested device the session is for, named in its token.
+    /// - Throws: `SupportFailure.invalidUserHash`, `SupportFailure.userClaimed` for an id in use
+    ///   without proof, `DiscordError` from the device note, and the store's errors.
     func open(
         userID requested: UserID?, userHash: String?, presentedToken: String?, installation: InstallationInfo?, device: String? = nil
     ) async throws -> Session {
@@ -70,6 +78,10 @@ struct SessionService: Sendable {
     }
 
     /// Ends the session of `token` (sign-out on one device); the user's other tokens stay live.
+    /// - Parameters:
+    ///   - record: The signed-in user.
+    ///   - token: The bearer token that ends.
+    /// - Throws: The store's errors.
     func close(_ record: UserRecord, token: String) async throws {
         try await users.withUser(record.id, work: .brief) { context in
             context.record?.removeToken(hash: UserToken.hash(token))
@@ -80,6 +92,8 @@ struct SessionService: Sendable {
     }
 
     /// Ends every token of the user (sign-out everywhere): a copied one included.
+    /// - Parameter record: The signed-in user.
+    /// - Throws: The store's errors.
     func closeAll(_ record: UserRecord) async throws {
         try await users.withUser(record.id, work: .brief) { context in
             context.record?.revokeAllTokens()
@@ -90,6 +104,9 @@ struct SessionService: Sendable {
     }
 
     /// The whole record of the user a bearer token belongs to (one lookup for a read).
+    /// - Parameter token: The bearer token as the client sent it.
+    /// - Throws: `SupportFailure.notAuthenticated` for a token unknown, ended, or idle too long
+    ///   (then it ends); the store's errors.
     func authenticate(token: String) async throws -> UserRecord {
         guard !token.isEmpty, token.utf8.count <= 256 else { throw SupportFailure.notAuthenticated }
         let hash = UserToken.hash(token)

@@ -26,21 +26,28 @@ actor FAQBook {
     /// Answers currently held.
     var count: Int { posts.values.count { $0.starter != nil } }
 
+    /// The answers that match what the user is typing, best first.
+    /// - Parameters:
+    ///   - query: The user's text so far.
+    ///   - limit: Answers at most.
     func suggestions(for query: String, limit: Int = SuggestionIndex.maxResults) -> [CuratedAnswer] {
         if index == nil { index = SuggestionIndex(answers()) }
         return index!.suggestions(for: query, limit: limit)
     }
 
     /// The answer with this id, if the book holds it.
+    /// - Parameter id: The post's id (its thread's).
     func answer(_ id: String) -> CuratedAnswer? {
         guard let post = posts[id], let starter = post.starter else { return nil }
         return CuratedAnswer.post(id: id, title: post.title, starter: starter, tagNames: post.tagIDs.compactMap { tagNames[$0] })
     }
 
     /// The files of an answer.
+    /// - Parameter id: The post's id.
     func attachments(of id: String) -> [MirroredMessage.Attachment] { posts[id]?.attachments ?? [] }
 
     /// A file of any answer, by its id: answers' files are served to every user.
+    /// - Parameter id: The attachment's id.
     func attachment(_ id: Snowflake) -> MirroredMessage.Attachment? {
         for post in posts.values where post.starter != nil {
             if let found = post.attachments.first(where: { $0.id == id }) { return found }
@@ -48,14 +55,22 @@ actor FAQBook {
         return nil
     }
 
+    /// The forum's tags, whose names answers are found by.
+    /// - Parameter tags: Names by tag id.
     func setTags(_ tags: [String: String]) {
         tagNames = tags
         index = nil
     }
 
+    /// Whether every tag in `ids` has a name here (otherwise the forum's tags are read again).
+    /// - Parameter ids: The tag ids a post carries.
     func knowsTags(_ ids: [String]) -> Bool { ids.allSatisfy { tagNames[$0] != nil } }
 
     /// A post's title and tags, as a THREAD_CREATE or THREAD_UPDATE (or the load) gives them.
+    /// - Parameters:
+    ///   - id: The post's id.
+    ///   - title: The question.
+    ///   - tagIDs: The tags it carries.
     func post(_ id: String, title: String, tagIDs: [String]) {
         var post = posts[id] ?? Post(title: title, tagIDs: tagIDs)
         post.title = title
@@ -67,6 +82,10 @@ actor FAQBook {
     }
 
     /// A post's starter: the answer. A starter whose post is not known yet waits for it.
+    /// - Parameters:
+    ///   - id: The post's id.
+    ///   - content: The answer's text.
+    ///   - attachments: Its files.
     func starter(_ id: String, content: String, attachments: [MirroredMessage.Attachment] = []) {
         guard !deleted.contains(id) else { return }
         var post = posts[id] ?? Post(title: "", tagIDs: [])
@@ -78,6 +97,7 @@ actor FAQBook {
     }
 
     /// A post whose starter's author may not answer: no answer, whatever it said before.
+    /// - Parameter id: The post's id.
     func withhold(_ id: String) {
         guard !deleted.contains(id) else { return }
         var post = posts[id] ?? Post(title: "", tagIDs: [])
@@ -88,6 +108,8 @@ actor FAQBook {
         index = nil
     }
 
+    /// A post deleted: no answer, and a late starter or load does not bring it back.
+    /// - Parameter id: The post's id.
     func remove(_ id: String) {
         posts[id] = nil
         deleted.insert(id)
@@ -95,10 +117,12 @@ actor FAQBook {
         index = nil
     }
 
+    /// A REST load begins: posts the gateway speaks of from now on are newer than what it reads.
     func beginLoad() { touched = [] }
 
     /// What a REST load read replaces what was held, except for posts the gateway spoke of since
     /// the load began (newer than what it read).
+    /// - Parameter loaded: Every post the load read, by id.
     func load(_ loaded: [String: Post]) {
         for id in posts.keys where loaded[id] == nil && !touched.contains(id) { posts[id] = nil }
         for (id, post) in loaded where !touched.contains(id) {

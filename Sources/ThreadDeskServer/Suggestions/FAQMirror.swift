@@ -35,14 +35,20 @@ struct FAQMirror: Service, CustomStringConvertible {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 if let bus {
+                    // Posts other replicas heard change, read again one at a time in the order word came.
+                    let (changed, posts) = AsyncStream.makeStream(of: String.self)
                     group.addTask {
+                        for await post in changed { await self.refresh(post) }
+                    }
+                    group.addTask {
+                        defer { posts.finish() }
                         let connections = Atomic(0)
                         await bus.listen(
                             receive: { payload in
                                 guard let change = FAQChange(payload), change.origin != origin else { return }
                                 // At once, in the order word comes: a post changed after it is judged anew.
                                 if change.access == true { authors.forget() }
-                                if let post = change.post { Task { await self.refresh(post) } }
+                                if let post = change.post { posts.yield(post) }
                             },
                             connected: {
                                 // A reconnection may have missed announcements: read the forum again.

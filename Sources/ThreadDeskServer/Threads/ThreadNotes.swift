@@ -5,7 +5,7 @@ import ThreadDeskCore
 /// The store's note that Discord may have a thread for a user the user's record does not name,
 /// and which such threads may be adopted. Set for a reference-system id (whose thread ThreadDesk
 /// never recorded) and before every attempt to make a thread (committed before Discord is
-/// asked); removed once the record holding a thread is committed (`UserLock`).
+/// asked); removed once the record holding a thread is committed (`UserSerializer`).
 public enum ThreadNotes {
     public static func unrecordedThreadKey(_ id: UserID) -> String { "unrecorded-thread/\(id.rawValue)" }
 

@@ -2,6 +2,7 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import Logging
+import NIOCore
 import Prometheus
 import Synchronization
 import ThreadDeskCore
@@ -39,6 +40,15 @@ struct ThreadService: Sendable {
     /// A new thread is charged to the thread budget of `address` and of the whole server first.
     /// Without `mayStartThread` (App Attest: an attested caller whose request was not asserted),
     /// a new thread is refused with `assertionRequired` before Discord is asked to make one.
+    /// - Parameters:
+    ///   - message: The post (the starter post of a new thread).
+    ///   - context: The user's record, held by the caller; its thread is set when one is made.
+    ///   - address: The client's address, whose thread budget a new thread is charged to.
+    ///   - mayStartThread: Whether a new thread may be made for this request.
+    /// - Returns: The message as Discord posted it.
+    /// - Throws: `SupportFailure.notAuthenticated` without a record, `DeviceCheckFailure.assertionRequired`,
+    ///   `SupportFailure.limitReached` when a budget says no, `SupportFailure.forumNeedsTag`,
+    ///   `DiscordError` when Discord refuses or fails, and the store's errors.
     func post(
         _ message: DiscordMessageCreate, in context: inout UserContext, from address: String, mayStartThread: Bool = true
     ) async throws -> DiscordMessage {
@@ -150,6 +160,8 @@ struct ThreadService: Sendable {
 
     /// Archives the ThreadDesk threads idle the longest (by their last message), so new ones fit.
     /// An archived thread comes back when its user writes again.
+    /// - Throws: `DiscordError` when the active threads cannot be read or one cannot be archived,
+    ///   and the store's errors.
     func archiveIdleThreads() async throws {
         let active = try await discord.activeThreads(guildID: guildID).threads
         var ours: [DiscordChannel] = []

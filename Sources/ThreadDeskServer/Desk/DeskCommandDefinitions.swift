@@ -3,7 +3,7 @@ import DiscordREST
 import Foundation
 
 /// ThreadDesk's slash commands, as registered in the guild.
-enum DeskCommands {
+enum DeskCommandDefinitions {
     static let close = "close"
     static let reopen = "reopen"
     static let snippet = "snippet"

@@ -6,7 +6,7 @@ import ThreadDeskStore
 
 /// Whether support is in (the hours, or an agent's `/away on`), and the away message a user who
 /// writes meanwhile gets: once per interval, as support, silent (the user is in the app: no alert).
-struct Away: Sendable {
+struct SupportAvailability: Sendable {
     let settings: DeskSettings
     let store: any GlobalValues
     let voice: SupportVoice
@@ -25,6 +25,8 @@ struct Away: Sendable {
         var nextOpening: Date?
     }
 
+    /// Whether support is away now, and when it is next in by the hours.
+    /// - Throws: The store's errors (the note of `/away on`).
     func status() async throws -> Status {
         if try await store.globalValue(Self.overrideKey) == "on" { return Status(away: true, nextOpening: nil) }
         guard let hours = settings.hours else { return Status(away: false, nextOpening: nil) }
@@ -32,7 +34,9 @@ struct Away: Sendable {
         return hours.isOpen(at: date) ? Status(away: false, nextOpening: nil) : Status(away: true, nextOpening: hours.nextOpening(after: date))
     }
 
-    /// `/away on|off`.
+    /// `/away on|off`, for every replica.
+    /// - Parameter away: Whether support is away whatever the hours say.
+    /// - Throws: The store's errors.
     func set(away: Bool) async throws {
         try await store.setGlobalValue(Self.overrideKey, to: away ? "on" : nil)
     }
@@ -40,6 +44,7 @@ struct Away: Sendable {
     /// After a user's message went in (the caller holds the user): the away message, when
     /// support is away and the user has not had it within the interval. A failure is logged; the
     /// user's message stands.
+    /// - Parameter context: The user's record, held by the caller; notes when the message went.
     func answer(_ context: inout UserContext) async {
         guard let message = settings.awayMessage, let record = context.record, let thread = record.threadID else { return }
         let date = now()

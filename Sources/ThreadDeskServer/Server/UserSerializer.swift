@@ -4,14 +4,22 @@ import Logging
 import ThreadDeskCore
 import ThreadDeskStore
 
-/// The store's `withUser`, as every service takes a user: its latency recorded, and once the body
-/// gave the user a thread and the record holding it is committed, the note that Discord may have
-/// a thread of theirs the store does not know (`ThreadNotes.unrecordedThreadKey`) goes.
-struct UserLock: Sendable {
+/// One user's work at a time: the store's `withUser`, as every service takes a user. Its latency
+/// is recorded, and once the body gave the user a thread and the record holding it is committed,
+/// the note that Discord may have a thread of theirs the store does not know
+/// (`ThreadNotes.unrecordedThreadKey`) goes.
+struct UserSerializer: Sendable {
     let store: any UserRecords & GlobalValues
     let metrics: ServerMetrics
     let logger: Logger
 
+    /// Runs `body` on the user's record, alone among the user's work on every replica.
+    /// - Parameters:
+    ///   - id: The user.
+    ///   - idempotencyKey: A client's key: a retry gets the answer kept for it.
+    ///   - work: Whether the body waits on others (Discord) while it holds the user.
+    ///   - body: Reads and changes the user's record; what it changed is saved when it returns.
+    /// - Throws: When the user's turn does not come in time or the store fails, and what `body` throws.
     func withUser<T: Sendable>(
         _ id: UserID, idempotencyKey: String? = nil, work: UserWork = .waitsOnOthers, _ body: (inout UserContext) async throws -> T
     ) async throws -> T {

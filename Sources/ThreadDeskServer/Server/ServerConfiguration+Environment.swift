@@ -1,0 +1,244 @@
+import APNs
+import DiscordGateway
+import Foundation
+import Logging
+import ThreadDeskCore
+import ThreadDeskSettings
+
+/// Reading the configuration from the environment: every variable checked, every problem named.
+extension ServerConfiguration {
+    /// What keeps `threaddesk serve` from starting: every missing and malformed variable.
+    public typealias Problem = ConfigurationProblem
+
+    /// The shortest `GATEWAY_SECRET` and `IDENTITY_SECRET` accepted: the first is all that
+    /// stands between the internet and the route that feeds the server gateway events; the
+    /// second signs every user id, and a short one is found from one id and its `userHash`.
+    public static let minimumSecretLength = 32
+
+    /// Reads every variable at once, so one message names everything that is missing or wrong.
+    public init(environment: [String: String]) throws(Problem) {
+        func value(_ name: String) -> String? {
+            environment[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        }
+        var problem = Problem(missing: [], invalid: [])
+        func required(_ name: String) -> String {
+            guard let found = value(name) else {
+                problem.missing.append(name)
+                return ""
+            }
+            return found
+        }
+        func snowflake(_ name: String) -> String {
+            let found = required(name)
+            if !found.isEmpty && !(found.allSatisfy { $0.isASCII && $0.isNumber } && UInt64(found) != nil) {
+                problem.invalid.append("\(name) (a Discord id, digits only)")
+            }
+            return found
+        }
+        self.init(
+            discordToken: required("DISCORD_TOKEN"), guildID: snowflake("DISCORD_GUILD_ID"),
+            forumChannelID: snowflake("DISCORD_FORUM_CHANNEL_ID"), appKey: required("APP_KEY"))
+        if let url = value("DISCORD_API_URL") { discordAPIURL = url }
+        defaultTagID = value("DISCORD_DEFAULT_TAG_ID")
+        if let faq = value("DISCORD_FAQ_CHANNEL_ID") {
+            if faq.allSatisfy({ $0.isASCII && $0.isNumber }), UInt64(faq) != nil {
+                faqChannelID = faq
+            } else {
+                problem.invalid.append("DISCORD_FAQ_CHANNEL_ID (a Discord id, digits only)")
+            }
+        }
+        if let names = value("STATUS_TAGS") {
+            if names.lowercased() == "off" {
+                statusTags = nil
+            } else if let parsed = StatusTagNames(list: names) {
+                statusTags = parsed
+            } else {
+                problem.invalid.append("STATUS_TAGS (three different comma-separated names of 1–20 characters, or off)")
+            }
+        }
+        if let commands = value("DESK_COMMANDS") {
+            switch commands.lowercased() {
+            case "on": desk.commands = true
+            case "off": desk.commands = false
+            default: problem.invalid.append("DESK_COMMANDS (on or off)")
+            }
+        }
+        if let role = value("DESK_ROLE_ID") {
+            if UInt64(role) != nil, role.allSatisfy(\.isASCII) { desk.roleID = role } else { problem.invalid.append("DESK_ROLE_ID (a role's id, digits only)") }
+        }
+        if let permissions = value("DESK_PERMISSIONS") {
+            if UInt64(permissions) != nil, permissions.allSatisfy(\.isASCII) {
+                desk.permissions = permissions
+            } else {
+                problem.invalid.append("DESK_PERMISSIONS (a permission bitfield, digits only; 0: only administrators)")
+            }
+        }
+        if let name = value("SUPPORT_NAME") {
+            if desk.speakerName(name) == name { desk.teamName = name } else { problem.invalid.append("SUPPORT_NAME (1–80 characters, without \"discord\" or \"clyde\")") }
+        }
+        if let hours = value("SUPPORT_HOURS") {
+            do {
+                desk.hours = try SupportHours(hours)
+            } catch {
+                problem.invalid.append("SUPPORT_HOURS (a time zone and weekly hours: Europe/Berlin Mon-Fri 09:00-17:00; Sat 10:00-14:00)")
+            }
+        }
+        if let message = value("AWAY_MESSAGE") {
+            if message.utf16.count <= 1900 { desk.awayMessage = message } else { problem.invalid.append("AWAY_MESSAGE (at most 1900 characters)") }
+        }
+        if let interval = value("AWAY_MESSAGE_INTERVAL") {
+            if let parsed = DeskSettings.interval(interval) { desk.awayInterval = parsed } else { problem.invalid.append("AWAY_MESSAGE_INTERVAL (12h, 30m, 90s or seconds; at most a year)") }
+        }
+        identitySecret = value("IDENTITY_SECRET")
+        if let secret = identitySecret, secret.utf8.count < Self.minimumSecretLength {
+            problem.invalid.append("IDENTITY_SECRET (at least \(Self.minimumSecretLength) characters: it signs every user id)")
+        }
+        legacyAPIKey = value("LEGACY_API_KEY")
+        gatewaySecret = value("GATEWAY_SECRET")
+        if let secret = gatewaySecret, secret.utf8.count < Self.minimumSecretLength {
+            problem.invalid.append("GATEWAY_SECRET (at least \(Self.minimumSecretLength) characters: it guards the internal route)")
+        }
+        if let store = value("STORE_URL") { storeURL = store }
+        if let host = value("HOST") { self.host = host }
+        if let port = value("PORT") {
+            if let number = Int(port), (0...65535).contains(number) { self.port = number } else { problem.invalid.append("PORT") }
+        }
+        if let port = value("INTERNAL_PORT") {
+            if let number = Int(port), (0...65535).contains(number) { internalPort = number } else { problem.invalid.append("INTERNAL_PORT") }
+        }
+        if let host = value("INTERNAL_HOST") { internalHost = host }
+        if let text = value("DISCORD_GLOBAL_LIMIT") {
+            if let limit = Int(text), (1...50).contains(limit) {
+                discordGlobalLimit = limit
+            } else {
+                problem.invalid.append("DISCORD_GLOBAL_LIMIT (requests per second, 1 to 50: this replica's share of the bot's 50)")
+            }
+        }
+        gatewayCompression = TransportCompression.setting(value("GATEWAY_COMPRESSION"), problem: &problem)
+        if let level = value("LOG_LEVEL") {
+            if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
+        }
+        apns = Self.apnsSettings(value, problem: &problem)
+        if let title = value("PUSH_TITLE") { push.title = title }
+        if let category = value("PUSH_CATEGORY") { push.category = category }
+        if let sound = value("PUSH_SOUND") { push.sound = sound == "none" ? nil : sound }
+        if let background = value("PUSH_BACKGROUND") { push.background = ["1", "true", "yes"].contains(background.lowercased()) }
+        func seconds(_ name: String, atLeast minimum: Double) -> Duration? {
+            guard let text = value(name) else { return nil }
+            guard let number = Double(text), number >= minimum, number <= 3600 else {
+                problem.invalid.append("\(name) (seconds, \(minimum.formatted()) to 3600)")
+                return nil
+            }
+            return .milliseconds(Int64(number * 1000))
+        }
+        if let timeout = seconds("REQUEST_TIMEOUT_SECONDS", atLeast: 1) { requestTimeout = timeout }
+        if let grace = seconds("SHUTDOWN_GRACE_SECONDS", atLeast: 0) { shutdownGrace = grace }
+        if let hours = value("IDEMPOTENCY_RETENTION_HOURS") {
+            if let count = Int(hours), (1...8760).contains(count) {
+                idempotencyRetention = .seconds(count * 3600)
+            } else {
+                problem.invalid.append("IDEMPOTENCY_RETENTION_HOURS (1 to 8760)")
+            }
+        }
+        debugWaitThreshold = seconds("DEBUG_WAIT_SECONDS", atLeast: 0.1)
+        if let idle = seconds("IDLE_TIMEOUT_SECONDS", atLeast: 1) { idleTimeout = idle }
+        for (name, keyPath) in QuotaSettings.variables {
+            guard let text = value(name) else { continue }
+            if let limit = QuotaSettings.parse(text) { quotas[keyPath: keyPath] = limit } else { problem.invalid.append("\(name) (count/seconds, or 0)") }
+        }
+        if let proxies = value("TRUSTED_PROXIES") {
+            trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            let unreadable = trustedProxies.filter { IPNetwork($0) == nil }.sorted()
+            if !unreadable.isEmpty {
+                problem.invalid.append("TRUSTED_PROXIES (addresses or networks such as 10.0.0.0/8 or fd00::/8; not: \(unreadable.joined(separator: ", ")))")
+            }
+        }
+        if let prefix = value("QUOTA_IPV6_PREFIX") {
+            if let bits = Int(prefix), (16...128).contains(bits) { quotaIPv6PrefixBits = bits } else { problem.invalid.append("QUOTA_IPV6_PREFIX (16 to 128)") }
+        }
+        if let text = value("RECONCILE_THREADS_PER_SECOND") {
+            if let count = Int(text), count >= 1 { mirror.reconcileThreadsPerSecond = count } else { problem.invalid.append("RECONCILE_THREADS_PER_SECOND (1 or more)") }
+        }
+        if let interval = value("RECONCILE_INTERVAL_SECONDS") {
+            if let seconds = Int(interval), seconds >= 10 { mirror.reconcileInterval = .seconds(seconds) } else { problem.invalid.append("RECONCILE_INTERVAL_SECONDS (10 or more)") }
+        }
+        if let stale = seconds("FEED_STALE_SECONDS", atLeast: 5) { mirror.feedStaleAfter = stale }
+        if let age = value("PUSH_MAX_AGE_SECONDS") {
+            if let seconds = Int(age), seconds >= 60 { push.maxAge = .seconds(seconds) } else { problem.invalid.append("PUSH_MAX_AGE_SECONDS (60 or more)") }
+        }
+        if let keepAlive = seconds("LIVE_KEEPALIVE_SECONDS", atLeast: 0.05) { live.keepAlive = keepAlive }
+        if let timeout = seconds("LIVE_WRITE_TIMEOUT_SECONDS", atLeast: 0.1) { live.writeTimeout = timeout }
+        if let duration = seconds("LIVE_MAX_STREAM_SECONDS", atLeast: 1) { live.maxStreamDuration = duration }
+        if let text = value("LIVE_MAX_STREAMS") {
+            if let count = Int(text), count >= 1 { live.maxStreams = count } else { problem.invalid.append("LIVE_MAX_STREAMS (1 or more)") }
+        }
+        if let text = value("LIVE_STREAMS_PER_ADDRESS") {
+            if let count = Int(text), count >= 1 { live.streamsPerAddress = count } else { problem.invalid.append("LIVE_STREAMS_PER_ADDRESS (1 or more)") }
+        }
+        if let interval = seconds("TYPING_INTERVAL_SECONDS", atLeast: 1) { live.typingInterval = interval }
+        if let emoji = value("READ_RECEIPT_EMOJI") {
+            if emoji == "none" {
+                live.readReceiptEmoji = nil
+            } else if emoji.count == 1, emoji.unicodeScalars.contains(where: { $0.properties.isEmoji && $0.value > 0xFF }) {
+                live.readReceiptEmoji = emoji
+            } else {
+                problem.invalid.append("READ_RECEIPT_EMOJI (one emoji, or none)")
+            }
+        }
+        if let delay = seconds("READ_RECEIPT_DELAY_SECONDS", atLeast: 0.05) { live.readReceiptDelay = delay }
+        func mebibytes(_ name: String) -> Int? {
+            guard let text = value(name) else { return nil }
+            guard let number = Int(text), (1...500).contains(number) else {
+                problem.invalid.append("\(name) (MiB, 1 to 500)")
+                return nil
+            }
+            return number * 1024 * 1024
+        }
+        if let bytes = mebibytes("ATTACHMENT_MAX_MIB") { attachments.maxFileBytes = bytes }
+        if let bytes = mebibytes("ATTACHMENT_MAX_TOTAL_MIB") { attachments.maxTotalBytes = bytes }
+        if let types = value("ATTACHMENT_TYPES") {
+            let list = types.split(separator: ",").map { AttachmentRules.mediaType(String($0)) }.filter { !$0.isEmpty }
+            if !list.isEmpty, list.allSatisfy({ $0.split(separator: "/").count == 2 }) {
+                attachments.allowedTypes = list
+            } else {
+                problem.invalid.append("ATTACHMENT_TYPES (media types separated by commas, e.g. image/png,image/*)")
+            }
+        }
+        privacy.read(value, problem: &problem)
+        sessions.read(value, problem: &problem)
+        attest.read(value, problem: &problem)
+        if attest.mode == .required, legacyAPIKey != nil {
+            // The legacy routes take a shared key and any user id: a way around App Attest.
+            problem.invalid.append("LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)")
+        }
+        if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
+    }
+
+    /// All of the APNs variables, or none of them.
+    private static func apnsSettings(_ value: (String) -> String?, problem: inout Problem) -> APNsSettings? {
+        let names = ["APNS_KEY_ID", "APNS_TEAM_ID", "APNS_PRIVATE_KEY", "APNS_PRIVATE_KEY_PATH", "APNS_TOPIC"]
+        guard names.contains(where: { value($0) != nil }) else { return nil }
+        var key = value("APNS_PRIVATE_KEY")
+        if key == nil, let path = value("APNS_PRIVATE_KEY_PATH") {
+            key = try? String(contentsOfFile: path, encoding: .utf8)
+            if key == nil { problem.invalid.append("APNS_PRIVATE_KEY_PATH (unreadable)") }
+        }
+        var missing: [String] = []
+        if value("APNS_KEY_ID") == nil { missing.append("APNS_KEY_ID") }
+        if value("APNS_TEAM_ID") == nil { missing.append("APNS_TEAM_ID") }
+        if value("APNS_TOPIC") == nil { missing.append("APNS_TOPIC") }
+        if key == nil && value("APNS_PRIVATE_KEY_PATH") == nil { missing.append("APNS_PRIVATE_KEY or APNS_PRIVATE_KEY_PATH") }
+        problem.missing += missing
+        guard missing.isEmpty, let key else { return nil }
+        var settings = APNsSettings(keyID: value("APNS_KEY_ID")!, teamID: value("APNS_TEAM_ID")!, privateKeyPEM: key, topic: value("APNS_TOPIC")!)
+        if let environment = value("APNS_ENVIRONMENT") {
+            if let parsed = APNsEnvironment(rawValue: environment) { settings.defaultEnvironment = parsed } else { problem.invalid.append("APNS_ENVIRONMENT (production or development)") }
+        }
+        settings.url = value("APNS_URL")
+        if let caFile = value("APNS_CA_FILE") {
+            settings.caCertificatePEM = try? String(contentsOfFile: caFile, encoding: .utf8)
+            if settings.caCertificatePEM == nil { problem.invalid.append("APNS_CA_FILE (unreadable)") }
+        }
+        return settings
+    }
+}
