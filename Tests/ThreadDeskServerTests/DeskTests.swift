@@ -232,7 +232,7 @@ struct DeskTests {
     static func desk(_ server: Harness, _ settings: DeskSettings) -> Desk {
         let logger = testLogger()
         let metrics = ServerMetrics()
-        let users = UserSerializer(store: server.store, metrics: metrics, logger: logger)
+        let users = UserSerializer(store: server.store, metrics: metrics, logger: logger, threadRecorded: ThreadNotes.unrecordedThreadKey)
         let bot = BotIdentity(discord: server.discordClient)
         let ingestion = MirrorIngestion(store: server.store, bot: bot, pushRule: nil, now: { Date() })
         let voice = SupportVoice(

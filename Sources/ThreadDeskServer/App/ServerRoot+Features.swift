@@ -52,7 +52,7 @@ extension ServerRoot {
             let (discord, metrics, now) = (shared.discord, shared.metrics, time.now)
             let settings = configuration.live
             let bot = BotIdentity(discord: discord)
-            users = UserSerializer(store: store, metrics: metrics, logger: logger)
+            users = UserSerializer(store: store, metrics: metrics, logger: logger, threadRecorded: ThreadNotes.unrecordedThreadKey)
             quotas = Quotas(
                 store: store, settings: configuration.quotas,
                 addresses: ClientAddressRule(

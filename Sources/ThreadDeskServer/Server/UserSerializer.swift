@@ -6,12 +6,14 @@ import ThreadDeskStore
 
 /// One user's work at a time: the store's `withUser`, as every service takes a user. Its latency
 /// is recorded, and once the body gave the user a thread and the record holding it is committed,
-/// the note that Discord may have a thread of theirs the store does not know
-/// (`ThreadNotes.unrecordedThreadKey`) goes.
+/// the global value `threadRecorded` names for the user goes (the Threads feature's note that
+/// Discord may have a thread of theirs the store does not know).
 struct UserSerializer: Sendable {
     let store: any UserRecords & GlobalValues
     let metrics: ServerMetrics
     let logger: Logger
+    /// The key of what is cleared once a user's thread is recorded.
+    let threadRecorded: @Sendable (UserID) -> String
 
     /// Runs `body` on the user's record, alone among the user's work on every replica.
     /// - Parameters:
@@ -34,7 +36,7 @@ struct UserSerializer: Sendable {
         if gotThread {
             // Left behind, it costs one read of the active threads if this user ever needs a new one.
             do {
-                try await store.setGlobalValue(ThreadNotes.unrecordedThreadKey(id), to: nil)
+                try await store.setGlobalValue(threadRecorded(id), to: nil)
             } catch {
                 logger.warning("Could not clear the note of an unrecorded thread", metadata: ["user": "\(id.logValue)", "error": "\(error)"])
             }
