@@ -65,6 +65,7 @@ let package = Package(
         .target(
             name: "DiscordEmulator",
             dependencies: [
+                "Deadlines",
                 "DiscordREST",
                 "ZstdStream",
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -137,6 +138,7 @@ let package = Package(
         .target(
             name: "APNsEmulator",
             dependencies: [
+                "Deadlines",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -307,6 +309,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "Deadlines",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -29,13 +29,13 @@ public func makeStore(url: String, logger: Logger, lockWait: Duration = UserLock
 /// are not part of the public API (the sandbox's pages).
 public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
-    inProcessGateway: Bool = false, time: ServerTime = .system, logger: Logger,
+    inProcessGateway: Bool = false, time: ServerTime = .system, work: BackgroundWork = .untracked, logger: Logger,
     extraRoutes: (Router<ThreadDeskRequestContext>) -> Void = { _ in },
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     onInternalServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let parts = ServerParts(
-        configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, time: time, logger: logger)
+        configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, time: time, work: work, logger: logger)
     extraRoutes(parts.router)
     let (seconds, attoseconds) = configuration.idleTimeout.components
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
@@ -85,9 +85,9 @@ struct ServerParts {
 
     init(
         configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, time: ServerTime,
-        logger: Logger
+        work: BackgroundWork = .untracked, logger: Logger
     ) {
-        var discordConfiguration = DiscordClient<ContinuousClock>.Configuration(
+        var discordConfiguration = DiscordClient<AnyClock>.Configuration(
             baseURL: configuration.discordAPIURL, token: configuration.discordToken)
         discordConfiguration.budget = configuration.discordBudget
         discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
@@ -96,7 +96,7 @@ struct ServerParts {
         // A store that replicas share (the one with a bus between them) keeps the turns on the
         // buckets they all spend; with an embedded store this process is the bot's only one.
         if store is any LiveBus { discordConfiguration.sharedTurns = SharedDiscordTurns(store: store) }
-        let discord = DiscordClient(configuration: discordConfiguration, logger: logger)
+        let discord = DiscordClient(configuration: discordConfiguration, on: time.clock, logger: logger)
         let apns = configuration.apns.flatMap { settings in
             do {
                 return try PushSender(settings: settings, logger: logger)
@@ -107,7 +107,7 @@ struct ServerParts {
         }
         let waits = configuration.debugWaitThreshold.map { _ in WaitTracker() }
         let parts = Components(
-            configuration: configuration, store: store, discord: discord, apns: apns, metrics: metrics, waits: waits, logger: logger, time: time)
+            configuration: configuration, store: store, discord: discord, apns: apns, metrics: metrics, waits: waits, logger: logger, time: time, work: work)
 
         // In-flight requests get most of the shutdown grace; the last second is for their answers.
         let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
@@ -161,7 +161,9 @@ struct ServerParts {
             services.append(
                 InProcessGateway(
                     // One Discord client per process: the gateway's REST calls share the API's budget.
-                    connection: GatewayConnection(configuration: gateway, sink: parts.gatewayEvents, discord: discord, logger: logger),
+                    connection: GatewayConnection(
+                        configuration: gateway, sink: parts.gatewayEvents, discord: discord, logger: logger,
+                        handedOver: { work.handedOver(session: $0, sequence: $1) }),
                     health: gatewayHealth, logger: logger))
         }
         self.router = router

@@ -34,15 +34,15 @@ struct Components: Sendable {
     let services: [any Service]
 
     init(
-        configuration: ServerConfiguration, store: any UserStore, discord: DiscordClient<ContinuousClock>, apns: PushSender?,
-        metrics: ServerMetrics, waits: WaitTracker?, logger: Logger, time: ServerTime
+        configuration: ServerConfiguration, store: any UserStore, discord: DiscordClient<AnyClock>, apns: PushSender?,
+        metrics: ServerMetrics, waits: WaitTracker?, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
     ) {
         let now = time.now
         let settings = configuration.live
         let users = UserLock(store: store, metrics: metrics, logger: logger)
         let bot = BotIdentity(discord: discord)
         let feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
-        let pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time) }
+        let pushes = apns.map { PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time, work: work) }
         let hub = LiveHub(
             settings: .init(
                 keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
@@ -51,7 +51,7 @@ struct Components: Sendable {
         let receipts = settings.readReceiptEmoji.map {
             ReadReceipts(
                 store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout, logger: logger,
-                time: time)
+                time: time, work: work)
         }
         var quotas = Quotas(
             store: store, settings: configuration.quotas,
@@ -60,9 +60,9 @@ struct Components: Sendable {
             metrics: metrics)
         quotas.attestMode = configuration.attest.mode
         attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, metrics: metrics, now: now)
-        let typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger)
+        let typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
         let status = configuration.statusTags.map {
-            StatusTags(names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
+            StatusTags(names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time, work: work)
         }
         let ingestion = MirrorIngestion(store: store, bot: bot, pushes: pushes, push: configuration.push, live: hub, status: status, now: now)
         let voice = SupportVoice(discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger)
@@ -78,8 +78,8 @@ struct Components: Sendable {
             users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
             typingGate: TypingGate(interval: settings.typingInterval, time: time), typing: typing, receipts: receipts, settings: settings, metrics: metrics, logger: logger,
             now: now)
-        let reconciliations = CatchUpGate()
-        let ingestionQueue = IngestionQueue()
+        let reconciliations = CatchUpGate(work: work)
+        let ingestionQueue = IngestionQueue(work: work)
         let reconciler = Reconciler(
             store: store, discord: discord, feed: feed, sync: sync, configuration: configuration, metrics: metrics, logger: logger,
             time: time)
@@ -90,8 +90,9 @@ struct Components: Sendable {
                 authors: FAQAuthors(
                     discord: discord, bot: bot, guildID: configuration.guildID, forumID: forum, access: DeskAccess(configuration.desk), time: time),
                 discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time,
-                bus: store as? any LiveBus)
+                bus: store as? any LiveBus, work: work)
         }
+        if faqMirror != nil { work.raise(FAQMirror.workName) }  // its first read is due
         faq = faqMirror?.book
         self.quotas = quotas
         self.devices = devices
@@ -110,7 +111,7 @@ struct Components: Sendable {
                 .init(
                     users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
                     away: away, status: status, settings: configuration.desk, guildID: configuration.guildID,
-                    identityVerified: configuration.identitySecret != nil, logger: logger, time: time))
+                    identityVerified: configuration.identitySecret != nil, logger: logger, time: time), work: work)
             : nil
         gatewayEvents = GatewayEventHandler(
             users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
@@ -132,13 +133,13 @@ struct Components: Sendable {
                 logger: logger, time: time),
             hub,
             typing,
-            IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time),
+            IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work),
         ]
         if let retention = configuration.privacy.retention {
             services.append(
                 RetentionService(
                     store: store, eraser: eraser, retention: retention, interval: configuration.privacy.retentionInterval, metrics: metrics,
-                    logger: logger, time: time))
+                    logger: logger, time: time, work: work))
         }
         if let pushes { services.append(pushes) }
         if let receipts { services.append(receipts) }

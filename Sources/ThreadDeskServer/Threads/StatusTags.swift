@@ -57,7 +57,7 @@ enum ConversationStatus: String, Sendable, CaseIterable {
 /// of order, through several replicas; a disagreement only ever costs a GET.)
 final class StatusTags: Service, Sendable, CustomStringConvertible {
     private let names: StatusTagNames
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     private let store: any GlobalValues & JobLocks & UserRecords & MirrorStore
     /// The gateway feed, whose epoch says whether a note of the thread's tags can be trusted.
     private let feed: FeedState?
@@ -82,12 +82,18 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     var description: String { "StatusTags" }
 
     init(
-        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore, feed: FeedState?,
-        forumChannelID: String, logger: Logger, time: ServerTime
+        names: StatusTagNames, discord: DiscordClient<AnyClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore, feed: FeedState?,
+        forumChannelID: String, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
     ) {
         (self.names, self.discord, self.store, self.feed, self.forumChannelID, self.logger, self.time) =
             (names, discord, store, feed, forumChannelID, logger, time)
+        self.work = work  // BackgroundWork (settled signal)
+        work.raise(Self.workName)  // BackgroundWork (settled signal): the first round (the forum's tags) is due
     }
+
+    // BackgroundWork (settled signal): raised while a status waits to be applied or a round runs.
+    private let work: BackgroundWork
+    static let workName = "status tags"
 
     /// The conversation in `thread` is now `status` (a message entered the mirror).
     func conversation(in thread: Snowflake, isNow status: ConversationStatus) {
@@ -108,6 +114,7 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             var merged = next
             if merged.archive == nil, next.status != .needsReply { merged.archive = desired[thread]?.archive }
             desired[thread] = merged
+            work.raise(Self.workName)  // BackgroundWork (settled signal)
         }
         wakeUps.signal()
     }
@@ -125,7 +132,10 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
+                self.work.raise(Self.workName)  // BackgroundWork (settled signal)
                 let done = await self.round()
+                // BackgroundWork (settled signal): settled unless a status came meanwhile; one left to retry waits for its time.
+                self.desired.withLock { if !done || $0.isEmpty { self.work.lower(Self.workName) } }
                 // Idle until something changes; after a failure, again in a while.
                 if done { _ = await self.wakeUps.wait() } else { _ = await self.wakeUps.wait(upTo: Self.retryAfter, on: self.time.clock) }
             }
