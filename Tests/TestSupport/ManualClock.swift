@@ -36,17 +36,18 @@ public final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let due = state.withLock { state -> Bool in
-                    if deadline <= state.now { return true }
-                    if Task.isCancelled { return false }
+                // Once queued, the continuation is the clock's or the cancellation's to resume, not this.
+                enum Outcome { case due, cancelled, queued }
+                let outcome = state.withLock { state -> Outcome in
+                    if deadline <= state.now { return .due }
+                    if Task.isCancelled { return .cancelled }
                     state.sleepers.append((id, deadline, continuation))
-                    return false
+                    return .queued
                 }
-                changes.update { $0 += 1 }
-                if due {
-                    continuation.resume()
-                } else if Task.isCancelled, !state.withLock({ $0.sleepers.contains { $0.id == id } }) {
-                    continuation.resume(throwing: CancellationError())
+                switch outcome {
+                case .due: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .queued: changes.update { $0 += 1 }
                 }
             }
         } onCancel: {

@@ -234,6 +234,34 @@ func withServer(
 }
 
 extension Harness {
+    /// `settled()` on a server whose clock is `clock`, for work that waits on that clock a short
+    /// while (a Discord call's retries during an outage, within its budget): whenever something
+    /// sleeps on the clock until at most `step` from now, the clock moves to that moment, as time
+    /// would pass. Longer sleeps (the next round of a periodic job, a push's backoff) stay the
+    /// test's to pass.
+    func settled(driving clock: ManualClock, step: Duration = .seconds(1), within timeout: Duration = .seconds(120)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let left = max(.milliseconds(1), ContinuousClock.now.duration(to: deadline))
+            let done = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await self.settled(within: left)
+                    return true
+                }
+                group.addTask {
+                    try await clock.changes.wait(for: "a short sleep on the server's clock", timeout: left) { _ in
+                        clock.nextDeadline.map { clock.now.duration(to: $0) <= step } ?? false
+                    }
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+            if done { return }
+            try clock.advanceToNextDeadline()
+        }
+    }
+
     /// Waits for the server's gateway to take in a session other than `known` (after an invalid
     /// session or a dropped connection the emulator made), then for it to settle.
     func newGatewaySession(since known: Set<String>, within timeout: Duration = .seconds(120)) async throws {
