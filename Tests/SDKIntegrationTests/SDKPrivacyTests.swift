@@ -82,7 +82,7 @@ struct SDKPrivacyTests {
             try server.emulator.replyAsAgent(inThread: thread, content: "an answer")
             try server.emulator.postNote(inThread: thread, content: "not for the user")
             try await server.settled()
-            #expect(try await client.messages().messages.count == 4, "the reply listed")
+            try #require(try await client.messages().messages.count == 4, "the reply listed")
 
             let export = try await client.exportMyData(pageSize: 3)
             #expect(export.messages == (try await client.messages(limit: 100)).messages)

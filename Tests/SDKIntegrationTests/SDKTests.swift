@@ -53,7 +53,7 @@ struct SDKTests {
             #expect(try await client.suggestions(for: "  ").isEmpty)
             let post = try server.emulator.postFAQ(title: "I can't connect my TV", answer: "Add it by hand: Settings › Devices.")
             try await server.settled()
-            #expect(try await !client.suggestions(for: "cant conect tv").isEmpty, "the answer suggested")
+            try #require(try await !client.suggestions(for: "cant conect tv").isEmpty, "the answer suggested")
             #expect(try await client.suggestions(for: "cant conect tv") == [Suggestion(id: post, title: "I can't connect my TV", answer: "Add it by hand: Settings › Devices.")])
             // Whatever the user types, however long, goes as one query parameter.
             #expect(try await client.suggestions(for: "tv+remote & c'est ça? " + String(repeating: "x", count: 300)).map(\.id) == [post])
@@ -212,16 +212,16 @@ struct SDKTests {
             let thread = try await server.thread(of: client)
             for _ in 0..<5 { await client.typing() }
             try await server.settled()
-            #expect(server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil, "typing in Discord")
+            try #require(server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil, "typing in Discord")
             #expect(server.emulator.counters.requestsByRoute["POST /channels/{channel_id}/typing"] == 1)
 
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "read me")
             try await server.settled()
-            #expect(try await client.unreadCount() == 1, "the reply mirrored")
+            try #require(try await client.unreadCount() == 1, "the reply mirrored")
             let state = try await client.markRead(reply.id)
             #expect(state == ReadState(lastReadMessageId: reply.id, count: 0))
             try await server.settled()
-            #expect(server.emulator.messages(inThread: thread).first { $0.id == reply.id }?.reactions == ["👀"], "the read receipt in Discord")
+            try #require(server.emulator.messages(inThread: thread).first { $0.id == reply.id }?.reactions == ["👀"], "the read receipt in Discord")
 
             do {
                 _ = try await client.markRead("12345")
@@ -272,7 +272,7 @@ struct SDKTests {
             // A push's payload leads to its message.
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
             try await server.settled()
-            #expect(try await client.unreadCount() == 1, "the reply mirrored")
+            try #require(try await client.unreadCount() == 1, "the reply mirrored")
             let pushed = try await client.message(forPush: ["aps": ["alert": "x"], PushPayload.messageID: reply.id])
             #expect(pushed?.content == "pushed")
         }

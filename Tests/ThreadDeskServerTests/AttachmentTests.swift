@@ -208,7 +208,7 @@ struct AttachmentTests {
             let aliceAttachment = try #require(visibleID)
             let noteAttachment = try #require(server.emulator.messages(inThread: aliceThread).first { $0.id == note.id }?.attachmentIDs.first)
             try await server.settled()
-            #expect(try await server.store.mirroredMessages([Snowflake(note.id)!]).first != nil, "the note in the mirror")
+            try #require(try await server.store.mirroredMessages([Snowflake(note.id)!]).first != nil, "the note in the mirror")
             let cases = [
                 (bob.token, aliceAttachment, "another user's attachment"),
                 (alice.token, noteAttachment, "a note's attachment"),
@@ -225,7 +225,7 @@ struct AttachmentTests {
             // Deleted in Discord: gone for the user too.
             try server.emulator.deleteMessage(shared.id, inChannel: aliceThread)
             try await server.settled()
-            #expect(try await server.store.mirroredMessages([Snowflake(shared.id)!]).first?.deleted == true, "the deletion in the mirror")
+            try #require(try await server.store.mirroredMessages([Snowflake(shared.id)!]).first?.deleted == true, "the deletion in the mirror")
             let deleted = try await server.request(.get, "/v1/attachments/\(aliceAttachment)", token: alice.token)
             #expect(deleted.status == .notFound)
         }

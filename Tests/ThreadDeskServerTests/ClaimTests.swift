@@ -27,7 +27,7 @@ struct ClaimTests {
             // The deletion as the gateway daemon hands it over.
             #expect(try await server.forward(try MirrorTests.events([.threadDeleted(threadID: thread)])).status == .ok)
             try await server.settled()
-            #expect(try await server.store.user(UserID(owner.userId)!)?.threadID == nil, "the deletion reached the store")
+            try #require(try await server.store.user(UserID(owner.userId)!)?.threadID == nil, "the deletion reached the store")
 
             let stranger = try await server.request(.post, "/v1/session", headers: Self.appKey, json: #"{"userId":"deleted-thread-user"}"#)
             #expect(stranger.status == .conflict)

@@ -23,7 +23,7 @@ struct DeskAccessTests {
             let agents = emulator.createRole(named: "Agents", permissions: Self.manageThreads)
             let helper = try emulator.addMember(named: "helper", roles: [agents])
             try await server.settled()
-            #expect(emulator.commands.contains { $0.name == "close" }, "the commands registered")
+            try #require(emulator.commands.contains { $0.name == "close" }, "the commands registered")
             // Discord itself does not offer them to the stranger…
             let unoffered = #expect(throws: DiscordFailure.self) { try emulator.runCommand("close", inChannel: thread, as: stranger) }
             #expect(unoffered?.code == 50013)
@@ -34,7 +34,7 @@ struct DeskAccessTests {
             try await DeskTests.run(server, "snippets", in: thread, [.subcommand("add", [.string("name", "hello"), .string("text", "Hi!")])])
             let typed = try emulator.autocomplete("snippet", inChannel: thread, options: [.string("name", "he", focused: true)], as: stranger)
             try await server.settled()
-            #expect(emulator.interaction(typed.id)?.acknowledged == true, "the stranger's autocomplete answered")
+            try #require(emulator.interaction(typed.id)?.acknowledged == true, "the stranger's autocomplete answered")
             #expect(emulator.interaction(typed.id)?.choices == [])
 
             // The helper holds Manage Threads through a role: allowed; then the forum's overwrite
@@ -47,7 +47,7 @@ struct DeskAccessTests {
             // Nothing was closed by either: the owner's command after them is the first to.
             try await DeskTests.run(server, "close", in: thread)
             try await server.settled()
-            #expect(DeskTests.thread(server, thread)?.archived == true, "closed by the owner")
+            try #require(DeskTests.thread(server, thread)?.archived == true, "closed by the owner")
             #expect(emulator.recordedRequests.filter { $0.method == "PATCH" && $0.body?["archived"] == .bool(true) }.count == 1)
         }
     }
@@ -78,7 +78,7 @@ struct DeskAccessTests {
             let (user, thread, _) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "Try restarting")
             try await server.settled()
-            #expect(try await server.request(.get, "/v1/unread", token: user.token).json["count"] == 1, "the reply unread")
+            try #require(try await server.request(.get, "/v1/unread", token: user.token).json["count"] == 1, "the reply unread")
             #expect(try await DeskTests.run(server, "user", in: thread).content?.contains("**Unread** 1 ·") == true)
             #expect(try await server.request(.post, "/v1/read", token: user.token, json: #"{"messageId":"\#(reply.id)"}"#).status == .ok)
             #expect(try await DeskTests.run(server, "user", in: thread).content?.contains("**Unread** 0 ·") == true)

@@ -29,57 +29,57 @@ struct DeskTests {
         until done: @escaping @Sendable (DiscordEmulator.InteractionSnapshot) -> Bool = { $0.content?.isEmpty == false }
     ) async throws -> DiscordEmulator.InteractionSnapshot {
         try await server.settled()
-        #expect(server.emulator.commands.contains { $0.name == name }, "/\(name) registered")
+        try #require(server.emulator.commands.contains { $0.name == name }, "/\(name) registered")
         let started = try server.emulator.runCommand(name, inChannel: thread, options: options, as: member)
         try await server.settled()
-        #expect(server.emulator.interaction(started.id).map(done) ?? false, "/\(name) answered")
+        try #require(server.emulator.interaction(started.id).map(done) ?? false, "/\(name) answered")
         return try #require(server.emulator.interaction(started.id))
     }
 
     @Test func statusFollowsAConversationThroughCloseTheUsersNextMessageAndReopen() async throws {
         try await withServer(gateway: true, Self.deskOn) { server in
             try await server.settled()
-            #expect(try await StatusTagTests.forumTags(server).count == 5, "the forum's status tags")
+            try #require(try await StatusTagTests.forumTags(server).count == 5, "the forum's status tags")
             let tags = try await StatusTagTests.forumTags(server)
             let (needsReply, waiting, resolved) = (try #require(tags["needs reply"]), try #require(tags["waiting on user"]), try #require(tags["resolved"]))
             let (user, thread, device) = try await server.userWithThread()
             try await server.settled()
-            #expect(StatusTagTests.appliedTags(server, thread) == [needsReply], "needs reply")
+            try #require(StatusTagTests.appliedTags(server, thread) == [needsReply], "needs reply")
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Try restarting")
             try await server.settled()
-            #expect(StatusTagTests.appliedTags(server, thread) == [waiting], "waiting on user")
+            try #require(StatusTagTests.appliedTags(server, thread) == [waiting], "waiting on user")
 
             // /close with a goodbye: sent as support under the agent's name, pushed, then resolved and archived.
             let close = try await Self.run(server, "close", in: thread, [.string("message", "Glad it works now!")])
             #expect(close.ephemeral && close.content?.contains("closed") == true)
             try await server.settled()
-            #expect(StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true, "resolved and archived")
+            try #require(StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true, "resolved and archived")
             let goodbye = try #require(try await server.messages(token: user.token).last)
             #expect(goodbye["content"]?.stringValue == "Glad it works now!")
             #expect(goodbye["author"]?.stringValue == "support" && goodbye["authorName"]?.stringValue == "Support Agent")
             let posted = try #require(server.emulator.messages(inThread: thread).last)
             #expect(posted.webhookID != nil && posted.authorName == "Support Agent")
             try await server.settled()
-            #expect(server.apns.deliveries(to: device).map(PushTests.messageID).contains(posted.id), "the goodbye's push")
+            try #require(server.apns.deliveries(to: device).map(PushTests.messageID).contains(posted.id), "the goodbye's push")
 
             // The user's next message reopens it, with a note for support.
             #expect(try await server.send("one more thing", token: user.token).status == .created)
             try await server.settled()
-            #expect(StatusTagTests.appliedTags(server, thread) == [needsReply] && Self.thread(server, thread)?.archived == false && server.emulator.messages(inThread: thread).contains { $0.content == StatusTags.reopenedNote }, "needs reply, back from the archive, with a note")
+            try #require(StatusTagTests.appliedTags(server, thread) == [needsReply] && Self.thread(server, thread)?.archived == false && server.emulator.messages(inThread: thread).contains { $0.content == StatusTags.reopenedNote }, "needs reply, back from the archive, with a note")
             let note = try #require(server.emulator.messages(inThread: thread).first { $0.content == StatusTags.reopenedNote })
             try await server.settled()
-            #expect(!(try await server.store.mirroredMessages([Snowflake(note.id)!])).isEmpty, "the note in the mirror")
+            try #require(!(try await server.store.mirroredMessages([Snowflake(note.id)!])).isEmpty, "the note in the mirror")
             let notes = try await server.messages(token: user.token).filter { $0["content"]?.stringValue == StatusTags.reopenedNote }
             #expect(notes.isEmpty, "the note is support's, not the user's")
 
             // /close again, then /reopen by hand.
             try await Self.run(server, "close", in: thread)
             try await server.settled()
-            #expect(Self.thread(server, thread)?.archived == true && StatusTagTests.appliedTags(server, thread) == [resolved], "closed again")
+            try #require(Self.thread(server, thread)?.archived == true && StatusTagTests.appliedTags(server, thread) == [resolved], "closed again")
             let reopen = try await Self.run(server, "reopen", in: thread)
             #expect(reopen.ephemeral)
             try await server.settled()
-            #expect(Self.thread(server, thread)?.archived == false && StatusTagTests.appliedTags(server, thread) == [needsReply], "reopened")
+            try #require(Self.thread(server, thread)?.archived == false && StatusTagTests.appliedTags(server, thread) == [needsReply], "reopened")
             // The forum's own tags are still there.
             let after = try await StatusTagTests.forumTags(server)
             #expect(after["open"] == tags["open"] && after["ios"] == tags["ios"])
@@ -92,14 +92,14 @@ struct DeskTests {
         try await withServer(gateway: true, Self.deskOn) { server in
             let (_, thread, _) = try await server.userWithThread()
             try await server.settled()
-            #expect(try await StatusTagTests.forumTags(server).count == 5, "the status tags")
+            try #require(try await StatusTagTests.forumTags(server).count == 5, "the status tags")
             let resolved = try #require(try await StatusTagTests.forumTags(server)["resolved"])
             _ = try await server.discordClient.modifyThread(thread, archived: true)
             let refusal = await #expect(throws: DiscordError.self) { try await server.discordClient.modifyThread(thread, appliedTags: [resolved]) }
             if case .api(let error)? = refusal { #expect(error.code == .threadArchived) } else { Issue.record("not Discord's refusal: \(String(describing: refusal))") }
             try await Self.run(server, "close", in: thread)
             try await server.settled()
-            #expect(StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true, "resolved, still archived")
+            try #require(StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true, "resolved, still archived")
         }
     }
 
@@ -117,7 +117,7 @@ struct DeskTests {
             #expect(added.content?.contains("Added") == true)
             let typed = try server.emulator.autocomplete("snippet", inChannel: thread, options: [.string("name", "ve", focused: true)])
             try await server.settled()
-            #expect(server.emulator.interaction(typed.id)?.acknowledged == true, "the autocomplete choices")
+            try #require(server.emulator.interaction(typed.id)?.acknowledged == true, "the autocomplete choices")
             #expect(server.emulator.interaction(typed.id)?.choices == ["version"])
 
             let sent = try await Self.run(server, "snippet", in: thread, [.string("name", "version")])
@@ -127,7 +127,7 @@ struct DeskTests {
             #expect(shown.count == 1 && shown.first?["author"]?.stringValue == "support")
             #expect(shown.first?["authorName"]?.stringValue == "Support Agent")
             try await server.settled()
-            #expect(server.apns.deliveries(to: device).count == 1, "the snippet's push")
+            try #require(server.apns.deliveries(to: device).count == 1, "the snippet's push")
 
             // The same interaction delivered again (a daemon's retry, a replay) sends nothing more:
             // Discord refuses its second answer, and that is where ThreadDesk stops.
@@ -135,7 +135,7 @@ struct DeskTests {
             let answered = callbacks().count
             try await Self.redeliver(server, sent)
             try await server.settled()
-            #expect(callbacks().count == answered + 1 && callbacks().last?.status == 400, "the second delivery's answer refused")
+            try #require(callbacks().count == answered + 1 && callbacks().last?.status == 400, "the second delivery's answer refused")
             // A command after it, answered: whatever the second delivery did is done by then.
             try await Self.run(server, "user", in: thread)
             #expect(server.emulator.messages(inThread: thread).filter { $0.content == text }.count == 1)
@@ -143,7 +143,7 @@ struct DeskTests {
             // One push for the snippet: a later reply's push comes, and the snippet's is still alone.
             let later = try server.emulator.replyAsAgent(inThread: thread, content: "anything else?")
             try await server.settled()
-            #expect(server.apns.deliveries(to: device).count == 2, "the later reply's push")
+            try #require(server.apns.deliveries(to: device).count == 2, "the later reply's push")
             #expect(server.apns.deliveries(to: device).map(PushTests.messageID).last == later.id)
         }
     }
@@ -171,7 +171,7 @@ struct DeskTests {
             // A loud reply after it: once that is pushed, the silent one was decided.
             let loud = try server.emulator.replyAsAgent(inThread: thread, content: "and 1.4.3 is out")
             try await server.settled()
-            #expect(!server.apns.deliveries(to: device).isEmpty, "the loud reply's push")
+            try #require(!server.apns.deliveries(to: device).isEmpty, "the loud reply's push")
             #expect(server.apns.deliveries(to: device).map(PushTests.messageID) == [loud.id])
         }
     }
@@ -211,7 +211,7 @@ struct DeskTests {
             let allowed = try await Self.run(server, "close", in: thread)
             #expect(allowed.content?.contains("Closing") == true)
             try await server.settled()
-            #expect(Self.thread(server, thread)?.archived == true, "archived by the member with the role")
+            try #require(Self.thread(server, thread)?.archived == true, "archived by the member with the role")
         }
     }
 
@@ -220,7 +220,7 @@ struct DeskTests {
             // Registered, and noted as registered (the note is written after Discord's answer).
             try await server.settled()
             let noted = try await server.store.globalValue(DeskCommands.registeredKey) != nil
-            #expect(noted && server.emulator.commands.count == DeskCommands.all(permissions: "0").count, "the commands")
+            try #require(noted && server.emulator.commands.count == DeskCommands.all(permissions: "0").count, "the commands")
             #expect(server.emulator.counters.commandOverwrites == 1)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == DeskSettings.manageThreads })
             // Another start on the same store (a restart, a replica) registers nothing.

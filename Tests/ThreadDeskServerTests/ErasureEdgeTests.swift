@@ -34,7 +34,7 @@ struct ErasureEdgeTests {
         try await withServer({ $0.statusTags = StatusTagNames() }) { server in
             let (user, thread, _) = try await server.userWithThread()
             try await server.settled()
-            #expect(try await server.store.globalValue(StatusTags.key(Snowflake(thread)!)) != nil, "the thread's status noted")
+            try #require(try await server.store.globalValue(StatusTags.key(Snowflake(thread)!)) != nil, "the thread's status noted")
             #expect(try await server.request(.delete, "/v1/me", token: user.token).status == .noContent)
             let settled = try #require(server.emulator.threads().first { $0.id == thread })
             #expect(settled.archived && settled.locked)
@@ -70,10 +70,10 @@ struct ErasureEdgeTests {
                 clock.advance(by: duration)
                 // Discord's retries within the budget pass as the round waits for them.
                 try await server.settled(driving: clock)
-                #expect(try await rounds() > before, "a retention round")
+                try #require(try await rounds() > before, "a retention round")
             }
             try await server.settled()
-            #expect(server.emulator.counters.identifies >= 1, "the gateway up")
+            try #require(server.emulator.counters.identifies >= 1, "the gateway up")
             #expect(try await rounds() == 1, "the first round, at start")
             let idle = try await server.userWithThread(first: "anyone there?")
             let id = try #require(UserID(idle.session.userId))
@@ -87,7 +87,7 @@ struct ErasureEdgeTests {
             let note = try #require(server.emulator.messages(inThread: idle.thread).last)
             #expect(note.content.contains("inactive past the retention period"))
             try await server.settled()
-            #expect(try await server.mirrored(note.id) != nil, "the note in the mirror")
+            try #require(try await server.mirrored(note.id) != nil, "the note in the mirror")
 
             server.emulator.failRequests("PATCH", "/channels/{channel_id}", count: 0)
             server.emulator.failRequests("DELETE", "/channels/{channel_id}/messages/{message_id}", count: 0)

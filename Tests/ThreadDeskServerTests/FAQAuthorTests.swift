@@ -41,7 +41,7 @@ struct FAQAuthorTests {
                 title: "Reset your password", answer: "Reset it at https://evil.example", as: people.stranger)
             let router = try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the button for ten seconds.", as: people.helper)
             try await server.settled()
-            #expect(try await Self.titles(server, "router", token: user.token) == ["Reset the router"], "the helper's post")
+            try #require(try await Self.titles(server, "router", token: user.token) == ["Reset the router"], "the helper's post")
             #expect(try await Self.titles(server, "reset", token: user.token) == ["Reset the router"])
             #expect(try await Self.titles(server, "password evil", token: user.token).isEmpty)
 
@@ -49,7 +49,7 @@ struct FAQAuthorTests {
             try server.emulator.editMessage(phishing, inChannel: phishing, content: "Reset it at https://evil.example\nkeywords: modem", as: people.stranger)
             try server.emulator.editMessage(router, inChannel: router, content: "Unplug it for a minute.\nkeywords: modem", as: people.helper)
             try await server.settled()
-            #expect(try await server.request(.get, "/v1/suggestions?q=modem", token: user.token).json["suggestions"]?[0]?["answer"] == "Unplug it for a minute.", "the helper's edit")
+            try #require(try await server.request(.get, "/v1/suggestions?q=modem", token: user.token).json["suggestions"]?[0]?["answer"] == "Unplug it for a minute.", "the helper's edit")
             #expect(try await Self.titles(server, "modem", token: user.token) == ["Reset the router"])
 
             // The forum's overwrite takes Manage Threads from the helper's role there (a
@@ -57,7 +57,7 @@ struct FAQAuthorTests {
             try server.emulator.setOverwrite(on: server.emulator.faqChannelID, for: people.agents, deny: Self.manageThreads)
             try server.emulator.editMessage(router, inChannel: router, content: "Unplug it for a minute or two.", as: people.helper)
             try await server.settled()
-            #expect(try await Self.titles(server, "router", token: user.token).isEmpty, "the helper's post no answer")
+            try #require(try await Self.titles(server, "router", token: user.token).isEmpty, "the helper's post no answer")
         }
     }
 
@@ -77,7 +77,7 @@ struct FAQAuthorTests {
             try await server.settled()
             let subscription = try await Self.titles(server, "subscription", token: user.token)
             let router = try await Self.titles(server, "router", token: user.token)
-            #expect(subscription == ["Cancel my subscription"] && router == ["Reset the router"], "the answers loaded")
+            try #require(subscription == ["Cancel my subscription"] && router == ["Reset the router"], "the answers loaded")
             // Read in the same pass as the two answers.
             #expect(try await Self.titles(server, "reset password", token: user.token) == ["Reset the router"])
         }
@@ -98,7 +98,7 @@ struct FAQAuthorTests {
             try server.emulator.postFAQ(title: "Reset your password", answer: "In Settings.", as: people.helper)
             try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the button.", as: member)
             try await server.settled()
-            #expect(try await Self.titles(server, "router", token: user.token) == ["Reset the router"], "the member's post")
+            try #require(try await Self.titles(server, "router", token: user.token) == ["Reset the router"], "the member's post")
             #expect(try await Self.titles(server, "password", token: user.token).isEmpty)
         }
     }

@@ -35,7 +35,7 @@ struct GatewayChaosTests {
                 return made
             }
             try await server.settled()
-            #expect(server.emulator.counters.identifies >= 1, "the gateway to identify")
+            try #require(server.emulator.counters.identifies >= 1, "the gateway to identify")
 
             let faults: [@Sendable (DiscordEmulator) -> Void] = [
                 { $0.dropGatewayConnections() },
@@ -88,7 +88,7 @@ struct FatalGatewayTests {
         try await withServer(gateway: true) { server in
             let (user, _, _) = try await server.userWithThread()
             try await server.settled()
-            #expect(server.emulator.counters.identifies >= 1, "the gateway up")
+            try #require(server.emulator.counters.identifies >= 1, "the gateway up")
             #expect(try await server.request(.get, "/ready").status == .ok)
             // Discord closes with 4014: nothing a reconnect can fix.
             server.emulator.closeGatewayConnections(code: 4014, reason: "Disallowed intent(s).")
@@ -113,7 +113,7 @@ struct SharedDiscordClientTests {
     @Test func theGatewaysRESTCallsGoThroughTheServersClient() async throws {
         try await withServer(gateway: true) { server in
             try await server.settled()
-            #expect(server.emulator.counters.identifies >= 1, "the gateway up")
+            try #require(server.emulator.counters.identifies >= 1, "the gateway up")
             // The server's client records every call it makes; the gateway's GET /gateway/bot is among them.
             let series = #"threaddesk_discord_requests_total{route="GET /gateway/bot",status="200"}"#
             #expect(try await server.metric(series) >= 1)
@@ -137,13 +137,13 @@ struct GatewayEventContractTests {
             #expect(answer.json["handled"]?.intValue == 2 && answer.json["skipped"]?.intValue == 1)
             #expect(try await server.metric("threaddesk_gateway_events_skipped_total") == 1)
             try await server.settled()
-            #expect(try await server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }, "the reply in the user's conversation")
+            try #require(try await server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }, "the reply in the user's conversation")
             // A daemon from before version 1 (Swift's synthesized enum shape) is still understood.
             let old = #"{"events":[{"messageDeleted":{"channelID":"\#(thread)","messageID":"\#(reply.id)"}},{"gap":{}}]}"#
             let oldAnswer = try await server.forward(old)
             #expect(oldAnswer.status == .ok && oldAnswer.json["handled"]?.intValue == 2 && oldAnswer.json["skipped"]?.intValue == 0)
             try await server.settled()
-            #expect(try await !server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }, "the deletion from the old daemon")
+            try #require(try await !server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }, "the deletion from the old daemon")
         }
     }
 

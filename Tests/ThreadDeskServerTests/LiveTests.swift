@@ -74,7 +74,7 @@ struct LiveTests {
             var missed: [String] = []
             for index in 1...3 { missed.append(try server.emulator.replyAsAgent(inThread: thread, content: "missed \(index)").id) }
             try await server.settled()
-            #expect(try await server.store.mirroredMessages(missed.compactMap { Snowflake($0) }).count == 3, "the missed replies mirrored")
+            try #require(try await server.store.mirroredMessages(missed.compactMap { Snowflake($0) }).count == 3, "the missed replies mirrored")
 
             let resumed = try await Self.stream(server, token, lastEventID: resumeFrom)
             defer { resumed.close() }
@@ -118,7 +118,7 @@ struct LiveTests {
             }
             // The indicator follows the answer (the request does not wait for Discord).
             try await server.settled()
-            #expect(try await server.metric("threaddesk_typing_sent_total") == 1, "the user typing shown in Discord")
+            try #require(try await server.metric("threaddesk_typing_sent_total") == 1, "the user typing shown in Discord")
             #expect(server.emulator.counters.requestsByRoute["POST /channels/{channel_id}/typing"] == 1)
             #expect(server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil)
             // The user's message ends their typing indicator, as Discord's clients show it.
@@ -140,7 +140,7 @@ struct LiveTests {
             let one = try server.emulator.replyAsAgent(inThread: thread, content: "one")
             let two = try server.emulator.replyAsAgent(inThread: thread, content: "two")
             try await server.settled()
-            #expect(server.apns.deliveries(to: device).count >= 2, "two pushes")
+            try #require(server.apns.deliveries(to: device).count >= 2, "two pushes")
             #expect(try await server.request(.get, "/v1/unread", token: token).json["count"]?.intValue == 2)
             let otherDevice = try await Self.stream(server, token)
             defer { otherDevice.close() }
@@ -152,7 +152,7 @@ struct LiveTests {
             try await otherDevice.next("the read mark") { $0.name == "read" && $0.json["messageId"] as? String == one.id }
             try await otherDevice.next("the unread count") { $0.name == "unread" && $0.json["count"] as? Int == 1 }
             try await server.settled()
-            #expect(server.emulator.messages(inThread: thread).first { $0.id == one.id }?.reactions == ["👀"], "the receipt on the first reply")
+            try #require(server.emulator.messages(inThread: thread).first { $0.id == one.id }?.reactions == ["👀"], "the receipt on the first reply")
 
             // Never backwards.
             let back = try await server.request(.post, "/v1/read", token: token, json: #"{"messageId":"\#(thread)"}"#)
@@ -161,12 +161,12 @@ struct LiveTests {
             _ = try await server.request(.post, "/v1/read", token: token, json: #"{"messageId":"\#(two.id)"}"#)
             try await server.settled()
             let messages = server.emulator.messages(inThread: thread)
-            #expect(messages.first { $0.id == two.id }?.reactions == ["👀"] && messages.first { $0.id == one.id }?.reactions == [], "the receipt moved to the second reply")
+            try #require(messages.first { $0.id == two.id }?.reactions == ["👀"] && messages.first { $0.id == one.id }?.reactions == [], "the receipt moved to the second reply")
             #expect(try await server.request(.get, "/v1/unread", token: token).json["count"]?.intValue == 0)
 
             try server.emulator.replyAsAgent(inThread: thread, content: "three")
             try await server.settled()
-            #expect(server.apns.deliveries(to: device).count >= 3, "the third push")
+            try #require(server.apns.deliveries(to: device).count >= 3, "the third push")
             #expect(server.apns.deliveries(to: device).last?.aps["badge"] as? Int == 1)
 
             // Only messages of the user's own conversation can be marked.
@@ -204,7 +204,7 @@ struct LiveTests {
             try await eventually("its subscription released") { try await server.metric("threaddesk_live_streams") == 0 }
             // The server is not stuck: a reading client still gets the conversation.
             try await server.settled()
-            #expect(try await server.request(.get, "/v1/unread", token: user.token).json["count"]?.intValue == 70, "every reply mirrored")
+            try #require(try await server.request(.get, "/v1/unread", token: user.token).json["count"]?.intValue == 70, "every reply mirrored")
             let reader = try await Self.stream(server, user.token)
             defer { reader.close() }
             #expect(reader.events(named: "unread").first?.json["count"] as? Int == 70)

@@ -33,7 +33,7 @@ struct MirrorTests {
         try await server.settled()
         let epoch = try await server.store.globalValue("feed.epoch").flatMap { Int($0) } ?? 0
         let reconciled = try await server.store.globalValue("feed.reconciled-epoch").flatMap { Int($0) } ?? 0
-        #expect(try await server.metric("threaddesk_catch_ups_total") >= runs && reconciled >= epoch, "\(Int(runs)) reconciliation(s), the last gap included")
+        try #require(try await server.metric("threaddesk_catch_ups_total") >= runs && reconciled >= epoch, "\(Int(runs)) reconciliation(s), the last gap included")
     }
 
     @Test func pollsWithALiveFeedNeverReadDiscordAndShowEditsAndDeletes() async throws {
@@ -42,7 +42,7 @@ struct MirrorTests {
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "typo")
             let wrong = try server.emulator.replyAsAgent(inThread: thread, content: "wrong thread, sorry")
             try await server.settled()
-            #expect(try await server.mirrored(wrong.id) != nil, "both replies mirrored")
+            try #require(try await server.mirrored(wrong.id) != nil, "both replies mirrored")
             try await Self.reconciled(server)
             _ = try await server.messages(token: user.token)
             let reads = Self.messageReads(server)
@@ -54,9 +54,9 @@ struct MirrorTests {
             try server.emulator.editMessage(reply.id, inChannel: thread, content: "fixed")
             try server.emulator.deleteMessage(wrong.id, inChannel: thread)
             try await server.settled()
-            #expect(try await server.mirrored(wrong.id)?.deleted == true, "the deletion mirrored")
+            try #require(try await server.mirrored(wrong.id)?.deleted == true, "the deletion mirrored")
             try await server.settled()
-            #expect(try await server.mirrored(reply.id)?.content == "fixed", "the edit mirrored")
+            try #require(try await server.mirrored(reply.id)?.content == "fixed", "the edit mirrored")
             let seen = try await server.messages(token: user.token)
             #expect(seen.map { $0["content"]?.stringValue } == ["hello", "fixed"])
             #expect(seen[1]["editedAt"]?.stringValue != nil)
@@ -73,7 +73,7 @@ struct MirrorTests {
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "hello from support")
             try server.emulator.postNote(inThread: thread, content: ":ninja: internal")
             try await server.settled()
-            #expect(try await server.mirrored(reply.id) != nil, "the reply mirrored")
+            try #require(try await server.mirrored(reply.id) != nil, "the reply mirrored")
             try await Self.reconciled(server)
             _ = try await server.request(.get, "/messages/k7q-2mz-9xa", headers: key)
             let reads = Self.messageReads(server)
@@ -183,9 +183,9 @@ struct MirrorTests {
             let first = try server.emulator.replyAsAgent(inThread: thread, content: "first marker")
             #expect(try await server.forward(try Self.events([.messageCreated(try await discord.message(first.id, in: thread))])).status == .ok)
             try await server.settled()
-            #expect(try await server.pushState(of: first.id) == .sent, "the first marker pushed")
+            try #require(try await server.pushState(of: first.id) == .sent, "the first marker pushed")
             try await server.settled()
-            #expect(try await server.store.nextPushDue() == nil, "no push left pending")
+            try #require(try await server.store.nextPushDue() == nil, "no push left pending")
             #expect(try await server.mirrored(one.id)?.content == "one, edited")
             let ids = [one.id, two.id, note.id, own.id].compactMap { Snowflake($0) }
             #expect(ids.count == 4)
@@ -200,7 +200,7 @@ struct MirrorTests {
             let marker = try server.emulator.replyAsAgent(inThread: thread, content: "marker")
             #expect(try await server.forward(try Self.events([.messageCreated(try await discord.message(marker.id, in: thread))])).status == .ok)
             try await server.settled()
-            #expect(try await server.pushState(of: marker.id) == .sent, "the marker pushed")
+            try #require(try await server.pushState(of: marker.id) == .sent, "the marker pushed")
             #expect(Set(try await server.store.mirroredMessages(ids)) == before)
             #expect(server.apns.deliveries(to: device).count == pushed + 1)
             #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["hello", "one, edited", "first marker", "marker"])
@@ -216,7 +216,7 @@ struct MirrorTests {
             let live = [try await discord.message(kept.id, in: thread), try await discord.message(doomed.id, in: thread)]
             #expect(try await server.forward(try Self.events([.alive] + live.map(ForumEvent.messageCreated))).status == .ok)
             try await server.settled()
-            #expect(try await server.pushState(of: doomed.id) == .sent, "both pushed")
+            try #require(try await server.pushState(of: doomed.id) == .sent, "both pushed")
             try await Self.reconciled(server)
             let runs = try await server.metric("threaddesk_catch_ups_total")
 
@@ -227,7 +227,7 @@ struct MirrorTests {
             #expect(try await server.forward(try Self.events([.gap])).status == .ok)
             try await Self.reconciled(server, runs: runs + 1)
             try await server.settled()
-            #expect(try await server.pushState(of: missed.id) == .sent, "the missed reply pushed")
+            try #require(try await server.pushState(of: missed.id) == .sent, "the missed reply pushed")
 
             let reads = Self.messageReads(server)
             let shown = try await server.messages(token: user.token)
@@ -256,12 +256,12 @@ struct MirrorTests {
             for attempt in 1...3 {
                 if attempt > 1 { clock.advance(by: .seconds(1)) }
                 try await server.settled()
-                #expect(try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) == Double(attempt), "\(attempt) failed attempt(s)")
+                try #require(try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) == Double(attempt), "\(attempt) failed attempt(s)")
             }
             // Another user's push succeeds meanwhile; it skips nothing.
             let other = try server.emulator.replyAsAgent(inThread: second, content: "for the second user")
             try await server.settled()
-            #expect(try await server.pushState(of: other.id) == .sent, "the second user's push")
+            try #require(try await server.pushState(of: other.id) == .sent, "the second user's push")
             #expect(server.apns.deliveries(to: secondDevice).map(PushTests.messageID) == [other.id])
             guard case .pending? = try await server.pushState(of: waiting.id) else {
                 Issue.record("the first user's push is no longer pending")
@@ -270,7 +270,7 @@ struct MirrorTests {
             server.apns.setPermanentOutcome(nil, for: firstDevice)
             clock.advance(by: .seconds(1))
             try await server.settled()
-            #expect(try await server.pushState(of: waiting.id) == .sent, "the first user's push")
+            try #require(try await server.pushState(of: waiting.id) == .sent, "the first user's push")
             #expect(server.apns.deliveries(to: firstDevice).map(PushTests.messageID) == [waiting.id])
         }
     }

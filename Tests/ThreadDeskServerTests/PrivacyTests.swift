@@ -60,7 +60,7 @@ struct ErasureTests {
         try await erasure.withServer { server, scan in
             let port = try #require(server.client.port)
             try await server.settled()
-            #expect(server.emulator.counters.identifies >= 1, "the gateway up")
+            try #require(server.emulator.counters.identifies >= 1, "the gateway up")
             let (user, thread, device) = try await server.userWithThread(first: "please forget me")
             let installation = #"{"appVersion":"9.9.9","deviceModel":"Phone-of-erase-me"}"#
             #expect(try await server.request(.put, "/v1/installation", token: user.token, json: installation).status == .ok)
@@ -69,10 +69,10 @@ struct ErasureTests {
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "We're on it")
             try server.emulator.postNote(inThread: thread, content: "internal: repro on 17.2")
             try await server.settled()
-            #expect(try await server.mirrored(reply.id) != nil, "the reply in the mirror")
+            try #require(try await server.mirrored(reply.id) != nil, "the reply in the mirror")
             #expect(try await server.request(.post, "/v1/read", token: user.token, json: #"{"messageId":"\#(reply.id)"}"#).status == .ok)
             try await server.settled()
-            #expect(try await server.store.globalValue("thread-status/\(thread)") != nil, "the thread's status noted")
+            try #require(try await server.store.globalValue("thread-status/\(thread)") != nil, "the thread's status noted")
             let bob = try await server.userWithThread(device: String(repeating: "cd", count: 32), first: "bob stays")
             let stream = try await EventStreamClient.open(port: port, token: user.token)
             defer { stream.close() }
@@ -103,7 +103,7 @@ struct ErasureTests {
             // is handled before Bob's next reply is: none of it may bring a row of the user back.
             let marker = try server.emulator.replyAsAgent(inThread: bob.thread, content: "still here, Bob")
             try await server.settled()
-            #expect(try await server.mirrored(marker.id) != nil, "Bob's reply in the mirror")
+            try #require(try await server.mirrored(marker.id) != nil, "Bob's reply in the mirror")
             let after = try await scan(needles)
             #expect(after.mentions.isEmpty, "rows of the erased user: \(after)")
             #expect(after.tables.isSuperset(of: ["users", "idempotency", "global_values", "mirror_threads", "mirror_messages"]))

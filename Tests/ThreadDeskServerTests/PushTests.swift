@@ -27,7 +27,7 @@ struct PushTests {
             let (user, thread, device) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "We shipped a fix in 1.4.1")
             try await server.settled()
-            #expect(server.apns.deliveries.count >= 1, "a push")
+            try #require(server.apns.deliveries.count >= 1, "a push")
             let delivery = try #require(server.apns.deliveries(to: device).first)
             #expect(Self.alert(delivery)["title"] as? String == "New reply")
             #expect(Self.alert(delivery)["body"] as? String == "We shipped a fix in 1.4.1")
@@ -46,7 +46,7 @@ struct PushTests {
             // A later reply is the marker that nothing else was pushed before it.
             let marker = try server.emulator.replyAsAgent(inThread: thread, content: "marker")
             try await server.settled()
-            #expect(server.apns.deliveries.count >= 2, "the marker's push")
+            try #require(server.apns.deliveries.count >= 2, "the marker's push")
             #expect(server.apns.deliveries.map(Self.messageID) == [reply.id, marker.id])
         }
     }
@@ -66,7 +66,7 @@ struct PushTests {
             // A marker reply that does push, so the test knows everything before it was handled.
             let marker = try server.emulator.replyAsAgent(inThread: thread, content: "visible")
             try await server.settled()
-            #expect(!server.apns.deliveries.isEmpty, "the marker reply's push")
+            try #require(!server.apns.deliveries.isEmpty, "the marker reply's push")
             #expect(server.apns.deliveries.map(Self.messageID) == [marker.id])
         }
     }
@@ -78,7 +78,7 @@ struct PushTests {
             let file = try server.emulator.replyAsAgent(
                 inThread: thread, content: "", attachments: [.init(filename: "steps.pdf", contentType: "application/pdf", data: Data([1, 2]))])
             try await server.settled()
-            #expect(server.apns.deliveries.count >= 2, "two pushes")
+            try #require(server.apns.deliveries.count >= 2, "two pushes")
             let deliveries = server.apns.deliveries(to: device)
             // In the order the gateway gave them, unless one came through a gap's reconciliation.
             #expect(Set(deliveries.map(Self.messageID)) == [reply.id, file.id])
@@ -95,7 +95,7 @@ struct PushTests {
             try server.emulator.replyAsAgent(inThread: thread, content: "one")
             let two = try server.emulator.replyAsAgent(inThread: thread, content: "two")
             try await server.settled()
-            #expect(server.apns.deliveries.count >= 2, "two pushes")
+            try #require(server.apns.deliveries.count >= 2, "two pushes")
             // Reading the conversation marks nothing; the app says what the user has read.
             _ = try await server.messages(token: user.token)
             #expect(try await server.request(.get, "/v1/unread", token: user.token).json["count"]?.intValue == 2)
@@ -103,7 +103,7 @@ struct PushTests {
             #expect(read.json["count"]?.intValue == 0)
             try server.emulator.replyAsAgent(inThread: thread, content: "three")
             try await server.settled()
-            #expect(server.apns.deliveries.count >= 3, "the third push")
+            try #require(server.apns.deliveries.count >= 3, "the third push")
             let badges = server.apns.deliveries(to: device).map { $0.aps["badge"] as? Int }
             #expect(badges[1] == 2)
             #expect(badges[2] == 1)
@@ -116,15 +116,15 @@ struct PushTests {
             server.apns.script(device, [.unregistered(timestamp: 1_800_000_000_000)])
             let first = try server.emulator.replyAsAgent(inThread: thread, content: "you will not see this")
             try await server.settled()
-            #expect(server.apns.counters.requests >= 1, "a request to APNs")
+            try #require(server.apns.counters.requests >= 1, "a request to APNs")
             try await server.settled()
-            #expect((try? await server.store.user(UserID(user.userId)!))?.pushToken == nil, "the push token removed")
+            try #require((try? await server.store.user(UserID(user.userId)!))?.pushToken == nil, "the push token removed")
             #expect(try await server.store.user(UserID(user.userId)!)?.pushToken == nil)
             let requests = server.apns.counters.requests
             let second = try server.emulator.replyAsAgent(inThread: thread, content: "nor this")
             // Mirrored with nothing to push, and no request to APNs.
             try await server.settled()
-            #expect(try await server.mirrored(second.id) != nil, "the second reply mirrored")
+            try #require(try await server.mirrored(second.id) != nil, "the second reply mirrored")
             #expect(try await server.pushState(of: second.id) == PushState.none)
             #expect(try await server.pushState(of: first.id) == .abandoned)
             #expect(server.apns.counters.requests == requests)
@@ -143,10 +143,10 @@ struct PushTests {
             server.apns.setPermanentOutcome(.reject(status: 503, reason: "ServiceUnavailable"), for: device)
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "during an APNs outage")
             try await server.settled()
-            #expect(try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) == 1, "one attempt: the next waits for its backoff")
+            try #require(try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) == 1, "one attempt: the next waits for its backoff")
             clock.advance(by: .seconds(1))
             try await server.settled()
-            #expect(try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) >= 2, "two failed attempts")
+            try #require(try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) >= 2, "two failed attempts")
             guard case .pending(let attempts, _)? = try await server.pushState(of: reply.id) else {
                 Issue.record("the push is not pending")
                 return
@@ -155,7 +155,7 @@ struct PushTests {
             server.apns.setPermanentOutcome(nil, for: device)
             clock.advance(by: .seconds(10))
             try await server.settled()
-            #expect(try await server.pushState(of: reply.id) == .sent, "the push sent")
+            try #require(try await server.pushState(of: reply.id) == .sent, "the push sent")
             #expect(server.apns.deliveries.map(Self.messageID) == [reply.id])
         }
     }
@@ -168,7 +168,7 @@ struct PushTests {
             // The server's own run at start (a restart is a gap) done first, whenever the machine
             // lets it run: it may or may not have found the thread already.
             try await server.settled()
-            #expect(try await server.metric("threaddesk_catch_ups_total") >= 1, "the run at start")
+            try #require(try await server.metric("threaddesk_catch_ups_total") >= 1, "the run at start")
             let listings = { server.emulator.counters.requests("GET", "/guilds/{guild_id}/threads/active") }
             let before = listings()
             // A slow Discord keeps the first reconciliation running while the second gap arrives.
@@ -179,10 +179,10 @@ struct PushTests {
             // The second gap came during the first run: it gets a run of its own, which lists
             // the forum's threads again.
             try await server.settled()
-            #expect(listings() >= before + 2, "two reconciliations")
+            try #require(listings() >= before + 2, "two reconciliations")
             server.emulator.setLatency(.zero)
             try await server.settled()
-            #expect(try await server.pushState(of: missed.id) == .sent, "the missed reply pushed")
+            try #require(try await server.pushState(of: missed.id) == .sent, "the missed reply pushed")
             #expect(server.apns.deliveries(to: device).map(Self.messageID) == [missed.id])
         }
     }

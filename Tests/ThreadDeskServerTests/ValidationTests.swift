@@ -123,7 +123,7 @@ struct ValidationTests {
             let thread = try #require(try await server.thread(of: user.userId))
             try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
             try await server.settled()
-            #expect(!server.apns.deliveries.isEmpty, "a push")
+            try #require(!server.apns.deliveries.isEmpty, "a push")
             #expect(server.apns.deliveries.count == 1)
             let everything = lines.text
             #expect(!everything.isEmpty)
