@@ -53,8 +53,8 @@ struct GatewayChaosTests {
             for index in 0..<1000 {
                 if index % 100 == 50 { faults[index / 100](server.emulator) }
                 replies.append(try server.emulator.replyAsAgent(inThread: users[index % 100]!, content: "reply \(index)").id)
-                // Paced: every ten replies, the server takes in what reached it before more come.
-                if index % 10 == 9 { try await server.settled() }
+                // Paced: every ten replies, the server's gateway takes in what was sent before more come.
+                if index % 10 == 9 { try await server.takenIn() }
             }
             server.emulator.setHeartbeatAcks(true)
 

@@ -31,6 +31,12 @@ struct Harness: Sendable {
     /// Whether the server keeps the gateway open itself (`withServer(gateway: true)`).
     let gateway: Bool
 
+    /// Returns once the server's gateway has taken in every event the emulator dispatched to its
+    /// sessions so far (handed them to ingestion; what ingestion then does is `settled()`'s).
+    func takenIn(within timeout: Duration = .seconds(120)) async throws {
+        try await work.gatewayCaughtUp(emulator.gatewayPositions, within: timeout)
+    }
+
     /// Returns once the server has done what it has to: with the gateway, first taken in every
     /// event the emulator dispatched to it; then its queues empty and nothing in flight (ingestion,
     /// pushes due, status tags, typing, read receipts, slash commands, reconciliation, the FAQ
