@@ -192,6 +192,15 @@ func withServer(
     // a loaded machine must not make the server's answer late.
     var emulatorConfiguration = emulatorConfiguration
     emulatorConfiguration.interactionResponseWindow = .seconds(600)
+    // On a clock the test drives, a rate-limit window (Discord's buckets, the client's own global
+    // limit) ends only when the test moves the clock: a request that meets one would wait for good.
+    // Such tests are about other waits; rate limits have their own tests on the real clock.
+    let drivenClock = !(time.clock is ContinuousClock)
+    if drivenClock {
+        for keyPath in [\DiscordEmulator.Configuration.messagePostLimit, \.threadCreateLimit, \.defaultRouteLimit, \.globalLimit] {
+            emulatorConfiguration[keyPath: keyPath].limit = max(emulatorConfiguration[keyPath: keyPath].limit, 100_000)
+        }
+    }
     try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: testLogger()) { emulator in
         let discord = await emulator.endpoints()
         let credentials = await apns.credentials()
@@ -217,6 +226,7 @@ func withServer(
         configuration.statusTags = nil
         // The slash commands' registration is a Discord call of its own too: their tests switch it on.
         configuration.desk.commands = false
+        if drivenClock { configuration.discordGlobalLimit = max(configuration.discordGlobalLimit, 100_000) }
         prepare.apply(emulator, &configuration)
         configure(&configuration)
         // A user's lock waited for as long as a test's requests may take (the server's 30 s is a
