@@ -67,6 +67,7 @@ let package = Package(
         .target(
             name: "DiscordEmulator",
             dependencies: [
+                "Deadlines",
                 "DiscordREST",
                 "ZstdStream",
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -139,6 +140,7 @@ let package = Package(
         .target(
             name: "APNsEmulator",
             dependencies: [
+                "Deadlines",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -309,6 +311,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "Deadlines",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,4 +1,5 @@
 import Crypto
+import Deadlines
 import Foundation
 import NIOHTTP1
 import Synchronization
@@ -18,6 +19,7 @@ extension APNsEmulator {
     /// request's `apns-id` (or a new one), as Apple's do: clients match answers by it.
     func answer(method: HTTPMethod, uri: String, headers: HTTPHeaders, body: Data) -> Answer {
         var answer = check(method: method, uri: uri, headers: headers, body: body)
+        observers.changed()
         let requested = headers.first(name: "apns-id").flatMap { UUID(uuidString: $0) != nil ? $0 : nil }
         if let requested {
             answer.headers.removeAll { $0.0 == "apns-id" }

@@ -1,4 +1,5 @@
 import Crypto
+import Deadlines
 import Foundation
 import Logging
 import NIOCore
@@ -18,6 +19,8 @@ public final class APNsEmulator: Service, Sendable {
     let pki: TestPKI
     let logger: Logger
     let state = Mutex(State())
+    /// Woken as requests come (`waitUntil`).
+    let observers = ChangeSignal()
     private let bound = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
 
     struct State {
@@ -130,6 +133,15 @@ public final class APNsEmulator: Service, Sendable {
     }
 
     // MARK: Control
+
+    /// Returns once `condition` holds for the emulator (its deliveries, its counters), checked as
+    /// requests come; throws `DeadlineExceeded` past `timeout`. No polling.
+    public func waitUntil(
+        _ what: String, timeout: Duration = .seconds(120), isolation: isolated (any Actor)? = #isolation,
+        _ condition: (APNsEmulator) -> Bool
+    ) async throws {
+        try await observers.wait(for: what, timeout: timeout) { condition(self) }
+    }
 
     public var deliveries: [Delivery] { state.withLock { $0.deliveries } }
     public var counters: Counters { state.withLock { $0.counters } }

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension DiscordEmulator {
     /// What the emulator has received and refused, for tests to assert on.
     public struct Counters: Sendable, Codable, Equatable {
@@ -61,5 +63,19 @@ extension DiscordEmulator {
         public var body: JSON?
         public var fileNames: [String]
         public var status: Int
+    }
+}
+
+extension DiscordEmulator {
+    /// The last sequence number dispatched in each gateway session that has a connection now: a
+    /// client has taken in everything sent once it has handled these.
+    public var gatewayPositions: [String: Int] {
+        world.state.withLock { state in
+            var positions: [String: Int] = [:]
+            for (id, session) in state.gateway.sessions where session.connectionID != nil && session.sequence > 0 {
+                positions[id] = session.sequence
+            }
+            return positions
+        }
     }
 }

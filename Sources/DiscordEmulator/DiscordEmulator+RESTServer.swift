@@ -1,3 +1,4 @@
+import Deadlines
 import DiscordREST
 import Synchronization
 import Foundation
@@ -79,6 +80,7 @@ extension DiscordEmulator {
             state.faults.routeErrors[routeKey] = (error.count - 1, error.status)
             return error.status
         }
+        defer { world.observers.changed() }
         let faults = world.state.withLock { state in
             state.counters.requestsByRoute[routeKey, default: 0] += 1
             if state.faults.serverErrors > 0 && state.faults.serverErrorsAfter > 0 {
@@ -97,6 +99,7 @@ extension DiscordEmulator {
             }
             return state.faults
         }
+        world.observers.changed()  // counted on arrival
         // A slow Discord, but not one that holds the emulator's own shutdown.
         if faults.latency > .zero { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: faults.latency) } }
         var record = RecordedRequest(

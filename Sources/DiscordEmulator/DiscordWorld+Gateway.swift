@@ -1,3 +1,4 @@
+import Deadlines
 import Synchronization
 import Foundation
 
@@ -23,6 +24,7 @@ extension DiscordWorld {
     /// The connection is gone. A client that closed it with 1000 or 1001 ended its session, as
     /// Discord documents: a later RESUME of it gets op 9 (not resumable).
     func closeGatewayConnection(_ id: UUID, clientCloseCode: UInt16? = nil) {
+        defer { observers.changed() }
         state.withLock { state in
             let sessionID = state.gateway.connections[id]?.sessionID
             state.gateway.connections[id]?.outbound.finish()
@@ -36,6 +38,7 @@ extension DiscordWorld {
 
     /// Handles one text frame from a client, answering on its outbound stream.
     func receiveGatewayPayload(_ text: String, on connectionID: UUID) {
+        defer { observers.changed() }
         state.withLock { state in
             guard let connection = state.gateway.connections[connectionID] else { return }
             func close(_ code: UInt16, _ reason: String) {

@@ -1,3 +1,4 @@
+import Deadlines
 import DiscordREST
 import Foundation
 import Synchronization
@@ -100,6 +101,8 @@ final class DiscordWorld: Sendable {
     let agent: EmulatedUser
     let token: String
     let state: Mutex<State>
+    /// Woken as requests and gateway frames come (`DiscordEmulator.waitUntil`).
+    let observers = ChangeSignal()
     private let baseURLStorage = Mutex<String>("")
     /// The CDN's signing key and how far a test moved its clock forward (`DiscordWorld+CDN`).
     let cdnKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }

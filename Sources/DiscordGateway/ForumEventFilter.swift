@@ -8,7 +8,7 @@ public actor ForumEventFilter {
     public let forumID: String
     /// The FAQ forum, whose posts are curated answers (`DISCORD_FAQ_CHANNEL_ID`); nil: none.
     public let faqForumID: String?
-    private let discord: DiscordClient<ContinuousClock>?
+    private let discord: DiscordClient<AnyClock>?
     private var parents: [String: String] = [:]
     private static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
@@ -16,7 +16,7 @@ public actor ForumEventFilter {
         return decoder
     }()
 
-    public init(forumID: String, faqForumID: String? = nil, discord: DiscordClient<ContinuousClock>?) {
+    public init(forumID: String, faqForumID: String? = nil, discord: DiscordClient<AnyClock>?) {
         self.forumID = forumID
         self.faqForumID = faqForumID
         self.discord = discord

@@ -46,9 +46,14 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     }
 
     public let configuration: Configuration
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     private let sink: any ForumEventSink
     private let clock: any Clock<Duration>
+    /// Told each time the events of a dispatch (the gateway's session id and sequence number) have
+    /// been handed to the sink, or found of no interest: a test's wait for "taken in".
+    private let handedOver: (@Sendable (_ session: String, _ sequence: Int) -> Void)?
+    /// Told after every change of `currentStatus` (a test's wait for "connected").
+    private let statusChanged: (@Sendable (Status) -> Void)?
 
     public var description: String { "GatewayConnection(forum \(configuration.forumChannelID))" }
     private let logger: Logger
@@ -69,11 +74,15 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     /// - Parameter clock: what heartbeats, reconnect backoff and the wait for the identify budget
     ///   sleep on; tests pass one they move by hand.
     public init(
-        configuration: Configuration, sink: any ForumEventSink, discord: DiscordClient<ContinuousClock>? = nil,
-        clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+        configuration: Configuration, sink: any ForumEventSink, discord: DiscordClient<AnyClock>? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
+        handedOver: (@Sendable (_ session: String, _ sequence: Int) -> Void)? = nil,
+        statusChanged: (@Sendable (Status) -> Void)? = nil
     ) {
         self.configuration = configuration
         self.clock = clock
+        self.handedOver = handedOver
+        self.statusChanged = statusChanged
         self.discord = discord
             ?? DiscordClient(configuration: .init(baseURL: configuration.discordAPIURL, token: configuration.token), logger: logger)
         self.sink = sink
@@ -81,6 +90,14 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     }
 
     public var currentStatus: Status { status.withLock { $0 } }
+
+    private func updateStatus(_ body: (inout Status) -> Void) {
+        let now = status.withLock { status in
+            body(&status)
+            return status
+        }
+        statusChanged?(now)
+    }
 
     public func run() async throws {
         do {
@@ -101,10 +118,14 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 forumID: self.configuration.forumChannelID, faqForumID: self.configuration.faqChannelID, discord: self.discord)
             // Events are handed over in order by one long-lived task, so a connection torn down
             // mid-way never cancels the handling of an event it already read.
-            let (events, eventQueue) = AsyncStream.makeStream(of: [ForumEvent].self)
+            let (events, eventQueue) = AsyncStream.makeStream(of: EventBatch.self)
             let sink = self.sink
+            let handedOver = self.handedOver
             let delivery = Task {
-                for await batch in events { await sink.deliver(batch) }
+                for await batch in events {
+                    if !batch.events.isEmpty { await sink.deliver(batch.events) }
+                    if let handedOver, let position = batch.position { handedOver(position.session, position.sequence) }
+                }
             }
             do {
                 var next = machine.withLock { $0.firstConnect }
@@ -128,7 +149,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
 
     /// Hands over what was already read before stopping, within `drainTimeout`: events handled
     /// after this returns would reach servers that are shutting down.
-    private func drain(_ delivery: Task<Void, Never>, _ queue: AsyncStream<[ForumEvent]>.Continuation) async {
+    private func drain(_ delivery: Task<Void, Never>, _ queue: AsyncStream<EventBatch>.Continuation) async {
         queue.finish()
         await Deadlines.drain(delivery, within: configuration.drainTimeout)
     }
@@ -145,7 +166,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
             }
             let wait = Duration.milliseconds(min(max(limit.resetAfter, 100), 86_400_000))
             logger.warning("No gateway session starts left; waiting for Discord's budget to refill", metadata: ["seconds": "\(wait / .seconds(1))"])
-            status.withLock { $0.budgetWaits += 1 }
+            updateStatus { $0.budgetWaits += 1 }
             try await self.clock.sleep(for: wait)
         }
     }
@@ -168,9 +189,9 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
 
     private func connectOnce(
         to connect: GatewayStateMachine.Connect, machine: Locked<GatewayStateMachine>, filter: ForumEventFilter,
-        events: AsyncStream<[ForumEvent]>.Continuation
+        events: AsyncStream<EventBatch>.Continuation
     ) async -> GatewayStateMachine.AfterClose {
-        status.withLock {
+        updateStatus {
             $0.connections += 1
             if connect.resume { $0.resumes += 1 }
         }
@@ -192,7 +213,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         } catch {
             logger.notice("Gateway connection lost", metadata: ["error": "\(error)"])
         }
-        status.withLock { $0.connected = false }
+        updateStatus { $0.connected = false }
         if let decision = decided.withLock({ $0 }) { return decision }
         return machine.withLock { $0.connectionClosed(code: closeCode) }
     }
@@ -201,7 +222,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     /// the connection is over.
     private func converse(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, machine: Locked<GatewayStateMachine>,
-        filter: ForumEventFilter, events: AsyncStream<[ForumEvent]>.Continuation, decided: Locked<GatewayStateMachine.AfterClose?>
+        filter: ForumEventFilter, events: AsyncStream<EventBatch>.Continuation, decided: Locked<GatewayStateMachine.AfterClose?>
     ) async throws {
         let (heartbeats, startHeartbeats) = AsyncStream.makeStream(of: (first: Duration, interval: Duration).self)
         /// Carries out actions; false when the connection must end.
@@ -214,17 +235,20 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                     startHeartbeats.yield((first, interval))
                 case .dispatch(let type, let data):
                     if type == "READY" || type == "RESUMED" {
-                        status.withLock {
+                        updateStatus {
                             $0.connected = true
                             if type == "READY" { $0.sessions += 1 }
                         }
                         logger.info("Gateway session \(type == "READY" ? "started" : "resumed")")
-                        events.yield([.alive])
+                        events.yield(EventBatch([.alive]))
                     }
                     let forumEvents = await filter.events(for: type, data: data)
-                    if !forumEvents.isEmpty { events.yield(forumEvents) }
+                    let position = machine.withLock { machine in
+                        machine.session.flatMap { session in session.sequence.map { (session: session.id, sequence: $0) } }
+                    }
+                    if !forumEvents.isEmpty || position != nil { events.yield(EventBatch(forumEvents, position: position)) }
                 case .gap:
-                    events.yield([.gap])
+                    events.yield(EventBatch([.gap]))
                 case .close(let code, let then):
                     decided.withLock { $0 = .reconnect(then) }
                     try? await outbound.close(.unknown(code), reason: nil)
@@ -242,7 +266,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 for await (first, interval) in heartbeats {
                     try await self.clock.sleep(for: first)
                     while try await perform(machine.withLock { $0.heartbeatDue() }) {
-                        if self.status.withLock({ $0.connected }) { events.yield([.alive]) }
+                        if self.status.withLock({ $0.connected }) { events.yield(EventBatch([.alive])) }
                         try await self.clock.sleep(for: interval)
                     }
                     return
@@ -268,6 +292,17 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
             startHeartbeats.finish()
             group.cancelAll()
         }
+    }
+}
+
+/// Events to hand over, and the dispatch they came from (once the session has an id).
+struct EventBatch: Sendable {
+    var events: [ForumEvent]
+    var position: (session: String, sequence: Int)?
+
+    init(_ events: [ForumEvent], position: (session: String, sequence: Int)? = nil) {
+        self.events = events
+        self.position = position
     }
 }
 

@@ -98,7 +98,7 @@ public func buildGatewayServices(
     gateway.faqChannelID = configuration.faqChannelID
     adjust(&forwarding, &gateway)
     let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, logger: logger)
-    var rest = DiscordClient<ContinuousClock>.Configuration(baseURL: gateway.discordAPIURL, token: gateway.token)
+    var rest = DiscordClient<AnyClock>.Configuration(baseURL: gateway.discordAPIURL, token: gateway.token)
     rest.rateLimits.globalLimit = configuration.discordGlobalLimit
     let discord = DiscordClient(configuration: rest, logger: logger)
     return GatewayDaemonServices(

@@ -420,6 +420,15 @@ extension DiscordClient where C == ContinuousClock {
     }
 }
 
+extension DiscordClient where C == AnyClock {
+    /// A client on a clock chosen at run time (the server's: continuous, or a test's manual one).
+    public convenience init(
+        configuration: Configuration, on clock: any Clock<Duration> = ContinuousClock(), httpClient: HTTPClient = .shared, logger: Logger
+    ) {
+        self.init(configuration: configuration, clock: AnyClock(clock), httpClient: httpClient, logger: logger)
+    }
+}
+
 extension Duration {
     var nanoseconds: Int64 {
         let (seconds, attoseconds) = components

@@ -35,7 +35,14 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
     /// fingerprint, never the id, which on the legacy routes is a credential.
     private let name: @Sendable (Key) -> String
 
-    public init(defaultTimeout: Duration = .seconds(30), holders: Int = 1, name: @escaping @Sendable (Key) -> String = { "\($0)" }) {
+    /// Told after every change of who holds or waits (tests await a queue's state with it).
+    private let observer: (@Sendable () -> Void)?
+
+    public init(
+        defaultTimeout: Duration = .seconds(30), holders: Int = 1, name: @escaping @Sendable (Key) -> String = { "\($0)" },
+        observer: (@Sendable () -> Void)? = nil
+    ) {
+        self.observer = observer
         precondition(holders > 0)
         self.defaultTimeout = defaultTimeout
         self.holders = holders
@@ -70,6 +77,7 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
                 entry.waiters.append(Waiter(ticket: ticket, continuation: continuation))
                 return false
             }
+            observer?()
             if acquired { return continuation.resume() }
             // The waiter's deadline. A task of its own: the waiter is a continuation, not a task
             // that could run a child; it is cancelled as soon as the waiter gets the lock.
@@ -95,6 +103,7 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
             guard let index = state.entries[key]?.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
             return state.entries[key]!.waiters.remove(at: index)
         }
+        observer?()
         waiter?.timer?.cancel()
         waiter?.continuation.resume(throwing: error)
     }
@@ -110,6 +119,7 @@ public final class KeyedFIFOLock<Key: Hashable & Sendable>: Sendable {
             }
             return entry.waiters.removeFirst()
         }
+        observer?()
         next?.timer?.cancel()
         next?.continuation.resume()
     }

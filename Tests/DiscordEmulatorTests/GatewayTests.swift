@@ -140,7 +140,7 @@ struct GatewayTests {
                 try await gateway.close(code == 1000 ? .normalClosure : code == 1001 ? .goingAway : .unknown(code))
             }
             let (sessionID, resumeURL, seq) = try #require(session.withLock { $0 })
-            if !resumable { try await eventually("the session ended") { emulator.counters.sessionsEndedByClient == 1 } }
+            if !resumable { try await emulator.waitUntil("the session ended") { $0.counters.sessionsEndedByClient == 1 } }
             try await withGateway(resumeURL) { gateway in
                 #expect(try await gateway.receive()?["op"] == 10)
                 try await gateway.send(["op": 6, "d": ["token": .string(endpoints.botToken), "session_id": .string(sessionID), "seq": JSON(seq)]])
@@ -273,7 +273,7 @@ struct GatewayTests {
                 _ = try await gateway.dispatch("GUILD_CREATE")
                 emulator.setHeartbeatAcks(false)
                 try await gateway.send(["op": 1, "d": 2])
-                try await eventually("the heartbeat received") { emulator.counters.heartbeats > 0 }
+                try await emulator.waitUntil("the heartbeat received") { $0.counters.heartbeats > 0 }
                 let reply = try emulator.replyAsAgent(inThread: thread, content: "ping")
                 // The next frame after the heartbeat is the dispatch: no ACK came in between.
                 let next = try #require(try await gateway.receive())

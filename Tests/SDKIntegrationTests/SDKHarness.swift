@@ -17,6 +17,21 @@ struct SDKHarness: Sendable {
     let appKey: String
     let folder: URL
     let store: any UserStore
+    let work: BackgroundWork
+
+    /// Returns once the server took in every gateway event the emulator dispatched to it and has
+    /// done its background work (as `Harness.settled()` in the server's tests).
+    func settled(within timeout: Duration = .seconds(120)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var left: Duration { max(.milliseconds(1), ContinuousClock.now.duration(to: deadline)) }
+        try await work.gatewayStarted(within: left)
+        while true {
+            let dispatched = emulator.gatewayPositions
+            try await work.gatewayCaughtUp(dispatched, within: left)
+            try await work.settled(within: left)
+            if emulator.gatewayPositions == dispatched { return }
+        }
+    }
 
     /// A client with its session and outbox in files of this test's folder (named `device`, so
     /// a second client with the same name is the same app launched again).
@@ -60,12 +75,14 @@ func withSDKServer(
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("threaddesk-sdk-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try makeStore(url: "sqlite://\(folder.appendingPathComponent("db.sqlite").path)", logger: quietLogger())
-        let app = buildApplication(configuration: configuration, store: store, inProcessGateway: true, logger: quietLogger())
+        let work = BackgroundWork()
+        let app = buildApplication(configuration: configuration, store: store, inProcessGateway: true, work: work, logger: quietLogger())
         let appKey = configuration.appKey
         try await app.test(.live) { client in
             let port = try requireValue(client.port, "no port")
             try await body(SDKHarness(
-                emulator: emulator, serverURL: URL(string: "http://127.0.0.1:\(port)")!, appKey: appKey, folder: folder, store: store))
+                emulator: emulator, serverURL: URL(string: "http://127.0.0.1:\(port)")!, appKey: appKey, folder: folder, store: store,
+                work: work))
         }
     }
 }
@@ -88,24 +105,29 @@ func requireValue<T>(_ value: T?, _ what: String) throws -> T {
 
 /// Everything an SDK event sequence delivered, and waits (with deadlines) for what is expected.
 actor EventRecorder {
-    private(set) var events: [ThreadDeskEvent] = []
+    private let log = Watched<[ThreadDeskEvent]>([])
+    var events: [ThreadDeskEvent] { log.value }
     private var task: Task<Void, Never>?
 
     init() {}
 
     func start(_ stream: AsyncStream<ThreadDeskEvent>) {
-        task = Task { for await event in stream { self.record(event) } }
+        let log = self.log
+        task = Task { for await event in stream { log.update { $0.append(event) } } }
     }
 
-    private func record(_ event: ThreadDeskEvent) { events.append(event) }
+    /// Waits until the events so far satisfy `condition`; fails after `timeout`.
+    func wait(for what: String, timeout: Duration = .seconds(60), until condition: ([ThreadDeskEvent]) -> Bool) async throws {
+        try await log.wait(for: what, timeout: timeout, until: condition)
+    }
 
     func stop() { task?.cancel() }
 
     /// Waits until an event matching `predicate` arrived; fails after `timeout`.
     @discardableResult
     func next(_ what: String, timeout: Duration = .seconds(60), after index: Int = 0, _ predicate: (ThreadDeskEvent) -> Bool) async throws -> ThreadDeskEvent {
-        try await eventually(what, timeout: timeout) { events.dropFirst(index).contains(where: predicate) }
-        return events.dropFirst(index).first(where: predicate)!
+        try await log.wait(for: what, timeout: timeout) { $0.dropFirst(index).contains(where: predicate) }
+        return log.value.dropFirst(index).first(where: predicate)!
     }
 
     var createdMessages: [SupportMessage] {

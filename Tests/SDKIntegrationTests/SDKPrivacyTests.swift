@@ -81,7 +81,8 @@ struct SDKPrivacyTests {
             let thread = try await server.thread(of: client)
             try server.emulator.replyAsAgent(inThread: thread, content: "an answer")
             try server.emulator.postNote(inThread: thread, content: "not for the user")
-            try await eventually("the reply listed") { try await client.messages().messages.count == 4 }
+            try await server.settled()
+            try #require(try await client.messages().messages.count == 4, "the reply listed")
 
             let export = try await client.exportMyData(pageSize: 3)
             #expect(export.messages == (try await client.messages(limit: 100)).messages)

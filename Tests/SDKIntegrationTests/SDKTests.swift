@@ -52,7 +52,8 @@ struct SDKTests {
             try await client.open()
             #expect(try await client.suggestions(for: "  ").isEmpty)
             let post = try server.emulator.postFAQ(title: "I can't connect my TV", answer: "Add it by hand: Settings › Devices.")
-            try await eventually("the answer suggested") { try await !client.suggestions(for: "cant conect tv").isEmpty }
+            try await server.settled()
+            try #require(try await !client.suggestions(for: "cant conect tv").isEmpty, "the answer suggested")
             #expect(try await client.suggestions(for: "cant conect tv") == [Suggestion(id: post, title: "I can't connect my TV", answer: "Add it by hand: Settings › Devices.")])
             // Whatever the user types, however long, goes as one query parameter.
             #expect(try await client.suggestions(for: "tv+remote & c'est ça? " + String(repeating: "x", count: 300)).map(\.id) == [post])
@@ -90,6 +91,11 @@ struct SDKTests {
         }
     }
 
+    /// Posts of messages the emulator answered (it logs a request as it answers it).
+    static func messagePostsAnswered(_ server: SDKHarness) -> Int {
+        server.emulator.recordedRequests.filter { $0.method == "POST" && $0.route == "/channels/{channel_id}/messages" }.count
+    }
+
     @Test func aSendThatCannotBeConfirmedWaitsInTheOutboxAndTheNextLaunchPostsItOnce() async throws {
         try await withSDKServer { server in
             let setup = server.client(device: "tablet")
@@ -98,6 +104,7 @@ struct SDKTests {
             let thread = try await server.thread(of: setup)
             let first = server.client(device: "tablet") { $0.requestTimeout = 0.3; $0.sendAttempts = 1 }
 
+            let postsBefore = Self.messagePostsAnswered(server)
             server.emulator.setLatency(.seconds(1))
             let pendingKey: String
             do {
@@ -108,8 +115,9 @@ struct SDKTests {
                 pendingKey = key
             }
             #expect(try await first.pendingMessages().map(\.id) == [pendingKey])
-            // Whether the abandoned attempt reached Discord or not, the retry must not post it again.
-            try await Task.sleep(for: .seconds(1))
+            // Whether the abandoned attempt reached Discord or not, the retry must not post it again:
+            // the server is done with it once Discord answered it (the emulator logs each answer).
+            try await server.emulator.waitUntil("the abandoned attempt answered by Discord") { _ in Self.messagePostsAnswered(server) > postsBefore }
             server.emulator.setLatency(.zero)
 
             // The app is launched again: same stores, a new client.
@@ -138,18 +146,23 @@ struct SDKTests {
             func reconnections() async -> Int {
                 await recorder.events.filter { if case .connection(.reconnecting) = $0 { true } else { false } }.count
             }
+            // Each reply waits for the one before to reach the client (or its stream to end first).
             var replies: [String] = []
             let deadline = ContinuousClock.now + .seconds(120)
             while true {
                 let seen = await reconnections()
                 guard replies.count < 6 || (seen < 2 && ContinuousClock.now < deadline) else { break }
-                replies.append(try server.emulator.replyAsAgent(inThread: thread, content: "reply \(replies.count + 1)").id)
-                try await Task.sleep(for: .milliseconds(300))
+                let sent = replies.count
+                replies.append(try server.emulator.replyAsAgent(inThread: thread, content: "reply \(sent + 1)").id)
+                try await recorder.wait(for: "reply \(sent + 1), or the stream ended") { events in
+                    events.filter { if case .messageCreated(let message) = $0 { message.author == .support } else { false } }.count > sent
+                        || events.filter { if case .connection(.reconnecting) = $0 { true } else { false } }.count > seen
+                }
             }
             #expect(await reconnections() >= 2, "the server ended the stream at least twice")
             let expected = replies.count
-            try await eventually("all \(expected) replies") {
-                await recorder.createdMessages.filter { $0.author == .support }.count >= expected
+            try await recorder.wait(for: "all \(expected) replies") { events in
+                events.filter { if case .messageCreated(let message) = $0 { message.author == .support } else { false } }.count >= expected
             }
             let received = await recorder.createdMessages.filter { $0.author == .support }.map(\.id)
             #expect(received == replies)
@@ -198,16 +211,17 @@ struct SDKTests {
             _ = try await client.send("hello")
             let thread = try await server.thread(of: client)
             for _ in 0..<5 { await client.typing() }
-            try await eventually("typing in Discord") { server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil }
+            try await server.settled()
+            try #require(server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil, "typing in Discord")
             #expect(server.emulator.counters.requestsByRoute["POST /channels/{channel_id}/typing"] == 1)
 
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "read me")
-            try await eventually("the reply mirrored") { try await client.unreadCount() == 1 }
+            try await server.settled()
+            try #require(try await client.unreadCount() == 1, "the reply mirrored")
             let state = try await client.markRead(reply.id)
             #expect(state == ReadState(lastReadMessageId: reply.id, count: 0))
-            try await eventually("the read receipt in Discord") {
-                server.emulator.messages(inThread: thread).first { $0.id == reply.id }?.reactions == ["👀"]
-            }
+            try await server.settled()
+            try #require(server.emulator.messages(inThread: thread).first { $0.id == reply.id }?.reactions == ["👀"], "the read receipt in Discord")
 
             do {
                 _ = try await client.markRead("12345")
@@ -257,7 +271,8 @@ struct SDKTests {
 
             // A push's payload leads to its message.
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
-            try await eventually("the reply mirrored") { try await client.unreadCount() == 1 }
+            try await server.settled()
+            try #require(try await client.unreadCount() == 1, "the reply mirrored")
             let pushed = try await client.message(forPush: ["aps": ["alert": "x"], PushPayload.messageID: reply.id])
             #expect(pushed?.content == "pushed")
         }

@@ -16,6 +16,9 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private let state = Mutex(State())
+    /// Moves with every sleeper that comes or goes (and whatever else a test bumps it for: a
+    /// connection's status), so a test waits for the clock's sleepers without polling.
+    public let changes = Watched(0)
     public init() {}
 
     public var minimumResolution: Duration { .zero }
@@ -25,7 +28,7 @@ public final class ManualClock: Clock, Sendable {
     public var nextDeadline: Instant? { state.withLock { $0.sleepers.map(\.deadline).min() } }
 
     /// Sleeps until the test moves the clock past `deadline`; cancellation ends the sleep at once
-    /// (with `CancellationError`, as `Task.sleep` does), so shutting down never waits on the clock.
+    /// (with `CancellationError`, as the system clocks' sleeps do), so shutting down never waits on the clock.
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state -> Int in
             state.nextID += 1
@@ -33,16 +36,18 @@ public final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let due = state.withLock { state -> Bool in
-                    if deadline <= state.now { return true }
-                    if Task.isCancelled { return false }
+                // Once queued, the continuation is the clock's or the cancellation's to resume, not this.
+                enum Outcome { case due, cancelled, queued }
+                let outcome = state.withLock { state -> Outcome in
+                    if deadline <= state.now { return .due }
+                    if Task.isCancelled { return .cancelled }
                     state.sleepers.append((id, deadline, continuation))
-                    return false
+                    return .queued
                 }
-                if due {
-                    continuation.resume()
-                } else if Task.isCancelled, !state.withLock({ $0.sleepers.contains { $0.id == id } }) {
-                    continuation.resume(throwing: CancellationError())
+                switch outcome {
+                case .due: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .queued: changes.update { $0 += 1 }
                 }
             }
         } onCancel: {
@@ -51,6 +56,7 @@ public final class ManualClock: Clock, Sendable {
                 return state.sleepers.remove(at: index).continuation
             }
             sleeper?.resume(throwing: CancellationError())
+            changes.update { $0 += 1 }
         }
     }
 
@@ -63,6 +69,7 @@ public final class ManualClock: Clock, Sendable {
             return due
         }
         due.forEach { $0.resume() }
+        changes.update { $0 += 1 }
     }
 
     /// Moves the clock to the earliest deadline any task sleeps until, waking the tasks due then;
@@ -82,7 +89,7 @@ public final class ManualClock: Clock, Sendable {
     /// nobody waits on checks nothing. The timeout only bounds a broken test: it is generous, so
     /// a busy machine does not fail a working one.
     public func waitForSleepers(_ count: Int, timeout: Duration = .seconds(120)) async throws {
-        try await eventually("\(count) task(s) sleeping on the manual clock (\(sleeperCount) are)", timeout: timeout) {
+        try await changes.wait(for: "\(count) task(s) sleeping on the manual clock (\(sleeperCount) are)", timeout: timeout) { _ in
             sleeperCount >= count
         }
     }
@@ -97,13 +104,17 @@ public final class ManualClock: Clock, Sendable {
         timeout: Duration = .seconds(120), _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let ended = EndFlag()
+        let changed = changes
         let task = Task {
-            defer { ended.set() }
+            defer {
+                ended.set()
+                changed.update { $0 += 1 }
+            }
             return try await operation()
         }
         do {
             while !ended.isSet {
-                try await eventually("the operation to end or sleep on the manual clock", timeout: timeout) {
+                try await changes.wait(for: "the operation to end or sleep on the manual clock", timeout: timeout) { _ in
                     ended.isSet || sleeperCount > 0
                 }
                 if sleeperCount > 0 { try advanceToNextDeadline() }

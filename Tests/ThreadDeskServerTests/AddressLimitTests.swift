@@ -140,7 +140,7 @@ struct AddressLimitTests {
             #expect(streams.map(\.status) == [200, 200, 429])
             // A stream that ends (its token signed out) gives its place back.
             #expect(try await server.request(.delete, "/v1/session", token: tokens[0]).status == .noContent)
-            try await eventually("the signed-out stream ended") { streams[0].ended }
+            try await streams[0].ends("the signed-out stream ended")
             let user = try await server.session()
             try await eventually("a place came free") {
                 let stream = try await EventStreamClient.open(port: port, token: user.token)

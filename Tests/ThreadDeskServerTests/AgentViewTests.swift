@@ -46,7 +46,8 @@ struct AgentViewTests {
             try server.emulator.replyAsAgent(inThread: thread, content: "\u{200B}🥷 internal, behind a zero-width space")
             try server.emulator.replyAsAgent(inThread: thread, content: "\u{00AD}!HiddenMessage internal, behind a soft hyphen")
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "a visible reply")
-            try await eventually("the visible reply pushed") { !server.apns.deliveries(to: device).isEmpty }
+            try await server.settled()
+            try #require(!server.apns.deliveries(to: device).isEmpty, "the visible reply pushed")
             #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == expected + ["a visible reply"])
             #expect(server.apns.deliveries(to: device).map { ($0.aps["alert"] as? [String: Any])?["body"] as? String } == ["a visible reply"])
             #expect(try await server.mirrored(reply.id)?.visible == true)
@@ -154,12 +155,15 @@ struct AgentViewTests {
             // Pushes APNs refuses, once for good and once because the token is gone.
             server.apns.script(device, [.reject(status: 413, reason: "PayloadTooLarge"), .unregistered(timestamp: 1_700_000_000_000)])
             try server.emulator.replyAsAgent(inThread: earlier.channel.id, content: "first answer")
-            try await eventually("the refused push logged") { lines.text.contains("APNs refused a push") }
+            try await server.settled()
+            try #require(lines.text.contains("APNs refused a push"), "the refused push logged")
             try server.emulator.replyAsAgent(inThread: earlier.channel.id, content: "second answer")
-            try await eventually("the gone token logged") { lines.text.contains("device token is gone") }
+            try await server.settled()
+            try #require(lines.text.contains("device token is gone"), "the gone token logged")
             // The thread deleted in Discord, then the next one locked.
             try server.emulator.deleteThread(earlier.channel.id)
-            try await eventually("the deletion logged") { lines.text.contains("A thread was deleted in Discord") }
+            try await server.settled()
+            try #require(lines.text.contains("A thread was deleted in Discord"), "the deletion logged")
             try await send("where did it go")
             let second = try #require(try await server.thread(of: id))
             #expect(second != earlier.channel.id)

@@ -162,10 +162,9 @@ struct AttachmentTests {
             let reply = try server.emulator.replyAsAgent(
                 inThread: thread, content: "", attachments: [.init(filename: "fix.png", contentType: "image/png", data: image)])
             var attachment: JSON?
-            try await eventually("the agent's image in the user's conversation") {
-                attachment = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?[0]
-                return attachment != nil
-            }
+            try await server.settled()
+            attachment = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?[0]
+            #expect(attachment != nil, "the agent's image in the user's conversation")
             let id = try #require(attachment?["id"]?.stringValue)
             #expect(attachment?["url"]?.stringValue == "/v1/attachments/\(id)")
             #expect(attachment?["width"]?.intValue == 2)
@@ -203,15 +202,13 @@ struct AttachmentTests {
             let note = try server.emulator.replyAsAgent(
                 inThread: aliceThread, content: ":ninja: internal", attachments: [.init(filename: "secret.txt", contentType: "text/plain", data: Data("s".utf8))])
             var visibleID: String?
-            try await eventually("alice's attachment in her conversation") {
-                visibleID = try await server.messages(token: alice.token).first { $0["id"]?.stringValue == shared.id }?["attachments"]?[0]?["id"]?.stringValue
-                return visibleID != nil
-            }
+            try await server.settled()
+            visibleID = try await server.messages(token: alice.token).first { $0["id"]?.stringValue == shared.id }?["attachments"]?[0]?["id"]?.stringValue
+            #expect(visibleID != nil, "alice's attachment in her conversation")
             let aliceAttachment = try #require(visibleID)
             let noteAttachment = try #require(server.emulator.messages(inThread: aliceThread).first { $0.id == note.id }?.attachmentIDs.first)
-            try await eventually("the note in the mirror") {
-                try await server.store.mirroredMessages([Snowflake(note.id)!]).first != nil
-            }
+            try await server.settled()
+            try #require(try await server.store.mirroredMessages([Snowflake(note.id)!]).first != nil, "the note in the mirror")
             let cases = [
                 (bob.token, aliceAttachment, "another user's attachment"),
                 (alice.token, noteAttachment, "a note's attachment"),
@@ -227,9 +224,8 @@ struct AttachmentTests {
 
             // Deleted in Discord: gone for the user too.
             try server.emulator.deleteMessage(shared.id, inChannel: aliceThread)
-            try await eventually("the deletion in the mirror") {
-                try await server.store.mirroredMessages([Snowflake(shared.id)!]).first?.deleted == true
-            }
+            try await server.settled()
+            try #require(try await server.store.mirroredMessages([Snowflake(shared.id)!]).first?.deleted == true, "the deletion in the mirror")
             let deleted = try await server.request(.get, "/v1/attachments/\(aliceAttachment)", token: alice.token)
             #expect(deleted.status == .notFound)
         }
@@ -274,11 +270,10 @@ struct AttachmentTests {
                     .init(filename: "page.html", contentType: "text/plain", data: Data("<script>alert(1)</script>".utf8)),
                 ])
             var ids: [String] = []
-            try await eventually("the agent's files in the conversation") {
-                let attachments = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?.arrayValue
-                ids = attachments?.compactMap { $0["id"]?.stringValue } ?? []
-                return ids.count == 2
-            }
+            try await server.settled()
+            let attachments = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?.arrayValue
+            ids = attachments?.compactMap { $0["id"]?.stringValue } ?? []
+            #expect(ids.count == 2, "the agent's files in the conversation")
             let plain = try await server.request(.get, "/v1/attachments/\(ids[0])", token: user.token)
             #expect(plain.status == .ok && plain.body == text)
             #expect(plain.headers[.contentEncoding] == nil)

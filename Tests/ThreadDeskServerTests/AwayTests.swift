@@ -47,7 +47,8 @@ struct AwayTests {
 
             // The away messages alerted nobody: a real reply after them is the only push.
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "Morning! Looking now.")
-            try await eventually("the reply's push") { !server.apns.deliveries(to: device).isEmpty }
+            try await server.settled()
+            try #require(!server.apns.deliveries(to: device).isEmpty, "the reply's push")
             #expect(server.apns.deliveries(to: device).map(PushTests.messageID) == [reply.id])
             // A note or the agent's reply never gets one: only the user's messages do.
             #expect(server.emulator.messages(inThread: thread).filter { $0.content.contains(Self.awayText) }.count == 2)

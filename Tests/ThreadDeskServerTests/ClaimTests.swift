@@ -26,9 +26,8 @@ struct ClaimTests {
             try server.emulator.deleteThread(thread)
             // The deletion as the gateway daemon hands it over.
             #expect(try await server.forward(try MirrorTests.events([.threadDeleted(threadID: thread)])).status == .ok)
-            try await eventually("the deletion reached the store") {
-                try await server.store.user(UserID(owner.userId)!)?.threadID == nil
-            }
+            try await server.settled()
+            try #require(try await server.store.user(UserID(owner.userId)!)?.threadID == nil, "the deletion reached the store")
 
             let stranger = try await server.request(.post, "/v1/session", headers: Self.appKey, json: #"{"userId":"deleted-thread-user"}"#)
             #expect(stranger.status == .conflict)
@@ -127,7 +126,7 @@ struct ClaimTests {
             try await staying.next("the first unread count") { $0.name == "unread" }
 
             #expect(try await server.request(.delete, "/v1/session", token: user.token).status == .noContent)
-            try await eventually("the signed-out token's stream ended") { signedOut.ended }
+            try await signedOut.ends("the signed-out token's stream ended")
             #expect(signedOut.endedCleanly)
             // The other device's stream stays open and hears what comes next.
             #expect(try await server.send("still here", token: other.token).status == .created)
@@ -149,7 +148,7 @@ struct ClaimTests {
                 latest = try await server.session("{\"userId\":\"\(first.userId)\"}", token: latest).token
             }
             #expect(try await server.request(.get, "/v1/unread", token: first.token).status == .unauthorized)
-            try await eventually("the ended token's stream ended") { stream.ended }
+            try await stream.ends("the ended token's stream ended")
         }
     }
 
@@ -175,7 +174,7 @@ struct ClaimTests {
             server.emulator.injectServerErrors(count: 0)
             #expect(failed.status.code >= 500)
             #expect(try await server.request(.get, "/v1/unread", token: first.token).status == .unauthorized)
-            try await eventually("the ended token's stream ended") { stream.ended }
+            try await stream.ends("the ended token's stream ended")
         }
     }
 }

@@ -22,7 +22,8 @@ struct DeskAccessTests {
             let stranger = try emulator.addMember(named: "stranger")
             let agents = emulator.createRole(named: "Agents", permissions: Self.manageThreads)
             let helper = try emulator.addMember(named: "helper", roles: [agents])
-            try await eventually("the commands registered") { emulator.commands.contains { $0.name == "close" } }
+            try await server.settled()
+            try #require(emulator.commands.contains { $0.name == "close" }, "the commands registered")
             // Discord itself does not offer them to the stranger…
             let unoffered = #expect(throws: DiscordFailure.self) { try emulator.runCommand("close", inChannel: thread, as: stranger) }
             #expect(unoffered?.code == 50013)
@@ -32,7 +33,8 @@ struct DeskAccessTests {
             #expect(refused.ephemeral && refused.callbackType == 4 && refused.content?.contains("Manage Threads") == true)
             try await DeskTests.run(server, "snippets", in: thread, [.subcommand("add", [.string("name", "hello"), .string("text", "Hi!")])])
             let typed = try emulator.autocomplete("snippet", inChannel: thread, options: [.string("name", "he", focused: true)], as: stranger)
-            try await eventually("the stranger's autocomplete answered") { emulator.interaction(typed.id)?.acknowledged == true }
+            try await server.settled()
+            try #require(emulator.interaction(typed.id)?.acknowledged == true, "the stranger's autocomplete answered")
             #expect(emulator.interaction(typed.id)?.choices == [])
 
             // The helper holds Manage Threads through a role: allowed; then the forum's overwrite
@@ -44,7 +46,8 @@ struct DeskAccessTests {
             #expect(denied.content?.contains("Manage Threads") == true)
             // Nothing was closed by either: the owner's command after them is the first to.
             try await DeskTests.run(server, "close", in: thread)
-            try await eventually("closed by the owner") { DeskTests.thread(server, thread)?.archived == true }
+            try await server.settled()
+            try #require(DeskTests.thread(server, thread)?.archived == true, "closed by the owner")
             #expect(emulator.recordedRequests.filter { $0.method == "PATCH" && $0.body?["archived"] == .bool(true) }.count == 1)
         }
     }
@@ -74,7 +77,8 @@ struct DeskAccessTests {
         try await withServer(gateway: true, DeskTests.deskOn) { server in
             let (user, thread, _) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "Try restarting")
-            try await eventually("the reply unread") { try await server.request(.get, "/v1/unread", token: user.token).json["count"] == 1 }
+            try await server.settled()
+            try #require(try await server.request(.get, "/v1/unread", token: user.token).json["count"] == 1, "the reply unread")
             #expect(try await DeskTests.run(server, "user", in: thread).content?.contains("**Unread** 1 ·") == true)
             #expect(try await server.request(.post, "/v1/read", token: user.token, json: #"{"messageId":"\#(reply.id)"}"#).status == .ok)
             #expect(try await DeskTests.run(server, "user", in: thread).content?.contains("**Unread** 0 ·") == true)

@@ -28,52 +28,58 @@ struct DeskTests {
         _ server: Harness, _ name: String, in thread: String, _ options: [DiscordEmulator.CommandOption] = [], as member: String? = nil,
         until done: @escaping @Sendable (DiscordEmulator.InteractionSnapshot) -> Bool = { $0.content?.isEmpty == false }
     ) async throws -> DiscordEmulator.InteractionSnapshot {
-        try await eventually("/\(name) registered") { server.emulator.commands.contains { $0.name == name } }
+        try await server.settled()
+        try #require(server.emulator.commands.contains { $0.name == name }, "/\(name) registered")
         let started = try server.emulator.runCommand(name, inChannel: thread, options: options, as: member)
-        try await eventually("/\(name) answered") { server.emulator.interaction(started.id).map(done) ?? false }
+        try await server.settled()
+        try #require(server.emulator.interaction(started.id).map(done) ?? false, "/\(name) answered")
         return try #require(server.emulator.interaction(started.id))
     }
 
     @Test func statusFollowsAConversationThroughCloseTheUsersNextMessageAndReopen() async throws {
         try await withServer(gateway: true, Self.deskOn) { server in
-            try await eventually("the forum's status tags") { try await StatusTagTests.forumTags(server).count == 5 }
+            try await server.settled()
+            try #require(try await StatusTagTests.forumTags(server).count == 5, "the forum's status tags")
             let tags = try await StatusTagTests.forumTags(server)
             let (needsReply, waiting, resolved) = (try #require(tags["needs reply"]), try #require(tags["waiting on user"]), try #require(tags["resolved"]))
             let (user, thread, device) = try await server.userWithThread()
-            try await eventually("needs reply") { StatusTagTests.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(StatusTagTests.appliedTags(server, thread) == [needsReply], "needs reply")
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Try restarting")
-            try await eventually("waiting on user") { StatusTagTests.appliedTags(server, thread) == [waiting] }
+            try await server.settled()
+            try #require(StatusTagTests.appliedTags(server, thread) == [waiting], "waiting on user")
 
             // /close with a goodbye: sent as support under the agent's name, pushed, then resolved and archived.
             let close = try await Self.run(server, "close", in: thread, [.string("message", "Glad it works now!")])
             #expect(close.ephemeral && close.content?.contains("closed") == true)
-            try await eventually("resolved and archived") {
-                StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true
-            }
+            try await server.settled()
+            try #require(StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true, "resolved and archived")
             let goodbye = try #require(try await server.messages(token: user.token).last)
             #expect(goodbye["content"]?.stringValue == "Glad it works now!")
             #expect(goodbye["author"]?.stringValue == "support" && goodbye["authorName"]?.stringValue == "Support Agent")
             let posted = try #require(server.emulator.messages(inThread: thread).last)
             #expect(posted.webhookID != nil && posted.authorName == "Support Agent")
-            try await eventually("the goodbye's push") { server.apns.deliveries(to: device).map(PushTests.messageID).contains(posted.id) }
+            try await server.settled()
+            try #require(server.apns.deliveries(to: device).map(PushTests.messageID).contains(posted.id), "the goodbye's push")
 
             // The user's next message reopens it, with a note for support.
             #expect(try await server.send("one more thing", token: user.token).status == .created)
-            try await eventually("needs reply, back from the archive, with a note") {
-                StatusTagTests.appliedTags(server, thread) == [needsReply] && Self.thread(server, thread)?.archived == false
-                    && server.emulator.messages(inThread: thread).contains { $0.content == StatusTags.reopenedNote }
-            }
+            try await server.settled()
+            try #require(StatusTagTests.appliedTags(server, thread) == [needsReply] && Self.thread(server, thread)?.archived == false && server.emulator.messages(inThread: thread).contains { $0.content == StatusTags.reopenedNote }, "needs reply, back from the archive, with a note")
             let note = try #require(server.emulator.messages(inThread: thread).first { $0.content == StatusTags.reopenedNote })
-            try await eventually("the note in the mirror") { !(try await server.store.mirroredMessages([Snowflake(note.id)!])).isEmpty }
+            try await server.settled()
+            try #require(!(try await server.store.mirroredMessages([Snowflake(note.id)!])).isEmpty, "the note in the mirror")
             let notes = try await server.messages(token: user.token).filter { $0["content"]?.stringValue == StatusTags.reopenedNote }
             #expect(notes.isEmpty, "the note is support's, not the user's")
 
             // /close again, then /reopen by hand.
             try await Self.run(server, "close", in: thread)
-            try await eventually("closed again") { Self.thread(server, thread)?.archived == true && StatusTagTests.appliedTags(server, thread) == [resolved] }
+            try await server.settled()
+            try #require(Self.thread(server, thread)?.archived == true && StatusTagTests.appliedTags(server, thread) == [resolved], "closed again")
             let reopen = try await Self.run(server, "reopen", in: thread)
             #expect(reopen.ephemeral)
-            try await eventually("reopened") { Self.thread(server, thread)?.archived == false && StatusTagTests.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(Self.thread(server, thread)?.archived == false && StatusTagTests.appliedTags(server, thread) == [needsReply], "reopened")
             // The forum's own tags are still there.
             let after = try await StatusTagTests.forumTags(server)
             #expect(after["open"] == tags["open"] && after["ios"] == tags["ios"])
@@ -85,15 +91,15 @@ struct DeskTests {
     @Test func closingAThreadArchivedByHandTagsItAndKeepsItArchived() async throws {
         try await withServer(gateway: true, Self.deskOn) { server in
             let (_, thread, _) = try await server.userWithThread()
-            try await eventually("the status tags") { try await StatusTagTests.forumTags(server).count == 5 }
+            try await server.settled()
+            try #require(try await StatusTagTests.forumTags(server).count == 5, "the status tags")
             let resolved = try #require(try await StatusTagTests.forumTags(server)["resolved"])
             _ = try await server.discordClient.modifyThread(thread, archived: true)
             let refusal = await #expect(throws: DiscordError.self) { try await server.discordClient.modifyThread(thread, appliedTags: [resolved]) }
             if case .api(let error)? = refusal { #expect(error.code == .threadArchived) } else { Issue.record("not Discord's refusal: \(String(describing: refusal))") }
             try await Self.run(server, "close", in: thread)
-            try await eventually("resolved, still archived") {
-                StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true
-            }
+            try await server.settled()
+            try #require(StatusTagTests.appliedTags(server, thread) == [resolved] && Self.thread(server, thread)?.archived == true, "resolved, still archived")
         }
     }
 
@@ -110,7 +116,8 @@ struct DeskTests {
                 server, "snippets", in: thread, [.subcommand("add", [.string("name", "Version"), .string("text", "You run {app_version} on {os}; {nope} stays.")])])
             #expect(added.content?.contains("Added") == true)
             let typed = try server.emulator.autocomplete("snippet", inChannel: thread, options: [.string("name", "ve", focused: true)])
-            try await eventually("the autocomplete choices") { server.emulator.interaction(typed.id)?.acknowledged == true }
+            try await server.settled()
+            try #require(server.emulator.interaction(typed.id)?.acknowledged == true, "the autocomplete choices")
             #expect(server.emulator.interaction(typed.id)?.choices == ["version"])
 
             let sent = try await Self.run(server, "snippet", in: thread, [.string("name", "version")])
@@ -119,21 +126,24 @@ struct DeskTests {
             let shown = try await server.messages(token: user.token).filter { $0["content"]?.stringValue == text }
             #expect(shown.count == 1 && shown.first?["author"]?.stringValue == "support")
             #expect(shown.first?["authorName"]?.stringValue == "Support Agent")
-            try await eventually("the snippet's push") { server.apns.deliveries(to: device).count == 1 }
+            try await server.settled()
+            try #require(server.apns.deliveries(to: device).count == 1, "the snippet's push")
 
             // The same interaction delivered again (a daemon's retry, a replay) sends nothing more:
             // Discord refuses its second answer, and that is where ThreadDesk stops.
             let callbacks = { server.emulator.recordedRequests.filter { $0.route == "/interactions/{interaction_id}/{interaction_token}/callback" } }
             let answered = callbacks().count
             try await Self.redeliver(server, sent)
-            try await eventually("the second delivery's answer refused") { callbacks().count == answered + 1 && callbacks().last?.status == 400 }
+            try await server.settled()
+            try #require(callbacks().count == answered + 1 && callbacks().last?.status == 400, "the second delivery's answer refused")
             // A command after it, answered: whatever the second delivery did is done by then.
             try await Self.run(server, "user", in: thread)
             #expect(server.emulator.messages(inThread: thread).filter { $0.content == text }.count == 1)
             #expect(server.emulator.counters.webhookExecutions == 1)
             // One push for the snippet: a later reply's push comes, and the snippet's is still alone.
             let later = try server.emulator.replyAsAgent(inThread: thread, content: "anything else?")
-            try await eventually("the later reply's push") { server.apns.deliveries(to: device).count == 2 }
+            try await server.settled()
+            try #require(server.apns.deliveries(to: device).count == 2, "the later reply's push")
             #expect(server.apns.deliveries(to: device).map(PushTests.messageID).last == later.id)
         }
     }
@@ -160,7 +170,8 @@ struct DeskTests {
             #expect(shown["content"]?.stringValue == "fixed in 1.4.2" && shown["author"]?.stringValue == "support")
             // A loud reply after it: once that is pushed, the silent one was decided.
             let loud = try server.emulator.replyAsAgent(inThread: thread, content: "and 1.4.3 is out")
-            try await eventually("the loud reply's push") { !server.apns.deliveries(to: device).isEmpty }
+            try await server.settled()
+            try #require(!server.apns.deliveries(to: device).isEmpty, "the loud reply's push")
             #expect(server.apns.deliveries(to: device).map(PushTests.messageID) == [loud.id])
         }
     }
@@ -199,17 +210,17 @@ struct DeskTests {
             #expect(archiving.isEmpty && Self.thread(server, thread)?.archived == false)
             let allowed = try await Self.run(server, "close", in: thread)
             #expect(allowed.content?.contains("Closing") == true)
-            try await eventually("archived by the member with the role") { Self.thread(server, thread)?.archived == true }
+            try await server.settled()
+            try #require(Self.thread(server, thread)?.archived == true, "archived by the member with the role")
         }
     }
 
     @Test func commandsAreRegisteredOnceAcrossRestartsWhileUnchanged() async throws {
         try await withServer(gateway: true, Self.deskOn) { server in
             // Registered, and noted as registered (the note is written after Discord's answer).
-            try await eventually("the commands") {
-                let noted = try await server.store.globalValue(DeskCommandDefinitions.registeredKey) != nil
-                return noted && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "0").count
-            }
+            try await server.settled()
+            let noted = try await server.store.globalValue(DeskCommandDefinitions.registeredKey) != nil
+            try #require(noted && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "0").count, "the commands")
             #expect(server.emulator.counters.commandOverwrites == 1)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == DeskSettings.manageThreads })
             // Another start on the same store (a restart, a replica) registers nothing.

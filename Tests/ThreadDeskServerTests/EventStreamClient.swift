@@ -30,6 +30,8 @@ final class EventStreamClient: Sendable {
 
     private let state = Mutex(State())
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// Moves with every chunk read and at the end, so a test awaits the stream's state.
+    private let changes = Watched(0)
 
     var events: [Event] { state.withLock { $0.events } }
     var comments: Int { state.withLock { $0.comments } }
@@ -71,12 +73,14 @@ final class EventStreamClient: Sendable {
                     $0.failed = failed
                     $0.ended = true
                 }
+                client.changes.update { $0 += 1 }
             }
         }
         return client
     }
 
     private func consume(_ text: String) {
+        defer { changes.update { $0 += 1 } }
         state.withLock { state in
             state.buffer += text
             while let range = state.buffer.range(of: "\n\n") {
@@ -109,12 +113,18 @@ final class EventStreamClient: Sendable {
     /// Waits until an event satisfies `match`, and returns it.
     @discardableResult
     func next(_ what: String, timeout: Duration = .seconds(10), after count: Int = 0, _ match: @escaping (Event) -> Bool) async throws -> Event {
-        var found: Event?
-        try await eventually(what, timeout: timeout) {
-            found = events.dropFirst(count).first(where: match)
-            return found != nil
-        }
-        return found!
+        try await changes.wait(for: what, timeout: timeout) { _ in events.dropFirst(count).contains(where: match) }
+        return events.dropFirst(count).first(where: match)!
+    }
+
+    /// Waits until the response has ended (`what` names why it should).
+    func ends(_ what: String, timeout: Duration = .seconds(120)) async throws {
+        try await changes.wait(for: what, timeout: timeout) { _ in ended }
+    }
+
+    /// Waits until each of `streams` has ended.
+    static func allEnd(_ streams: [EventStreamClient], _ what: String, timeout: Duration = .seconds(120)) async throws {
+        for stream in streams { try await stream.ends(what, timeout: timeout) }
     }
 
     func close() {

@@ -40,24 +40,24 @@ struct FAQAuthorTests {
             let phishing = try server.emulator.postFAQ(
                 title: "Reset your password", answer: "Reset it at https://evil.example", as: people.stranger)
             let router = try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the button for ten seconds.", as: people.helper)
-            try await eventually("the helper's post") { try await Self.titles(server, "router", token: user.token) == ["Reset the router"] }
+            try await server.settled()
+            try #require(try await Self.titles(server, "router", token: user.token) == ["Reset the router"], "the helper's post")
             #expect(try await Self.titles(server, "reset", token: user.token) == ["Reset the router"])
             #expect(try await Self.titles(server, "password evil", token: user.token).isEmpty)
 
             // The stranger's edit changes nothing; the helper's edit after it is taken.
             try server.emulator.editMessage(phishing, inChannel: phishing, content: "Reset it at https://evil.example\nkeywords: modem", as: people.stranger)
             try server.emulator.editMessage(router, inChannel: router, content: "Unplug it for a minute.\nkeywords: modem", as: people.helper)
-            try await eventually("the helper's edit") {
-                try await server.request(.get, "/v1/suggestions?q=modem", token: user.token).json["suggestions"]?[0]?["answer"]
-                    == "Unplug it for a minute."
-            }
+            try await server.settled()
+            try #require(try await server.request(.get, "/v1/suggestions?q=modem", token: user.token).json["suggestions"]?[0]?["answer"] == "Unplug it for a minute.", "the helper's edit")
             #expect(try await Self.titles(server, "modem", token: user.token) == ["Reset the router"])
 
             // The forum's overwrite takes Manage Threads from the helper's role there (a
             // CHANNEL_UPDATE): their next edit makes the post no answer.
             try server.emulator.setOverwrite(on: server.emulator.faqChannelID, for: people.agents, deny: Self.manageThreads)
             try server.emulator.editMessage(router, inChannel: router, content: "Unplug it for a minute or two.", as: people.helper)
-            try await eventually("the helper's post no answer") { try await Self.titles(server, "router", token: user.token).isEmpty }
+            try await server.settled()
+            try #require(try await Self.titles(server, "router", token: user.token).isEmpty, "the helper's post no answer")
         }
     }
 
@@ -74,11 +74,10 @@ struct FAQAuthorTests {
         try await withServer(gateway: true, prepare: prepare) { server in
             let user = try await server.session()
             try await SuggestionTests.settled(server, posts: 3)
-            try await eventually("the answers loaded") {
-                let subscription = try await Self.titles(server, "subscription", token: user.token)
-                let router = try await Self.titles(server, "router", token: user.token)
-                return subscription == ["Cancel my subscription"] && router == ["Reset the router"]
-            }
+            try await server.settled()
+            let subscription = try await Self.titles(server, "subscription", token: user.token)
+            let router = try await Self.titles(server, "router", token: user.token)
+            try #require(subscription == ["Cancel my subscription"] && router == ["Reset the router"], "the answers loaded")
             // Read in the same pass as the two answers.
             #expect(try await Self.titles(server, "reset password", token: user.token) == ["Reset the router"])
         }
@@ -98,7 +97,8 @@ struct FAQAuthorTests {
                 named: "desk", roles: [try #require(server.configuration.desk.roleID), people.agents])
             try server.emulator.postFAQ(title: "Reset your password", answer: "In Settings.", as: people.helper)
             try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the button.", as: member)
-            try await eventually("the member's post") { try await Self.titles(server, "router", token: user.token) == ["Reset the router"] }
+            try await server.settled()
+            try #require(try await Self.titles(server, "router", token: user.token) == ["Reset the router"], "the member's post")
             #expect(try await Self.titles(server, "password", token: user.token).isEmpty)
         }
     }

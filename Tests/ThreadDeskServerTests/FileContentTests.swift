@@ -102,10 +102,9 @@ struct FileContentServerTests {
                 inThread: thread, content: "",
                 attachments: files.map { .init(filename: $0.0, contentType: $0.1, data: $0.0 == "shot.png" ? Data(FileSamples.bytes(of: "image/png")) : Data("<script>alert(1)</script>".utf8)) })
             var attachments: [JSON] = []
-            try await eventually("the agent's files in the user's conversation") {
-                attachments = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?.arrayValue ?? []
-                return attachments.count == files.count
-            }
+            try await server.settled()
+            attachments = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?.arrayValue ?? []
+            #expect(attachments.count == files.count, "the agent's files in the user's conversation")
             for attachment in attachments {
                 let id = try #require(attachment["id"]?.stringValue)
                 let name = attachment["filename"]?.stringValue ?? ""

@@ -34,7 +34,8 @@ struct GatewayChaosTests {
                 for try await (done, thread) in group { made[done] = thread }
                 return made
             }
-            try await eventually("the gateway to identify") { server.emulator.counters.identifies >= 1 }
+            try await server.settled()
+            try #require(server.emulator.counters.identifies >= 1, "the gateway to identify")
 
             let faults: [@Sendable (DiscordEmulator) -> Void] = [
                 { $0.dropGatewayConnections() },
@@ -52,11 +53,12 @@ struct GatewayChaosTests {
             for index in 0..<1000 {
                 if index % 100 == 50 { faults[index / 100](server.emulator) }
                 replies.append(try server.emulator.replyAsAgent(inThread: users[index % 100]!, content: "reply \(index)").id)
-                if index % 10 == 9 { try await Task.sleep(for: .milliseconds(40)) }
+                // Paced: every ten replies, the server's gateway takes in what was sent before more come.
+                if index % 10 == 9 { try await server.takenIn() }
             }
             server.emulator.setHeartbeatAcks(true)
 
-            try await eventually("1,000 pushes", timeout: .seconds(90)) { server.apns.deliveries.count >= 1000 }
+            try await server.apns.waitUntil("1,000 pushes") { $0.deliveries.count >= 1000 }
             // One more catch-up over everything: still nothing twice.
             let gap = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
             #expect(try await server.forward(gap).status == .ok)
@@ -85,7 +87,8 @@ struct FatalGatewayTests {
     @Test func theAPIKeepsServingAndReadySaysWhy() async throws {
         try await withServer(gateway: true) { server in
             let (user, _, _) = try await server.userWithThread()
-            try await eventually("the gateway up") { server.emulator.counters.identifies >= 1 }
+            try await server.settled()
+            try #require(server.emulator.counters.identifies >= 1, "the gateway up")
             #expect(try await server.request(.get, "/ready").status == .ok)
             // Discord closes with 4014: nothing a reconnect can fix.
             server.emulator.closeGatewayConnections(code: 4014, reason: "Disallowed intent(s).")
@@ -109,7 +112,8 @@ struct FatalGatewayTests {
 struct SharedDiscordClientTests {
     @Test func theGatewaysRESTCallsGoThroughTheServersClient() async throws {
         try await withServer(gateway: true) { server in
-            try await eventually("the gateway up") { server.emulator.counters.identifies >= 1 }
+            try await server.settled()
+            try #require(server.emulator.counters.identifies >= 1, "the gateway up")
             // The server's client records every call it makes; the gateway's GET /gateway/bot is among them.
             let series = #"threaddesk_discord_requests_total{route="GET /gateway/bot",status="200"}"#
             #expect(try await server.metric(series) >= 1)
@@ -132,16 +136,14 @@ struct GatewayEventContractTests {
             #expect(answer.status == .ok)
             #expect(answer.json["handled"]?.intValue == 2 && answer.json["skipped"]?.intValue == 1)
             #expect(try await server.metric("threaddesk_gateway_events_skipped_total") == 1)
-            try await eventually("the reply in the user's conversation") {
-                try await server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }
-            }
+            try await server.settled()
+            try #require(try await server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }, "the reply in the user's conversation")
             // A daemon from before version 1 (Swift's synthesized enum shape) is still understood.
             let old = #"{"events":[{"messageDeleted":{"channelID":"\#(thread)","messageID":"\#(reply.id)"}},{"gap":{}}]}"#
             let oldAnswer = try await server.forward(old)
             #expect(oldAnswer.status == .ok && oldAnswer.json["handled"]?.intValue == 2 && oldAnswer.json["skipped"]?.intValue == 0)
-            try await eventually("the deletion from the old daemon") {
-                try await !server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }
-            }
+            try await server.settled()
+            try #require(try await !server.messages(token: user.token).contains { $0["id"]?.stringValue == reply.id }, "the deletion from the old daemon")
         }
     }
 

@@ -129,7 +129,7 @@ struct GatewayDaemonTests {
 
                 try await Self.withServerProcess(configuration, store: store) { _ in
                     clock.advance(by: backoffCap)
-                    try await eventually("five pushes") { apns.deliveries.count >= 5 }
+                    try await apns.waitUntil("five pushes") { $0.deliveries.count >= 5 }
                     try await eventually("the daemon's queue drained") { forwarder.queued == 0 }
                     let pushed = apns.deliveries.compactMap(PushTests.messageID)
                     #expect(pushed == replies)

@@ -73,9 +73,8 @@ struct LiveTests {
 
             var missed: [String] = []
             for index in 1...3 { missed.append(try server.emulator.replyAsAgent(inThread: thread, content: "missed \(index)").id) }
-            try await eventually("the missed replies mirrored") {
-                try await server.store.mirroredMessages(missed.compactMap { Snowflake($0) }).count == 3
-            }
+            try await server.settled()
+            try #require(try await server.store.mirroredMessages(missed.compactMap { Snowflake($0) }).count == 3, "the missed replies mirrored")
 
             let resumed = try await Self.stream(server, token, lastEventID: resumeFrom)
             defer { resumed.close() }
@@ -118,7 +117,8 @@ struct LiveTests {
                 #expect(reply.status == .noContent)
             }
             // The indicator follows the answer (the request does not wait for Discord).
-            try await eventually("the user typing shown in Discord") { try await server.metric("threaddesk_typing_sent_total") == 1 }
+            try await server.settled()
+            try #require(try await server.metric("threaddesk_typing_sent_total") == 1, "the user typing shown in Discord")
             #expect(server.emulator.counters.requestsByRoute["POST /channels/{channel_id}/typing"] == 1)
             #expect(server.emulator.threads().first { $0.id == thread }?.botTypingAt != nil)
             // The user's message ends their typing indicator, as Discord's clients show it.
@@ -139,7 +139,8 @@ struct LiveTests {
             let token = user.token
             let one = try server.emulator.replyAsAgent(inThread: thread, content: "one")
             let two = try server.emulator.replyAsAgent(inThread: thread, content: "two")
-            try await eventually("two pushes") { server.apns.deliveries(to: device).count >= 2 }
+            try await server.settled()
+            try #require(server.apns.deliveries(to: device).count >= 2, "two pushes")
             #expect(try await server.request(.get, "/v1/unread", token: token).json["count"]?.intValue == 2)
             let otherDevice = try await Self.stream(server, token)
             defer { otherDevice.close() }
@@ -150,23 +151,22 @@ struct LiveTests {
             #expect(read.json["lastReadMessageId"]?.stringValue == one.id)
             try await otherDevice.next("the read mark") { $0.name == "read" && $0.json["messageId"] as? String == one.id }
             try await otherDevice.next("the unread count") { $0.name == "unread" && $0.json["count"] as? Int == 1 }
-            try await eventually("the receipt on the first reply") {
-                server.emulator.messages(inThread: thread).first { $0.id == one.id }?.reactions == ["👀"]
-            }
+            try await server.settled()
+            try #require(server.emulator.messages(inThread: thread).first { $0.id == one.id }?.reactions == ["👀"], "the receipt on the first reply")
 
             // Never backwards.
             let back = try await server.request(.post, "/v1/read", token: token, json: #"{"messageId":"\#(thread)"}"#)
             #expect(back.json["lastReadMessageId"]?.stringValue == one.id)
 
             _ = try await server.request(.post, "/v1/read", token: token, json: #"{"messageId":"\#(two.id)"}"#)
-            try await eventually("the receipt moved to the second reply") {
-                let messages = server.emulator.messages(inThread: thread)
-                return messages.first { $0.id == two.id }?.reactions == ["👀"] && messages.first { $0.id == one.id }?.reactions == []
-            }
+            try await server.settled()
+            let messages = server.emulator.messages(inThread: thread)
+            try #require(messages.first { $0.id == two.id }?.reactions == ["👀"] && messages.first { $0.id == one.id }?.reactions == [], "the receipt moved to the second reply")
             #expect(try await server.request(.get, "/v1/unread", token: token).json["count"]?.intValue == 0)
 
             try server.emulator.replyAsAgent(inThread: thread, content: "three")
-            try await eventually("the third push") { server.apns.deliveries(to: device).count >= 3 }
+            try await server.settled()
+            try #require(server.apns.deliveries(to: device).count >= 3, "the third push")
             #expect(server.apns.deliveries(to: device).last?.aps["badge"] as? Int == 1)
 
             // Only messages of the user's own conversation can be marked.
@@ -203,9 +203,8 @@ struct LiveTests {
             }
             try await eventually("its subscription released") { try await server.metric("threaddesk_live_streams") == 0 }
             // The server is not stuck: a reading client still gets the conversation.
-            try await eventually("every reply mirrored") {
-                try await server.request(.get, "/v1/unread", token: user.token).json["count"]?.intValue == 70
-            }
+            try await server.settled()
+            try #require(try await server.request(.get, "/v1/unread", token: user.token).json["count"]?.intValue == 70, "every reply mirrored")
             let reader = try await Self.stream(server, user.token)
             defer { reader.close() }
             #expect(reader.events(named: "unread").first?.json["count"] as? Int == 70)
@@ -218,7 +217,7 @@ struct LiveTests {
             var streams: [EventStreamClient] = []
             for _ in 0..<9 { streams.append(try await Self.stream(server, user.token)) }
             defer { streams.forEach { $0.close() } }
-            try await eventually("the oldest stream closed") { streams[0].ended }
+            try await streams[0].ends("the oldest stream closed")
             #expect(!streams[8].ended)
             try await eventually("eight left") { try await server.metric("threaddesk_live_streams") == 8 }
             let unauthorized = try await server.request(.get, "/v1/events", token: "not-a-token")
@@ -262,7 +261,7 @@ struct LiveTests {
             try await running.value
             // Well inside the grace: the streams did not hold the drain up.
             #expect(started.duration(to: .now) < configuration.shutdownGrace / 2)
-            try await eventually("the streams ended") { streams.allSatisfy(\.ended) }
+            try await EventStreamClient.allEnd(streams, "the streams ended")
             let clean = streams.allSatisfy { $0.endedCleanly }
             #expect(clean)
         }

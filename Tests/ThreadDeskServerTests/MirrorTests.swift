@@ -30,11 +30,10 @@ struct MirrorTests {
     /// of them, and the last gap reconciled. (A count alone can be met by a run that started
     /// before the latest gap, with that gap's own run, and its Discord reads, still to come.)
     static func reconciled(_ server: Harness, runs: Double = 1) async throws {
-        try await eventually("\(Int(runs)) reconciliation(s), the last gap included") {
-            let epoch = try await server.store.globalValue("feed.epoch").flatMap { Int($0) } ?? 0
-            let reconciled = try await server.store.globalValue("feed.reconciled-epoch").flatMap { Int($0) } ?? 0
-            return try await server.metric("threaddesk_catch_ups_total") >= runs && reconciled >= epoch
-        }
+        try await server.settled()
+        let epoch = try await server.store.globalValue("feed.epoch").flatMap { Int($0) } ?? 0
+        let reconciled = try await server.store.globalValue("feed.reconciled-epoch").flatMap { Int($0) } ?? 0
+        try #require(try await server.metric("threaddesk_catch_ups_total") >= runs && reconciled >= epoch, "\(Int(runs)) reconciliation(s), the last gap included")
     }
 
     @Test func pollsWithALiveFeedNeverReadDiscordAndShowEditsAndDeletes() async throws {
@@ -42,7 +41,8 @@ struct MirrorTests {
             let (user, thread, _) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "typo")
             let wrong = try server.emulator.replyAsAgent(inThread: thread, content: "wrong thread, sorry")
-            try await eventually("both replies mirrored") { try await server.mirrored(wrong.id) != nil }
+            try await server.settled()
+            try #require(try await server.mirrored(wrong.id) != nil, "both replies mirrored")
             try await Self.reconciled(server)
             _ = try await server.messages(token: user.token)
             let reads = Self.messageReads(server)
@@ -53,8 +53,10 @@ struct MirrorTests {
 
             try server.emulator.editMessage(reply.id, inChannel: thread, content: "fixed")
             try server.emulator.deleteMessage(wrong.id, inChannel: thread)
-            try await eventually("the deletion mirrored") { try await server.mirrored(wrong.id)?.deleted == true }
-            try await eventually("the edit mirrored") { try await server.mirrored(reply.id)?.content == "fixed" }
+            try await server.settled()
+            try #require(try await server.mirrored(wrong.id)?.deleted == true, "the deletion mirrored")
+            try await server.settled()
+            try #require(try await server.mirrored(reply.id)?.content == "fixed", "the edit mirrored")
             let seen = try await server.messages(token: user.token)
             #expect(seen.map { $0["content"]?.stringValue } == ["hello", "fixed"])
             #expect(seen[1]["editedAt"]?.stringValue != nil)
@@ -70,7 +72,8 @@ struct MirrorTests {
             let thread = try #require(try await server.thread(of: "k7q-2mz-9xa"))
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "hello from support")
             try server.emulator.postNote(inThread: thread, content: ":ninja: internal")
-            try await eventually("the reply mirrored") { try await server.mirrored(reply.id) != nil }
+            try await server.settled()
+            try #require(try await server.mirrored(reply.id) != nil, "the reply mirrored")
             try await Self.reconciled(server)
             _ = try await server.request(.get, "/messages/k7q-2mz-9xa", headers: key)
             let reads = Self.messageReads(server)
@@ -179,8 +182,10 @@ struct MirrorTests {
             // Facts are ingested in order per user: once a marker after them is in, so are they.
             let first = try server.emulator.replyAsAgent(inThread: thread, content: "first marker")
             #expect(try await server.forward(try Self.events([.messageCreated(try await discord.message(first.id, in: thread))])).status == .ok)
-            try await eventually("the first marker pushed") { try await server.pushState(of: first.id) == .sent }
-            try await eventually("no push left pending") { try await server.store.nextPushDue() == nil }
+            try await server.settled()
+            try #require(try await server.pushState(of: first.id) == .sent, "the first marker pushed")
+            try await server.settled()
+            try #require(try await server.store.nextPushDue() == nil, "no push left pending")
             #expect(try await server.mirrored(one.id)?.content == "one, edited")
             let ids = [one.id, two.id, note.id, own.id].compactMap { Snowflake($0) }
             #expect(ids.count == 4)
@@ -194,7 +199,8 @@ struct MirrorTests {
             // The replay went through the same per-user queue: a marker behind it shows it is done.
             let marker = try server.emulator.replyAsAgent(inThread: thread, content: "marker")
             #expect(try await server.forward(try Self.events([.messageCreated(try await discord.message(marker.id, in: thread))])).status == .ok)
-            try await eventually("the marker pushed") { try await server.pushState(of: marker.id) == .sent }
+            try await server.settled()
+            try #require(try await server.pushState(of: marker.id) == .sent, "the marker pushed")
             #expect(Set(try await server.store.mirroredMessages(ids)) == before)
             #expect(server.apns.deliveries(to: device).count == pushed + 1)
             #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["hello", "one, edited", "first marker", "marker"])
@@ -209,7 +215,8 @@ struct MirrorTests {
             let doomed = try server.emulator.replyAsAgent(inThread: thread, content: "deleted during the gap")
             let live = [try await discord.message(kept.id, in: thread), try await discord.message(doomed.id, in: thread)]
             #expect(try await server.forward(try Self.events([.alive] + live.map(ForumEvent.messageCreated))).status == .ok)
-            try await eventually("both pushed") { try await server.pushState(of: doomed.id) == .sent }
+            try await server.settled()
+            try #require(try await server.pushState(of: doomed.id) == .sent, "both pushed")
             try await Self.reconciled(server)
             let runs = try await server.metric("threaddesk_catch_ups_total")
 
@@ -219,7 +226,8 @@ struct MirrorTests {
             let missed = try server.emulator.replyAsAgent(inThread: thread, content: "sent during the gap")
             #expect(try await server.forward(try Self.events([.gap])).status == .ok)
             try await Self.reconciled(server, runs: runs + 1)
-            try await eventually("the missed reply pushed") { try await server.pushState(of: missed.id) == .sent }
+            try await server.settled()
+            try #require(try await server.pushState(of: missed.id) == .sent, "the missed reply pushed")
 
             let reads = Self.messageReads(server)
             let shown = try await server.messages(token: user.token)
@@ -296,9 +304,9 @@ struct MirrorTests {
                     }
                 }
                 defer { sends.cancel() }
-                try await eventually("the busy user's sends under way") { posted() - start >= 10 }
+                try await server.emulator.waitUntil("the busy user's sends under way") { _ in posted() - start >= 10 }
                 let reply = try server.emulator.replyAsAgent(inThread: quietThread, content: "for the quiet user")
-                try await eventually("the quiet user's push") { !server.apns.deliveries(to: quietDevice).isEmpty }
+                try await server.apns.waitUntil("the quiet user's push") { !$0.deliveries(to: quietDevice).isEmpty }
                 let doneWhenPushed = posted() - start
                 #expect(doneWhenPushed < 100, "the push waited for the whole queue")
                 #expect(server.apns.deliveries(to: quietDevice).map(PushTests.messageID) == [reply.id])

@@ -17,26 +17,29 @@ struct PostgresOutageTests {
                 #expect(try await server.send("before", token: user.token, key: "before").status == .created)
 
                 // Messages sent one after another, each retried with its key until accepted, while
-                // the database restarts underneath.
-                let restart = Task {
-                    try await Task.sleep(for: .milliseconds(300))
-                    try await restartPostgres()
-                    return ContinuousClock.now
-                }
+                // the database restarts underneath: the restart begins once five are in, and the
+                // last message waits until it is over.
+                var restart: Task<ContinuousClock.Instant, any Error>?
                 let started = ContinuousClock.now
                 for index in 0..<40 {
+                    if index == 5 {
+                        restart = Task {
+                            try await restartPostgres()
+                            return ContinuousClock.now
+                        }
+                    }
+                    if index == 39, let restart { _ = try await restart.value }
+                    // PostgreSQL is another process: its restart is polled for, as an app retries.
                     try await eventually("message \(index) accepted") {
                         let reply = try await server.send("m\(index)", token: user.token, key: "k\(index)")
                         if reply.status == .created { return true }
                         #expect(reply.status == .serviceUnavailable, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
                         #expect(reply.headers[.retryAfter] != nil)
-                        try await Task.sleep(for: .milliseconds(100))
                         return false
                     }
-                    try await Task.sleep(for: .milliseconds(20))
                 }
                 let finished = ContinuousClock.now
-                let restarted = try await restart.value
+                let restarted = try #require(try await restart?.value)
                 // The restart really happened in the middle of the run. (Short outages are mostly
                 // absorbed by the pool reconnecting; anything refused was a 503 with Retry-After.)
                 #expect(restarted < finished)

@@ -59,7 +59,8 @@ struct ErasureTests {
     func deletingMyDataLeavesNoRowOfMineAnywhere(_ erasure: ErasureCase) async throws {
         try await erasure.withServer { server, scan in
             let port = try #require(server.client.port)
-            try await eventually("the gateway up") { server.emulator.counters.identifies >= 1 }
+            try await server.settled()
+            try #require(server.emulator.counters.identifies >= 1, "the gateway up")
             let (user, thread, device) = try await server.userWithThread(first: "please forget me")
             let installation = #"{"appVersion":"9.9.9","deviceModel":"Phone-of-erase-me"}"#
             #expect(try await server.request(.put, "/v1/installation", token: user.token, json: installation).status == .ok)
@@ -67,11 +68,11 @@ struct ErasureTests {
             #expect(try await server.send("second message", token: user.token, key: key).status == .created)
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "We're on it")
             try server.emulator.postNote(inThread: thread, content: "internal: repro on 17.2")
-            try await eventually("the reply in the mirror") { try await server.mirrored(reply.id) != nil }
+            try await server.settled()
+            try #require(try await server.mirrored(reply.id) != nil, "the reply in the mirror")
             #expect(try await server.request(.post, "/v1/read", token: user.token, json: #"{"messageId":"\#(reply.id)"}"#).status == .ok)
-            try await eventually("the thread's status noted") {
-                try await server.store.globalValue("thread-status/\(thread)") != nil
-            }
+            try await server.settled()
+            try #require(try await server.store.globalValue("thread-status/\(thread)") != nil, "the thread's status noted")
             let bob = try await server.userWithThread(device: String(repeating: "cd", count: 32), first: "bob stays")
             let stream = try await EventStreamClient.open(port: port, token: user.token)
             defer { stream.close() }
@@ -85,7 +86,7 @@ struct ErasureTests {
 
             let erased = try await server.request(.delete, "/v1/me", token: user.token)
             #expect(erased.status == .noContent, "\(String(decoding: erased.body, as: UTF8.self))")
-            try await eventually("the user's stream ended") { stream.ended }
+            try await stream.ends("the user's stream ended")
 
             switch erasure.deletion {
             case .lock:
@@ -101,7 +102,8 @@ struct ErasureTests {
             // What Discord tells the gateway about the thread now (the note, the lock, the deletion)
             // is handled before Bob's next reply is: none of it may bring a row of the user back.
             let marker = try server.emulator.replyAsAgent(inThread: bob.thread, content: "still here, Bob")
-            try await eventually("Bob's reply in the mirror") { try await server.mirrored(marker.id) != nil }
+            try await server.settled()
+            try #require(try await server.mirrored(marker.id) != nil, "Bob's reply in the mirror")
             let after = try await scan(needles)
             #expect(after.mentions.isEmpty, "rows of the erased user: \(after)")
             #expect(after.tables.isSuperset(of: ["users", "idempotency", "global_values", "mirror_threads", "mirror_messages"]))
@@ -191,7 +193,7 @@ struct ErasureTests {
                     try await UserAdministration(store: store, configuration: server.configuration, logger: testLogger()).delete(id)
                 }
                 #expect(erased)
-                try await eventually("the user's stream ended") { stream.ended }
+                try await stream.ends("the user's stream ended")
                 #expect(try await server.request(.get, "/v1/messages", token: user.token).status == .unauthorized)
                 #expect(server.emulator.messages(inThread: thread).last?.content.contains("threaddesk admin") == true)
             }

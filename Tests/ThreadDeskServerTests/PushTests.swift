@@ -26,7 +26,8 @@ struct PushTests {
         try await withServer(gateway: true) { server in
             let (user, thread, device) = try await server.userWithThread()
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "We shipped a fix in 1.4.1")
-            try await eventually("a push") { server.apns.deliveries.count >= 1 }
+            try await server.settled()
+            try #require(server.apns.deliveries.count >= 1, "a push")
             let delivery = try #require(server.apns.deliveries(to: device).first)
             #expect(Self.alert(delivery)["title"] as? String == "New reply")
             #expect(Self.alert(delivery)["body"] as? String == "We shipped a fix in 1.4.1")
@@ -44,7 +45,8 @@ struct PushTests {
             #expect(try await server.metric("threaddesk_catch_ups_total") >= 1)
             // A later reply is the marker that nothing else was pushed before it.
             let marker = try server.emulator.replyAsAgent(inThread: thread, content: "marker")
-            try await eventually("the marker's push") { server.apns.deliveries.count >= 2 }
+            try await server.settled()
+            try #require(server.apns.deliveries.count >= 2, "the marker's push")
             #expect(server.apns.deliveries.map(Self.messageID) == [reply.id, marker.id])
         }
     }
@@ -63,7 +65,8 @@ struct PushTests {
             try server.emulator.replyAsAgent(inThread: stranger.channel.id, content: "answer in a thread no user owns")
             // A marker reply that does push, so the test knows everything before it was handled.
             let marker = try server.emulator.replyAsAgent(inThread: thread, content: "visible")
-            try await eventually("the marker reply's push") { !server.apns.deliveries.isEmpty }
+            try await server.settled()
+            try #require(!server.apns.deliveries.isEmpty, "the marker reply's push")
             #expect(server.apns.deliveries.map(Self.messageID) == [marker.id])
         }
     }
@@ -74,7 +77,8 @@ struct PushTests {
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "replying", replyingTo: thread)
             let file = try server.emulator.replyAsAgent(
                 inThread: thread, content: "", attachments: [.init(filename: "steps.pdf", contentType: "application/pdf", data: Data([1, 2]))])
-            try await eventually("two pushes") { server.apns.deliveries.count >= 2 }
+            try await server.settled()
+            try #require(server.apns.deliveries.count >= 2, "two pushes")
             let deliveries = server.apns.deliveries(to: device)
             // In the order the gateway gave them, unless one came through a gap's reconciliation.
             #expect(Set(deliveries.map(Self.messageID)) == [reply.id, file.id])
@@ -90,14 +94,16 @@ struct PushTests {
             let (user, thread, device) = try await server.userWithThread()
             try server.emulator.replyAsAgent(inThread: thread, content: "one")
             let two = try server.emulator.replyAsAgent(inThread: thread, content: "two")
-            try await eventually("two pushes") { server.apns.deliveries.count >= 2 }
+            try await server.settled()
+            try #require(server.apns.deliveries.count >= 2, "two pushes")
             // Reading the conversation marks nothing; the app says what the user has read.
             _ = try await server.messages(token: user.token)
             #expect(try await server.request(.get, "/v1/unread", token: user.token).json["count"]?.intValue == 2)
             let read = try await server.request(.post, "/v1/read", token: user.token, json: #"{"messageId":"\#(two.id)"}"#)
             #expect(read.json["count"]?.intValue == 0)
             try server.emulator.replyAsAgent(inThread: thread, content: "three")
-            try await eventually("the third push") { server.apns.deliveries.count >= 3 }
+            try await server.settled()
+            try #require(server.apns.deliveries.count >= 3, "the third push")
             let badges = server.apns.deliveries(to: device).map { $0.aps["badge"] as? Int }
             #expect(badges[1] == 2)
             #expect(badges[2] == 1)
@@ -109,13 +115,16 @@ struct PushTests {
             let (user, thread, device) = try await server.userWithThread()
             server.apns.script(device, [.unregistered(timestamp: 1_800_000_000_000)])
             let first = try server.emulator.replyAsAgent(inThread: thread, content: "you will not see this")
-            try await eventually("a request to APNs") { server.apns.counters.requests >= 1 }
-            try await eventually("the push token removed") { (try? await server.store.user(UserID(user.userId)!))?.pushToken == nil }
+            try await server.settled()
+            try #require(server.apns.counters.requests >= 1, "a request to APNs")
+            try await server.settled()
+            try #require((try? await server.store.user(UserID(user.userId)!))?.pushToken == nil, "the push token removed")
             #expect(try await server.store.user(UserID(user.userId)!)?.pushToken == nil)
             let requests = server.apns.counters.requests
             let second = try server.emulator.replyAsAgent(inThread: thread, content: "nor this")
             // Mirrored with nothing to push, and no request to APNs.
-            try await eventually("the second reply mirrored") { try await server.mirrored(second.id) != nil }
+            try await server.settled()
+            try #require(try await server.mirrored(second.id) != nil, "the second reply mirrored")
             #expect(try await server.pushState(of: second.id) == PushState.none)
             #expect(try await server.pushState(of: first.id) == .abandoned)
             #expect(server.apns.counters.requests == requests)
@@ -150,19 +159,22 @@ struct PushTests {
             let gap = String(decoding: try JSONEncoder().encode(["events": [ForumEvent.gap]]), as: UTF8.self)
             // The server's own run at start (a restart is a gap) done first, whenever the machine
             // lets it run: it may or may not have found the thread already.
-            try await eventually("the run at start") { try await server.metric("threaddesk_catch_ups_total") >= 1 }
+            try await server.settled()
+            try #require(try await server.metric("threaddesk_catch_ups_total") >= 1, "the run at start")
             let listings = { server.emulator.counters.requests("GET", "/guilds/{guild_id}/threads/active") }
             let before = listings()
             // A slow Discord keeps the first reconciliation running while the second gap arrives.
             server.emulator.setLatency(.milliseconds(300))
             #expect(try await server.forward(gap).status == .ok)
-            try await eventually("the first reconciliation under way") { listings() >= before + 1 }
+            try await server.emulator.waitUntil("the first reconciliation under way") { _ in listings() >= before + 1 }
             #expect(try await server.forward(gap).status == .ok)
             // The second gap came during the first run: it gets a run of its own, which lists
             // the forum's threads again.
-            try await eventually("two reconciliations") { listings() >= before + 2 }
+            try await server.settled()
+            try #require(listings() >= before + 2, "two reconciliations")
             server.emulator.setLatency(.zero)
-            try await eventually("the missed reply pushed") { try await server.pushState(of: missed.id) == .sent }
+            try await server.settled()
+            try #require(try await server.pushState(of: missed.id) == .sent, "the missed reply pushed")
             #expect(server.apns.deliveries(to: device).map(Self.messageID) == [missed.id])
         }
     }

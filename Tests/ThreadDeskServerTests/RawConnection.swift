@@ -37,17 +37,25 @@ struct RawConnection: Sendable {
             } catch {
                 return await channel.closes(within: .seconds(30))
             }
-            try? await Task.sleep(for: interval)
+            // The next byte when `interval` has passed, unless the server closes meanwhile.
+            if await channel.closes(within: interval) { return true }
         }
         return !channel.isActive
     }
 
     func close() { channel.close(promise: nil) }
 
+    /// Waits until what the server sent so far satisfies `condition` (checked as bytes come).
+    func waitForAnswer(_ what: String, timeout: Duration = .seconds(120), until condition: (String) -> Bool) async throws {
+        try await received.bytes.wait(for: "\(what) (so far: \(answer.prefix(200)))", timeout: timeout) {
+            condition(String(decoding: $0, as: UTF8.self))
+        }
+    }
+
     private final class Received: Sendable {
-        private let bytes = Mutex<[UInt8]>([])
-        func append(_ buffer: ByteBuffer) { bytes.withLock { $0.append(contentsOf: buffer.readableBytesView) } }
-        var text: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
+        let bytes = Watched<[UInt8]>([])
+        func append(_ buffer: ByteBuffer) { bytes.update { $0.append(contentsOf: buffer.readableBytesView) } }
+        var text: String { String(decoding: bytes.value, as: UTF8.self) }
     }
 
     private final class Collector: ChannelInboundHandler {

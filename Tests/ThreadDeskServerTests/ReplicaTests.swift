@@ -336,7 +336,7 @@ struct ReplicaTests {
             try await staying.next("the first unread count") { $0.name == "unread" }
 
             #expect(try await a.call(.delete, "/v1/session", headers: [.authorization: "Bearer \(token)"]).status == .noContent)
-            try await eventually("the signed-out token's stream on replica B ended") { ending.ended }
+            try await ending.ends("the signed-out token's stream on replica B ended")
             #expect(!staying.ended)
         }
     }

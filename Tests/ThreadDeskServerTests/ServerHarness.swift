@@ -26,6 +26,36 @@ struct Harness: Sendable {
     let configuration: ServerConfiguration
     /// The port of the internal listener (`INTERNAL_PORT`), once it listens; nil without one.
     let internalPort: ListenerPort
+    /// What the server's background parts have to do: `settled()` waits on it.
+    let work: BackgroundWork
+    /// Whether the server keeps the gateway open itself (`withServer(gateway: true)`).
+    let gateway: Bool
+
+    /// Returns once the server's gateway has taken in every event the emulator dispatched to its
+    /// sessions so far (handed them to ingestion; what ingestion then does is `settled()`'s).
+    func takenIn(within timeout: Duration = .seconds(120)) async throws {
+        try await work.gatewayCaughtUp(emulator.gatewayPositions, within: timeout)
+    }
+
+    /// Returns once the server has done what it has to: with the gateway, first taken in every
+    /// event the emulator dispatched to it; then its queues empty and nothing in flight (ingestion,
+    /// pushes due, status tags, typing, read receipts, slash commands, reconciliation, the FAQ
+    /// forum). What the server's work sent to the emulators (REST calls, pushes) is there by then,
+    /// and the events those calls caused are taken in too. Throws, naming what is still busy,
+    /// when `timeout` passes first. Timed work not yet due (a retry, a read receipt's delay on a
+    /// manual clock) is not waited for: the test moves its clock, then settles again.
+    func settled(within timeout: Duration = .seconds(120)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var left: Duration { max(.milliseconds(1), ContinuousClock.now.duration(to: deadline)) }
+        if gateway { try await work.gatewayStarted(within: left) }
+        while true {
+            let dispatched = gateway ? emulator.gatewayPositions : [:]
+            try await work.gatewayCaughtUp(dispatched, within: left)
+            try await work.settled(within: left)
+            // The work done may have made Discord dispatch more (a thread's tags changed).
+            if !gateway || emulator.gatewayPositions == dispatched { return }
+        }
+    }
 
     struct Reply: Sendable {
         let status: HTTPResponse.Status
@@ -111,14 +141,14 @@ struct Harness: Sendable {
 
 /// A port a listener reports once it is listening.
 final class ListenerPort: Sendable {
-    private let port = Mutex<Int?>(nil)
+    private let port = Watched<Int?>(nil)
 
-    func set(_ value: Int) { port.withLock { $0 = value } }
+    func set(_ value: Int) { port.update { $0 = value } }
 
     /// The port, waiting (with a deadline) for the listener to start.
     func value() async throws -> Int {
-        try await eventually("the listener to start") { port.withLock { $0 } != nil }
-        return port.withLock { $0 } ?? 0
+        try await port.wait(for: "the listener to start") { $0 != nil }
+        return port.value ?? 0
     }
 }
 
@@ -162,6 +192,15 @@ func withServer(
     // a loaded machine must not make the server's answer late.
     var emulatorConfiguration = emulatorConfiguration
     emulatorConfiguration.interactionResponseWindow = .seconds(600)
+    // On a clock the test drives, a rate-limit window (Discord's buckets, the client's own global
+    // limit) ends only when the test moves the clock: a request that meets one would wait for good.
+    // Such tests are about other waits; rate limits have their own tests on the real clock.
+    let drivenClock = !(time.clock is ContinuousClock)
+    if drivenClock {
+        for keyPath in [\DiscordEmulator.Configuration.messagePostLimit, \.threadCreateLimit, \.defaultRouteLimit, \.globalLimit] {
+            emulatorConfiguration[keyPath: keyPath].limit = max(emulatorConfiguration[keyPath: keyPath].limit, 100_000)
+        }
+    }
     try await DiscordEmulator.withRunning(configuration: emulatorConfiguration, logger: testLogger()) { emulator in
         let discord = await emulator.endpoints()
         let credentials = await apns.credentials()
@@ -187,6 +226,7 @@ func withServer(
         configuration.statusTags = nil
         // The slash commands' registration is a Discord call of its own too: their tests switch it on.
         configuration.desk.commands = false
+        if drivenClock { configuration.discordGlobalLimit = max(configuration.discordGlobalLimit, 100_000) }
         prepare.apply(emulator, &configuration)
         configure(&configuration)
         // A user's lock waited for as long as a test's requests may take (the server's 30 s is a
@@ -194,21 +234,57 @@ func withServer(
         // the suite took longer.
         let store = try makeStore(url: storeURL ?? "sqlite://\(temporaryStorePath())", logger: testLogger(), lockWait: .seconds(120))
         let internalPort = ListenerPort()
+        let work = BackgroundWork()
         let app = buildApplication(
-            configuration: configuration, store: store, inProcessGateway: gateway, time: time, logger: logger,
+            configuration: configuration, store: store, inProcessGateway: gateway, time: time, work: work, logger: logger,
             onInternalServerRunning: { internalPort.set($0) })
         let configured = configuration
         try await app.test(.ahc(.http)) { client in
             try await body(
                 Harness(
                     client: client, emulator: emulator, apns: apns, discord: discord, store: store, configuration: configured,
-                    internalPort: internalPort))
+                    internalPort: internalPort, work: work, gateway: gateway))
         }
     }
     }
 }
 
 extension Harness {
+    /// `settled()` on a server whose clock is `clock`, for work that waits on that clock a short
+    /// while (a Discord call's retries during an outage, within its budget): whenever something
+    /// sleeps on the clock until at most `step` from now, the clock moves to that moment, as time
+    /// would pass. Longer sleeps (the next round of a periodic job, a push's backoff) stay the
+    /// test's to pass.
+    func settled(driving clock: ManualClock, step: Duration = .seconds(1), within timeout: Duration = .seconds(120)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let left = max(.milliseconds(1), ContinuousClock.now.duration(to: deadline))
+            let done = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await self.settled(within: left)
+                    return true
+                }
+                group.addTask {
+                    try await clock.changes.wait(for: "a short sleep on the server's clock", timeout: left) { _ in
+                        clock.nextDeadline.map { clock.now.duration(to: $0) <= step } ?? false
+                    }
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+            if done { return }
+            try clock.advanceToNextDeadline()
+        }
+    }
+
+    /// Waits for the server's gateway to take in a session other than `known` (after an invalid
+    /// session or a dropped connection the emulator made), then for it to settle.
+    func newGatewaySession(since known: Set<String>, within timeout: Duration = .seconds(120)) async throws {
+        try await work.gatewaySession(notIn: known, within: timeout)
+        try await settled(within: timeout)
+    }
+
     /// A user with a session, a push token and a thread.
     func userWithThread(device: String = String(repeating: "ab", count: 32), first: String = "hello") async throws -> (session: Session, thread: String, device: String) {
         let user = try await session()
@@ -227,7 +303,7 @@ extension Harness {
     }
 
     /// A client of the emulator acting as the bot, to see what Discord holds.
-    var discordClient: DiscordClient<ContinuousClock> {
+    var discordClient: DiscordClient<AnyClock> {
         DiscordClient(configuration: .init(baseURL: discord.restURL, token: discord.botToken), logger: testLogger())
     }
 

@@ -55,7 +55,7 @@ import ThreadDeskStore
             try await stream.next("the first unread count") { $0.name == "unread" }
 
             #expect(try await server.request(.delete, "/v1/sessions", token: user.token).status == .noContent)
-            try await eventually("the other token's stream ended") { stream.ended }
+            try await stream.ends("the other token's stream ended")
             #expect(try await status(server, user.token) == .unauthorized)
             #expect(try await status(server, other.token) == .unauthorized)
             #expect(try await status(server, stranger.token) == .ok)

@@ -81,7 +81,7 @@ import ThreadDeskWire
             defer { connection.close() }
             // Chunked: a body without end, however fast it comes.
             try await connection.send("POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
-            try await eventually("the request answered (no token) before its body") { connection.answer.hasPrefix("HTTP/1.1 401") }
+            try await connection.waitForAnswer("the request answered (no token) before its body") { $0.hasPrefix("HTTP/1.1 401") }
             // A megabyte at a time for as long as the server takes them.
             var chunk = ByteBuffer(string: "100000\r\n")
             chunk.writeRepeatingByte(UInt8(ascii: "x"), count: 1 << 20)

@@ -25,7 +25,8 @@ struct StatusTagTests {
     @Test func statusFollowsTheConversationAndKeepsTheAgentsTags() async throws {
         try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
             // At start the forum gets the three tags, beside the ones it had.
-            try await eventually("the forum's status tags") { try await Self.forumTags(server).count == 5 }
+            try await server.settled()
+            try #require(try await Self.forumTags(server).count == 5, "the forum's status tags")
             let tags = try await Self.forumTags(server)
             let (needsReply, waiting) = (try #require(tags["needs reply"]), try #require(tags["waiting on user"]))
             #expect(tags["open"] != nil && tags["ios"] != nil && tags["resolved"] != nil)
@@ -33,18 +34,21 @@ struct StatusTagTests {
             let user = try await server.session()
             #expect(try await server.send("my app crashes", token: user.token).status == .created)
             let thread = try #require(try await server.thread(of: user.userId))
-            try await eventually("needs reply after the user's message") { Self.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply], "needs reply after the user's message")
 
             // An agent tags the thread by hand and answers: the status moves, the agent's tag stays.
             let ios = try #require(tags["ios"])
             _ = try await server.discordClient.modifyThread(thread, appliedTags: [needsReply, ios])
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Which version?")
-            try await eventually("waiting on user after the reply") { Self.appliedTags(server, thread) == [waiting, ios] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [waiting, ios], "waiting on user after the reply")
 
             // A note is no turn of the conversation.
             try server.emulator.postNote(inThread: thread, content: "probably the new build")
             #expect(try await server.send("2.1.0", token: user.token).status == .created)
-            try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply, ios] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply, ios], "needs reply again")
         }
     }
 
@@ -54,58 +58,72 @@ struct StatusTagTests {
     /// once.
     @Test func withTheFeedLiveAChangeIsOnePatchAndNoRead() async throws {
         try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
-            try await eventually("the forum's status tags") { try await Self.forumTags(server).count == 5 }
+            try await server.settled()
+            try #require(try await Self.forumTags(server).count == 5, "the forum's status tags")
             let tags = try await Self.forumTags(server)
             let (needsReply, waiting, ios, open) = (
                 try #require(tags["needs reply"]), try #require(tags["waiting on user"]), try #require(tags["ios"]), try #require(tags["open"])
             )
-            try await eventually("the gateway feed heard") { try await server.store.globalValue(FeedState.heardKey) != nil }
+            try await server.settled()
+            try #require(try await server.store.globalValue(FeedState.heardKey) != nil, "the gateway feed heard")
             let user = try await server.session()
             #expect(try await server.send("my app crashes", token: user.token).status == .created)
             let thread = try #require(try await server.thread(of: user.userId))
             let threadID = try #require(Snowflake(thread))
-            try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply], "needs reply")
             let reads = {
                 server.emulator.recordedRequests.filter { $0.method == "GET" && $0.route == "/channels/{channel_id}" && $0.path.hasSuffix("/channels/\(thread)") }.count
             }
             let patches = { server.emulator.recordedRequests.filter { $0.method == "PATCH" && $0.route == "/channels/{channel_id}" }.count }
             let note = { try await server.store.globalValue(StatusTags.key(threadID)).flatMap(StatusTags.ShownNote.init(note:)) }
-            try await eventually("the note says what the thread shows") { try await note()?.shows?.tags == [needsReply] }
-            try await eventually("the forum's and the thread's PATCH logged") { patches() == 2 }
+            try await server.settled()
+            try #require(try await note()?.shows?.tags == [needsReply], "the note says what the thread shows")
+            try await server.settled()
+            try #require(patches() == 2, "the forum's and the thread's PATCH logged")
             let (readsBefore, patchesBefore) = (reads(), patches())
             #expect(readsBefore == 0, "the new thread's first status read nothing: Discord's answer said what it shows")
 
             // The agent answers and the user writes back: one PATCH each, no read.
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Which version?")
-            try await eventually("waiting on user") { Self.appliedTags(server, thread) == [waiting] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [waiting], "waiting on user")
             #expect(try await server.send("2.1.0", token: user.token).status == .created)
-            try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply], "needs reply again")
             // (The emulator logs a request just after answering it: its count may trail the tags.)
-            try await eventually("two PATCHes") { patches() == patchesBefore + 2 }
+            try await server.settled()
+            try #require(patches() == patchesBefore + 2, "two PATCHes")
             #expect(reads() == readsBefore, "no read of the thread while the feed is live")
 
             // An agent tags the thread by hand: once that is heard, the next change reads the
             // thread first and keeps the tag; the one after needs no read again.
             _ = try await server.discordClient.modifyThread(thread, appliedTags: [needsReply, ios])
-            try await eventually("the agent's change heard") { try await note()?.shows == nil }
+            try await server.settled()
+            try #require(try await note()?.shows == nil, "the agent's change heard")
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Fixed in 2.1.1")
-            try await eventually("waiting on user, the agent's tag kept") { Self.appliedTags(server, thread) == [waiting, ios] }
-            try await eventually("one read after the agent's change") { reads() == readsBefore + 1 }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [waiting, ios], "waiting on user, the agent's tag kept")
+            try await server.settled()
+            try #require(reads() == readsBefore + 1, "one read after the agent's change")
             #expect(try await server.send("still broken", token: user.token).status == .created)
-            try await eventually("needs reply, the agent's tag kept") { Self.appliedTags(server, thread) == [needsReply, ios] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply, ios], "needs reply, the agent's tag kept")
             #expect(reads() == readsBefore + 1)
 
             // A gap in the feed (a new gateway session: what was said meanwhile may be lost): the
             // next change reads the thread first.
             let epoch = try await server.store.globalValue(FeedState.epochKey).flatMap { Int($0) } ?? 0
+            let sessions = server.work.gatewaySessions
             server.emulator.sendInvalidSession(resumable: false)
-            try await eventually("the feed's gap recorded") {
-                (try await server.store.globalValue(FeedState.epochKey).flatMap { Int($0) } ?? 0) > epoch
-            }
+            try await server.newGatewaySession(since: sessions)
+            try #require((try await server.store.globalValue(FeedState.epochKey).flatMap { Int($0) } ?? 0) > epoch, "the feed's gap recorded")
             _ = try await server.discordClient.modifyThread(thread, appliedTags: [needsReply, ios, open])
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Try 2.1.2")
-            try await eventually("waiting on user after the gap") { Self.appliedTags(server, thread) == [waiting, ios, open] }
-            try await eventually("one read after the gap") { reads() == readsBefore + 2 }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [waiting, ios, open], "waiting on user after the gap")
+            try await server.settled()
+            try #require(reads() == readsBefore + 2, "one read after the gap")
         }
     }
 
@@ -115,25 +133,28 @@ struct StatusTagTests {
     @Test(arguments: [false, true])
     func aStatusTagSetByHandIsWhatTheThreadShows(noteOfAnEarlierVersion: Bool) async throws {
         try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
-            try await eventually("the forum's status tags") { try await Self.forumTags(server).count == 5 }
+            try await server.settled()
+            try #require(try await Self.forumTags(server).count == 5, "the forum's status tags")
             let tags = try await Self.forumTags(server)
             let (needsReply, resolved) = (try #require(tags["needs reply"]), try #require(tags["resolved"]))
             let user = try await server.session()
             #expect(try await server.send("first", token: user.token).status == .created)
             let thread = try #require(try await server.thread(of: user.userId))
-            try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply], "needs reply")
             let key = StatusTags.key(try #require(Snowflake(thread)))
-            try await eventually("the note written") { try await server.store.globalValue(key) != nil }
+            try await server.settled()
+            try #require(try await server.store.globalValue(key) != nil, "the note written")
             if noteOfAnEarlierVersion { try await server.store.setGlobalValue(key, to: "needs-reply") }
             // The agent marks it resolved by hand; the user writes again: it needs a reply again.
             _ = try await server.discordClient.modifyThread(thread, appliedTags: [resolved])
             // Heard, the note no longer claims any status as shown: the next change is made.
-            try await eventually("the hand-set tag heard") {
-                let note = try await server.store.globalValue(StatusTags.key(Snowflake(thread)!)).flatMap(StatusTags.ShownNote.init(note:))
-                return note?.unsure == true && note?.shows == nil
-            }
+            try await server.settled()
+            let note = try await server.store.globalValue(StatusTags.key(Snowflake(thread)!)).flatMap(StatusTags.ShownNote.init(note:))
+            try #require(note?.unsure == true && note?.shows == nil, "the hand-set tag heard")
             #expect(try await server.send("still broken", token: user.token).status == .created)
-            try await eventually("needs reply again") { Self.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply], "needs reply again")
         }
     }
 
@@ -163,16 +184,20 @@ struct StatusTagTests {
             let thread = try #require(try await server.thread(of: user.userId))
             let tags = try await Self.forumTags(server)
             let (needsReply, waiting) = (try #require(tags["needs reply"]), try #require(tags["waiting on user"]))
-            try await eventually("needs reply") { Self.appliedTags(server, thread) == [needsReply] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [needsReply], "needs reply")
             let patches = { server.emulator.recordedRequests.filter { $0.method == "PATCH" && $0.route == "/channels/{channel_id}" }.count }
-            try await eventually("one PATCH for the forum's tags, one for the thread") { patches() == 2 }
+            try await server.settled()
+            try #require(patches() == 2, "one PATCH for the forum's tags, one for the thread")
             let before = patches()
             #expect(try await server.send("second", token: user.token).status == .created)
             #expect(try await server.send("third", token: user.token).status == .created)
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Looking into it")
-            try await eventually("waiting on user") { Self.appliedTags(server, thread) == [waiting] }
+            try await server.settled()
+            try #require(Self.appliedTags(server, thread) == [waiting], "waiting on user")
             // (The emulator logs a request just after answering it: its count may trail the tags.)
-            try await eventually("one PATCH: the two messages while it needed a reply changed nothing") { patches() == before + 1 }
+            try await server.settled()
+            try #require(patches() == before + 1, "one PATCH: the two messages while it needed a reply changed nothing")
             // A second start (another replica, a restart) finds the tags and adds none.
             let again = StatusTags(
                 names: StatusTagNames(), discord: server.discordClient, store: server.store, feed: nil,
@@ -205,7 +230,8 @@ struct SilentReplyTests {
             let frozen = try server.emulator.replyAsAgent(inThread: thread, content: "  🥶 no need to update today")
             // A reply that does alert, after both: once it is pushed, the silent ones were decided.
             let loud = try server.emulator.replyAsAgent(inThread: thread, content: "please update now")
-            try await eventually("the loud reply's push") { !server.apns.deliveries(to: device).isEmpty }
+            try await server.settled()
+            try #require(!server.apns.deliveries(to: device).isEmpty, "the loud reply's push")
             #expect(server.apns.deliveries(to: device).map(PushTests.messageID) == [loud.id])
             let shown = try await server.messages(token: user.token).filter { $0["author"]?.stringValue == "support" }
             #expect(shown.map { $0["id"]?.stringValue } == [cold.id, frozen.id, loud.id])
@@ -220,7 +246,8 @@ struct SilentReplyTests {
         try await withServer(gateway: true, { $0.push.background = true }) { server in
             let (_, thread, device) = try await server.userWithThread()
             let cold = try server.emulator.replyAsAgent(inThread: thread, content: ":cold: quiet")
-            try await eventually("the background push") { !server.apns.deliveries(to: device).isEmpty }
+            try await server.settled()
+            try #require(!server.apns.deliveries(to: device).isEmpty, "the background push")
             let deliveries = server.apns.deliveries(to: device)
             #expect(deliveries.map(PushTests.messageID) == [cold.id])
             #expect(deliveries.allSatisfy { $0.pushType == "background" })

@@ -26,8 +26,12 @@ struct StoreMigrationTests {
         let migration = StoreMigration(store: store, logger: testLogger())
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 { group.addTask { try await migration.ensure() } }
+            // The callers come while the one migration is under way.
+            try await store.begun.wait(for: "the migration begun") { $0 == 1 }
+            store.finish.update { $0 = true }
             try await group.waitForAll()
         }
+        #expect(store.begun.value == 1)
         try await migration.ensure()
         #expect(store.migrations.withLock { $0 } == 1)
     }
@@ -37,9 +41,13 @@ struct StoreMigrationTests {
 /// a count tells whether it ran again).
 private final class CountingStore: StoreLifecycle {
     let migrations = Mutex(0)
+    /// Migrations begun; the first holds until the test lets it finish (`finish`).
+    let begun = Watched(0)
+    let finish = Watched(false)
 
     func migrate() async throws {
-        try await Task.sleep(for: .milliseconds(20))
+        begun.update { $0 += 1 }
+        try await finish.wait(for: "the test to let the migration finish") { $0 }
         migrations.withLock { $0 += 1 }
     }
 

@@ -26,10 +26,10 @@ struct SuggestionTests {
     /// The forum read at start and again after the gateway's first session (a gap: events before
     /// it may be missed), each read's starters fetched: `posts` posts known before the start.
     static func settled(_ server: Harness, posts: Int) async throws {
-        try await eventually("the gateway up") { server.emulator.counters.identifies >= 1 }
-        try await eventually("the FAQ forum read at start and after the gateway's first session") {
-            forumReads(server) >= 2 && server.emulator.counters.requests("GET", "/channels/{channel_id}/messages/{message_id}") >= 2 * posts
-        }
+        try await server.settled()
+        try #require(server.emulator.counters.identifies >= 1, "the gateway up")
+        try await server.settled()
+        try #require(forumReads(server) >= 2 && server.emulator.counters.requests("GET", "/channels/{channel_id}/messages/{message_id}") >= 2 * posts, "the FAQ forum read at start and after the gateway's first session")
     }
 
     @Test func postsWrittenBeforeStartAreFoundByAMisspelledQueryWithNoDiscordCall() async throws {
@@ -45,7 +45,8 @@ struct SuggestionTests {
         try await withServer(gateway: true, prepare: prepare) { server in
             let user = try await server.session()
             try await Self.settled(server, posts: 2)
-            try await eventually("the answers loaded") { try await !Self.titles(server, "subscription", token: user.token).isEmpty }
+            try await server.settled()
+            try #require(try await !Self.titles(server, "subscription", token: user.token).isEmpty, "the answers loaded")
             let before = Self.discordRequests(server)
             for _ in 0..<20 {
                 #expect(try await Self.titles(server, "cant conect tv", token: user.token).first == "I can't connect my TV")
@@ -69,11 +70,13 @@ struct SuggestionTests {
             let reads = Self.forumReads(server)
             #expect(try await Self.titles(server, "router", token: user.token).isEmpty)
             let post = try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the button for ten seconds.")
-            try await eventually("the new post suggested") { try await Self.titles(server, "ruoter", token: user.token) == ["Reset the router"] }
+            try await server.settled()
+            try #require(try await Self.titles(server, "ruoter", token: user.token) == ["Reset the router"], "the new post suggested")
 
             // An edit of the answer: the new words find it, the old ones no longer do.
             try server.emulator.editMessage(post, inChannel: post, content: "Unplug it for a minute.\nkeywords: modem")
-            try await eventually("the edited answer") { try await Self.titles(server, "modem", token: user.token) == ["Reset the router"] }
+            try await server.settled()
+            try #require(try await Self.titles(server, "modem", token: user.token) == ["Reset the router"], "the edited answer")
             let reply = try await server.request(.get, "/v1/suggestions?q=modem", token: user.token)
             #expect(reply.json["suggestions"]?[0]?["answer"]?.stringValue == "Unplug it for a minute.")
             #expect(try await Self.titles(server, "ten seconds button", token: user.token).isEmpty)
@@ -84,7 +87,8 @@ struct SuggestionTests {
 
             // Deleted: gone from the suggestions.
             try server.emulator.deleteThread(post)
-            try await eventually("the deleted post gone") { try await Self.titles(server, "router", token: user.token).isEmpty }
+            try await server.settled()
+            try #require(try await Self.titles(server, "router", token: user.token).isEmpty, "the deleted post gone")
             // All of it came through the gateway's events: the forum was not read again.
             #expect(Self.forumReads(server) == reads)
         }
@@ -94,7 +98,8 @@ struct SuggestionTests {
         try await withServer(gateway: true, prepare: Self.faq) { server in
             let (user, thread, _) = try await server.userWithThread()
             let post = try server.emulator.postFAQ(title: "I can't connect my TV", answer: "Add it by hand.")
-            try await eventually("the answer suggested") { try await Self.titles(server, "tv", token: user.token) == ["I can't connect my TV"] }
+            try await server.settled()
+            try #require(try await Self.titles(server, "tv", token: user.token) == ["I can't connect my TV"], "the answer suggested")
             let body = #"{"content":"Adding by hand did not work","suggestionId":"\#(post)"}"#
             let sent = try await server.request(.post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "k1"], json: body)
             #expect(sent.status == .created)
@@ -125,7 +130,8 @@ struct SuggestionTests {
             try server.emulator.postFAQ(
                 title: "Where is the export button?", answer: "Top right, see the picture.",
                 attachments: [.init(filename: "export.png", contentType: "image/png", data: screenshot)])
-            try await eventually("the answer suggested") { try await !Self.titles(server, "export", token: user.token).isEmpty }
+            try await server.settled()
+            try #require(try await !Self.titles(server, "export", token: user.token).isEmpty, "the answer suggested")
             let reply = try await server.request(.get, "/v1/suggestions?q=export", token: user.token)
             let file = try #require(reply.json["suggestions"]?[0]?["attachments"]?[0])
             #expect(file["filename"]?.stringValue == "export.png" && file["size"]?.intValue == screenshot.count)

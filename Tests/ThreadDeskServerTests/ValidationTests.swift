@@ -122,7 +122,8 @@ struct ValidationTests {
             // A reply that is pushed: the provider JWT and the device token travel, but not into the logs.
             let thread = try #require(try await server.thread(of: user.userId))
             try server.emulator.replyAsAgent(inThread: thread, content: "pushed")
-            try await eventually("a push") { !server.apns.deliveries.isEmpty }
+            try await server.settled()
+            try #require(!server.apns.deliveries.isEmpty, "a push")
             #expect(server.apns.deliveries.count == 1)
             let everything = lines.text
             #expect(!everything.isEmpty)

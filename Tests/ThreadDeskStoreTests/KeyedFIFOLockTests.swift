@@ -22,7 +22,8 @@ struct KeyedFIFOLockTests {
     }
 
     @Test func waitersAreServedInArrivalOrder() async throws {
-        let lock = KeyedFIFOLock<String>()
+        let changes = Watched(0)
+        let lock = KeyedFIFOLock<String>(observer: { changes.update { $0 += 1 } })
         let order = Locked<[Int]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             let open = try await Self.hold(lock, "k", in: &group)
@@ -31,7 +32,7 @@ struct KeyedFIFOLockTests {
                 group.addTask {
                     try await lock.withLock("k") { order.withLock { $0.append(index) } }
                 }
-                try await eventually("waiter \(index) queued") { lock.waiting(for: "k") == index + 1 }
+                try await changes.wait(for: "waiter \(index) queued") { _ in lock.waiting(for: "k") == index + 1 }
             }
             open.yield()
             try await group.waitForAll()
@@ -43,7 +44,8 @@ struct KeyedFIFOLockTests {
     /// With `holders: 3` the key is a counting semaphore: three hold it at once, the fourth and
     /// later queue in arrival order, and each release hands a place to the oldest waiter.
     @Test func severalHoldersRunAtOnceAndTheRestQueueInOrder() async throws {
-        let lock = KeyedFIFOLock<String>(holders: 3)
+        let changes = Watched(0)
+        let lock = KeyedFIFOLock<String>(holders: 3, observer: { changes.update { $0 += 1 } })
         let order = Locked<[Int]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             var holders: [AsyncStream<Void>.Continuation] = []
@@ -52,11 +54,11 @@ struct KeyedFIFOLockTests {
             #expect(lock.waiting(for: "k") == 0)
             for index in 0..<5 {
                 group.addTask { try await lock.withLock("k") { order.withLock { $0.append(index) } } }
-                try await eventually("waiter \(index) queued") { lock.waiting(for: "k") == index + 1 }
+                try await changes.wait(for: "waiter \(index) queued") { _ in lock.waiting(for: "k") == index + 1 }
             }
             // One place freed: the waiters pass through it one after another, oldest first.
             holders[0].yield()
-            try await eventually("every waiter served") { order.withLock { $0.count } == 5 }
+            try await changes.wait(for: "every waiter served") { _ in order.withLock { $0.count } == 5 }
             #expect(lock.holding("k") == 2)
             // A place is free: the next one holds at once, beside the two still holding.
             let inside = try await lock.withLock("k") { lock.holding("k") }
@@ -71,7 +73,8 @@ struct KeyedFIFOLockTests {
     }
 
     @Test func aWaiterGivesUpAtItsDeadlineAndLeavesTheQueue() async throws {
-        let lock = KeyedFIFOLock<String>(defaultTimeout: .milliseconds(200))
+        let changes = Watched(0)
+        let lock = KeyedFIFOLock<String>(defaultTimeout: .milliseconds(200), observer: { changes.update { $0 += 1 } })
         let order = Locked<[String]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             let open = try await Self.hold(lock, "k", in: &group)
@@ -82,7 +85,7 @@ struct KeyedFIFOLockTests {
             #expect(started.duration(to: .now) < .seconds(5))
             #expect(lock.waiting(for: "k") == 0)
             group.addTask { try await lock.withLock("k") { order.withLock { $0.append("next") } } }
-            try await eventually("the next waiter queued") { lock.waiting(for: "k") == 1 }
+            try await changes.wait(for: "the next waiter queued") { _ in lock.waiting(for: "k") == 1 }
             open.yield()
             try await group.waitForAll()
         }
@@ -91,7 +94,8 @@ struct KeyedFIFOLockTests {
     }
 
     @Test func aCallersSoonerDeadlineWinsOverTheLocksDefault() async throws {
-        let lock = KeyedFIFOLock<String>(defaultTimeout: .seconds(60))
+        let changes = Watched(0)
+        let lock = KeyedFIFOLock<String>(defaultTimeout: .seconds(60), observer: { changes.update { $0 += 1 } })
         try await withThrowingTaskGroup(of: Void.self) { group in
             let open = try await Self.hold(lock, "k", in: &group)
             let started = ContinuousClock.now
@@ -106,16 +110,17 @@ struct KeyedFIFOLockTests {
     }
 
     @Test func aCancelledWaiterLeavesAtOnceAndTheOthersKeepTheirPlace() async throws {
-        let lock = KeyedFIFOLock<String>()
+        let changes = Watched(0)
+        let lock = KeyedFIFOLock<String>(observer: { changes.update { $0 += 1 } })
         let order = Locked<[Int]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             let open = try await Self.hold(lock, "k", in: &group)
             group.addTask { try await lock.withLock("k") { order.withLock { $0.append(1) } } }
-            try await eventually("the first waiter queued") { lock.waiting(for: "k") == 1 }
+            try await changes.wait(for: "the first waiter queued") { _ in lock.waiting(for: "k") == 1 }
             let cancelled = Task { try await lock.withLock("k") { order.withLock { $0.append(2) } } }
-            try await eventually("the second waiter queued") { lock.waiting(for: "k") == 2 }
+            try await changes.wait(for: "the second waiter queued") { _ in lock.waiting(for: "k") == 2 }
             group.addTask { try await lock.withLock("k") { order.withLock { $0.append(3) } } }
-            try await eventually("the third waiter queued") { lock.waiting(for: "k") == 3 }
+            try await changes.wait(for: "the third waiter queued") { _ in lock.waiting(for: "k") == 3 }
             cancelled.cancel()
             await #expect(throws: CancellationError.self) { try await cancelled.value }
             #expect(lock.waiting(for: "k") == 2)
@@ -127,7 +132,8 @@ struct KeyedFIFOLockTests {
     }
 
     @Test func anAlreadyCancelledTaskDoesNotQueue() async throws {
-        let lock = KeyedFIFOLock<String>()
+        let changes = Watched(0)
+        let lock = KeyedFIFOLock<String>(observer: { changes.update { $0 += 1 } })
         try await withThrowingTaskGroup(of: Void.self) { group in
             let open = try await Self.hold(lock, "k", in: &group)
             let (go, start) = AsyncStream.makeStream(of: Void.self)

@@ -28,7 +28,9 @@ struct QueryWatchdogTests {
             let watchdog = QueryWatchdog()
             let never = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
             defer { never.fail(ChannelError.ioOnClosedChannel) }
-            async let closing: Void = { try? await Task.sleep(for: .milliseconds(100)); try? await connection.close() }()
+            // Closed a moment after the query is waited on: a timer on the connection's event loop.
+            let moment = connection.eventLoop.scheduleTask(in: .milliseconds(100)) {}
+            async let closing: Void = { try? await moment.futureResult.get(); try? await connection.close() }()
             // Far longer than the test's own time limit: only the close can end it.
             let error = await #expect(throws: StoreUnavailableError.self) {
                 try await watchdog.rows(of: never.futureResult, on: connection, limit: .seconds(3600))

@@ -29,13 +29,13 @@ public func makeStore(url: String, logger: Logger, lockWait: Duration = UserLock
 /// are not part of the public API (the sandbox's pages).
 public func buildApplication(
     configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics = ServerMetrics(),
-    inProcessGateway: Bool = false, time: ServerTime = .system, logger: Logger,
+    inProcessGateway: Bool = false, time: ServerTime = .system, work: BackgroundWork = .untracked, logger: Logger,
     extraRoutes: (Router<ThreadDeskRequestContext>) -> Void = { _ in },
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     onInternalServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let root = ServerRoot(
-        configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, time: time, logger: logger)
+        configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, time: time, work: work, logger: logger)
     extraRoutes(root.router)
     let (seconds, attoseconds) = configuration.idleTimeout.components
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)

@@ -12,7 +12,7 @@ import ThreadDeskWire
 struct HealthRoutes: Sendable {
     let store: any UserStore
     let metrics: ServerMetrics
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let gateway: GatewayHealth
 
     func register(on router: Router<ThreadDeskRequestContext>) {

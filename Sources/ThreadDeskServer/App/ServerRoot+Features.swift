@@ -48,7 +48,8 @@ extension ServerRoot {
         let faq: FAQMirror?
         let gatewayEvents: GatewayEventHandler
 
-        init(configuration: ServerConfiguration, store: any UserStore, shared: Shared, logger: Logger, time: ServerTime) {
+        /// - Parameter work: Told of the background work as it comes and goes (the tests' settled signal).
+        init(configuration: ServerConfiguration, store: any UserStore, shared: Shared, logger: Logger, time: ServerTime, work: BackgroundWork) {
             let (discord, metrics, now) = (shared.discord, shared.metrics, time.now)
             let settings = configuration.live
             let bot = BotIdentity(discord: discord)
@@ -69,17 +70,19 @@ extension ServerRoot {
                     maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
                 bus: store.bus, metrics: metrics, logger: logger)
             pushes = shared.apns.map {
-                PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time)
+                PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time, work: work)
             }
             status = configuration.statusTags.map {
-                StatusTags(names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time)
+                StatusTags(
+                    names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time,
+                    work: work)
             }
             let listeners: [(any MirrorListener)?] = [hub, pushes, status]
             let pushRule = shared.apns.map { _ in PushRule(maxAge: configuration.push.maxAge, background: configuration.push.background) }
             ingestion = MirrorIngestion(store: store, bot: bot, pushRule: pushRule, listeners: listeners.compactMap { $0 }, now: now)
             let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
-            ingestionQueue = IngestionQueue()
-            reconciliations = CatchUpGate()
+            ingestionQueue = IngestionQueue(work: work)
+            reconciliations = CatchUpGate(work: work)
             reconciler = Reconciler(
                 store: store, discord: discord, feed: feed, sync: sync, guildID: configuration.guildID,
                 forumChannelID: configuration.forumChannelID, settings: configuration.mirror, metrics: metrics, logger: logger, time: time)
@@ -97,8 +100,10 @@ extension ServerRoot {
                     book: faqBook ?? FAQBook(),
                     authors: FAQAuthors(
                         discord: discord, bot: bot, guildID: configuration.guildID, forumID: forum, access: DeskAccess(configuration.desk), time: time),
-                    discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time, bus: store.bus)
+                    discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time, bus: store.bus, work: work)
             }
+            // Its first read of the forum is due.
+            if faq != nil { work.raise(FAQMirror.workName) }
             attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, metrics: metrics, now: now)
             devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
             sessions = SessionService(
@@ -109,11 +114,11 @@ extension ServerRoot {
             editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
             diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
             legacy = LegacyService(users: users, store: store, sync: sync, now: now)
-            typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger)
+            typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
             receipts = settings.readReceiptEmoji.map {
                 ReadReceipts(
                     store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout,
-                    logger: logger, time: time)
+                    logger: logger, time: time, work: work)
             }
             live = LiveService(
                 users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
@@ -133,7 +138,7 @@ extension ServerRoot {
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
                         away: away, status: status, settings: configuration.desk, guildID: configuration.guildID,
-                        identityVerified: configuration.identitySecret != nil, logger: logger, time: time))
+                        identityVerified: configuration.identitySecret != nil, logger: logger, time: time), work: work)
                 : nil
             gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,

@@ -27,7 +27,7 @@ struct ServerRoot {
         let metrics: ServerMetrics
         /// One Discord client per process: the API, the background work and the gateway share its
         /// rate limits and budget.
-        let discord: DiscordClient<ContinuousClock>
+        let discord: DiscordClient<AnyClock>
         /// The HTTP client of attachment downloads, shut down as the server stops.
         let cdnClient: HTTPClientLifetime
         /// Nil without APNs settings, or with a key that does not load (pushes are off then).
@@ -35,9 +35,9 @@ struct ServerRoot {
         /// Present with `DEBUG_WAIT_THRESHOLD`: every wait on Discord and the store is tracked.
         let waits: WaitTracker?
 
-        init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, logger: Logger) {
+        init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, time: ServerTime, logger: Logger) {
             self.metrics = metrics
-            var discordConfiguration = DiscordClient<ContinuousClock>.Configuration(
+            var discordConfiguration = DiscordClient<AnyClock>.Configuration(
                 baseURL: configuration.discordAPIURL, token: configuration.discordToken)
             discordConfiguration.budget = configuration.discordBudget
             discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
@@ -46,7 +46,7 @@ struct ServerRoot {
             // A store that replicas share (the one with a bus between them) keeps the turns on the
             // buckets they all spend; with an embedded store this process is the bot's only one.
             if store.bus != nil { discordConfiguration.sharedTurns = SharedDiscordTurns(store: store) }
-            discord = DiscordClient(configuration: discordConfiguration, logger: logger)
+            discord = DiscordClient(configuration: discordConfiguration, on: time.clock, logger: logger)
             cdnClient = HTTPClientLifetime(name: "Discord CDN client", make: DiscordCDN.makeClient)
             apns = configuration.apns.flatMap { settings in
                 do {
@@ -68,22 +68,23 @@ struct ServerRoot {
 
     init(
         configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, time: ServerTime,
-        logger: Logger
+        work: BackgroundWork = .untracked, logger: Logger
     ) {
-        let shared = Shared(configuration: configuration, store: store, metrics: metrics, logger: logger)
-        let features = Features(configuration: configuration, store: store, shared: shared, logger: logger, time: time)
+        let shared = Shared(configuration: configuration, store: store, metrics: metrics, time: time, logger: logger)
+        let features = Features(configuration: configuration, store: store, shared: shared, logger: logger, time: time, work: work)
         let gatewayHealth = GatewayHealth()
         (router, internalRouter) = Self.routers(configuration: configuration, store: store, shared: shared, features: features, gatewayHealth: gatewayHealth, time: time, logger: logger)
 
         let retention = configuration.privacy.retention.map { retention in
             RetentionService(
                 store: store, eraser: features.eraser, retention: retention, interval: configuration.privacy.retentionInterval,
-                metrics: metrics, logger: logger, time: time)
+                metrics: metrics, logger: logger, time: time, work: work)
         }
         let watchdog = shared.waits.flatMap { waits in
             configuration.debugWaitThreshold.map { WaitWatchdog(tracker: waits, threshold: $0, logger: logger, time: time) }
         }
-        let gateway = inProcessGateway ? Self.gateway(configuration: configuration, shared: shared, features: features, health: gatewayHealth, logger: logger) : nil
+        let gateway = inProcessGateway
+            ? Self.gateway(configuration: configuration, shared: shared, features: features, health: gatewayHealth, work: work, logger: logger) : nil
         let list: [(service: (any Service)?, waitsForSchema: Bool)] = [
             // The store's pool starts first and stops last; the outside connections close after
             // everything that uses them stopped.
@@ -98,7 +99,7 @@ struct ServerRoot {
             ),
             (features.hub, true),
             (features.typing, true),
-            (IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time), true),
+            (IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work), true),
             (retention, true),
             (features.pushes, true),
             (features.receipts, true),
@@ -114,7 +115,7 @@ struct ServerRoot {
     /// `serve --gateway`: the Discord gateway in this process, handing its events straight to the
     /// features (no internal route between them).
     private static func gateway(
-        configuration: ServerConfiguration, shared: Shared, features: Features, health: GatewayHealth, logger: Logger
+        configuration: ServerConfiguration, shared: Shared, features: Features, health: GatewayHealth, work: BackgroundWork, logger: Logger
     ) -> InProcessGateway {
         var gateway = GatewayConnection.Configuration(
             token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
@@ -123,7 +124,9 @@ struct ServerRoot {
         gateway.faqChannelID = configuration.faqChannelID
         return InProcessGateway(
             // One Discord client per process: the gateway's REST calls share the API's budget.
-            connection: GatewayConnection(configuration: gateway, sink: features.gatewayEvents, discord: shared.discord, logger: logger),
+            connection: GatewayConnection(
+                configuration: gateway, sink: features.gatewayEvents, discord: shared.discord, logger: logger,
+                handedOver: { work.handedOver(session: $0, sequence: $1) }),
             health: health, logger: logger)
     }
 }

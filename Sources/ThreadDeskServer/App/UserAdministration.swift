@@ -21,7 +21,7 @@ public struct UserAdministration: Sendable {
         self.logger = logger
         exporter = DataExporter(store: store, sync: nil, now: Date.init)
         eraser = configuration.map { configuration in
-            var discord = DiscordClient<ContinuousClock>.Configuration(baseURL: configuration.discordAPIURL, token: configuration.discordToken)
+            var discord = DiscordClient<AnyClock>.Configuration(baseURL: configuration.discordAPIURL, token: configuration.discordToken)
             discord.budget = configuration.discordBudget
             let client = DiscordClient(configuration: discord, logger: logger)
             return UserEraser(

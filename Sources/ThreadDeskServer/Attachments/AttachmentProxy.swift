@@ -17,7 +17,7 @@ import ThreadDeskWire
 /// sees them. Ranges pass through, so a video can be scrubbed.
 struct AttachmentProxy: Sendable {
     let store: any MirrorStore
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let cdn: DiscordCDN
     let metrics: ServerMetrics
     let logger: Logger

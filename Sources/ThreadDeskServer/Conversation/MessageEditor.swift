@@ -8,7 +8,7 @@ import ThreadDeskWire
 struct MessageEditor: Sendable {
     let users: UserSerializer
     let store: any UserRecords & MirrorStore
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let sync: MirrorSync
     let ingestion: MirrorIngestion
 

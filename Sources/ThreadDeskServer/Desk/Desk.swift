@@ -14,7 +14,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     struct Parts: Sendable {
         let users: UserSerializer
         let store: any UserStore
-        let discord: DiscordClient<ContinuousClock>
+        let discord: DiscordClient<AnyClock>
         let ingestion: MirrorIngestion
         let voice: SupportVoice
         let snippets: Snippets
@@ -46,7 +46,15 @@ final class Desk: Service, Sendable, CustomStringConvertible {
 
     var description: String { "Desk" }
 
-    init(_ parts: Parts) { self.parts = parts }
+    private let work: BackgroundWork
+    static let workName = "slash commands"
+
+    init(_ parts: Parts, work: BackgroundWork = .untracked) {
+        self.parts = parts
+        self.work = work
+        // The registration is due from the start.
+        if parts.settings.commands { work.begin("slash command registration") }
+    }
 
     /// An interaction the gateway heard; answered in the background (`run`), or dropped with a
     /// warning when `queueLimit` wait already.
@@ -57,7 +65,12 @@ final class Desk: Service, Sendable, CustomStringConvertible {
             queue.append(interaction)
             return true
         }
-        if accepted { wakeUps.signal() } else { parts.logger.warning("Too many slash commands at once; one was dropped") }
+        if accepted {
+            work.begin(Self.workName)
+            wakeUps.signal()
+        } else {
+            parts.logger.warning("Too many slash commands at once; one was dropped")
+        }
     }
 
     /// Registers the commands (when on) and answers interactions, `concurrencyLimit` at once,
@@ -83,6 +96,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
                         group.addTask {
                             await self.answer(interaction)
                             self.running.withLock { $0 -= 1 }
+                            self.work.end(Self.workName)
                             self.wakeUps.signal()
                         }
                     }
@@ -95,11 +109,16 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     /// and replicas cost no call), retrying after a failure until it is done.
     func registerCommands() async {
         var delay = Self.retryAfter
+        var registering = true
+        defer { if registering { work.end("slash command registration") } }
         while !Task.isCancelled {
             do {
                 try await Deadline.within(.seconds(30)) { try await self.registerIfChanged() }
                 return
             } catch {
+                // A retry waits for its time: not work due now.
+                if registering { work.end("slash command registration") }
+                registering = false
                 parts.logger.warning(
                     "Could not register the slash commands (is the bot invited with the applications.commands scope?); trying again",
                     metadata: ["error": "\(error)", "retryIn": "\(delay)"])

@@ -7,7 +7,7 @@ import ThreadDeskStore
 /// who asked (or the team's). The bot's own posts are the app user's words, so anything support
 /// says must come from someone else; the mirror takes any author but the bot for support.
 final class SupportVoice: Sendable {
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     private let locks: any JobLocks
     private let forumChannelID: String
     private let settings: DeskSettings
@@ -16,7 +16,7 @@ final class SupportVoice: Sendable {
     /// What the webhook is called in the forum's integrations.
     static let webhookName = "ThreadDesk"
 
-    init(discord: DiscordClient<ContinuousClock>, locks: any JobLocks, forumChannelID: String, settings: DeskSettings, logger: Logger) {
+    init(discord: DiscordClient<AnyClock>, locks: any JobLocks, forumChannelID: String, settings: DeskSettings, logger: Logger) {
         (self.discord, self.locks, self.forumChannelID, self.settings, self.logger) = (discord, locks, forumChannelID, settings, logger)
     }
 

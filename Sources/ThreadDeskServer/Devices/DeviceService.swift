@@ -6,7 +6,7 @@ import ThreadDeskStore
 /// The user's device: its info (a note in the thread whenever it changes) and its push token.
 struct DeviceService: Sendable {
     let users: UserSerializer
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let ingestion: MirrorIngestion
     let now: @Sendable () -> Date
 

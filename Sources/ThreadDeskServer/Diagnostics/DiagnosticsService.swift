@@ -13,7 +13,7 @@ struct DiagnosticsService: Sendable {
     /// told to come back, so memory holds a few of them, not one per connection.
     let largeBodies = ConcurrencyGate(limit: Request.largeBodiesAtOnce)
     let users: UserSerializer
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let threads: ThreadService
     let ingestion: MirrorIngestion
     let metrics: ServerMetrics

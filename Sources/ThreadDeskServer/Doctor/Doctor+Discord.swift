@@ -6,7 +6,7 @@ import Logging
 /// forum, the bot's permissions in it, the forum's tags, and who may post in the FAQ forum.
 extension Doctor {
     func discordChecks() async -> [DoctorCheck] {
-        let discord = DiscordClient(
+        let discord = DiscordClient<AnyClock>(
             configuration: .init(baseURL: configuration.discordAPIURL, token: configuration.discordToken), logger: logger)
         var checks: [DoctorCheck] = []
         let bot: DiscordUser

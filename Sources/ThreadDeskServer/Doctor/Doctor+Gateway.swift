@@ -7,7 +7,7 @@ import Logging
 /// passes, a close Discord means for good (4014: the Message Content intent) fails, and nothing
 /// within `identifyTimeout` fails too.
 extension Doctor {
-    func gatewayCheck(_ discord: DiscordClient<ContinuousClock>) async -> DoctorCheck {
+    func gatewayCheck(_ discord: DiscordClient<AnyClock>) async -> DoctorCheck {
         var settings = GatewayConnection.Configuration(
             token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
         settings.compression = configuration.gatewayCompression

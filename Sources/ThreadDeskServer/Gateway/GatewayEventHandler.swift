@@ -11,7 +11,7 @@ import ThreadDeskStore
 /// streams, and every gap to the reconciliation.
 struct GatewayEventHandler: ForumEventSink {
     let users: UserSerializer
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
     let feed: FeedState
     let sync: MirrorSync

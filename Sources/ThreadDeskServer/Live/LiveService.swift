@@ -12,7 +12,7 @@ import ThreadDeskWire
 struct LiveService: Sendable {
     let users: UserSerializer
     let store: any UserRecords & MirrorStore & QuotaBuckets
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
     let ingestion: MirrorIngestion
     let hub: LiveHub

@@ -13,7 +13,7 @@ import ThreadDeskWire
 /// and applied at most every `delay` per user, so a user scrolling costs Discord two calls.
 final class ReadReceipts: Service, Sendable {
     private let store: any UserStore
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     private let emoji: String
     private let delay: Duration
     private let timeout: Duration
@@ -21,12 +21,15 @@ final class ReadReceipts: Service, Sendable {
     private let time: ServerTime
     private let pending = Mutex<Set<UserID>>([])
     private let wakeUps = WakeSignal()
+    private let work: BackgroundWork
+    static let workName = "read receipts"
 
     init(
-        store: any UserStore, discord: DiscordClient<ContinuousClock>, emoji: String, delay: Duration, timeout: Duration, logger: Logger,
-        time: ServerTime
+        store: any UserStore, discord: DiscordClient<AnyClock>, emoji: String, delay: Duration, timeout: Duration, logger: Logger,
+        time: ServerTime, work: BackgroundWork = .untracked
     ) {
         self.time = time
+        self.work = work
         self.store = store
         self.discord = discord
         self.emoji = emoji
@@ -37,7 +40,10 @@ final class ReadReceipts: Service, Sendable {
 
     /// The user's read mark moved.
     func schedule(_ user: UserID) {
-        pending.withLock { _ = $0.insert(user) }
+        pending.withLock {
+            $0.insert(user)
+            work.raise(Self.workName)
+        }
         wakeUps.signal()
     }
 
@@ -47,6 +53,8 @@ final class ReadReceipts: Service, Sendable {
                 // Let a burst of reads settle into one move.
                 guard (try? await self.time.sleep(for: self.delay)) != nil else { break }
                 await self.flush()
+                // Done unless a read came meanwhile (its wake-up brings the next round).
+                self.pending.withLock { if $0.isEmpty { self.work.lower(Self.workName) } }
             }
         }
         // What was read just before shutdown still shows, within the request deadline. (A task of

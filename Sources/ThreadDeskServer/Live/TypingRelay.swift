@@ -12,7 +12,7 @@ import ThreadDeskCore
 /// the time its turn comes, or one left at shutdown, is dropped.
 /// Asleep while nobody types.
 final class TypingRelay: Service, Sendable {
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     /// How long one indicator may take, waits included; a later one is no use.
     private let timeout: Duration
     private let metrics: ServerMetrics
@@ -23,8 +23,11 @@ final class TypingRelay: Service, Sendable {
     static let capacity = 10_000
     static let concurrency = 8
 
-    init(discord: DiscordClient<ContinuousClock>, timeout: Duration, metrics: ServerMetrics, logger: Logger) {
-        (self.discord, self.timeout, self.metrics, self.logger) = (discord, timeout, metrics, logger)
+    private let work: BackgroundWork
+    static let workName = "typing relay"
+
+    init(discord: DiscordClient<AnyClock>, timeout: Duration, metrics: ServerMetrics, logger: Logger, work: BackgroundWork = .untracked) {
+        (self.discord, self.timeout, self.metrics, self.logger, self.work) = (discord, timeout, metrics, logger, work)
     }
 
     /// The user of `thread` is typing (already limited to one per thread per interval).
@@ -34,7 +37,12 @@ final class TypingRelay: Service, Sendable {
             pending.append((thread, .now))
             return true
         }
-        if taken { wakeUps.signal() } else { metrics.typingDropped.increment() }
+        if taken {
+            work.begin(Self.workName)
+            wakeUps.signal()
+        } else {
+            metrics.typingDropped.increment()
+        }
     }
 
     func run() async throws {
@@ -49,21 +57,31 @@ final class TypingRelay: Service, Sendable {
                 defer { pending.removeAll() }
                 return pending
             }
-            guard !threads.isEmpty, !Task.isCancelled else { return }
+            guard !threads.isEmpty, !Task.isCancelled else {
+                work.end(Self.workName, count: threads.count)
+                return
+            }
             await withTaskGroup(of: Void.self) { group in
                 var running = 0
                 for (thread, at) in threads {
                     // Shutting down, or asked for longer ago than an indicator lasts: no use now.
-                    if Task.isCancelled { break }
+                    if Task.isCancelled {
+                        work.end(Self.workName)
+                        continue
+                    }
                     if at.duration(to: .now) > timeout {
                         metrics.typingDropped.increment()
+                        work.end(Self.workName)
                         continue
                     }
                     if running == Self.concurrency {
                         await group.next()
                         running -= 1
                     }
-                    group.addTask { await self.show(thread) }
+                    group.addTask {
+                        await self.show(thread)
+                        self.work.end(Self.workName)
+                    }
                     running += 1
                 }
             }

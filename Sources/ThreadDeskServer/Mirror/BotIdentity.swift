@@ -3,10 +3,10 @@ import Synchronization
 
 /// The bot's user id, learned from Discord once: its posts are the app user's own messages.
 final class BotIdentity: Sendable {
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     private let known = Mutex<Snowflake?>(nil)
 
-    init(discord: DiscordClient<ContinuousClock>) {
+    init(discord: DiscordClient<AnyClock>) {
         self.discord = discord
     }
 

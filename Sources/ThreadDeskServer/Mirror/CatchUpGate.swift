@@ -15,7 +15,14 @@ final class CatchUpGate: Sendable {
     /// Wakes the runner; holds at most one wake-up.
     let wakeUps = WakeSignal()
 
-    init() {}
+    private let work: BackgroundWork
+    static let workName = "reconciliation"
+
+    /// The first run (the server's start is a gap) is due from the start.
+    init(work: BackgroundWork = .untracked) {
+        self.work = work
+        work.raise(Self.workName)
+    }
 
     /// Asks for a run; returns its number.
     @discardableResult
@@ -23,6 +30,7 @@ final class CatchUpGate: Sendable {
         let target = state.withLock { state in
             state.wanted = state.started + 1
             state.reasons.insert(reason)
+            work.raise(Self.workName)
             return state.wanted
         }
         wakeUps.signal()
@@ -32,7 +40,10 @@ final class CatchUpGate: Sendable {
     /// For the runner: the reasons of the next run, or nil when none is wanted.
     func startRun() -> String? {
         state.withLock { state in
-            guard state.started < state.wanted else { return nil }
+            guard state.started < state.wanted else {
+                work.lower(Self.workName)
+                return nil
+            }
             state.started += 1
             defer { state.reasons = [] }
             return state.reasons.sorted().joined(separator: ", ")

@@ -24,12 +24,14 @@ final class IngestionQueue: Service, Sendable, CustomStringConvertible {
     let concurrency: Int
     private let state = Mutex(State())
     private let wakeUps = WakeSignal()
+    private let work: BackgroundWork
 
     var description: String { "IngestionQueue" }
 
-    init(limit: Int = 10_000, concurrency: Int = 32) {
+    init(limit: Int = 10_000, concurrency: Int = 32, work: BackgroundWork = .untracked) {
         self.limit = limit
         self.concurrency = concurrency
+        self.work = work
     }
 
     /// Queues `job` behind `owner`'s earlier ones; false when the queue is full (the caller then
@@ -41,9 +43,14 @@ final class IngestionQueue: Service, Sendable, CustomStringConvertible {
             state.queued += 1
             return true
         }
-        if accepted { wakeUps.signal() }
+        if accepted {
+            work.begin(Self.workName)
+            wakeUps.signal()
+        }
         return accepted
     }
+
+    static let workName = "ingestion"
 
     /// Facts queued and not yet ingested.
     var pending: Int { state.withLock { $0.queued } }
@@ -87,6 +94,7 @@ final class IngestionQueue: Service, Sendable, CustomStringConvertible {
             for job in jobs {
                 await job()
                 state.withLock { $0.queued -= 1 }
+                work.end(Self.workName)
             }
             jobs = state.withLock { state in
                 let more = state.queues[owner] ?? []

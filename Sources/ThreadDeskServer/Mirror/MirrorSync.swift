@@ -9,7 +9,7 @@ import ThreadDeskStore
 /// (its newest page, plus anything newer than the mirror). Everything goes through the ingestion.
 struct MirrorSync: Sendable {
     let store: any UserRecords & MirrorStore
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
     let feed: FeedState
     let ingestion: MirrorIngestion

@@ -14,7 +14,7 @@ import ThreadDeskStore
 ///   live, at `reconcileThreadsPerSecond`.
 struct Reconciler: Sendable {
     let store: any UserStore
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let feed: FeedState
     let sync: MirrorSync
     /// The forum whose active threads are listed, and its guild.

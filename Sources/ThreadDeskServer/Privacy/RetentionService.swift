@@ -22,13 +22,27 @@ struct RetentionService: Service, CustomStringConvertible {
     /// How long erasing one user may take (its Discord calls included).
     var perUser: Duration = .seconds(60)
 
+    /// The settled signal's account (tests): a round is due from the start.
+    private let work: BackgroundWork
+    static let workName = "retention"
+
+    init(
+        store: any UserErasure & JobLocks, eraser: UserEraser, retention: Duration, interval: Duration, metrics: ServerMetrics,
+        logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
+    ) {
+        (self.store, self.eraser, self.retention, self.interval, self.metrics, self.logger, self.time) =
+            (store, eraser, retention, interval, metrics, logger, time)
+        self.work = work
+        work.begin(Self.workName)
+    }
+
     var description: String { "RetentionService(erases users inactive \(retention))" }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await round()
-                guard (try? await time.sleep(for: interval)) != nil else { return }
+                guard (try? await work.endSleepThenBegin(Self.workName, for: interval, on: time)) != nil else { return }
             }
         }
     }

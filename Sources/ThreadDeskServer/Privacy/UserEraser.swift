@@ -20,7 +20,7 @@ public enum ErasureReason: String, Sendable, Hashable {
 /// everything as it was, for a retry; a thread already gone or locked counts as settled.
 struct UserEraser: Sendable {
     let store: any UserErasure & GlobalValues & JobLocks
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let deletion: UserDeletion
     /// Ends the user's open event streams (here, and on every replica); nil outside a server.
     let hub: LiveHub?

@@ -26,20 +26,41 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     /// have left some).
     let idlePoll: Duration = .seconds(5)
     private let wakeUps = WakeSignal()
+    private let work: BackgroundWork
+    static let workName = "pushes"
 
     var description: String { "PushDispatcher" }
 
-    init(store: any UserStore, apns: PushSender, settings: PushSettings, metrics: ServerMetrics, logger: Logger, time: ServerTime) {
+    init(
+        store: any UserStore, apns: PushSender, settings: PushSettings, metrics: ServerMetrics, logger: Logger, time: ServerTime,
+        work: BackgroundWork = .untracked
+    ) {
+        self.work = work
         self.store = store
         self.apns = apns
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
         self.time = time
+        // Pushes due that no task has taken up yet (the clock moved past their next attempt).
+        work.watch(Self.workName) { [weak self] in
+            guard let self, let next = try? await self.store.nextPushDue(), next <= self.now() else { return false }
+            self.wake()
+            return true
+        }
     }
 
     /// Something became pending.
-    func wake() { wakeUps.signal() }
+    func wake() {
+        woken.withLock { woken in
+            if !woken { work.raise(Self.workName) }
+            woken = true
+        }
+        wakeUps.signal()
+    }
+
+    /// Whether a wake-up came that no look for due pushes has answered yet.
+    private let woken = Mutex(false)
 
     /// Looks for due pushes whenever woken (or every `idlePoll`) and starts a task for each user
     /// who has some and none running, so a user whose pushes wait (for their lock, or for APNs)
@@ -50,12 +71,20 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
             await withDiscardingTaskGroup { group in
                 // A cancelled wait returns at once: cancellation ends the loop too, or it would spin.
                 while !stopping.withLock({ $0 }), !Task.isCancelled {
+                    // Taken before the look: a wake-up that comes during it raises the flag again.
+                    let answering = woken.withLock { woken in
+                        defer { woken = false }
+                        return woken
+                    }
                     let started = await due()
+                    work.begin(Self.workName, count: started.count)
+                    if answering { woken.withLock { if !$0 { work.lower(Self.workName) } } }
                     for (user, pushes) in started {
                         group.addTask {
                             await self.deliver(pushes, to: user)
                             _ = self.inFlight.withLock { $0.remove(user) }
                             self.wake()
+                            self.work.end(Self.workName)
                         }
                     }
                     // Pushes due but not started belong to busy users: their tasks wake the loop.

@@ -14,6 +14,15 @@ struct IdempotencyPruner: Service, CustomStringConvertible {
     let logger: Logger
     let time: ServerTime
 
+    /// The settled signal's account (tests): a round is due from the start.
+    private let work: BackgroundWork
+    static let workName = "idempotency pruning"
+
+    init(store: any IdempotencyRecords, retention: Duration, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked) {
+        (self.store, self.retention, self.logger, self.time, self.work) = (store, retention, logger, time, work)
+        work.begin(Self.workName)
+    }
+
     var description: String { "IdempotencyPruner(keeps \(retention))" }
 
     var interval: Duration { min(retention / 4, .seconds(3600)) }
@@ -22,7 +31,7 @@ struct IdempotencyPruner: Service, CustomStringConvertible {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await prune()
-                guard (try? await time.sleep(for: interval)) != nil else { return }
+                guard (try? await work.endSleepThenBegin(Self.workName, for: interval, on: time)) != nil else { return }
             }
         }
     }

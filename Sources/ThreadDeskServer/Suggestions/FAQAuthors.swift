@@ -12,7 +12,7 @@ import Synchronization
 /// asks once per author). Not an actor: forgetting must happen at once, in the order word of
 /// changes arrives, before a later post is judged.
 final class FAQAuthors: Sendable {
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     private let bot: BotIdentity
     private let guildID: String
     private let forumID: String
@@ -34,7 +34,7 @@ final class FAQAuthors: Sendable {
     private let rules = Mutex<(read: Rules?, forgotten: Int)>((nil, 0))
     private let application = Mutex<String?>(nil)
 
-    init(discord: DiscordClient<ContinuousClock>, bot: BotIdentity, guildID: String, forumID: String, access: DeskAccess, time: ServerTime) {
+    init(discord: DiscordClient<AnyClock>, bot: BotIdentity, guildID: String, forumID: String, access: DeskAccess, time: ServerTime) {
         (self.discord, self.bot, self.guildID, self.forumID, self.access, self.time) = (discord, bot, guildID, forumID, access, time)
     }
 

@@ -16,7 +16,7 @@ import ThreadDeskStore
 struct FAQMirror: Service, CustomStringConvertible {
     let book: FAQBook
     let authors: FAQAuthors
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let guildID: String
     let forumID: String
     let logger: Logger
@@ -26,6 +26,8 @@ struct FAQMirror: Service, CustomStringConvertible {
     var bus: (any LiveBus)? = nil
     let origin = UUID().uuidString
     let reloads = WakeSignal()
+    var work: BackgroundWork = .untracked
+    static let workName = "FAQ forum"
     /// Archived pages read at most (100 posts each).
     static let maxArchivedPages = 100
 
@@ -38,7 +40,10 @@ struct FAQMirror: Service, CustomStringConvertible {
                     // Posts other replicas heard change, read again one at a time in the order word came.
                     let (changed, posts) = AsyncStream.makeStream(of: String.self)
                     group.addTask {
-                        for await post in changed { await self.refresh(post) }
+                        for await post in changed {
+                            await self.refresh(post)
+                            work.end(Self.workName)
+                        }
                     }
                     group.addTask {
                         defer { posts.finish() }
@@ -48,7 +53,10 @@ struct FAQMirror: Service, CustomStringConvertible {
                                 guard let change = FAQChange(payload), change.origin != origin else { return }
                                 // At once, in the order word comes: a post changed after it is judged anew.
                                 if change.access == true { authors.forget() }
-                                if let post = change.post { posts.yield(post) }
+                                if let post = change.post {
+                                    work.begin(Self.workName)
+                                    posts.yield(post)
+                                }
                             },
                             connected: {
                                 // A reconnection may have missed announcements: read the forum again.
@@ -65,10 +73,13 @@ struct FAQMirror: Service, CustomStringConvertible {
         var delay = Duration.seconds(5)
         while !Task.isCancelled {
             do {
+                work.raise(Self.workName)
                 let count = try await load()
+                work.lower(Self.workName)
                 logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
                 delay = .seconds(5)
             } catch {
+                work.lower(Self.workName)
                 logger.warning("Could not read the FAQ forum; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
                 guard (try? await time.sleep(for: delay)) != nil else { return }
                 delay = min(delay * 2, .seconds(300))
@@ -118,7 +129,10 @@ struct FAQMirror: Service, CustomStringConvertible {
     }
 
     /// Events may have been missed (a gap, a new gateway session): read the forum again.
-    func reload() { reloads.signal() }
+    func reload() {
+        work.raise(Self.workName)
+        reloads.signal()
+    }
 
     /// Reads every post of the forum and its starter; returns how many answers the book holds.
     @discardableResult

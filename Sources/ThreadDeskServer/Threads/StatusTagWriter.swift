@@ -11,7 +11,7 @@ import ThreadDeskStore
 /// ids. One thread at a time per replica is the caller's job (the thread's job lock).
 final class StatusTagWriter: Sendable {
     private let names: StatusTagNames
-    private let discord: DiscordClient<ContinuousClock>
+    private let discord: DiscordClient<AnyClock>
     private let store: any GlobalValues & JobLocks & UserRecords & MirrorStore
     /// The gateway feed, whose epoch says whether a note of the thread's tags can be trusted.
     private let feed: FeedState?
@@ -25,7 +25,7 @@ final class StatusTagWriter: Sendable {
     private let forgotten = Mutex<Set<Snowflake>>([])
 
     init(
-        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore,
+        names: StatusTagNames, discord: DiscordClient<AnyClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore,
         feed: FeedState?, forumChannelID: String, logger: Logger
     ) {
         (self.names, self.discord, self.store, self.feed, self.forumChannelID, self.logger) = (names, discord, store, feed, forumChannelID, logger)

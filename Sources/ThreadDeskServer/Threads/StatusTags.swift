@@ -45,12 +45,18 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     var description: String { "StatusTags" }
 
     init(
-        names: StatusTagNames, discord: DiscordClient<ContinuousClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore,
-        feed: FeedState?, forumChannelID: String, logger: Logger, time: ServerTime
+        names: StatusTagNames, discord: DiscordClient<AnyClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore,
+        feed: FeedState?, forumChannelID: String, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
     ) {
         writer = StatusTagWriter(names: names, discord: discord, store: store, feed: feed, forumChannelID: forumChannelID, logger: logger)
-        (self.store, self.logger, self.time) = (store, logger, time)
+        (self.store, self.logger, self.time, self.work) = (store, logger, time, work)
+        // The first round (the forum's tags) is due.
+        work.raise(Self.workName)
     }
+
+    /// Raised while a status waits to be applied or a round runs (the tests' settled signal).
+    private let work: BackgroundWork
+    static let workName = "status tags"
 
     /// The conversation in `thread` is now `status` (a message entered the mirror).
     func conversation(in thread: Snowflake, isNow status: ConversationStatus) {
@@ -71,6 +77,7 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             var merged = next
             if merged.archive == nil, next.status != .needsReply { merged.archive = desired[thread]?.archive }
             desired[thread] = merged
+            work.raise(Self.workName)
         }
         wakeUps.signal()
     }
@@ -85,7 +92,10 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
+                self.work.raise(Self.workName)
                 let done = await self.round()
+                // Settled unless a status came meanwhile; one left to retry waits for its time.
+                self.desired.withLock { if !done || $0.isEmpty { self.work.lower(Self.workName) } }
                 // Idle until something changes; after a failure, again in a while.
                 if done { _ = await self.wakeUps.wait() } else { _ = await self.wakeUps.wait(upTo: Self.retryAfter, on: self.time.clock) }
             }

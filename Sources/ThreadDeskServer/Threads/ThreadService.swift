@@ -13,7 +13,7 @@ import ThreadDeskWire
 /// locked the old), adopting one an earlier attempt made, and room in a full forum.
 struct ThreadService: Sendable {
     let store: any UserRecords & GlobalValues & MirrorStore
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
     let feed: FeedState
     let ingestion: MirrorIngestion

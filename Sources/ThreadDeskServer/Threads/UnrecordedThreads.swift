@@ -7,7 +7,7 @@ import ThreadDeskStore
 /// system. The next send adopts one; an erasure settles them all.
 struct UnrecordedThreads: Sendable {
     let store: any UserRecords & GlobalValues & MirrorStore
-    let discord: DiscordClient<ContinuousClock>
+    let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
     let guildID: String
     let forumChannelID: String
