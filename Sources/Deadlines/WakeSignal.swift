@@ -25,7 +25,17 @@ public final class WakeSignal: Sendable {
     private let state = Mutex(State())
     private static let timers = DispatchQueue(label: "threaddesk.wake-signal")
 
-    public init() {}
+    /// Told how many waits are in progress after each change (tests await a wait this way).
+    private let observer: (@Sendable (_ waiting: Int) -> Void)?
+
+    public init(observer: (@Sendable (_ waiting: Int) -> Void)? = nil) {
+        self.observer = observer
+    }
+
+    private func changed() {
+        guard let observer else { return }
+        observer(waiting)
+    }
 
     /// Wakes the oldest wait, or the next one to begin when nobody waits.
     public func signal() {
@@ -38,6 +48,7 @@ public final class WakeSignal: Sendable {
         }
         guard let woken else { return }
         woken.timer?.cancel()
+        changed()
         woken.continuation.resume(returning: true)
     }
 
@@ -69,7 +80,10 @@ public final class WakeSignal: Sendable {
                 }
                 if taken {
                     continuation.resume(returning: true)
-                } else if Task.isCancelled {
+                    return
+                }
+                changed()
+                if Task.isCancelled {
                     // A cancellation that came before the wait was stored found nothing to end.
                     leave(id)
                 }
@@ -87,6 +101,7 @@ public final class WakeSignal: Sendable {
         }
         guard let left else { return }
         left.timer?.cancel()
+        changed()
         left.continuation.resume(returning: false)
     }
 

@@ -109,12 +109,9 @@ struct AddressLimitTests {
                 let (user, thread, _) = try await server.userWithThread(device: String(repeating: device, count: 32))
                 let reply = try server.emulator.replyAsAgent(
                     inThread: thread, content: "", attachments: [.init(filename: "fix.png", contentType: "image/png", data: AttachmentTests.png())])
-                var id: String?
-                try await eventually("the agent's image in the user's conversation") {
-                    id = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?[0]?["id"]?.stringValue
-                    return id != nil
-                }
-                downloads.append((user.token, try #require(id)))
+                try await server.settled()
+                let id = try await server.messages(token: user.token).first { $0["id"]?.stringValue == reply.id }?["attachments"]?[0]?["id"]?.stringValue
+                downloads.append((user.token, try #require(id, "the agent's image in the user's conversation")))
             }
             // A day later every URL has expired: the first download signs anew, the second is over the limit.
             server.emulator.advanceClock(by: 25 * 3600)

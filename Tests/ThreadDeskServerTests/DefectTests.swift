@@ -146,14 +146,14 @@ struct DefectTests {
     /// The daemon's forwarder: an overflow while a post is in flight must not delete the gap it
     /// queued, nor events that were never sent.
     @Test func anOverflowDuringAPostKeepsTheGapAndTheUnsentEvents() async throws {
-        let received = Mutex<[[ForumEvent]]>([])
+        let received = Watched<[[ForumEvent]]>([])
         let (release, releaseFirst) = AsyncStream.makeStream(of: Void.self)
         let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         let router = Router()
         router.post("internal/gateway/events") { request, context -> Response in
             struct Batch: Decodable { var events: [ForumEvent] }
             let batch = try await request.decode(as: Batch.self, context: context)
-            let count = received.withLock {
+            let count = received.update {
                 $0.append(batch.events)
                 return $0.count
             }
@@ -175,9 +175,9 @@ struct DefectTests {
             // The server holds the first post while six more events overflow the queue.
             await forwarder.deliver((4...9).map(event))
             releaseFirst.yield()
-            try await eventually("a second post") { received.withLock { $0.count } >= 2 }
+            try await received.wait(for: "a second post") { $0.count >= 2 }
             try await eventually("the queue empty") { forwarder.queued == 0 }
-            let later = received.withLock { Array($0.dropFirst()).flatMap { $0 } }
+            let later = Array(received.value.dropFirst()).flatMap { $0 }
             #expect(later.first == .gap)
             #expect(Array(later.dropFirst()) == (6...9).map(event))
         }

@@ -73,8 +73,8 @@ struct GatewayChaosTests {
             // in the 1–5 s pause after a non-resumable op 9 find no connection to break.)
             // The pushes may all be out before the client's pause after the non-resumable op 9
             // ends: its new session comes when it comes.
-            try await eventually("the faults' new sessions") {
-                let counters = server.emulator.counters
+            try await server.emulator.waitUntil("the faults' new sessions") { emulator in
+                let counters = emulator.counters
                 return counters.resumes >= 3 && counters.identifies >= 2 && counters.gatewayConnections >= 6
             }
             #expect(server.apns.counters.connections == 1)

@@ -6,21 +6,27 @@ import Testing
 /// for good once the timeout cancels it, and every later wait returns at once: the loop spins.
 @Suite("WakeSignal", .timeLimit(.minutes(1)))
 struct WakeSignalTests {
+    /// A signal whose waits in progress a test can await.
+    static func watchedSignal() -> (WakeSignal, Watched<Int>) {
+        let waits = Watched(0)
+        return (WakeSignal { count in waits.update { $0 = count } }, waits)
+    }
+
     @Test func aWaitThatTimedOutLeavesTheSignalWorking() async throws {
-        let signal = WakeSignal()
+        let (signal, waits) = Self.watchedSignal()
         #expect(await signal.wait(upTo: .milliseconds(5)) == false)
         #expect(await signal.wait(upTo: .milliseconds(5)) == false)
         // Still a signal: the next wait sleeps until it is woken, and is woken.
         let waiting = Task { await signal.wait(upTo: .seconds(30)) }
-        try await eventually("the wait began") { signal.waiting == 1 }
+        try await waits.wait(for: "the wait began") { $0 == 1 }
         signal.signal()
         #expect(await waiting.value == true)
     }
 
     @Test func aCancelledWaitLeavesTheSignalWorkingAndConsumesNothing() async throws {
-        let signal = WakeSignal()
+        let (signal, waits) = Self.watchedSignal()
         let cancelled = Task { await signal.wait() }
-        try await eventually("the wait began") { signal.waiting == 1 }
+        try await waits.wait(for: "the wait began") { $0 == 1 }
         cancelled.cancel()
         #expect(await cancelled.value == false)
         #expect(signal.waiting == 0)
