@@ -103,8 +103,9 @@ public final class BackgroundWork: Sendable {
         }
         end(part)
         defer { change { $0.timers[id] = nil } }
-        // Until the moment set above, however far the clock moved since.
-        try await time.sleep(for: max(.zero, due - elapsed()))
+        // Until the moment set above, however far the clock moved since (a deadline: a clock moved
+        // between reading it and sleeping must not push the wake-up past the moment).
+        try await time.sleep(untilElapsed: due)
         begin(part)
     }
 

@@ -11,12 +11,16 @@ public struct ServerTime: Sendable {
     /// How long the clock has run since this value was made: stamps that are only compared with
     /// each other (a typing gate's last pass).
     let elapsed: @Sendable () -> Duration
+    /// Sleeps until the clock has run `elapsed` since this value was made: a deadline, not a
+    /// duration, so a clock that moves between reading it and sleeping cannot push it later.
+    private let sleepUntilElapsed: @Sendable (Duration) async throws -> Void
 
     public init<C: Clock>(clock: C, now: @escaping @Sendable () -> Date) where C.Duration == Duration {
         let origin = clock.now
         self.clock = clock
         self.now = now
         elapsed = { origin.duration(to: clock.now) }
+        sleepUntilElapsed = { target in try await clock.sleep(until: origin.advanced(by: target), tolerance: nil) }
     }
 
     public static let system = ServerTime(clock: ContinuousClock(), now: Date.init)
@@ -32,5 +36,12 @@ public struct ServerTime: Sendable {
     func sleep(for duration: Duration) async throws {
         if clock is ContinuousClock { return try await cancellableSleep(for: duration) }
         try await clock.sleep(for: duration)
+    }
+
+    /// Sleeps until the clock has run `target` since this value was made (see `elapsed`); at once
+    /// when it has. Cancellation ends it at once.
+    func sleep(untilElapsed target: Duration) async throws {
+        if clock is ContinuousClock { return try await cancellableSleep(for: max(.zero, target - elapsed())) }
+        try await sleepUntilElapsed(target)
     }
 }
