@@ -36,6 +36,10 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         /// bucket they all spend and a burst would overrun (making forum threads). Nil: this
         /// process is the bot's only one.
         public var sharedTurns: (any DiscordSharedTurns)?
+        /// How much later than its shared turn a request may reach Discord (a busy process, a slow
+        /// network) with the replicas together still inside the bucket: the turns are spread over
+        /// the window plus a tenth of it plus this.
+        public var sharedTurnLateness: Duration = .milliseconds(250)
         /// Told of every HTTP attempt: its route template and status (nil when no answer came), for metrics.
         public var observer: (@Sendable (_ route: String, _ status: Int?) -> Void)?
 
@@ -215,9 +219,10 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
 
     /// Waits for this process's turn on the request's bucket among all the bot's processes. The
     /// turns are a token bucket: a burst of a fifth of the bucket's limit at once, then the rest of
-    /// the limit spread over its window, a tenth slower (a request may reach Discord later than its
-    /// turn, the next one sooner). In any stretch as long as the window that is at most the limit,
-    /// wherever Discord's window falls. While this process has not heard the bucket's size yet,
+    /// the limit spread over its window, a tenth and `sharedTurnLateness` slower (a request may
+    /// reach Discord later than its turn, the next one sooner). In any stretch as long as the window
+    /// that is at most the limit, wherever Discord's window falls, while no request arrives later
+    /// than a tenth of the window plus `sharedTurnLateness` after its turn. While this process has not heard the bucket's size yet,
     /// one a second (each process's first call spends the bucket too); see `DiscordRateLimiter.size`. Turns that cannot be had
     /// (the store is down) leave it to this process's own count.
     private func takeSharedTurn(_ request: Request, from turns: any DiscordSharedTurns, deadline: C.Instant) async throws(DiscordError) {
@@ -228,7 +233,7 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             // them together: no turn needed.
             if size.window >= .seconds(1), size.window / size.limit < .milliseconds(20) { return }
             let burst = max(1, size.limit / 5)
-            let every = size.window * 1.1 / max(1, size.limit - burst)
+            let every = (size.window * 1.1 + configuration.sharedTurnLateness) / max(1, size.limit - burst)
             let wait: Duration?
             do {
                 wait = try await turns.take("\(request.route) \(request.major)", burst: burst, every: every)

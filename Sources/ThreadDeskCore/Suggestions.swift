@@ -35,12 +35,18 @@ public struct CuratedAnswer: Sendable, Hashable {
 }
 
 /// Ranks curated answers against what a user has typed so far. Built once per set of answers
-/// (words folded and indexed), then asked as often as the user types: a query scans the distinct
-/// words, not the answers. Case, accents and apostrophes count for nothing; a word of 4 letters
-/// or more matches one edit away; the word being typed (no space after it yet) matches as a
-/// prefix. A word in the title or the keywords weighs more than one in the answer, rare words
-/// more than common ones, and query words that follow each other as in the title or a keyword
-/// phrase add to the score.
+/// (words folded and indexed), then asked as often as the user types: a query looks its words up,
+/// it scans neither the answers nor the vocabulary. Case, accents and apostrophes count for
+/// nothing; a word of 4 letters or more matches one edit away; the word being typed (no space
+/// after it yet) matches as a prefix. A word in the title or the keywords weighs more than one in
+/// the answer, rare words more than common ones, and query words that follow each other as in the
+/// title or a keyword phrase add to the score.
+///
+/// The lookups: the vocabulary by word (the same word), the vocabulary in sorted order (the words
+/// a typed prefix starts, one binary search), and the words of 4 letters or more under each of
+/// their one-letter deletions and themselves (two words one edit apart, a swap of neighbours
+/// included, share one of those keys, so a typed word's own deletions find every candidate; each
+/// is then checked exactly, so a shared key that means nothing costs a check, never a result).
 public struct SuggestionIndex: Sendable {
     public static let maxResults = 5
     /// Query words looked at: a long paragraph is ranked by its first words.
@@ -50,11 +56,19 @@ public struct SuggestionIndex: Sendable {
 
     private let answers: [CuratedAnswer]
     private let words: [[UInt32]]
+    /// Each vocabulary word's index by the word.
+    private let vocabulary: [[UInt32]: Int]
+    /// The vocabulary's indexes, the words in lexicographic order (prefix ranges).
+    private let sorted: [Int32]
+    /// Words of 4 letters or more under the key of each deletion of one letter and of the word
+    /// itself (`deletionKey`); keys may collide, candidates are checked.
+    private let neighbours: [UInt64: [Int32]]
     private let postings: [[Posting]]
     private let rarity: [Float]
-    /// Per answer: the title's words as vocabulary indexes, and each keyword phrase's.
-    private let titleWords: [[Int]]
-    private let phrases: [[[Int]]]
+    /// Where two vocabulary words follow each other in a title (sequence 0) or a keyword phrase
+    /// (sequence 1, 2, …), by the pair (`pairKey`).
+    private struct PhrasePlace: Sendable { var answer: Int32; var sequence: Int16; var offset: Int16 }
+    private let pairs: [UInt64: [PhrasePlace]]
 
     public var count: Int { answers.count }
 
@@ -86,10 +100,27 @@ public struct SuggestionIndex: Sendable {
         }
         let total = Float(max(answers.count, 1))
         self.rarity = postings.map { 1 + log(1 + total / Float(max($0.count, 1))) }
+        self.vocabulary = vocabulary
+        self.sorted = words.indices.sorted { words[$0].lexicographicallyPrecedes(words[$1]) }.map { Int32($0) }
+        var neighbours: [UInt64: [Int32]] = [:]
+        for (number, word) in words.enumerated() where word.count >= Self.editableLength {
+            for skipped in -1..<word.count {
+                neighbours[Self.deletionKey(word, skipping: skipped), default: []].append(Int32(number))
+            }
+        }
+        self.neighbours = neighbours
         self.words = words
         self.postings = postings
-        self.titleWords = titleWords
-        self.phrases = phrases
+        var pairs: [UInt64: [PhrasePlace]] = [:]
+        for answer in answers.indices {
+            for (sequence, words) in ([titleWords[answer]] + phrases[answer]).enumerated() where words.count >= 2 {
+                for offset in 0..<(words.count - 1) {
+                    pairs[Self.pairKey(words[offset], words[offset + 1]), default: []].append(
+                        PhrasePlace(answer: Int32(answer), sequence: Int16(clamping: sequence), offset: Int16(clamping: offset)))
+                }
+            }
+        }
+        self.pairs = pairs
     }
 
     /// The best answers for `query`, best first, at most `limit` (1…5); none for a query with no
@@ -103,13 +134,12 @@ public struct SuggestionIndex: Sendable {
         // Per query word: the vocabulary words it matches, with how well (1 exact … 0.6 a typo).
         var matches: [[Int: Float]] = Array(repeating: [:], count: typed.count)
         var scores = [Float](repeating: 0, count: answers.count)
+        var best = [Float](repeating: 0, count: answers.count)
+        var touched: [Int] = []
+        var scored: [Int] = []
         for (position, query) in typed.enumerated() where !Self.isStopWord(query) {
             let prefix = typing && position == typed.count - 1 && query.count >= 2
-            var best = [Float](repeating: 0, count: answers.count)
-            var touched: [Int] = []
-            for (word, candidate) in words.enumerated() {
-                let quality = Self.match(query, candidate, prefix: prefix)
-                guard quality > 0 else { continue }
+            for (word, quality) in matchingWords(query, prefix: prefix) {
                 matches[position][word] = quality
                 for posting in postings[word] {
                     let value = quality * posting.weight * rarity[word]
@@ -118,38 +148,137 @@ public struct SuggestionIndex: Sendable {
                     best[answer] = max(best[answer], value)
                 }
             }
-            for answer in touched { scores[answer] += best[answer] }
+            for answer in touched {
+                if scores[answer] == 0 { scored.append(answer) }
+                scores[answer] += best[answer]
+                best[answer] = 0
+            }
+            touched.removeAll(keepingCapacity: true)
         }
+        let bonuses = phraseBonuses(matches)
+        // The best `limit`, kept in order as the scores go by (better: higher, then the lower id).
         var ranked: [(answer: Int, score: Float)] = []
-        for (answer, score) in scores.enumerated() where score > 0 {
-            ranked.append((answer, score + phraseBonus(answer, matches)))
+        ranked.reserveCapacity(limit + 1)
+        func better(_ a: (answer: Int, score: Float), _ b: (answer: Int, score: Float)) -> Bool {
+            a.score != b.score ? a.score > b.score : answers[a.answer].id < answers[b.answer].id
         }
-        ranked.sort { $0.score != $1.score ? $0.score > $1.score : answers[$0.answer].id < answers[$1.answer].id }
-        return ranked.prefix(limit).map { answers[$0.answer] }
+        for answer in scored where scores[answer] > 0 {
+            let entry = (answer: answer, score: scores[answer] + (bonuses[answer] ?? 0))
+            guard ranked.count < limit || better(entry, ranked[ranked.count - 1]) else { continue }
+            let place = ranked.firstIndex { better(entry, $0) } ?? ranked.count
+            ranked.insert(entry, at: place)
+            if ranked.count > limit { ranked.removeLast() }
+        }
+        return ranked.map { answers[$0.answer] }
     }
 
-    /// Consecutive query words found consecutively in the title or a keyword phrase.
-    private func phraseBonus(_ answer: Int, _ matches: [[Int: Float]]) -> Float {
-        guard matches.count >= 2 else { return 0 }
-        var bonus: Float = 0
-        for sequence in [titleWords[answer]] + phrases[answer] where sequence.count >= 2 {
-            var found = false
-            for start in 0..<(matches.count - 1) where !found {
-                for offset in 0..<(sequence.count - 1) where !found {
-                    if let first = matches[start][sequence[offset]], let second = matches[start + 1][sequence[offset + 1]] {
-                        bonus += 2 * (first + second)
-                        found = true
+    /// The vocabulary words `query` matches and how well (`match`), in vocabulary order: the same
+    /// as asking `match` of every word, found through the lookups.
+    func matchingWords(_ query: [UInt32], prefix: Bool) -> [(word: Int, quality: Float)] {
+        candidates(for: query, prefix: prefix).compactMap { word in
+            let quality = Self.match(query, words[word], prefix: prefix)
+            return quality > 0 ? (word, quality) : nil
+        }
+    }
+
+    /// `matchingWords` by asking `match` of every word of the vocabulary (what the lookups stand for).
+    func scannedMatchingWords(_ query: [UInt32], prefix: Bool) -> [(word: Int, quality: Float)] {
+        words.indices.compactMap { word in
+            let quality = Self.match(query, words[word], prefix: prefix)
+            return quality > 0 ? (word, quality) : nil
+        }
+    }
+
+    /// The vocabulary, folded words.
+    var vocabularyWords: [[UInt32]] { words }
+
+    /// Every vocabulary word `match` can find for `query` (a superset: each is checked), each once:
+    /// the same word, the words it starts (while typed), and those sharing a deletion key with it.
+    private func candidates(for query: [UInt32], prefix: Bool) -> [Int] {
+        var found: [Int] = []
+        if let same = vocabulary[query] { found.append(same) }
+        if prefix {
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if words[Int(sorted[middle])].lexicographicallyPrecedes(query) { low = middle + 1 } else { high = middle }
+            }
+            while low < sorted.count, words[Int(sorted[low])].starts(with: query) {
+                found.append(Int(sorted[low]))
+                low += 1
+            }
+        }
+        if query.count >= Self.editableLength {
+            for skipped in -1..<query.count {
+                if let near = neighbours[Self.deletionKey(query, skipping: skipped)] { found.append(contentsOf: near.lazy.map { Int($0) }) }
+            }
+        }
+        guard found.count > 1 else { return found }
+        found.sort()
+        var unique = 0
+        for index in found.indices where index == 0 || found[index] != found[index - 1] {
+            found[unique] = found[index]
+            unique += 1
+        }
+        found.removeLast(found.count - unique)
+        return found
+    }
+
+    /// Words shorter than this match only themselves or as a prefix, never one edit away.
+    static let editableLength = 4
+
+    /// A hash (FNV-1a, 64 bits) of `word` without the letter at `skipped` (-1: the whole word):
+    /// `abcd` without `d` has the key of `abc`. Equal letters give equal keys; unequal ones rarely
+    /// do, and are told apart by `match`.
+    static func deletionKey(_ word: [UInt32], skipping skipped: Int) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for (index, scalar) in word.enumerated() where index != skipped {
+            hash = (hash ^ UInt64(scalar)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    /// Per answer, its bonus for consecutive query words found consecutively in its title or a
+    /// keyword phrase: per such sequence, the first place found (query position, then place in the
+    /// sequence, both from the start) adds twice the two words' match qualities, sequences added
+    /// in order. Found through the pairs of the matched words, not by reading every answer.
+    private func phraseBonuses(_ matches: [[Int: Float]]) -> [Int: Float] {
+        guard matches.count >= 2 else { return [:] }
+        // Per answer and sequence: the first place found and its bonus.
+        var first: [Int: [Int16: (start: Int, offset: Int16, bonus: Float)]] = [:]
+        for start in 0..<(matches.count - 1) where !matches[start].isEmpty && !matches[start + 1].isEmpty {
+            for (word, quality) in matches[start] {
+                for (next, nextQuality) in matches[start + 1] {
+                    guard let places = pairs[Self.pairKey(word, next)] else { continue }
+                    for place in places {
+                        let found = (start: start, offset: place.offset, bonus: 2 * (quality + nextQuality))
+                        if let known = first[Int(place.answer)]?[place.sequence],
+                            (known.start, known.offset) <= (found.start, found.offset)
+                        {
+                            continue
+                        }
+                        first[Int(place.answer), default: [:]][place.sequence] = found
                     }
                 }
             }
         }
-        return bonus
+        return first.mapValues { sequences in
+            sequences.sorted { $0.key < $1.key }.reduce(Float(0)) { $0 + $1.value.bonus }
+        }
     }
+
+    private static func pairKey(_ first: Int, _ second: Int) -> UInt64 { UInt64(first) << 32 | UInt64(UInt32(truncatingIfNeeded: second)) }
 
     // MARK: Words
 
     /// The text's words, folded: lower case, no accents, no apostrophes (`can't` is `cant`).
     static func words(_ text: String) -> [[UInt32]] {
+        asciiWords(text) ?? foldedWords(text)
+    }
+
+    /// `words` through Foundation's folding, for any text.
+    static func foldedWords(_ text: String) -> [[UInt32]] {
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil).lowercased()
         var result: [[UInt32]] = []
         var current: [UInt32] = []
@@ -161,6 +290,28 @@ public struct SuggestionIndex: Sendable {
             } else if !current.isEmpty {
                 result.append(current)
                 current = []
+            }
+        }
+        if !current.isEmpty { result.append(current) }
+        return result
+    }
+
+    /// `words` of a text that is all ASCII (most of what users type), without Foundation's
+    /// folding, which leaves ASCII as lower case does; nil for any other text.
+    static func asciiWords(_ text: String) -> [[UInt32]]? {
+        var result: [[UInt32]] = []
+        var current: [UInt32] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): current.append(UInt32(byte))
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): current.append(UInt32(byte + 32))
+            case UInt8(ascii: "'"): continue
+            case 0x80...: return nil
+            default:
+                if !current.isEmpty {
+                    result.append(current)
+                    current = []
+                }
             }
         }
         if !current.isEmpty { result.append(current) }

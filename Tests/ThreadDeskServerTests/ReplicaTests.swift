@@ -193,9 +193,10 @@ struct ReplicaTests {
     /// shared turns both spend the same remaining slots.)
     @Test func twoReplicasMakingThreadsAtOnceShareTheForumsBucket() async throws {
         var emulator = DiscordEmulator.Configuration()
-        // Only the thread-create bucket is in play: 5 new threads per second (shared turns: one at
-        // once, then one per 0.275 s, at most 4 in any second).
-        emulator.threadCreateLimit = .init(limit: 5, window: .seconds(1))
+        // Only the thread-create bucket is in play: 5 new threads per 2 s (shared turns: one at
+        // once, then one per (2.2 + 0.25) / 4 s; a request may reach Discord up to 0.45 s after its
+        // turn, however busy this machine, and the five of any window still fit).
+        emulator.threadCreateLimit = .init(limit: 5, window: .seconds(2))
         emulator.defaultRouteLimit = .init(limit: 10_000, window: .seconds(1))
         emulator.globalLimit = .init(limit: 10_000, window: .seconds(1))
         try await withReplicas(emulator: emulator, adjust: { $0.discordGlobalLimit = 10_000; $0.discordBudget = .seconds(40) }) { a, b, discord, _, _, _ in

@@ -62,9 +62,18 @@ struct SuggestionsBench {
             }
             ranked += 100
         }
-        let elapsed = Double((clock.now - start).components.attoseconds) / 1e18 + Double((clock.now - start).components.seconds)
+        let ran = clock.now - start
+        // What the queries found, as one number: two builds that rank alike print the same one.
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for query in queries {
+            for byte in index.suggestions(for: query).map(\.id).joined(separator: ",").utf8 + [0] {
+                digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            }
+        }
+
+        let elapsed = Double(ran.components.attoseconds) / 1e18 + Double(ran.components.seconds)
         let buildMs = Double(build.components.attoseconds) / 1e15 + Double(build.components.seconds) * 1000
         print(
-            #"{"answers": \#(answersCount), "queries": \#(ranked), "seconds": \#(String(format: "%.2f", elapsed)), "perSecond": \#(Int(Double(ranked) / elapsed)), "withResults": \#(String(format: "%.3f", Double(found) / Double(ranked))), "indexBuildMs": \#(String(format: "%.1f", buildMs))}"#)
+            #"{"answers": \#(answersCount), "queries": \#(ranked), "seconds": \#(String(format: "%.2f", elapsed)), "perSecond": \#(Int(Double(ranked) / elapsed)), "withResults": \#(String(format: "%.3f", Double(found) / Double(ranked))), "indexBuildMs": \#(String(format: "%.1f", buildMs)), "resultsDigest": "\#(String(digest, radix: 16))"}"#)
     }
 }
