@@ -132,15 +132,15 @@ public struct SuggestionIndex: Sendable {
         if typed.count > Self.maxQueryWords { typed.removeLast(typed.count - Self.maxQueryWords) }
         guard !typed.isEmpty, !answers.isEmpty else { return [] }
         // Per query word: the vocabulary words it matches, with how well (1 exact … 0.6 a typo).
-        var matches: [[Int: Float]] = Array(repeating: [:], count: typed.count)
+        var matches: [[(word: Int, quality: Float)]] = Array(repeating: [], count: typed.count)
         var scores = [Float](repeating: 0, count: answers.count)
         var best = [Float](repeating: 0, count: answers.count)
         var touched: [Int] = []
         var scored: [Int] = []
         for (position, query) in typed.enumerated() where !Self.isStopWord(query) {
             let prefix = typing && position == typed.count - 1 && query.count >= 2
-            for (word, quality) in matchingWords(query, prefix: prefix) {
-                matches[position][word] = quality
+            matches[position] = matchingWords(query, prefix: prefix)
+            for (word, quality) in matches[position] {
                 for posting in postings[word] {
                     let value = quality * posting.weight * rarity[word]
                     let answer = Int(posting.answer)
@@ -155,7 +155,7 @@ public struct SuggestionIndex: Sendable {
             }
             touched.removeAll(keepingCapacity: true)
         }
-        let bonuses = phraseBonuses(matches)
+        for (answer, bonus) in phraseBonuses(matches) where scores[answer] > 0 { scores[answer] += bonus }
         // The best `limit`, kept in order as the scores go by (better: higher, then the lower id).
         var ranked: [(answer: Int, score: Float)] = []
         ranked.reserveCapacity(limit + 1)
@@ -163,7 +163,7 @@ public struct SuggestionIndex: Sendable {
             a.score != b.score ? a.score > b.score : answers[a.answer].id < answers[b.answer].id
         }
         for answer in scored where scores[answer] > 0 {
-            let entry = (answer: answer, score: scores[answer] + (bonuses[answer] ?? 0))
+            let entry = (answer: answer, score: scores[answer])
             guard ranked.count < limit || better(entry, ranked[ranked.count - 1]) else { continue }
             let place = ranked.firstIndex { better(entry, $0) } ?? ranked.count
             ranked.insert(entry, at: place)
@@ -243,29 +243,33 @@ public struct SuggestionIndex: Sendable {
     /// keyword phrase: per such sequence, the first place found (query position, then place in the
     /// sequence, both from the start) adds twice the two words' match qualities, sequences added
     /// in order. Found through the pairs of the matched words, not by reading every answer.
-    private func phraseBonuses(_ matches: [[Int: Float]]) -> [Int: Float] {
-        guard matches.count >= 2 else { return [:] }
-        // Per answer and sequence: the first place found and its bonus.
-        var first: [Int: [Int16: (start: Int, offset: Int16, bonus: Float)]] = [:]
+    private func phraseBonuses(_ matches: [[(word: Int, quality: Float)]]) -> [(answer: Int, bonus: Float)] {
+        guard matches.count >= 2 else { return [] }
+        // Per answer and sequence (`answer << 16 | sequence`): the first place found and its bonus.
+        var first: [Int: (start: Int, offset: Int16, bonus: Float)] = [:]
         for start in 0..<(matches.count - 1) where !matches[start].isEmpty && !matches[start + 1].isEmpty {
             for (word, quality) in matches[start] {
                 for (next, nextQuality) in matches[start + 1] {
                     guard let places = pairs[Self.pairKey(word, next)] else { continue }
                     for place in places {
-                        let found = (start: start, offset: place.offset, bonus: 2 * (quality + nextQuality))
-                        if let known = first[Int(place.answer)]?[place.sequence],
-                            (known.start, known.offset) <= (found.start, found.offset)
-                        {
-                            continue
-                        }
-                        first[Int(place.answer), default: [:]][place.sequence] = found
+                        let key = Int(place.answer) << 16 | Int(place.sequence)
+                        if let known = first[key], (known.start, known.offset) <= (start, place.offset) { continue }
+                        first[key] = (start, place.offset, 2 * (quality + nextQuality))
                     }
                 }
             }
         }
-        return first.mapValues { sequences in
-            sequences.sorted { $0.key < $1.key }.reduce(Float(0)) { $0 + $1.value.bonus }
+        // Each answer's sequences added in their order.
+        var bonuses: [(answer: Int, bonus: Float)] = []
+        for (key, found) in first.sorted(by: { $0.key < $1.key }) {
+            let answer = key >> 16
+            if bonuses.last?.answer == answer {
+                bonuses[bonuses.count - 1].bonus += found.bonus
+            } else {
+                bonuses.append((answer, found.bonus))
+            }
         }
+        return bonuses
     }
 
     private static func pairKey(_ first: Int, _ second: Int) -> UInt64 { UInt64(first) << 32 | UInt64(UInt32(truncatingIfNeeded: second)) }
@@ -319,7 +323,12 @@ public struct SuggestionIndex: Sendable {
     }
 
     static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+        if scalar.isASCII {
+            // The same answer as the properties give, without looking them up.
+            let value = scalar.value
+            return (0x61...0x7A).contains(value) || (0x41...0x5A).contains(value) || (0x30...0x39).contains(value)
+        }
+        return scalar.properties.isAlphabetic || scalar.properties.numericType != nil
     }
 
     private static let stopWords: Set<[UInt32]> = Set(

@@ -64,4 +64,11 @@ struct SuggestionIndexLookupTests {
         #expect(SuggestionIndex.asciiWords("CAN’T") == nil)
         #expect(SuggestionIndex.words("Can't CONNECT") == [Array("cant".unicodeScalars.map(\.value)), Array("connect".unicodeScalars.map(\.value))])
     }
+
+    @Test func asciiScalarsAreWordScalarsAsTheirPropertiesSay() {
+        for value in UInt32(0)..<128 {
+            let scalar = Unicode.Scalar(value)!
+            #expect(SuggestionIndex.isWordScalar(scalar) == (scalar.properties.isAlphabetic || scalar.properties.numericType != nil), "\(value)")
+        }
+    }
 }

@@ -100,7 +100,7 @@ extension ServerRoot {
                     book: faqBook ?? FAQBook(),
                     authors: FAQAuthors(
                         discord: discord, bot: bot, guildID: configuration.guildID, forumID: forum, access: DeskAccess(configuration.desk), time: time),
-                    discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time, bus: store.bus, work: work)
+                    discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time, bus: store.bus, store: store, work: work)
             }
             // Its first read of the forum is due.
             if faq != nil { work.raise(FAQMirror.workName) }

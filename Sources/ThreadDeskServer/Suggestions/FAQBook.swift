@@ -6,7 +6,7 @@ import ThreadDeskStore
 /// told them. Suggestions are ranked here, with no Discord call and no store read; the index is
 /// rebuilt on the first query after a change.
 actor FAQBook {
-    struct Post: Sendable, Hashable {
+    struct Post: Sendable, Hashable, Codable {
         var title: String
         var tagIDs: [String]
         /// The starter message's text; nil until it is known (a post is an answer from then on).
@@ -131,6 +131,36 @@ actor FAQBook {
         }
         index = nil
     }
+
+    /// What the book holds, kept in the store so that a server that starts answers at once,
+    /// before it has read the forum (`restore`).
+    struct Snapshot: Codable, Sendable, Equatable {
+        /// The forum it was read from: a snapshot of another forum is no answer here.
+        var forum: String
+        var posts: [String: Post]
+        var tagNames: [String: String]
+    }
+
+    /// The answers and the tags' names, for the store.
+    /// - Parameter forum: The FAQ forum the book holds.
+    func snapshot(forum: String) -> Snapshot {
+        Snapshot(forum: forum, posts: posts.filter { $0.value.starter != nil }, tagNames: tagNames)
+    }
+
+    /// A snapshot's answers into a book that has not heard anything yet (none when it has: what
+    /// it heard is newer). The forum is read afterwards all the same.
+    /// - Returns: Whether the snapshot was taken.
+    @discardableResult
+    func restore(_ snapshot: Snapshot) -> Bool {
+        guard posts.isEmpty, deleted.isEmpty, tagNames.isEmpty else { return false }
+        posts = snapshot.posts
+        tagNames = snapshot.tagNames
+        index = nil
+        return true
+    }
+
+    /// Whether the post's starter is held (read or restored), so a reload may keep it.
+    func held(_ id: String) -> Post? { posts[id] }
 
     private func answers() -> [CuratedAnswer] {
         posts.compactMap { id, post in

@@ -13,6 +13,13 @@ import ThreadDeskStore
 /// too) the forum is read again, since events may have been missed; a failed read is tried again,
 /// backing off. A post whose starter's author may not use the desk is no answer (`FAQAuthors`):
 /// it stays none, edits and all, until an agent posts it again.
+///
+/// What the book holds is kept in the store (a snapshot after each read and each change), so a
+/// server that starts suggests at once from it while it reads the forum again. A read while the
+/// book holds answers goes at `heldReadInterval` a starter, leaving Discord's global budget to the
+/// users' sends. A gap while a read is under way (the gateway's first session, most often) makes
+/// the next read fetch again only the starters read before it: those read after it are current,
+/// the gateway's events having reached them.
 struct FAQMirror: Service, CustomStringConvertible {
     let book: FAQBook
     let authors: FAQAuthors
@@ -26,7 +33,15 @@ struct FAQMirror: Service, CustomStringConvertible {
     var bus: (any LiveBus)? = nil
     let origin = UUID().uuidString
     let reloads = WakeSignal()
+    /// Where the book's snapshot is kept; nil keeps none.
+    var store: (any GlobalValues)? = nil
     var work: BackgroundWork = .untracked
+    let progress = ReadProgress()
+    /// The store's key of the book's snapshot.
+    static let snapshotKey = "faq-snapshot"
+    /// Between two starters read while the book already holds answers: 10 a second at most, a
+    /// fifth of Discord's global 50 (1,000 posts in 100 s), the rest left to the users.
+    static let heldReadInterval = Duration.milliseconds(100)
     static let workName = "FAQ forum"
     /// Archived pages read at most (100 posts each).
     static let maxArchivedPages = 100
@@ -34,6 +49,7 @@ struct FAQMirror: Service, CustomStringConvertible {
     var description: String { "FAQMirror(forum \(forumID))" }
 
     func run() async throws {
+        await restore()
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 if let bus {
@@ -131,12 +147,42 @@ struct FAQMirror: Service, CustomStringConvertible {
     /// Events may have been missed (a gap, a new gateway session): read the forum again.
     func reload() {
         work.raise(Self.workName)
+        progress.gap()
         reloads.signal()
     }
 
-    /// Reads every post of the forum and its starter; returns how many answers the book holds.
+    /// The snapshot the store keeps into the book, when it is this forum's.
+    private func restore() async {
+        guard let store else { return }
+        do {
+            guard let text = try await store.globalValue(Self.snapshotKey) else { return }
+            let snapshot = try JSONDecoder().decode(FAQBook.Snapshot.self, from: Data(text.utf8))
+            guard snapshot.forum == forumID, await book.restore(snapshot) else { return }
+            let answers = await book.count
+            logger.info("Curated answers restored from the store; reading the FAQ forum again", metadata: ["answers": "\(answers)"])
+        } catch {
+            logger.notice("Could not restore the curated answers from the store; reading the FAQ forum", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// What the book holds into the store, for the next start.
+    private func keepSnapshot() async {
+        guard let store else { return }
+        do {
+            let data = try JSONEncoder().encode(await book.snapshot(forum: forumID))
+            try await store.setGlobalValue(Self.snapshotKey, to: String(decoding: data, as: UTF8.self))
+        } catch {
+            logger.notice("Could not keep the curated answers in the store", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Reads every post of the forum and its starter (only the stale ones' starters after a gap
+    /// in a read, see the type's note); returns how many answers the book holds.
     @discardableResult
     func load() async throws -> Int {
+        let stale = progress.begin()
+        defer { progress.end() }
+        let held = await book.count > 0
         await book.beginLoad()
         // Roles and overwrites may have changed while the feed was away: read them afresh.
         authors.forget()
@@ -152,7 +198,17 @@ struct FAQMirror: Service, CustomStringConvertible {
         var loaded: [String: FAQBook.Post] = [:]
         // Whether each author may answer, asked once per author in a read.
         var verdicts: [String: Bool] = [:]
+        var read = 0
         for thread in threads where loaded[thread.id] == nil {
+            if let stale, !stale.contains(thread.id), let kept = await book.held(thread.id), kept.starter != nil {
+                // Read after the gateway's session began: its events since have kept it current.
+                loaded[thread.id] = FAQBook.Post(
+                    title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: kept.starter, attachments: kept.attachments)
+                continue
+            }
+            if held, read > 0 { try await time.sleep(for: Self.heldReadInterval) }
+            read += 1
+            progress.read(thread.id)
             guard let starter = try await starter(of: thread.id) else { continue }
             if verdicts[starter.author.id] == nil { verdicts[starter.author.id] = try await authors.mayAnswer(starter) }
             guard verdicts[starter.author.id] == true else {
@@ -163,6 +219,7 @@ struct FAQMirror: Service, CustomStringConvertible {
                 title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
         }
         await book.load(loaded)
+        await keepSnapshot()
         return await book.count
     }
 
@@ -182,6 +239,7 @@ struct FAQMirror: Service, CustomStringConvertible {
         default: return false
         }
         let applied = await applyHere(event)
+        await keepSnapshot()
         await announce(FAQChange(origin: origin, post: post))
         return applied
     }
@@ -276,4 +334,45 @@ struct FAQChange: Codable, Equatable {
     }
 
     var payload: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
+}
+
+/// Which starters a read of the FAQ forum must fetch: all of them at first and after a gap
+/// between reads; after a gap during a read, those that read had fetched before the gap.
+final class ReadProgress: Sendable {
+    private struct State {
+        /// For the next read: nil fetches every starter.
+        var stale: Set<String>? = nil
+        var reading = false
+        var fetched: Set<String> = []
+    }
+
+    private let state = Mutex(State())
+
+    /// A read begins: what it must fetch (nil: every starter).
+    func begin() -> Set<String>? {
+        state.withLock { state in
+            defer { (state.stale, state.reading, state.fetched) = ([], true, []) }
+            return state.stale
+        }
+    }
+
+    /// The read fetched this post's starter.
+    func read(_ post: String) {
+        state.withLock { _ = $0.fetched.insert(post) }
+    }
+
+    func end() {
+        state.withLock { $0.reading = false }
+    }
+
+    /// Events may have been missed: during a read, the starters fetched so far; otherwise all.
+    func gap() {
+        state.withLock { state in
+            if state.reading, let stale = state.stale {
+                state.stale = stale.union(state.fetched)
+            } else {
+                state.stale = nil
+            }
+        }
+    }
 }
