@@ -22,6 +22,10 @@ extension MemoryStore {
                 state.results = state.results.filter { !$0.key.hasPrefix(prefix) }
                 for key in erasure.globalKeys { state.globals[key] = nil }
             }
+            outboxState.withLock { outbox in
+                outbox.items = outbox.items.filter { $0.value.owner != id }
+                outbox.holds[id] = nil
+            }
             buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }

@@ -23,6 +23,7 @@ public final class MemoryStore: UserStore {
     let mirror = Mutex(Mirror())
     let jobs = ExclusiveJobs()
     let attestations = Mutex(AttestationState())
+    let outboxState = Mutex(MemoryOutbox())
 
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
     public init(lockWait: Duration = UserLockWait.standard) {
@@ -37,11 +38,12 @@ public final class MemoryStore: UserStore {
             return try await UserTransaction.run(
                 id, idempotencyKey: idempotencyKey,
                 read: { state.withLock { state in (state.users[id], resultKey.flatMap { state.results[$0]?.result }) } },
-                save: { changed, kept in
+                save: { changed, kept, enqueued in
                     state.withLock { state in
                         if let changed { state.users[id] = changed }
                         if let resultKey, let kept, state.results[resultKey] == nil { state.results[resultKey] = (kept.result, Date()) }
                     }
+                    enqueue(enqueued)
                 },
                 body: body)
         }

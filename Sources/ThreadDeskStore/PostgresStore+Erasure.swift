@@ -31,6 +31,10 @@ extension PostgresStore {
         try await connection.rows("DELETE FROM mirror_messages WHERE thread_id = ANY(\(threads))", logger: logger)
         try await connection.rows("DELETE FROM mirror_threads WHERE id = ANY(\(threads)) OR owner = \(id)", logger: logger)
         try await connection.rows("DELETE FROM idempotency WHERE user_id = \(id)", logger: logger)
+        try await connection.rows(
+            "DELETE FROM outbox_files WHERE item_id IN (SELECT id FROM outbox_items WHERE owner = \(id))", logger: logger)
+        try await connection.rows("DELETE FROM outbox_items WHERE owner = \(id)", logger: logger)
+        try await connection.rows("DELETE FROM outbox_holds WHERE owner = \(id)", logger: logger)
         try await connection.rows("DELETE FROM global_values WHERE key = ANY(\(erasure.globalKeys))", logger: logger)
         try await connection.rows("DELETE FROM quota_buckets WHERE key = ANY(\(erasure.quotaKeys))", logger: logger)
         try await connection.rows("DELETE FROM users WHERE id = \(id)", logger: logger)

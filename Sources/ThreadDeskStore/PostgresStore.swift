@@ -148,7 +148,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 10
+    public static let schemaVersion = 11
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {
@@ -196,7 +196,7 @@ public final class PostgresStore: UserStore, Service {
     ] + attestationSchema + [
         // Tokens issued before have no note: each counts from its first use after.
         "ALTER TABLE users ADD COLUMN IF NOT EXISTS token_used_at TEXT",
-    ]
+    ] + outboxSchema
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     /// While the pool answers, the operation leases at once; after a failure that looks like the
@@ -289,8 +289,9 @@ public final class PostgresStore: UserStore, Service {
                     try await UserTransaction.run(
                         id, idempotencyKey: idempotencyKey,
                         read: { try await Self.read(id, idempotencyKey: idempotencyKey, on: connection, logger: logger) },
-                        save: { changed, kept in
+                        save: { changed, kept, enqueued in
                             try await Self.save(changed, kept, for: id, on: connection, logger: logger, changes: changeChannel)
+                            try await Self.enqueue(enqueued, on: connection, logger: logger)
                         },
                         body: { context in
                             do {

@@ -29,6 +29,10 @@ extension SQLiteStore {
         }
         try db.execute(sql: "DELETE FROM mirror_threads WHERE owner = ?", arguments: [erasure.id.rawValue])
         try db.execute(sql: "DELETE FROM idempotency WHERE user_id = ?", arguments: [erasure.id.rawValue])
+        try db.execute(
+            sql: "DELETE FROM outbox_files WHERE item_id IN (SELECT id FROM outbox_items WHERE owner = ?)", arguments: [erasure.id.rawValue])
+        try db.execute(sql: "DELETE FROM outbox_items WHERE owner = ?", arguments: [erasure.id.rawValue])
+        try db.execute(sql: "DELETE FROM outbox_holds WHERE owner = ?", arguments: [erasure.id.rawValue])
         for key in erasure.globalKeys { try db.execute(sql: "DELETE FROM global_values WHERE key = ?", arguments: [key]) }
         try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [erasure.id.rawValue])
     }

@@ -53,7 +53,7 @@ public final class SQLiteStore: UserStore {
                     return found
                 },
                 // Not cancellable (see `write`): what the body did in Discord must be remembered.
-                save: { changed, result in
+                save: { changed, result, enqueued in
                     let wasThere = existed
                     try await write { db in
                         if let changed {
@@ -69,6 +69,7 @@ public final class SQLiteStore: UserStore {
                             }
                         }
                         if let (key, result) = result { try ResultRow(userID: id.rawValue, key: key, result: result).save(db) }
+                        try Self.enqueue(enqueued, db)
                     }
                 },
                 body: body)
@@ -209,6 +210,7 @@ public final class SQLiteStore: UserStore {
             // Tokens issued before have no note: each counts from its first use after.
             try db.execute(sql: "ALTER TABLE users ADD COLUMN token_used_at TEXT")
         }
+        migrateOutbox(&migrator)
         return migrator
     }
 

@@ -236,6 +236,8 @@ public struct UserContext: Sendable {
     public let keptResult: IdempotentResult?
     /// Set to keep what this request did under the idempotency key.
     public var result: IdempotentResult?
+    /// Messages accepted by this request, kept in the outbox with what it changed (one commit).
+    public var enqueued: [OutboxItem] = []
 
     public init(id: UserID, record: UserRecord?, keptResult: IdempotentResult?) {
         self.id = id

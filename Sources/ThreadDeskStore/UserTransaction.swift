@@ -5,12 +5,13 @@ import ThreadDeskCore
 /// transaction): read the user and what an earlier request under the idempotency key did, run
 /// the body, keep what it changed, then answer with the body's result or error. What the body
 /// changed is kept also when it threw: whatever it did in Discord (a thread made) must be
-/// remembered, or a retry would do it again.
+/// remembered, or a retry would do it again. The messages it accepted (`enqueued`) are kept only
+/// when it returned.
 enum UserTransaction {
     static func run<T: Sendable>(
         _ id: UserID, idempotencyKey: String?,
         read: () async throws -> (record: UserRecord?, kept: IdempotentResult?),
-        save: (_ changed: UserRecord?, _ result: (key: String, result: IdempotentResult)?) async throws -> Void,
+        save: (_ changed: UserRecord?, _ result: (key: String, result: IdempotentResult)?, _ enqueued: [OutboxItem]) async throws -> Void,
         body: (inout UserContext) async throws -> T
     ) async throws -> T {
         let (record, kept) = try await read()
@@ -23,7 +24,10 @@ enum UserTransaction {
         }
         let changed = context.record.flatMap { $0 != record ? $0 : nil }
         let result = idempotencyKey.flatMap { key in context.result.map { (key, $0) } }
-        if changed != nil || result != nil { try await save(changed, result) }
+        // Messages are accepted only by a body that returned: a failed request accepted nothing.
+        var enqueued: [OutboxItem] = []
+        if case .success = outcome { enqueued = context.enqueued }
+        if changed != nil || result != nil || !enqueued.isEmpty { try await save(changed, result, enqueued) }
         return try outcome.get()
     }
 }

@@ -1,0 +1,79 @@
+import DiscordREST
+import Foundation
+import Synchronization
+import ThreadDeskCore
+
+/// The outbox in memory: items by id, and each user's hold.
+struct MemoryOutbox {
+    var items: [Snowflake: OutboxItem] = [:]
+    var holds: [UserID: (holder: String, until: Date)] = [:]
+
+    /// Each user's first waiting item.
+    var heads: [OutboxItem] {
+        Dictionary(grouping: items.values.filter(\.isQueued), by: \.owner).values.compactMap { $0.min { $0.id < $1.id } }
+    }
+}
+
+extension MemoryStore {
+    func enqueue(_ items: [OutboxItem]) {
+        outboxState.withLock { outbox in
+            for item in items where outbox.items[item.id] == nil { outbox.items[item.id] = item }
+        }
+    }
+
+    public func outbox(of owner: UserID) async throws -> [OutboxItem] {
+        outboxState.withLock { $0.items.values.filter { $0.owner == owner }.sorted { $0.id < $1.id } }
+    }
+
+    public func outboxItem(_ id: Snowflake) async throws -> OutboxItem? {
+        outboxState.withLock { $0.items[id] }
+    }
+
+    public func updateOutboxItem(_ item: OutboxItem) async throws {
+        outboxState.withLock { outbox in
+            guard let kept = outbox.items[item.id] else { return }
+            var updated = item
+            // The item's identity and what it carries stay: only its text and delivery change.
+            (updated.owner, updated.kind, updated.files, updated.acceptedAt) = (kept.owner, kept.kind, kept.files, kept.acceptedAt)
+            outbox.items[item.id] = updated
+        }
+    }
+
+    public func removeOutboxItem(_ id: Snowflake) async throws {
+        outboxState.withLock { _ = $0.items.removeValue(forKey: id) }
+    }
+
+    public func outboxOwnersDue(at now: Date, limit: Int) async throws -> [UserID] {
+        outboxState.withLock { outbox in
+            outbox.heads.filter { head in
+                head.nextAttempt <= now && !(outbox.holds[head.owner].map { $0.until > now } ?? false)
+            }
+            .sorted { $0.id < $1.id }.prefix(max(0, limit)).map(\.owner)
+        }
+    }
+
+    public func nextOutboxDue() async throws -> Date? {
+        outboxState.withLock { $0.heads.map(\.nextAttempt).min() }
+    }
+
+    public func claimOutbox(of owner: UserID, holder: String, until: Date, now: Date) async throws -> Bool {
+        outboxState.withLock { outbox in
+            if let hold = outbox.holds[owner], hold.holder != holder, hold.until > now { return false }
+            outbox.holds[owner] = (holder, until)
+            return true
+        }
+    }
+
+    public func releaseOutbox(of owner: UserID, holder: String) async throws {
+        outboxState.withLock { outbox in
+            if outbox.holds[owner]?.holder == holder { outbox.holds[owner] = nil }
+        }
+    }
+
+    public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
+        outboxState.withLock { outbox in
+            let items = outbox.items.values.filter { owner == nil || $0.owner == owner }
+            return OutboxUsage(count: items.count, bytes: items.reduce(0) { $0 + $1.size }, oldest: items.map(\.acceptedAt).min())
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+
+/// A user's message ThreadDesk has accepted and Discord does not have yet: what delivering it
+/// takes. Kept in the store from the moment it is accepted (in the transaction that accepts it,
+/// `UserContext.enqueued`) until Discord has all of it; any process of the deployment delivers it.
+public struct OutboxItem: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// Text and files the user sent.
+        case message
+        /// A diagnostics report: its file and readable summary.
+        case diagnostics
+    }
+
+    /// A file waiting with its message.
+    public struct File: Sendable, Hashable {
+        public var filename: String
+        public var contentType: String?
+        public var bytes: Data
+
+        public init(filename: String, contentType: String?, bytes: Data) {
+            (self.filename, self.contentType, self.bytes) = (filename, contentType, bytes)
+        }
+    }
+
+    /// The message's id from the moment it is accepted (`MessageIDs`): Discord's ids stay internal.
+    public var id: Snowflake
+    public var owner: UserID
+    public var kind: Kind
+    public var content: String
+    public var files: [File]
+    /// The client's key of the send that accepted it.
+    public var idempotencyKey: String
+    /// The curated answer the user saw before writing, noted for the agent after the message.
+    public var suggestionID: String?
+    public var acceptedAt: Date
+    /// Tries that failed for a reason that passes (Discord down, a 429).
+    public var attempts: Int
+    /// Not tried before this moment (a backoff); the user's later items wait behind it.
+    public var nextAttempt: Date
+    /// Discord's ids of the parts posted so far: a long text is several posts, and a delivery cut
+    /// short goes on from the first part not posted.
+    public var postedParts: [Snowflake]
+    /// Why Discord refused it for good; nil while it waits.
+    public var failure: DeliveryFailure?
+
+    public init(
+        id: Snowflake, owner: UserID, kind: Kind = .message, content: String, files: [File] = [], idempotencyKey: String,
+        suggestionID: String? = nil, acceptedAt: Date, attempts: Int = 0, nextAttempt: Date? = nil, postedParts: [Snowflake] = [],
+        failure: DeliveryFailure? = nil
+    ) {
+        (self.id, self.owner, self.kind, self.content, self.files) = (id, owner, kind, content, files)
+        (self.idempotencyKey, self.suggestionID, self.acceptedAt) = (idempotencyKey, suggestionID, acceptedAt)
+        (self.attempts, self.nextAttempt, self.postedParts, self.failure) = (attempts, nextAttempt ?? acceptedAt, postedParts, failure)
+    }
+
+    /// Bytes it keeps waiting: its text and its files.
+    public var size: Int { content.utf8.count + files.reduce(0) { $0 + $1.bytes.count } }
+
+    /// Whether it waits for a delivery (not refused for good).
+    public var isQueued: Bool { failure == nil }
+}
+
+/// Discord's refusal of a message for good: its code (Discord's JSON error code, or ThreadDesk's
+/// name for the reason) and what it said.
+public struct DeliveryFailure: Sendable, Hashable, Codable {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        (self.code, self.message) = (code, message)
+    }
+}
+
+/// What waits in an outbox: how many items, their bytes, and since when the oldest waits.
+public struct OutboxUsage: Sendable, Hashable {
+    public var count: Int
+    public var bytes: Int
+    public var oldest: Date?
+
+    public init(count: Int = 0, bytes: Int = 0, oldest: Date? = nil) {
+        (self.count, self.bytes, self.oldest) = (count, bytes, oldest)
+    }
+}
+
+/// The messages accepted and not yet in Discord. Items are added with the transaction that
+/// accepts them (`UserContext.enqueued`); a user's queue is delivered by one holder at a time
+/// (`claimOutbox`), first accepted first.
+public protocol OutboxStore: Sendable {
+    /// The user's items, waiting and failed, in the order they were accepted.
+    func outbox(of owner: UserID) async throws -> [OutboxItem]
+    /// One item, files included; nil when it is not (or no longer) waiting.
+    func outboxItem(_ id: Snowflake) async throws -> OutboxItem?
+    /// Writes an item's delivery back (attempts, next attempt, parts posted, failure) and its
+    /// content (an edit while it waits). Nothing when the item is gone.
+    func updateOutboxItem(_ item: OutboxItem) async throws
+    /// Removes an item and its files: delivered, or withdrawn while it waited.
+    func removeOutboxItem(_ id: Snowflake) async throws
+    /// Users whose first waiting item is due by `now` and whose queue no holder has, the longest
+    /// waiting first.
+    func outboxOwnersDue(at now: Date, limit: Int) async throws -> [UserID]
+    /// When the first waiting item of some user's queue is next due; nil when nothing waits.
+    func nextOutboxDue() async throws -> Date?
+    /// Takes the user's queue for `holder` until `until` (again, when it is the holder already);
+    /// false while another holder's hold has not run out at `now`.
+    func claimOutbox(of owner: UserID, holder: String, until: Date, now: Date) async throws -> Bool
+    /// Gives the user's queue back, if `holder` has it.
+    func releaseOutbox(of owner: UserID, holder: String) async throws
+    /// What waits (failed items included: their files wait for a retry or a delete): everyone's
+    /// when `owner` is nil.
+    func outboxUsage(of owner: UserID?) async throws -> OutboxUsage
+}

@@ -1,0 +1,155 @@
+import DiscordREST
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+import ThreadDeskCore
+
+extension PostgresStore {
+    static let outboxSchema = [
+        """
+        CREATE TABLE IF NOT EXISTS outbox_items (
+            id BIGINT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, content TEXT NOT NULL, idempotency_key TEXT NOT NULL,
+            suggestion_id TEXT, accepted_at DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL, next_attempt_at DOUBLE PRECISION NOT NULL,
+            posted_parts TEXT NOT NULL, failure TEXT, size BIGINT NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS outbox_items_owner ON outbox_items (owner, id)",
+        "CREATE INDEX IF NOT EXISTS outbox_items_waiting ON outbox_items (owner, id) WHERE failure IS NULL",
+        """
+        CREATE TABLE IF NOT EXISTS outbox_files (
+            item_id BIGINT NOT NULL, position INTEGER NOT NULL, filename TEXT NOT NULL, content_type TEXT, bytes BYTEA NOT NULL,
+            PRIMARY KEY (item_id, position))
+        """,
+        "CREATE TABLE IF NOT EXISTS outbox_holds (owner TEXT PRIMARY KEY, holder TEXT NOT NULL, until DOUBLE PRECISION NOT NULL)",
+    ]
+
+    /// Adds accepted messages, in the transaction `connection` is in (the one that accepts them).
+    static func enqueue(_ items: [OutboxItem], on connection: PostgresConnection, logger: Logger) async throws {
+        for item in items {
+            let added = try await connection.rows(
+                """
+                INSERT INTO outbox_items (id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts, next_attempt_at,
+                    posted_parts, failure, size)
+                VALUES (\(item.id.column), \(item.owner.rawValue), \(item.kind.rawValue), \(item.content), \(item.idempotencyKey),
+                    \(item.suggestionID), \(item.acceptedAt.timeIntervalSince1970), \(item.attempts), \(item.nextAttempt.timeIntervalSince1970),
+                    \(OutboxColumns.parts(item.postedParts)), \(OutboxColumns.failure(item.failure)), \(Int64(item.size)))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """, logger: logger)
+            guard !added.isEmpty else { continue }
+            for (position, file) in item.files.enumerated() {
+                try await connection.rows(
+                    """
+                    INSERT INTO outbox_files (item_id, position, filename, content_type, bytes)
+                    VALUES (\(item.id.column), \(position), \(file.filename), \(file.contentType), \(ByteBuffer(data: file.bytes)))
+                    """, logger: logger)
+            }
+        }
+    }
+
+    /// An item's columns and, per file, the file's: one row per file (one with no file's for an
+    /// item without), from one statement, so a delivery ending meanwhile takes both or neither.
+    private static let itemWithFiles = """
+        SELECT i.id, i.owner, i.kind, i.content, i.idempotency_key, i.suggestion_id, i.accepted_at, i.attempts, i.next_attempt_at,
+            i.posted_parts, i.failure, f.filename, f.content_type, f.bytes
+        FROM outbox_items i LEFT JOIN outbox_files f ON f.item_id = i.id
+        """
+
+    private static func items(_ rows: [PostgresRow]) throws -> [OutboxItem] {
+        var items: [OutboxItem] = []
+        for row in rows {
+            let (id, owner, kind, content, key, suggestion, accepted, attempts, next, parts, failure, filename, contentType, bytes) =
+                try row.decode(
+                    (Int64, String, String, String, String, String?, Double, Int, Double, String, String?, String?, String?, ByteBuffer?).self)
+            let file = filename.map { OutboxItem.File(filename: $0, contentType: contentType, bytes: Data(buffer: bytes ?? ByteBuffer())) }
+            if let last = items.last, last.id.column == id {
+                if let file { items[items.count - 1].files.append(file) }
+                continue
+            }
+            guard let ownerID = UserID(owner), let itemKind = OutboxItem.Kind(rawValue: kind) else {
+                throw StoreError.invalidRow("outbox item")
+            }
+            items.append(
+                OutboxItem(
+                    id: Snowflake(column: id), owner: ownerID, kind: itemKind, content: content, files: file.map { [$0] } ?? [],
+                    idempotencyKey: key, suggestionID: suggestion, acceptedAt: Date(timeIntervalSince1970: accepted), attempts: attempts,
+                    nextAttempt: Date(timeIntervalSince1970: next), postedParts: OutboxColumns.parts(parts),
+                    failure: OutboxColumns.failure(failure)))
+        }
+        return items
+    }
+
+    public func outbox(of owner: UserID) async throws -> [OutboxItem] {
+        try Self.items(try await query("\(unescaped: Self.itemWithFiles) WHERE i.owner = \(owner.rawValue) ORDER BY i.id, f.position"))
+    }
+
+    public func outboxItem(_ id: Snowflake) async throws -> OutboxItem? {
+        try Self.items(try await query("\(unescaped: Self.itemWithFiles) WHERE i.id = \(id.column) ORDER BY f.position")).first
+    }
+
+    public func updateOutboxItem(_ item: OutboxItem) async throws {
+        try await query(
+            """
+            UPDATE outbox_items SET content = \(item.content), suggestion_id = \(item.suggestionID), attempts = \(item.attempts),
+                next_attempt_at = \(item.nextAttempt.timeIntervalSince1970), posted_parts = \(OutboxColumns.parts(item.postedParts)),
+                failure = \(OutboxColumns.failure(item.failure)),
+                size = \(Int64(item.content.utf8.count)) + (SELECT coalesce(sum(length(bytes)), 0) FROM outbox_files WHERE item_id = \(item.id.column))
+            WHERE id = \(item.id.column)
+            """)
+    }
+
+    public func removeOutboxItem(_ id: Snowflake) async throws {
+        try await query(
+            """
+            WITH files AS (DELETE FROM outbox_files WHERE item_id = \(id.column))
+            DELETE FROM outbox_items WHERE id = \(id.column)
+            """)
+    }
+
+    /// Each user's first waiting item.
+    private static let heads = """
+        SELECT DISTINCT ON (owner) owner, id, next_attempt_at FROM outbox_items WHERE failure IS NULL ORDER BY owner, id
+        """
+
+    public func outboxOwnersDue(at now: Date, limit: Int) async throws -> [UserID] {
+        let time = now.timeIntervalSince1970
+        return try await query(
+            """
+            SELECT h.owner FROM (\(unescaped: Self.heads)) h
+            WHERE h.next_attempt_at <= \(time) AND NOT EXISTS (SELECT 1 FROM outbox_holds o WHERE o.owner = h.owner AND o.until > \(time))
+            ORDER BY h.id LIMIT \(max(0, limit))
+            """
+        ).compactMap { UserID(try $0.decode(String.self)) }
+    }
+
+    public func nextOutboxDue() async throws -> Date? {
+        try await query("SELECT min(next_attempt_at) FROM (\(unescaped: Self.heads)) h").first
+            .flatMap { try $0.decode(Double?.self) }.map(Date.init(timeIntervalSince1970:))
+    }
+
+    public func claimOutbox(of owner: UserID, holder: String, until: Date, now: Date) async throws -> Bool {
+        try await !query(
+            """
+            INSERT INTO outbox_holds (owner, holder, until) VALUES (\(owner.rawValue), \(holder), \(until.timeIntervalSince1970))
+            ON CONFLICT (owner) DO UPDATE SET holder = excluded.holder, until = excluded.until
+            WHERE outbox_holds.holder = excluded.holder OR outbox_holds.until <= \(now.timeIntervalSince1970)
+            RETURNING owner
+            """
+        ).isEmpty
+    }
+
+    public func releaseOutbox(of owner: UserID, holder: String) async throws {
+        try await query("DELETE FROM outbox_holds WHERE owner = \(owner.rawValue) AND holder = \(holder)")
+    }
+
+    public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
+        let rows = try await query(
+            """
+            SELECT count(*), coalesce(sum(size), 0)::BIGINT, min(accepted_at) FROM outbox_items
+            WHERE \(owner?.rawValue)::TEXT IS NULL OR owner = \(owner?.rawValue)
+            """)
+        guard let row = rows.first else { return OutboxUsage() }
+        let (count, bytes, oldest) = try row.decode((Int, Int, Double?).self)
+        return OutboxUsage(count: count, bytes: bytes, oldest: oldest.map(Date.init(timeIntervalSince1970:)))
+    }
+}

@@ -1,0 +1,177 @@
+import DiscordREST
+import Foundation
+import GRDB
+import ThreadDeskCore
+
+extension SQLiteStore {
+    static func migrateOutbox(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v10: outbox") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox_items (
+                        id INTEGER PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, content TEXT NOT NULL,
+                        idempotency_key TEXT NOT NULL, suggestion_id TEXT, accepted_at DOUBLE NOT NULL, attempts INTEGER NOT NULL,
+                        next_attempt_at DOUBLE NOT NULL, posted_parts TEXT NOT NULL, failure TEXT, size INTEGER NOT NULL);
+                    CREATE INDEX outbox_items_owner ON outbox_items (owner, id);
+                    CREATE INDEX outbox_items_waiting ON outbox_items (owner, id) WHERE failure IS NULL;
+                    CREATE TABLE outbox_files (
+                        item_id INTEGER NOT NULL, position INTEGER NOT NULL, filename TEXT NOT NULL, content_type TEXT,
+                        bytes BLOB NOT NULL, PRIMARY KEY (item_id, position));
+                    CREATE TABLE outbox_holds (owner TEXT PRIMARY KEY, holder TEXT NOT NULL, until DOUBLE NOT NULL);
+                    """)
+        }
+    }
+
+    /// Adds accepted messages, in the transaction `db` is in (the one that accepts them).
+    static func enqueue(_ items: [OutboxItem], _ db: Database) throws {
+        for item in items {
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox_items (id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts,
+                        next_attempt_at, posted_parts, failure, size)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+                    """,
+                arguments: [
+                    item.id.column, item.owner.rawValue, item.kind.rawValue, item.content, item.idempotencyKey, item.suggestionID,
+                    item.acceptedAt.timeIntervalSince1970, item.attempts, item.nextAttempt.timeIntervalSince1970,
+                    OutboxColumns.parts(item.postedParts), OutboxColumns.failure(item.failure), item.size,
+                ])
+            guard db.changesCount > 0 else { continue }
+            for (position, file) in item.files.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO outbox_files (item_id, position, filename, content_type, bytes) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [item.id.column, position, file.filename, file.contentType, file.bytes])
+            }
+        }
+    }
+
+    static let outboxColumns =
+        "id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts, next_attempt_at, posted_parts, failure"
+
+    private static func item(_ row: Row, files: [OutboxItem.File]) -> OutboxItem? {
+        guard let owner = UserID(row[1] as String), let kind = OutboxItem.Kind(rawValue: row[2]) else { return nil }
+        return OutboxItem(
+            id: Snowflake(column: row[0]), owner: owner, kind: kind, content: row[3], files: files, idempotencyKey: row[4],
+            suggestionID: row[5], acceptedAt: Date(timeIntervalSince1970: row[6]), attempts: row[7],
+            nextAttempt: Date(timeIntervalSince1970: row[8]), postedParts: OutboxColumns.parts(row[9] as String),
+            failure: OutboxColumns.failure(row[10] as String?))
+    }
+
+    private static func files(_ db: Database, of ids: [Int64]) throws -> [Int64: [OutboxItem.File]] {
+        guard !ids.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        var files: [Int64: [OutboxItem.File]] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT item_id, filename, content_type, bytes FROM outbox_files WHERE item_id IN (\(marks)) ORDER BY item_id, position",
+            arguments: StatementArguments(ids))
+        {
+            files[row[0], default: []].append(OutboxItem.File(filename: row[1], contentType: row[2], bytes: row[3]))
+        }
+        return files
+    }
+
+    public func outbox(of owner: UserID) async throws -> [OutboxItem] {
+        // Items and their files from one snapshot: a delivery that ends meanwhile takes both.
+        try await pool.read { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT \(Self.outboxColumns) FROM outbox_items WHERE owner = ? ORDER BY id", arguments: [owner.rawValue])
+            let files = try Self.files(db, of: rows.map { $0[0] as Int64 })
+            return rows.compactMap { Self.item($0, files: files[$0[0] as Int64] ?? []) }
+        }
+    }
+
+    public func outboxItem(_ id: Snowflake) async throws -> OutboxItem? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.outboxColumns) FROM outbox_items WHERE id = ?", arguments: [id.column])
+            else { return nil }
+            return Self.item(row, files: try Self.files(db, of: [id.column])[id.column] ?? [])
+        }
+    }
+
+    public func updateOutboxItem(_ item: OutboxItem) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE outbox_items SET content = ?, suggestion_id = ?, attempts = ?, next_attempt_at = ?, posted_parts = ?, failure = ?,
+                        size = ? + (SELECT coalesce(sum(length(bytes)), 0) FROM outbox_files WHERE item_id = ?)
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    item.content, item.suggestionID, item.attempts, item.nextAttempt.timeIntervalSince1970, OutboxColumns.parts(item.postedParts),
+                    OutboxColumns.failure(item.failure), item.content.utf8.count, item.id.column, item.id.column,
+                ])
+        }
+    }
+
+    public func removeOutboxItem(_ id: Snowflake) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM outbox_files WHERE item_id = ?", arguments: [id.column])
+            try db.execute(sql: "DELETE FROM outbox_items WHERE id = ?", arguments: [id.column])
+        }
+    }
+
+    /// Each user's first waiting item (`waiting` the rows of waiting items).
+    static let outboxHeads = """
+        SELECT i.owner, i.id, i.next_attempt_at FROM outbox_items i
+        WHERE i.failure IS NULL AND i.id = (SELECT min(j.id) FROM outbox_items j WHERE j.owner = i.owner AND j.failure IS NULL)
+        """
+
+    public func outboxOwnersDue(at now: Date, limit: Int) async throws -> [UserID] {
+        try read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT owner FROM (\(Self.outboxHeads)) h
+                    WHERE h.next_attempt_at <= ? AND NOT EXISTS (SELECT 1 FROM outbox_holds o WHERE o.owner = h.owner AND o.until > ?)
+                    ORDER BY h.id LIMIT ?
+                    """, arguments: [now.timeIntervalSince1970, now.timeIntervalSince1970, max(0, limit)]
+            ).compactMap(UserID.init)
+        }
+    }
+
+    public func nextOutboxDue() async throws -> Date? {
+        try read { db in
+            try Double.fetchOne(db, sql: "SELECT min(next_attempt_at) FROM (\(Self.outboxHeads))").map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    public func claimOutbox(of owner: UserID, holder: String, until: Date, now: Date) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox_holds (owner, holder, until) VALUES (?, ?, ?)
+                    ON CONFLICT (owner) DO UPDATE SET holder = excluded.holder, until = excluded.until
+                    WHERE outbox_holds.holder = excluded.holder OR outbox_holds.until <= ?
+                    """, arguments: [owner.rawValue, holder, until.timeIntervalSince1970, now.timeIntervalSince1970])
+            return db.changesCount > 0
+        }
+    }
+
+    public func releaseOutbox(of owner: UserID, holder: String) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM outbox_holds WHERE owner = ? AND holder = ?", arguments: [owner.rawValue, holder])
+        }
+    }
+
+    public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
+        try read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT count(*), coalesce(sum(size), 0), min(accepted_at) FROM outbox_items WHERE ? IS NULL OR owner = ?",
+                arguments: [owner?.rawValue, owner?.rawValue])
+            guard let row else { return OutboxUsage() }
+            return OutboxUsage(count: row[0], bytes: row[1], oldest: (row[2] as Double?).map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+}
+
+/// The outbox's JSON text columns, as both SQL stores write them.
+enum OutboxColumns {
+    static func parts(_ ids: [Snowflake]) -> String { RecordJSON.encode(ids.map(\.description)) ?? "[]" }
+
+    static func parts(_ text: String) -> [Snowflake] { (RecordJSON.decode(text) as [String]?)?.compactMap { Snowflake($0) } ?? [] }
+
+    static func failure(_ failure: DeliveryFailure?) -> String? { failure.flatMap { RecordJSON.encode($0) } }
+
+    static func failure(_ text: String?) -> DeliveryFailure? { RecordJSON.decode(text) }
+}
