@@ -7,10 +7,19 @@ extension WakeSignal {
     @discardableResult
     public func wait(upTo timeout: Duration, on clock: any Clock<Duration>) async -> Bool {
         if clock is ContinuousClock { return await wait(upTo: timeout) }
-        return await withTaskGroup(of: Bool.self) { group in
+        return await wait(orUntil: { try? await clock.sleep(for: timeout) })
+    }
+
+    /// Waits for a wake-up or for `sleep` to return, whichever comes first (a sleep until a
+    /// deadline on a clock the caller chose). True when woken; false when the sleep ended first
+    /// or the task was cancelled. Either way the signal keeps working, and a wake-up taken is
+    /// never lost.
+    @discardableResult
+    public func wait(orUntil sleep: @escaping @Sendable () async -> Void) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.wait() }
             group.addTask {
-                try? await clock.sleep(for: timeout)
+                await sleep()
                 return false
             }
             var woken = await group.next() ?? false

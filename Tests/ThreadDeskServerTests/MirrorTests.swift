@@ -240,28 +240,37 @@ struct MirrorTests {
     }
 
     @Test func anAPNsOutageForOneUserEndsWithTheirReplyDeliveredOnceWhateverOthersGot() async throws {
-        try await withServer(gateway: true, {
-            $0.push.retryBase = .milliseconds(100)
-            $0.push.retryCap = .milliseconds(400)
-            // Room for the emulator's answer on a busy machine: a push whose answer comes too late
-            // is sent again (the device shows it once, by its collapse id, but the emulator counts two).
+        // On a clock the test drives: the push's backoffs (60 s and up) pass when the test moves the
+        // clock (and now and then one more with the short sleeps `settled(driving:)` passes).
+        let clock = ManualClock()
+        try await withServer(gateway: true, time: .driven(by: clock), {
+            $0.push.retryBase = .seconds(60)
+            $0.push.retryCap = .seconds(600)
             $0.apns?.budget = .seconds(2)
         }) { server in
             let (_, first, firstDevice) = try await server.userWithThread(device: String(repeating: "ab", count: 32))
             let (_, second, secondDevice) = try await server.userWithThread(device: String(repeating: "cd", count: 32))
             server.apns.setPermanentOutcome(.reject(status: 503, reason: "ServiceUnavailable"), for: firstDevice)
             let waiting = try server.emulator.replyAsAgent(inThread: first, content: "for the first user")
-            try await eventually("three failed attempts") { try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) >= 3 }
+            try await server.settled(driving: clock)
+            for _ in 0..<2 {
+                clock.advance(by: .seconds(600))
+                try await server.settled(driving: clock)
+            }
+            #expect(try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) >= 3)
             // Another user's push succeeds meanwhile; it skips nothing.
             let other = try server.emulator.replyAsAgent(inThread: second, content: "for the second user")
-            try await eventually("the second user's push") { try await server.pushState(of: other.id) == .sent }
+            try await server.settled(driving: clock)
+            #expect(try await server.pushState(of: other.id) == .sent)
             #expect(server.apns.deliveries(to: secondDevice).map(PushTests.messageID) == [other.id])
             guard case .pending? = try await server.pushState(of: waiting.id) else {
                 Issue.record("the first user's push is no longer pending")
                 return
             }
             server.apns.setPermanentOutcome(nil, for: firstDevice)
-            try await eventually("the first user's push") { try await server.pushState(of: waiting.id) == .sent }
+            clock.advance(by: .seconds(600))
+            try await server.settled(driving: clock)
+            #expect(try await server.pushState(of: waiting.id) == .sent)
             #expect(server.apns.deliveries(to: firstDevice).map(PushTests.messageID) == [waiting.id])
         }
     }

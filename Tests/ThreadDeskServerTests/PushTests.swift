@@ -133,21 +133,39 @@ struct PushTests {
     }
 
     @Test func aPushThatFailsStaysPendingAndIsRetriedUntilItGoesOutOnce() async throws {
-        try await withServer(gateway: true, {
-            $0.push.retryBase = .milliseconds(200)
+        // On a clock the test drives: the push's backoffs (60 s and up) pass when the test moves
+        // the clock past them. (`settled(driving:)` also passes whatever short sleeps run
+        // meanwhile, the gateway's heartbeats among them, so it may pass one more backoff now and
+        // then: each move is at least one more attempt, not exactly one.)
+        let clock = ManualClock()
+        try await withServer(gateway: true, time: .driven(by: clock), {
+            $0.push.retryBase = .seconds(60)
+            $0.push.retryCap = .seconds(600)
             $0.apns?.budget = .seconds(2)
         }) { server in
             let (_, thread, device) = try await server.userWithThread()
             server.apns.setPermanentOutcome(.reject(status: 503, reason: "ServiceUnavailable"), for: device)
             let reply = try server.emulator.replyAsAgent(inThread: thread, content: "during an APNs outage")
-            try await eventually("two failed attempts") { try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#) >= 2 }
-            guard case .pending(let attempts, _)? = try await server.pushState(of: reply.id) else {
-                Issue.record("the push is not pending")
-                return
+            try await server.settled(driving: clock)
+            var failed = try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#)
+            #expect(failed >= 1)
+            for _ in 0..<2 {
+                clock.advance(by: .seconds(600))
+                try await server.settled(driving: clock)
+                let now = try await server.metric(#"threaddesk_pushes_total{outcome="unavailable"}"#)
+                #expect(now > failed)
+                failed = now
+                guard case .pending(let attempts, _)? = try await server.pushState(of: reply.id) else {
+                    Issue.record("the push is not pending")
+                    return
+                }
+                #expect(Double(attempts) == failed)
             }
-            #expect(attempts >= 2)
+            #expect(server.apns.deliveries.isEmpty)
             server.apns.setPermanentOutcome(nil, for: device)
-            try await eventually("the push sent") { try await server.pushState(of: reply.id) == .sent }
+            clock.advance(by: .seconds(600))
+            try await server.settled(driving: clock)
+            #expect(try await server.pushState(of: reply.id) == .sent)
             #expect(server.apns.deliveries.map(Self.messageID) == [reply.id])
         }
     }

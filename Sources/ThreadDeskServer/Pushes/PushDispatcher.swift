@@ -125,12 +125,15 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Until woken, the next push is due, or `idlePoll` passed: a moment on the clock, read before
+    /// the store (a clock that moves meanwhile makes the wake-up earlier, never later than due).
     private func sleepUntilWoken(atLeast minimum: Duration) async {
+        let start = time.elapsed()
         var wait = idlePoll
         if let next = try? await store.nextPushDue() {
             wait = max(minimum, min(wait, .milliseconds(Int64(next.timeIntervalSince(now()) * 1000))))
         }
-        await wakeUps.wait(upTo: wait, on: time.clock)
+        await time.wait(for: wakeUps, untilElapsed: start + wait)
     }
 
     private func deliver(_ pushes: [DuePush], to user: UserID) async {

@@ -38,6 +38,14 @@ public struct ServerTime: Sendable {
         try await clock.sleep(for: duration)
     }
 
+    /// Waits for `signal` until the clock has run `target` since this value was made (a deadline:
+    /// a clock moved between reading it and waiting cannot push the wake-up later). True when woken.
+    @discardableResult
+    func wait(for signal: WakeSignal, untilElapsed target: Duration) async -> Bool {
+        if clock is ContinuousClock { return await signal.wait(upTo: max(.zero, target - elapsed())) }
+        return await signal.wait(orUntil: { try? await self.sleep(untilElapsed: target) })
+    }
+
     /// Sleeps until the clock has run `target` since this value was made (see `elapsed`); at once
     /// when it has. Cancellation ends it at once.
     func sleep(untilElapsed target: Duration) async throws {

@@ -91,7 +91,8 @@ struct FAQMirror: Service, CustomStringConvertible {
             do {
                 work.raise(Self.workName)
                 let count = try await load()
-                work.lower(Self.workName)
+                // A gap during the read asked for another: the work stays pending until that one.
+                if !progress.gapSinceBegin { work.lower(Self.workName) }
                 logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
                 delay = .seconds(5)
             } catch {
@@ -344,6 +345,8 @@ final class ReadProgress: Sendable {
         var stale: Set<String>? = nil
         var reading = false
         var fetched: Set<String> = []
+        /// A gap came since the last read began: another read is due.
+        var gapSinceBegin = false
     }
 
     private let state = Mutex(State())
@@ -351,7 +354,7 @@ final class ReadProgress: Sendable {
     /// A read begins: what it must fetch (nil: every starter).
     func begin() -> Set<String>? {
         state.withLock { state in
-            defer { (state.stale, state.reading, state.fetched) = ([], true, []) }
+            defer { (state.stale, state.reading, state.fetched, state.gapSinceBegin) = ([], true, [], false) }
             return state.stale
         }
     }
@@ -365,9 +368,13 @@ final class ReadProgress: Sendable {
         state.withLock { $0.reading = false }
     }
 
+    /// Whether a gap came since the last read began (another read is due).
+    var gapSinceBegin: Bool { state.withLock { $0.gapSinceBegin } }
+
     /// Events may have been missed: during a read, the starters fetched so far; otherwise all.
     func gap() {
         state.withLock { state in
+            state.gapSinceBegin = true
             if state.reading, let stale = state.stale {
                 state.stale = stale.union(state.fetched)
             } else {
