@@ -63,6 +63,8 @@ public struct SuggestionIndex: Sendable {
     /// Words of 4 letters or more under the key of each deletion of one letter and of the word
     /// itself (`deletionKey`); keys may collide, candidates are checked.
     private let neighbours: [UInt64: [Int32]]
+    /// The longest vocabulary word's length: a typed word longer by two or more is one edit from none.
+    private let longestWord: Int
     private let postings: [[Posting]]
     private let rarity: [Float]
     /// Where two vocabulary words follow each other in a title (sequence 0) or a keyword phrase
@@ -109,6 +111,7 @@ public struct SuggestionIndex: Sendable {
             }
         }
         self.neighbours = neighbours
+        self.longestWord = words.map(\.count).max() ?? 0
         self.words = words
         self.postings = postings
         var pairs: [UInt64: [PhrasePlace]] = [:]
@@ -209,7 +212,7 @@ public struct SuggestionIndex: Sendable {
                 low += 1
             }
         }
-        if query.count >= Self.editableLength {
+        if query.count >= Self.editableLength, query.count <= longestWord + 1 {
             for skipped in -1..<query.count {
                 if let near = neighbours[Self.deletionKey(query, skipping: skipped)] { found.append(contentsOf: near.lazy.map { Int($0) }) }
             }

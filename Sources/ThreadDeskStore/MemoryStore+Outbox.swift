@@ -15,9 +15,16 @@ struct MemoryOutbox {
 }
 
 extension MemoryStore {
-    func enqueue(_ items: [OutboxItem]) {
-        outboxState.withLock { outbox in
-            for item in items where outbox.items[item.id] == nil { outbox.items[item.id] = item }
+    func enqueue(_ items: [OutboxItem]) throws {
+        try outboxState.withLock { outbox in
+            for item in items {
+                if let kept = outbox.items[item.id] {
+                    // Kept already: the same message (a commit retried) is no error; another's is.
+                    guard kept.owner == item.owner, kept.idempotencyKey == item.idempotencyKey else { throw OutboxIDTaken(id: item.id) }
+                    continue
+                }
+                outbox.items[item.id] = item
+            }
         }
     }
 
@@ -53,7 +60,10 @@ extension MemoryStore {
     }
 
     public func nextOutboxDue() async throws -> Date? {
-        outboxState.withLock { $0.heads.map(\.nextAttempt).min() }
+        outboxState.withLock { outbox in
+            // A held queue is due for the others when its hold runs out.
+            outbox.heads.map { head in max(head.nextAttempt, outbox.holds[head.owner]?.until ?? .distantPast) }.min()
+        }
     }
 
     public func claimOutbox(of owner: UserID, holder: String, until: Date, now: Date) async throws -> Bool {

@@ -43,7 +43,7 @@ public final class MemoryStore: UserStore {
                         if let changed { state.users[id] = changed }
                         if let resultKey, let kept, state.results[resultKey] == nil { state.results[resultKey] = (kept.result, Date()) }
                     }
-                    enqueue(enqueued)
+                    try enqueue(enqueued)
                 },
                 body: body)
         }

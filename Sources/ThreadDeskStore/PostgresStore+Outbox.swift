@@ -36,7 +36,14 @@ extension PostgresStore {
                     \(OutboxColumns.parts(item.postedParts)), \(OutboxColumns.failure(item.failure)), \(Int64(item.size)))
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """, logger: logger)
-            guard !added.isEmpty else { continue }
+            guard !added.isEmpty else {
+                // Kept already: the same message (a commit retried) is no error; another's is.
+                let kept = try await connection.rows(
+                    "SELECT owner, idempotency_key FROM outbox_items WHERE id = \(item.id.column)", logger: logger
+                ).first.map { try $0.decode((String, String).self) }
+                guard kept?.0 == item.owner.rawValue, kept?.1 == item.idempotencyKey else { throw OutboxIDTaken(id: item.id) }
+                continue
+            }
             for (position, file) in item.files.enumerated() {
                 try await connection.rows(
                     """
@@ -123,7 +130,12 @@ extension PostgresStore {
     }
 
     public func nextOutboxDue() async throws -> Date? {
-        try await query("SELECT min(next_attempt_at) FROM (\(unescaped: Self.heads)) h").first
+        try await query(
+            """
+            SELECT min(GREATEST(h.next_attempt_at, coalesce(o.until, 0))) FROM (\(unescaped: Self.heads)) h
+            LEFT JOIN outbox_holds o ON o.owner = h.owner
+            """
+        ).first
             .flatMap { try $0.decode(Double?.self) }.map(Date.init(timeIntervalSince1970:))
     }
 

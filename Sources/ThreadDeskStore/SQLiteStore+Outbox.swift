@@ -36,7 +36,12 @@ extension SQLiteStore {
                     item.acceptedAt.timeIntervalSince1970, item.attempts, item.nextAttempt.timeIntervalSince1970,
                     OutboxColumns.parts(item.postedParts), OutboxColumns.failure(item.failure), item.size,
                 ])
-            guard db.changesCount > 0 else { continue }
+            guard db.changesCount > 0 else {
+                // Kept already: the same message (a commit retried) is no error; another's is.
+                let kept = try Row.fetchOne(db, sql: "SELECT owner, idempotency_key FROM outbox_items WHERE id = ?", arguments: [item.id.column])
+                guard kept?[0] == item.owner.rawValue, kept?[1] == item.idempotencyKey else { throw OutboxIDTaken(id: item.id) }
+                continue
+            }
             for (position, file) in item.files.enumerated() {
                 try db.execute(
                     sql: "INSERT INTO outbox_files (item_id, position, filename, content_type, bytes) VALUES (?, ?, ?, ?, ?)",
@@ -131,7 +136,13 @@ extension SQLiteStore {
 
     public func nextOutboxDue() async throws -> Date? {
         try read { db in
-            try Double.fetchOne(db, sql: "SELECT min(next_attempt_at) FROM (\(Self.outboxHeads))").map(Date.init(timeIntervalSince1970:))
+            try Double.fetchOne(
+                db,
+                sql: """
+                    SELECT min(max(h.next_attempt_at, coalesce(o.until, 0))) FROM (\(Self.outboxHeads)) h
+                    LEFT JOIN outbox_holds o ON o.owner = h.owner
+                    """
+            ).map(Date.init(timeIntervalSince1970:))
         }
     }
 

@@ -56,6 +56,9 @@ public final class SQLiteStore: UserStore {
                 save: { changed, result, enqueued in
                     let wasThere = existed
                     try await write { db in
+                        // Erased since it was read (by another process: `admin user delete`):
+                        // nothing of it is written back, no result and no accepted message either.
+                        if wasThere, try Self.userRow(db, "id", id.rawValue) == nil { return }
                         if let changed {
                             if wasThere {
                                 // Erased since it was read: nothing of it is written back.

@@ -5,8 +5,8 @@ import Testing
 
 @testable import ThreadDeskServer
 
-/// The curated answers kept in the store: a server that starts suggests from them at once, before
-/// (and whether or not) it has read the FAQ forum again.
+/// The curated answers kept in the store: a server that starts suggests from them before (and
+/// whether or not) it has read the FAQ forum again.
 @Suite("Suggestions kept in the store", .timeLimit(.minutes(2)))
 struct FAQSnapshotTests {
     @Test func aServerThatStartsAgainSuggestsFromTheStoreBeforeDiscordAnswers() async throws {
@@ -24,45 +24,53 @@ struct FAQSnapshotTests {
             #expect(try await SuggestionTests.titles(server, "conect tv", token: user.token) == ["I can't connect my TV"])
         }
         // Started again on the same store, where that forum cannot be read at all (this Discord
-        // has never heard of it): the answers are there from the start, the tag's name included.
+        // has never heard of it): the answers are there, the tag's name included, though every
+        // read of the forum fails.
         let earlierForum = try #require(forum.withLock { $0 })
         try await withServer(store: storeURL, prepare: .init { _, configuration in configuration.faqChannelID = earlierForum }) { server in
             let user = try await server.session()
+            try await server.settled()
+            #expect(server.emulator.counters.requests("GET", "/channels/{channel_id}") >= 1, "the forum asked for, in vain")
             #expect(try await SuggestionTests.titles(server, "conect tv", token: user.token) == ["I can't connect my TV"])
             #expect(try await SuggestionTests.titles(server, "television", token: user.token) == ["I can't connect my TV"])
             #expect(try await SuggestionTests.titles(server, "subscription", token: user.token) == ["Cancel my subscription"])
             #expect(server.emulator.counters.requests("GET", "/channels/{channel_id}/messages/{message_id}") == 0)
         }
-        // Another forum's snapshot is no answer in this one.
-        try await withServer(store: storeURL, prepare: .init { emulator, configuration in configuration.faqChannelID = emulator.faqChannelID }) { server in
+        // Another forum's snapshot is no answer in this one (unreadable too, so only the snapshot
+        // could answer).
+        try await withServer(store: storeURL, prepare: .init { _, configuration in configuration.faqChannelID = "1234567890123456789" }) { server in
             let user = try await server.session()
             try await server.settled()
             #expect(try await SuggestionTests.titles(server, "conect tv", token: user.token).isEmpty)
+            #expect(try await SuggestionTests.titles(server, "subscription", token: user.token).isEmpty)
         }
     }
 
-    /// A read fetches every starter at first; a gap during a read makes the next fetch only what
-    /// that read had fetched before the gap; a gap between reads makes the next fetch all.
-    @Test func aGapDuringAReadMakesOnlyWhatItHadReadStale() {
+    /// A starter fetched since the last gap is current; a gap makes nothing current; a fetch that a
+    /// gap overtook counts for nothing; a failed read keeps what it fetched.
+    @Test func whatIsCurrentFollowsTheGaps() {
         let progress = ReadProgress()
-        #expect(progress.begin() == nil)
-        progress.read("1")
-        progress.read("2")
-        progress.gap()
-        progress.read("3")
-        progress.end()
-        #expect(progress.begin() == ["1", "2"])
-        progress.end()
-        #expect(progress.begin() == [])
-        progress.end()
-        progress.gap()
-        #expect(progress.begin() == nil)
-        progress.read("1")
-        progress.gap()
-        progress.read("2")
-        progress.gap()
-        progress.end()
-        #expect(progress.begin() == ["1", "2"])
-        progress.end()
+        var lowered = 0
+        var raised = 0
+        progress.begin()
+        #expect(!progress.isCurrent("1"))
+        progress.fetched("1", generation: progress.generation)
+        let before = progress.generation
+        progress.gap { raised += 1 }
+        // "2" was being fetched when the gap came: not current; "3" after it: current.
+        progress.fetched("2", generation: before)
+        progress.fetched("3", generation: progress.generation)
+        #expect(!progress.isCurrent("1") && !progress.isCurrent("2") && progress.isCurrent("3"))
+        // The gap asked for another read: the pending work stays up.
+        progress.endRead { lowered += 1 }
+        #expect(raised == 1 && lowered == 0)
+        progress.begin()
+        progress.fetched("1", generation: progress.generation)
+        // A read that fails part-way lowers (it is tried again) and keeps what it fetched.
+        progress.endRead(failed: true) { lowered += 1 }
+        #expect(lowered == 1 && progress.isCurrent("1") && progress.isCurrent("3"))
+        progress.begin()
+        progress.endRead { lowered += 1 }
+        #expect(lowered == 2)
     }
 }

@@ -178,3 +178,31 @@ struct MessageIDsTests {
         #expect(MessageIDs().next(at: start) < Snowflake(at: start.addingTimeInterval(0.001)))
     }
 }
+
+@Suite("OutboxStore contract: ids and holds")
+struct OutboxStoreEdges {
+    @Test(arguments: StoreKind.available)
+    func anIdAnotherMessageHasFailsTheAcceptingTransaction(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.withUser(alice, idempotencyKey: nil) { $0.enqueued = [item(10, alice)] }
+            await #expect(throws: OutboxIDTaken.self) {
+                try await store.withUser(bob, idempotencyKey: nil) { $0.enqueued = [item(10, bob)] }
+            }
+            #expect(try await store.outbox(of: alice).map(\.id.rawValue) == [10])
+            #expect(try await store.outbox(of: bob).isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
+    func aHeldQueueIsNextDueWhenItsHoldRunsOut(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.withUser(alice, idempotencyKey: nil) { $0.enqueued = [item(10, alice)] }
+            let until = start.addingTimeInterval(120)
+            #expect(try await store.claimOutbox(of: alice, holder: "a", until: until, now: start))
+            // Due, but held: not before the hold runs out (a loop sleeping until then does not spin).
+            #expect(try await store.nextOutboxDue() == until)
+            try await store.releaseOutbox(of: alice, holder: "a")
+            #expect(try await store.nextOutboxDue() == start)
+        }
+    }
+}

@@ -159,6 +159,16 @@ actor FAQBook {
         return true
     }
 
+    /// Posts the forum's lists no longer have (deleted) leave at once, unless the gateway spoke of
+    /// them since the read began (newer than the lists).
+    /// - Parameter present: Every post the lists have.
+    func prune(keeping present: Set<String>) {
+        for id in posts.keys where !present.contains(id) && !touched.contains(id) {
+            posts[id] = nil
+            index = nil
+        }
+    }
+
     /// Whether the post's starter is held (read or restored), so a reload may keep it.
     func held(_ id: String) -> Post? { posts[id] }
 

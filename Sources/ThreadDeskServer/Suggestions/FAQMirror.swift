@@ -14,12 +14,14 @@ import ThreadDeskStore
 /// backing off. A post whose starter's author may not use the desk is no answer (`FAQAuthors`):
 /// it stays none, edits and all, until an agent posts it again.
 ///
-/// What the book holds is kept in the store (a snapshot after each read and each change), so a
-/// server that starts suggests at once from it while it reads the forum again. A read while the
-/// book holds answers goes at `heldReadInterval` a starter, leaving Discord's global budget to the
-/// users' sends. A gap while a read is under way (the gateway's first session, most often) makes
-/// the next read fetch again only the starters read before it: those read after it are current,
-/// the gateway's events having reached them.
+/// What the book holds is kept in the store (a snapshot after each read and each change, written by
+/// one loop, the latest only), so a server that starts suggests at once from it while it reads the
+/// forum again. A read while the book holds answers goes at `heldReadInterval` a starter, leaving
+/// Discord's global budget to the users' sends; posts gone from the forum's lists leave the book as
+/// soon as the lists are read. A starter fetched since the last gap is current (the gateway's events
+/// have kept it so): a read keeps it and fetches the others, so a gap during a read (the gateway's
+/// first session, most often) costs a second fetch only of what was fetched before it, and a read
+/// that failed part-way is not fetched twice.
 struct FAQMirror: Service, CustomStringConvertible {
     let book: FAQBook
     let authors: FAQAuthors
@@ -37,6 +39,10 @@ struct FAQMirror: Service, CustomStringConvertible {
     var store: (any GlobalValues)? = nil
     var work: BackgroundWork = .untracked
     let progress = ReadProgress()
+    /// Wakes the loop that writes the book's snapshot.
+    let snapshotWanted = WakeSignal()
+    let snapshotRequests = SnapshotRequests()
+    static let snapshotWorkName = "FAQ snapshot"
     /// The store's key of the book's snapshot.
     static let snapshotKey = "faq-snapshot"
     /// Between two starters read while the book already holds answers: 10 a second at most, a
@@ -80,6 +86,7 @@ struct FAQMirror: Service, CustomStringConvertible {
                             })
                     }
                 }
+                group.addTask { await self.snapshotLoop() }
                 await self.loadLoop()
             }
         }
@@ -92,11 +99,12 @@ struct FAQMirror: Service, CustomStringConvertible {
                 work.raise(Self.workName)
                 let count = try await load()
                 // A gap during the read asked for another: the work stays pending until that one.
-                if !progress.gapSinceBegin { work.lower(Self.workName) }
+                progress.endRead { work.lower(Self.workName) }
                 logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
                 delay = .seconds(5)
             } catch {
-                work.lower(Self.workName)
+                progress.endRead(failed: true) { work.lower(Self.workName) }
+                if Task.isCancelled { return }
                 logger.warning("Could not read the FAQ forum; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
                 guard (try? await time.sleep(for: delay)) != nil else { return }
                 delay = min(delay * 2, .seconds(300))
@@ -147,8 +155,7 @@ struct FAQMirror: Service, CustomStringConvertible {
 
     /// Events may have been missed (a gap, a new gateway session): read the forum again.
     func reload() {
-        work.raise(Self.workName)
-        progress.gap()
+        progress.gap { work.raise(Self.workName) }
         reloads.signal()
     }
 
@@ -166,14 +173,27 @@ struct FAQMirror: Service, CustomStringConvertible {
         }
     }
 
-    /// What the book holds into the store, for the next start.
-    private func keepSnapshot() async {
+    /// Asks for the book's snapshot to be kept (by `snapshotLoop`, which writes the latest).
+    private func keepSnapshot() {
+        guard store != nil else { return }
+        work.begin(Self.snapshotWorkName)
+        snapshotRequests.add()
+        snapshotWanted.signal()
+    }
+
+    /// Writes the book as it is when woken, one write at a time: a write never overtakes a newer one.
+    private func snapshotLoop() async {
         guard let store else { return }
-        do {
-            let data = try JSONEncoder().encode(await book.snapshot(forum: forumID))
-            try await store.setGlobalValue(Self.snapshotKey, to: String(decoding: data, as: UTF8.self))
-        } catch {
-            logger.notice("Could not keep the curated answers in the store", metadata: ["error": "\(error)"])
+        while await snapshotWanted.wait() {
+            let requests = snapshotRequests.take()
+            guard requests > 0 else { continue }
+            do {
+                let data = try JSONEncoder().encode(await book.snapshot(forum: forumID))
+                try await store.setGlobalValue(Self.snapshotKey, to: String(decoding: data, as: UTF8.self))
+            } catch {
+                logger.notice("Could not keep the curated answers in the store", metadata: ["error": "\(error)"])
+            }
+            work.end(Self.snapshotWorkName, count: requests)
         }
     }
 
@@ -181,8 +201,7 @@ struct FAQMirror: Service, CustomStringConvertible {
     /// in a read, see the type's note); returns how many answers the book holds.
     @discardableResult
     func load() async throws -> Int {
-        let stale = progress.begin()
-        defer { progress.end() }
+        progress.begin()
         let held = await book.count > 0
         await book.beginLoad()
         // Roles and overwrites may have changed while the feed was away: read them afresh.
@@ -196,21 +215,30 @@ struct FAQMirror: Service, CustomStringConvertible {
             guard page.hasMore, let last = page.threads.last?.threadMetadata?.archiveTimestamp, last != before else { break }
             before = last
         }
+        // Deleted posts go now, not when every starter has been read.
+        await book.prune(keeping: Set(threads.map(\.id)))
         var loaded: [String: FAQBook.Post] = [:]
         // Whether each author may answer, asked once per author in a read.
         var verdicts: [String: Bool] = [:]
+        var verdictsGeneration = progress.generation
         var read = 0
         for thread in threads where loaded[thread.id] == nil {
-            if let stale, !stale.contains(thread.id), let kept = await book.held(thread.id), kept.starter != nil {
-                // Read after the gateway's session began: its events since have kept it current.
+            if progress.isCurrent(thread.id), let kept = await book.held(thread.id), kept.starter != nil {
+                // Fetched since the last gap: the gateway's events since have kept it current.
                 loaded[thread.id] = FAQBook.Post(
                     title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: kept.starter, attachments: kept.attachments)
                 continue
             }
             if held, read > 0 { try await time.sleep(for: Self.heldReadInterval) }
             read += 1
-            progress.read(thread.id)
+            let generation = progress.generation
+            if generation != verdictsGeneration {
+                // A gap: who may write may have changed unheard.
+                (verdicts, verdictsGeneration) = ([:], generation)
+                authors.forget()
+            }
             guard let starter = try await starter(of: thread.id) else { continue }
+            defer { progress.fetched(thread.id, generation: generation) }
             if verdicts[starter.author.id] == nil { verdicts[starter.author.id] = try await authors.mayAnswer(starter) }
             guard verdicts[starter.author.id] == true else {
                 logger.notice("A FAQ post by a member who may not use the desk is no answer", metadata: Self.metadata(starter))
@@ -220,7 +248,7 @@ struct FAQMirror: Service, CustomStringConvertible {
                 title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
         }
         await book.load(loaded)
-        await keepSnapshot()
+        keepSnapshot()
         return await book.count
     }
 
@@ -240,7 +268,7 @@ struct FAQMirror: Service, CustomStringConvertible {
         default: return false
         }
         let applied = await applyHere(event)
-        await keepSnapshot()
+        keepSnapshot()
         await announce(FAQChange(origin: origin, post: post))
         return applied
     }
@@ -337,49 +365,71 @@ struct FAQChange: Codable, Equatable {
     var payload: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
 }
 
-/// Which starters a read of the FAQ forum must fetch: all of them at first and after a gap
-/// between reads; after a gap during a read, those that read had fetched before the gap.
+/// Which starters a read of the FAQ forum must fetch: those not fetched since the last gap (a
+/// restored snapshot's, and everything after a gap, included). One fetched since is current: the
+/// gateway's events have kept it so. Also whether a gap during a read asks for another read.
 final class ReadProgress: Sendable {
     private struct State {
-        /// For the next read: nil fetches every starter.
-        var stale: Set<String>? = nil
-        var reading = false
-        var fetched: Set<String> = []
+        /// Posts whose starter was fetched since the last gap.
+        var current: Set<String> = []
+        /// Moves on at every gap.
+        var generation = 0
         /// A gap came since the last read began: another read is due.
         var gapSinceBegin = false
     }
 
     private let state = Mutex(State())
 
-    /// A read begins: what it must fetch (nil: every starter).
-    func begin() -> Set<String>? {
+    /// A read begins.
+    func begin() {
+        state.withLock { $0.gapSinceBegin = false }
+    }
+
+    /// The gaps so far: a fetch counts as current only if none came while it ran.
+    var generation: Int { state.withLock { $0.generation } }
+
+    /// Whether the post's starter was fetched since the last gap.
+    func isCurrent(_ post: String) -> Bool {
+        state.withLock { $0.current.contains(post) }
+    }
+
+    /// The read fetched this post's starter; it began at `generation`.
+    func fetched(_ post: String, generation: Int) {
         state.withLock { state in
-            defer { (state.stale, state.reading, state.fetched, state.gapSinceBegin) = ([], true, [], false) }
-            return state.stale
+            if state.generation == generation { state.current.insert(post) }
         }
     }
 
-    /// The read fetched this post's starter.
-    func read(_ post: String) {
-        state.withLock { _ = $0.fetched.insert(post) }
-    }
-
-    func end() {
-        state.withLock { $0.reading = false }
-    }
-
-    /// Whether a gap came since the last read began (another read is due).
-    var gapSinceBegin: Bool { state.withLock { $0.gapSinceBegin } }
-
-    /// Events may have been missed: during a read, the starters fetched so far; otherwise all.
-    func gap() {
+    /// A read ended (`failed` or not): `lower` runs, under this lock, unless a gap since it began
+    /// asked for another read (a failed read is tried again anyway).
+    func endRead(failed: Bool = false, lower: () -> Void) {
         state.withLock { state in
+            if failed || !state.gapSinceBegin { lower() }
+        }
+    }
+
+    /// Events may have been missed: nothing fetched so far is current. `raise` runs under this lock.
+    func gap(raise: () -> Void) {
+        state.withLock { state in
+            state.generation += 1
+            state.current = []
             state.gapSinceBegin = true
-            if state.reading, let stale = state.stale {
-                state.stale = stale.union(state.fetched)
-            } else {
-                state.stale = nil
-            }
+            raise()
+        }
+    }
+}
+
+/// Snapshot writes asked for and not yet written.
+final class SnapshotRequests: Sendable {
+    private let count = Mutex(0)
+
+    func add() { count.withLock { $0 += 1 } }
+
+    /// The requests so far, now answered.
+    func take() -> Int {
+        count.withLock { count in
+            defer { count = 0 }
+            return count
         }
     }
 }

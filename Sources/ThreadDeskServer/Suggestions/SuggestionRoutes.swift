@@ -10,6 +10,9 @@ struct SuggestionRoutes: Sendable {
     /// nil when no FAQ forum is configured: the answer is always empty.
     let book: FAQBook?
     static let maxQueryLength = 200
+    /// Unicode scalars at most: one character may be any number of them (a run of combining
+    /// marks or Hangul jamo), and a word's typo lookups cost its length squared.
+    static let maxQueryScalars = 400
 
     func register(on groups: V1Groups) {
         groups.users(charging: { .read($0) }).get("suggestions", use: suggestions)
@@ -18,7 +21,8 @@ struct SuggestionRoutes: Sendable {
     @Sendable func suggestions(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         _ = try context.user()
         let query = request.uri.queryParameters["q"].map(String.init) ?? ""
-        guard (1...Self.maxQueryLength).contains(query.count), !query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !"\n\r\t".unicodeScalars.contains($0) }) else {
+        guard (1...Self.maxQueryLength).contains(query.count), query.unicodeScalars.count <= Self.maxQueryScalars,
+            !query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !"\n\r\t".unicodeScalars.contains($0) }) else {
             throw APIError.badRequest(.invalidQuery, "q must be 1 to \(Self.maxQueryLength) characters of text.")
         }
         guard let book else { return try jsonResponse(Suggestions(suggestions: [])) }

@@ -5,8 +5,10 @@ import Synchronization
 /// Ids for the messages ThreadDesk accepts before Discord has them, in Discord's layout: the
 /// milliseconds since Discord's epoch above 22 low bits (`Snowflake(at:)`), so an accepted message
 /// sorts among Discord's own messages by when it was accepted. The low bits are this process's 10
-/// random bits and a 12-bit count, so two replicas accepting in the same millisecond never make
-/// the same id; one process's ids only grow (a clock set back waits for nothing: the count goes on).
+/// worker bits (random unless given) and a 12-bit count: two processes make the same id only when
+/// they drew the same worker bits and accept in the same millisecond, and the store refuses the
+/// second (`OutboxIDTaken`) rather than lose a message. One process's ids only grow (a clock set
+/// back waits for nothing: the count goes on).
 public final class MessageIDs: Sendable {
     private let worker: UInt64
     private let last = Mutex<UInt64>(0)

@@ -73,6 +73,13 @@ public struct DeliveryFailure: Sendable, Hashable, Codable {
     }
 }
 
+/// An accepted message's id is another message's already (two processes drew the same worker
+/// bits, `MessageIDs`): the accepting transaction fails rather than lose either message.
+public struct OutboxIDTaken: Error, CustomStringConvertible {
+    public let id: Snowflake
+    public var description: String { "the outbox already holds another message with id \(id)" }
+}
+
 /// What waits in an outbox: how many items, their bytes, and since when the oldest waits.
 public struct OutboxUsage: Sendable, Hashable {
     public var count: Int
@@ -100,7 +107,8 @@ public protocol OutboxStore: Sendable {
     /// Users whose first waiting item is due by `now` and whose queue no holder has, the longest
     /// waiting first.
     func outboxOwnersDue(at now: Date, limit: Int) async throws -> [UserID]
-    /// When the first waiting item of some user's queue is next due; nil when nothing waits.
+    /// When the first waiting item of some user's queue is next due (a held queue: not before its
+    /// hold runs out); nil when nothing waits.
     func nextOutboxDue() async throws -> Date?
     /// Takes the user's queue for `holder` until `until` (again, when it is the holder already);
     /// false while another holder's hold has not run out at `now`.
