@@ -8,6 +8,13 @@ struct MemoryOutbox {
     var items: [Snowflake: OutboxItem] = [:]
     var holds: [UserID: (holder: String, until: Date)] = [:]
 
+    /// Whether a write under `fence` applies to `owner`'s queue (always without one).
+    func admits(_ fence: OutboxFence?, owner: UserID) -> Bool {
+        guard let fence else { return true }
+        guard let hold = holds[owner] else { return false }
+        return hold.holder == fence.holder && hold.until > fence.now
+    }
+
     /// Each user's first waiting item.
     var heads: [OutboxItem] {
         Dictionary(grouping: items.values.filter(\.isQueued), by: \.owner).values.compactMap { $0.min { $0.id < $1.id } }
@@ -36,18 +43,23 @@ extension MemoryStore {
         outboxState.withLock { $0.items[id] }
     }
 
-    public func updateOutboxItem(_ item: OutboxItem) async throws {
+    public func updateOutboxItem(_ item: OutboxItem, fence: OutboxFence?) async throws -> Bool {
         outboxState.withLock { outbox in
-            guard let kept = outbox.items[item.id] else { return }
+            guard let kept = outbox.items[item.id], outbox.admits(fence, owner: kept.owner) else { return false }
             var updated = item
             // The item's identity and what it carries stay: only its text and delivery change.
             (updated.owner, updated.kind, updated.files, updated.acceptedAt) = (kept.owner, kept.kind, kept.files, kept.acceptedAt)
             outbox.items[item.id] = updated
+            return true
         }
     }
 
-    public func removeOutboxItem(_ id: Snowflake) async throws {
-        outboxState.withLock { _ = $0.items.removeValue(forKey: id) }
+    public func removeOutboxItem(_ id: Snowflake, fence: OutboxFence?) async throws -> Bool {
+        outboxState.withLock { outbox in
+            guard let kept = outbox.items[id], outbox.admits(fence, owner: kept.owner) else { return false }
+            outbox.items[id] = nil
+            return true
+        }
     }
 
     public func outboxOwnersDue(at now: Date, limit: Int) async throws -> [UserID] {

@@ -94,23 +94,33 @@ extension PostgresStore {
         try Self.items(try await query("\(unescaped: Self.itemWithFiles) WHERE i.id = \(id.column) ORDER BY f.position")).first
     }
 
-    public func updateOutboxItem(_ item: OutboxItem) async throws {
-        try await query(
+    public func updateOutboxItem(_ item: OutboxItem, fence: OutboxFence?) async throws -> Bool {
+        try await !query(
             """
             UPDATE outbox_items SET content = \(item.content), suggestion_id = \(item.suggestionID), attempts = \(item.attempts),
                 next_attempt_at = \(item.nextAttempt.timeIntervalSince1970), posted_parts = \(OutboxColumns.parts(item.postedParts)),
                 failure = \(OutboxColumns.failure(item.failure)),
                 size = \(Int64(item.content.utf8.count)) + (SELECT coalesce(sum(length(bytes)), 0) FROM outbox_files WHERE item_id = \(item.id.column))
-            WHERE id = \(item.id.column)
-            """)
+            WHERE id = \(item.id.column) AND (\(fence?.holder)::TEXT IS NULL OR EXISTS (
+                SELECT 1 FROM outbox_holds o WHERE o.owner = outbox_items.owner AND o.holder = \(fence?.holder)
+                AND o.until > \(fence?.now.timeIntervalSince1970)))
+            RETURNING id
+            """
+        ).isEmpty
     }
 
-    public func removeOutboxItem(_ id: Snowflake) async throws {
-        try await query(
+    public func removeOutboxItem(_ id: Snowflake, fence: OutboxFence?) async throws -> Bool {
+        try await !query(
             """
-            WITH files AS (DELETE FROM outbox_files WHERE item_id = \(id.column))
-            DELETE FROM outbox_items WHERE id = \(id.column)
-            """)
+            WITH removed AS (
+                DELETE FROM outbox_items WHERE id = \(id.column) AND (\(fence?.holder)::TEXT IS NULL OR EXISTS (
+                    SELECT 1 FROM outbox_holds o WHERE o.owner = outbox_items.owner AND o.holder = \(fence?.holder)
+                    AND o.until > \(fence?.now.timeIntervalSince1970)))
+                RETURNING id),
+            files AS (DELETE FROM outbox_files WHERE item_id IN (SELECT id FROM removed))
+            SELECT id FROM removed
+            """
+        ).isEmpty
     }
 
     /// Each user's first waiting item.

@@ -93,25 +93,36 @@ extension SQLiteStore {
         }
     }
 
-    public func updateOutboxItem(_ item: OutboxItem) async throws {
+    /// The condition a fenced write adds: the holder's hold on the row's owner has not run out.
+    private static let fenced = """
+        (? IS NULL OR EXISTS (SELECT 1 FROM outbox_holds o WHERE o.owner = outbox_items.owner AND o.holder = ? AND o.until > ?))
+        """
+
+    public func updateOutboxItem(_ item: OutboxItem, fence: OutboxFence?) async throws -> Bool {
         try await write { db in
             try db.execute(
                 sql: """
                     UPDATE outbox_items SET content = ?, suggestion_id = ?, attempts = ?, next_attempt_at = ?, posted_parts = ?, failure = ?,
                         size = ? + (SELECT coalesce(sum(length(bytes)), 0) FROM outbox_files WHERE item_id = ?)
-                    WHERE id = ?
+                    WHERE id = ? AND \(Self.fenced)
                     """,
                 arguments: [
                     item.content, item.suggestionID, item.attempts, item.nextAttempt.timeIntervalSince1970, OutboxColumns.parts(item.postedParts),
                     OutboxColumns.failure(item.failure), item.content.utf8.count, item.id.column, item.id.column,
+                    fence?.holder, fence?.holder, fence?.now.timeIntervalSince1970,
                 ])
+            return db.changesCount > 0
         }
     }
 
-    public func removeOutboxItem(_ id: Snowflake) async throws {
+    public func removeOutboxItem(_ id: Snowflake, fence: OutboxFence?) async throws -> Bool {
         try await write { db in
+            try db.execute(
+                sql: "DELETE FROM outbox_items WHERE id = ? AND \(Self.fenced)",
+                arguments: [id.column, fence?.holder, fence?.holder, fence?.now.timeIntervalSince1970])
+            guard db.changesCount > 0 else { return false }
             try db.execute(sql: "DELETE FROM outbox_files WHERE item_id = ?", arguments: [id.column])
-            try db.execute(sql: "DELETE FROM outbox_items WHERE id = ?", arguments: [id.column])
+            return true
         }
     }
 

@@ -206,3 +206,32 @@ struct OutboxStoreEdges {
         }
     }
 }
+
+@Suite("OutboxStore contract: fenced writes")
+struct OutboxStoreFences {
+    @Test(arguments: StoreKind.available)
+    func aHolderWhoseHoldRanOutWritesNothing(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let file = OutboxItem.File(filename: "a.txt", contentType: nil, bytes: Data("abc".utf8))
+            try await store.withUser(alice, idempotencyKey: nil) { $0.enqueued = [item(10, alice, files: [file]), item(20, alice, at: 1)] }
+            let until = start.addingTimeInterval(120)
+            #expect(try await store.claimOutbox(of: alice, holder: "a", until: until, now: start))
+            var posted = try #require(try await store.outboxItem(Snowflake(10)))
+            posted.postedParts = [Snowflake(1)]
+            // The holder writes while its hold lasts; another, or the holder past it, does not.
+            #expect(try await store.updateOutboxItem(posted, fence: OutboxFence(holder: "a", now: start)))
+            posted.postedParts = [Snowflake(2)]
+            #expect(try await !store.updateOutboxItem(posted, fence: OutboxFence(holder: "b", now: start)))
+            #expect(try await !store.updateOutboxItem(posted, fence: OutboxFence(holder: "a", now: until)))
+            #expect(try await store.outboxItem(Snowflake(10))?.postedParts == [Snowflake(1)])
+            #expect(try await !store.removeOutboxItem(Snowflake(10), fence: OutboxFence(holder: "a", now: until)))
+            #expect(try await store.outboxItem(Snowflake(10))?.files == [file])
+            #expect(try await store.removeOutboxItem(Snowflake(10), fence: OutboxFence(holder: "a", now: start)))
+            #expect(try await store.outboxItem(Snowflake(10)) == nil)
+            #expect(try await store.outboxUsage(of: alice).count == 1)
+            // Unfenced (the user's own edit or delete, under their lock): applies whoever holds.
+            #expect(try await store.removeOutboxItem(Snowflake(20), fence: nil))
+            #expect(try await !store.removeOutboxItem(Snowflake(20), fence: nil))
+        }
+    }
+}

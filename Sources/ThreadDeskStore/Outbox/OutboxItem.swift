@@ -100,10 +100,15 @@ public protocol OutboxStore: Sendable {
     /// One item, files included; nil when it is not (or no longer) waiting.
     func outboxItem(_ id: Snowflake) async throws -> OutboxItem?
     /// Writes an item's delivery back (attempts, next attempt, parts posted, failure) and its
-    /// content (an edit while it waits). Nothing when the item is gone.
-    func updateOutboxItem(_ item: OutboxItem) async throws
-    /// Removes an item and its files: delivered, or withdrawn while it waited.
-    func removeOutboxItem(_ id: Snowflake) async throws
+    /// content (an edit while it waits). With a fence, only while its holder holds the owner's
+    /// queue (a holder whose hold ran out writes nothing over the next one's). False when nothing
+    /// was written (the item gone, or the fence down).
+    @discardableResult
+    func updateOutboxItem(_ item: OutboxItem, fence: OutboxFence?) async throws -> Bool
+    /// Removes an item and its files: delivered, or withdrawn while it waited. With a fence, only
+    /// while its holder holds the owner's queue. False when nothing was removed.
+    @discardableResult
+    func removeOutboxItem(_ id: Snowflake, fence: OutboxFence?) async throws -> Bool
     /// Users whose first waiting item is due by `now` and whose queue no holder has, the longest
     /// waiting first.
     func outboxOwnersDue(at now: Date, limit: Int) async throws -> [UserID]
@@ -118,4 +123,27 @@ public protocol OutboxStore: Sendable {
     /// What waits (failed items included: their files wait for a retry or a delete): everyone's
     /// when `owner` is nil.
     func outboxUsage(of owner: UserID?) async throws -> OutboxUsage
+}
+
+/// A write by the holder of a user's queue: it applies only while `holder`'s hold has not run out
+/// at `now`.
+public struct OutboxFence: Sendable, Hashable {
+    public var holder: String
+    public var now: Date
+
+    public init(holder: String, now: Date) {
+        (self.holder, self.now) = (holder, now)
+    }
+}
+
+extension OutboxStore {
+    /// `updateOutboxItem` with no fence (the user's own edit, under their lock).
+    public func updateOutboxItem(_ item: OutboxItem) async throws {
+        try await updateOutboxItem(item, fence: nil)
+    }
+
+    /// `removeOutboxItem` with no fence (the user's own delete, under their lock).
+    public func removeOutboxItem(_ id: Snowflake) async throws {
+        try await removeOutboxItem(id, fence: nil)
+    }
 }
