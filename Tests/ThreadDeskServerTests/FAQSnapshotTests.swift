@@ -2,6 +2,7 @@ import DiscordEmulator
 import Foundation
 import Synchronization
 import Testing
+import ThreadDeskCore
 
 @testable import ThreadDeskServer
 
@@ -72,5 +73,29 @@ struct FAQSnapshotTests {
         progress.begin()
         progress.endRead { lowered += 1 }
         #expect(lowered == 2)
+    }
+
+    /// A first read hands its answers to the book as it goes: what the gateway deleted or changed
+    /// meanwhile stays as the gateway said.
+    @Test func answersAFirstReadHandsOverDoNotUndoTheGateway() async {
+        let book = FAQBook()
+        await book.beginLoad()
+        await book.post("2", title: "Deleted meanwhile", tagIDs: [])
+        await book.remove("2")
+        await book.post("3", title: "Renamed meanwhile", tagIDs: [])
+        await book.starter("3", content: "The gateway's words.")
+        let read: [String: FAQBook.Post] = [
+            "1": .init(title: "Connect the TV", tagIDs: [], starter: "Add it by hand."),
+            "2": .init(title: "Deleted meanwhile", tagIDs: [], starter: "Gone."),
+            "3": .init(title: "The read's title", tagIDs: [], starter: "The read's words."),
+        ]
+        await book.add(read)
+        #expect(await book.suggestions(for: "tv").map(\.id) == ["1"])
+        #expect(await book.answer("2") == nil)
+        #expect(await book.answer("3")?.text == "The gateway's words.")
+        await book.load(read)
+        #expect(await book.answer("2") == nil)
+        #expect(await book.answer("3")?.title == "Renamed meanwhile")
+        #expect(await book.count == 2)
     }
 }

@@ -159,6 +159,14 @@ actor FAQBook {
         return true
     }
 
+    /// Answers a read has so far, suggested before it ends: each one the gateway has not spoken
+    /// of since the read began (newer) and that was not deleted.
+    /// - Parameter read: The posts read so far, by id.
+    func add(_ read: [String: Post]) {
+        for (id, post) in read where !touched.contains(id) && !deleted.contains(id) { posts[id] = post }
+        index = nil
+    }
+
     /// Posts the forum's lists no longer have (deleted) leave at once, unless the gateway spoke of
     /// them since the read began (newer than the lists).
     /// - Parameter present: Every post the lists have.

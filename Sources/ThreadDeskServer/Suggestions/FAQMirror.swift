@@ -48,6 +48,8 @@ struct FAQMirror: Service, CustomStringConvertible {
     /// Between two starters read while the book already holds answers: 10 a second at most, a
     /// fifth of Discord's global 50 (1,000 posts in 100 s), the rest left to the users.
     static let heldReadInterval = Duration.milliseconds(100)
+    /// Answers a first read hands to an empty book at a time (each batch rebuilds the index once).
+    static let coldBatch = 100
     static let workName = "FAQ forum"
     /// Archived pages read at most (100 posts each).
     static let maxArchivedPages = 100
@@ -246,6 +248,9 @@ struct FAQMirror: Service, CustomStringConvertible {
             }
             loaded[thread.id] = FAQBook.Post(
                 title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
+            // A book with nothing to suggest yet (the first start) suggests as the read goes, a
+            // hundred answers at a time, instead of when it ends.
+            if !held, loaded.count.isMultiple(of: Self.coldBatch) { await book.add(loaded) }
         }
         await book.load(loaded)
         keepSnapshot()
