@@ -115,9 +115,19 @@ extension DiscordEmulator {
             let status = routeError ?? faults.serverErrorStatus
             world.state.withLock { $0.counters.serverErrorsInjected += 1 }
             record.status = status
+            // A refusal (4xx) reads as Discord words its own (the JSON error codes of its docs).
+            let refusal: (code: Int, message: String)? =
+                switch status {
+                case 400: (50035, "Invalid Form Body")
+                case 403: (50013, "Missing Permissions")
+                case 404: (10003, "Unknown Channel")
+                case 413: (40005, "Request entity too large")
+                default: nil
+                }
             return Self.response(
                 status: .init(code: status),
-                json: ["message": "Internal Server Error (injected)", "code": 0], headers: [:])
+                json: ["message": .string(refusal?.message ?? "Internal Server Error (injected)"), "code": .integer(Int64(refusal?.code ?? 0))],
+                headers: [:])
         }
         if faults.edge429s > 0 {
             world.state.withLock { $0.counters.rateLimited += 1 }

@@ -15,6 +15,7 @@ extension MemoryStore {
             mirror.withLock { mirror in
                 mirror.threads = mirror.threads.filter { !gone.contains($0.key) && $0.value.owner != id }
                 mirror.messages = mirror.messages.filter { !gone.contains($0.value.threadID) }
+                mirror.aliases = mirror.aliases.filter { $0.value.owner != id }
             }
             state.withLock { state in
                 state.users[id] = nil

@@ -22,6 +22,36 @@ extension MemoryStore {
         }
     }
 
+    public func saveMirrorAlias(discordID: Snowflake, messageID: Snowflake, owner: UserID) async throws {
+        mirror.withLock { state in
+            if state.aliases[discordID] == nil { state.aliases[discordID] = (messageID, owner) }
+        }
+    }
+
+    public func mirrorAliases(_ discordIDs: [Snowflake]) async throws -> [Snowflake: Snowflake] {
+        mirror.withLock { state in
+            var found: [Snowflake: Snowflake] = [:]
+            for id in discordIDs { if let alias = state.aliases[id] { found[id] = alias.message } }
+            return found
+        }
+    }
+
+    public func discordIDs(of messageIDs: [Snowflake]) async throws -> [Snowflake: Snowflake] {
+        let wanted = Set(messageIDs)
+        return mirror.withLock { state in
+            var found: [Snowflake: Snowflake] = [:]
+            for (discord, alias) in state.aliases where wanted.contains(alias.message) { found[alias.message] = discord }
+            return found
+        }
+    }
+
+    public func moveMirroredMessages(from: Snowflake, to: Snowflake) async throws {
+        mirror.withLock { state in
+            for (id, message) in state.messages where message.threadID == from { state.messages[id]?.threadID = to }
+            state.threads[from] = nil
+        }
+    }
+
     public func mirrorPage(thread: Snowflake, _ cursor: MirrorCursor, limit: Int) async throws -> MirrorPage {
         let shown = mirror.withLock { state in
             state.messages.values.filter { $0.threadID == thread && $0.visible && !$0.deleted }.sorted { $0.id < $1.id }

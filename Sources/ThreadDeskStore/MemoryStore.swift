@@ -19,6 +19,8 @@ public final class MemoryStore: UserStore {
         var threads: [Snowflake: MirrorThread] = [:]
         var messages: [Snowflake: MirroredMessage] = [:]
         var eventSequence: Int64 = 0
+        /// Discord's id → ThreadDesk's id, and whose.
+        var aliases: [Snowflake: (message: Snowflake, owner: UserID)] = [:]
     }
     let mirror = Mutex(Mirror())
     let jobs = ExclusiveJobs()
@@ -38,12 +40,15 @@ public final class MemoryStore: UserStore {
             return try await UserTransaction.run(
                 id, idempotencyKey: idempotencyKey,
                 read: { state.withLock { state in (state.users[id], resultKey.flatMap { state.results[$0]?.result }) } },
-                save: { changed, kept, enqueued in
+                save: { changed, kept, accepted in
                     state.withLock { state in
                         if let changed { state.users[id] = changed }
                         if let resultKey, let kept, state.results[resultKey] == nil { state.results[resultKey] = (kept.result, Date()) }
                     }
-                    try enqueue(enqueued)
+                    try enqueue(accepted.items)
+                    mirror.withLock { mirror in
+                        for message in accepted.mirrored { mirror.messages[message.id] = message }
+                    }
                 },
                 body: body)
         }

@@ -29,6 +29,7 @@ extension PostgresStore {
         let id = erasure.id.rawValue
         let threads = erasure.threadIDs.map(\.column)
         try await connection.rows("DELETE FROM mirror_messages WHERE thread_id = ANY(\(threads))", logger: logger)
+        try await connection.rows("DELETE FROM mirror_aliases WHERE owner = \(id)", logger: logger)
         try await connection.rows("DELETE FROM mirror_threads WHERE id = ANY(\(threads)) OR owner = \(id)", logger: logger)
         try await connection.rows("DELETE FROM idempotency WHERE user_id = \(id)", logger: logger)
         try await connection.rows(

@@ -70,7 +70,12 @@ extension PostgresStore {
 
     public func saveMirroredMessages(_ messages: [MirroredMessage]) async throws {
         guard !messages.isEmpty else { return }
-        var sql = PostgresQuery.StringInterpolation(literalCapacity: 200 * messages.count, interpolationCount: 20 * messages.count)
+        try await query(try Self.mirrorSave(messages, changes: changeChannel))
+    }
+
+    /// The statement that saves whole messages and tells every replica on `changes` (non-empty `messages`).
+    static func mirrorSave(_ messages: [MirroredMessage], changes changeChannel: String) throws -> PostgresQuery {
+        var sql = PostgresQuery.StringInterpolation(literalCapacity: 200 * messages.count, interpolationCount: 24 * messages.count)
         sql.appendLiteral("WITH saved AS (INSERT INTO mirror_messages (\(MirrorRow.columns)) VALUES ")
         for (index, row) in messages.map(MirrorRow.init).enumerated() {
             sql.appendLiteral(index == 0 ? "(" : ", (")
@@ -87,6 +92,7 @@ extension PostgresStore {
             try add(row.type); try add(row.content); try add(row.attachments); try add(row.replyTo); try add(row.createdAt)
             try add(row.editedAt); try add(row.visible); try add(row.deleted); try add(row.partOf); try add(row.pushState)
             try add(row.pushAttempts); try add(row.pushNextAt); try add(row.eventSeq); try add(row.shownSeq)
+            try add(row.delivery); try add(row.deliveryError)
             sql.appendLiteral(")")
         }
         sql.appendLiteral(
@@ -98,7 +104,7 @@ extension PostgresStore {
                 created_at = excluded.created_at, edited_at = excluded.edited_at, visible = excluded.visible,
                 deleted = excluded.deleted, part_of = excluded.part_of, push_state = excluded.push_state,
                 push_attempts = excluded.push_attempts, push_next_at = excluded.push_next_at, event_seq = excluded.event_seq,
-                shown_seq = excluded.shown_seq)
+                shown_seq = excluded.shown_seq, delivery = excluded.delivery, delivery_error = excluded.delivery_error)
             SELECT pg_notify(
             """)
         // Every replica forgets what it knew of these threads, if and when this commits.
@@ -106,7 +112,7 @@ extension PostgresStore {
         sql.appendLiteral(", ")
         sql.appendInterpolation(Change.payload(Set(messages.map(\.threadID)).sorted().map { .thread($0) }))
         sql.appendLiteral(")")
-        try await query(PostgresQuery(stringInterpolation: sql))
+        return PostgresQuery(stringInterpolation: sql)
     }
 
     static func message(_ row: PostgresRow) throws -> MirroredMessage {
@@ -121,7 +127,8 @@ extension PostgresStore {
             visible: try cells["visible"].decode(Bool.self), deleted: try cells["deleted"].decode(Bool.self),
             partOf: try cells["part_of"].decode(Int64?.self), pushState: try cells["push_state"].decode(String.self),
             pushAttempts: try cells["push_attempts"].decode(Int.self), pushNextAt: try cells["push_next_at"].decode(Double?.self),
-            eventSeq: try cells["event_seq"].decode(Int64.self), shownSeq: try cells["shown_seq"].decode(Int64.self)
+            eventSeq: try cells["event_seq"].decode(Int64.self), shownSeq: try cells["shown_seq"].decode(Int64.self),
+            delivery: try cells["delivery"].decode(String.self), deliveryError: try cells["delivery_error"].decode(String?.self)
         ).message
     }
 
@@ -262,5 +269,42 @@ extension PostgresStore {
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await database { try await client.withConnection { try await $0.rows(query, logger: logger) } }
+    }
+
+    public func saveMirrorAlias(discordID: Snowflake, messageID: Snowflake, owner: UserID) async throws {
+        try await query(
+            """
+            INSERT INTO mirror_aliases (discord_id, message_id, owner) VALUES (\(discordID.column), \(messageID.column), \(owner.rawValue))
+            ON CONFLICT (discord_id) DO NOTHING
+            """)
+    }
+
+    public func mirrorAliases(_ discordIDs: [Snowflake]) async throws -> [Snowflake: Snowflake] {
+        guard !discordIDs.isEmpty else { return [:] }
+        var found: [Snowflake: Snowflake] = [:]
+        for row in try await query("SELECT discord_id, message_id FROM mirror_aliases WHERE discord_id = ANY(\(discordIDs.map(\.column)))") {
+            let (discord, message) = try row.decode((Int64, Int64).self)
+            found[Snowflake(column: discord)] = Snowflake(column: message)
+        }
+        return found
+    }
+
+    public func discordIDs(of messageIDs: [Snowflake]) async throws -> [Snowflake: Snowflake] {
+        guard !messageIDs.isEmpty else { return [:] }
+        var found: [Snowflake: Snowflake] = [:]
+        for row in try await query("SELECT discord_id, message_id FROM mirror_aliases WHERE message_id = ANY(\(messageIDs.map(\.column)))") {
+            let (discord, message) = try row.decode((Int64, Int64).self)
+            found[Snowflake(column: message)] = Snowflake(column: discord)
+        }
+        return found
+    }
+
+    public func moveMirroredMessages(from: Snowflake, to: Snowflake) async throws {
+        try await query(
+            """
+            WITH moved AS (UPDATE mirror_messages SET thread_id = \(to.column) WHERE thread_id = \(from.column)),
+                gone AS (DELETE FROM mirror_threads WHERE id = \(from.column))
+            SELECT pg_notify(\(changeChannel), \(Change.payload([.thread(from), .thread(to)])))
+            """)
     }
 }

@@ -148,7 +148,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 11
+    public static let schemaVersion = 12
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {
@@ -196,7 +196,16 @@ public final class PostgresStore: UserStore, Service {
     ] + attestationSchema + [
         // Tokens issued before have no note: each counts from its first use after.
         "ALTER TABLE users ADD COLUMN IF NOT EXISTS token_used_at TEXT",
-    ] + outboxSchema
+    ] + outboxSchema + [
+        // Messages delivered from the outbox (schema 12): their state, and Discord's ids of them.
+        "ALTER TABLE mirror_messages ADD COLUMN IF NOT EXISTS delivery TEXT NOT NULL DEFAULT 'sent'",
+        "ALTER TABLE mirror_messages ADD COLUMN IF NOT EXISTS delivery_error TEXT",
+        "CREATE TABLE IF NOT EXISTS mirror_aliases (discord_id BIGINT PRIMARY KEY, message_id BIGINT NOT NULL, owner TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS mirror_aliases_message ON mirror_aliases (message_id)",
+        "CREATE INDEX IF NOT EXISTS mirror_aliases_owner ON mirror_aliases (owner)",
+        "ALTER TABLE users ADD COLUMN IF NOT EXISTS pending_thread TEXT",
+        "ALTER TABLE outbox_items ADD COLUMN IF NOT EXISTS may_start_thread BOOLEAN NOT NULL DEFAULT TRUE",
+    ]
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     /// While the pool answers, the operation leases at once; after a failure that looks like the
@@ -289,9 +298,13 @@ public final class PostgresStore: UserStore, Service {
                     try await UserTransaction.run(
                         id, idempotencyKey: idempotencyKey,
                         read: { try await Self.read(id, idempotencyKey: idempotencyKey, on: connection, logger: logger) },
-                        save: { changed, kept, enqueued in
+                        save: { changed, kept, accepted in
                             try await Self.save(changed, kept, for: id, on: connection, logger: logger, changes: changeChannel)
-                            try await Self.enqueue(enqueued, on: connection, logger: logger)
+                            try await Self.enqueue(accepted.items, on: connection, logger: logger)
+                            if !accepted.mirrored.isEmpty {
+                                try await connection.rows(
+                                    try Self.mirrorSave(accepted.mirrored, changes: changeChannel), logger: logger)
+                            }
                         },
                         body: { context in
                             do {
@@ -523,12 +536,12 @@ public final class PostgresStore: UserStore, Service {
     static func user(_ row: PostgresRow) throws -> UserRecord {
         let cells = try row.decode(
             (String, String?, String?, String?, String?, String?, String?, String?, String?, String?, String?, Int, Date, Date, String?, String?, Int,
-             String?).self)
+             String?, String?).self)
         return try UserColumns(
             id: cells.0, token_hash: cells.1, thread_id: cells.2, push_token: cells.3, push_environment: cells.4, installation: cells.5,
             pending_installation: cells.6, pending_post: cells.7, last_notified_message_id: cells.8, last_read_message_id: cells.9,
             recent_notified_ids: cells.10, unread_count: cells.11, created_at: cells.12, updated_at: cells.13, live_state: cells.14,
-            earlier_token_hashes: cells.15, history: cells.16, token_used_at: cells.17
+            earlier_token_hashes: cells.15, history: cells.16, token_used_at: cells.17, pending_thread: cells.18
         ).record
     }
 
@@ -543,7 +556,7 @@ public final class PostgresStore: UserStore, Service {
                     \(row.installation), \(row.pending_installation), \(row.pending_post),
                     \(row.last_notified_message_id), \(row.last_read_message_id), \(row.recent_notified_ids),
                     \(row.unread_count), \(row.created_at), \(row.updated_at), \(row.live_state), \(row.earlier_token_hashes), \(row.history),
-                    \(row.token_used_at))
+                    \(row.token_used_at), \(row.pending_thread))
             ON CONFLICT (id) DO UPDATE SET
                 token_hash = excluded.token_hash, thread_id = excluded.thread_id, push_token = excluded.push_token,
                 push_environment = excluded.push_environment, installation = excluded.installation,
@@ -551,7 +564,8 @@ public final class PostgresStore: UserStore, Service {
                 last_notified_message_id = excluded.last_notified_message_id, last_read_message_id = excluded.last_read_message_id,
                 recent_notified_ids = excluded.recent_notified_ids, unread_count = excluded.unread_count, updated_at = excluded.updated_at,
                 live_state = excluded.live_state, earlier_token_hashes = excluded.earlier_token_hashes,
-                history = users.history | excluded.history, token_used_at = excluded.token_used_at)
+                history = users.history | excluded.history, token_used_at = excluded.token_used_at,
+                pending_thread = excluded.pending_thread)
             SELECT pg_notify(\(changes), \(word))
             """, logger: logger)
     }

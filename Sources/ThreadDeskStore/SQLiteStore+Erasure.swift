@@ -28,6 +28,7 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM mirror_threads WHERE id IN (\(marks))", arguments: StatementArguments(threads))
         }
         try db.execute(sql: "DELETE FROM mirror_threads WHERE owner = ?", arguments: [erasure.id.rawValue])
+        try db.execute(sql: "DELETE FROM mirror_aliases WHERE owner = ?", arguments: [erasure.id.rawValue])
         try db.execute(sql: "DELETE FROM idempotency WHERE user_id = ?", arguments: [erasure.id.rawValue])
         try db.execute(
             sql: "DELETE FROM outbox_files WHERE item_id IN (SELECT id FROM outbox_items WHERE owner = ?)", arguments: [erasure.id.rawValue])

@@ -78,17 +78,58 @@ extension SQLiteStore {
 
     public func saveMirroredMessages(_ messages: [MirroredMessage]) async throws {
         guard !messages.isEmpty else { return }
+        try await write { db in try Self.saveMirrored(messages, db) }
+    }
+
+    /// Saves whole messages in the write transaction `db` is in.
+    static func saveMirrored(_ messages: [MirroredMessage], _ db: Database) throws {
+        guard !messages.isEmpty else { return }
+        let statement = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO mirror_messages (\(MirrorRow.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+        for message in messages {
+            let row = MirrorRow(message)
+            try statement.execute(arguments: [
+                row.id, row.threadID, row.author, row.authorID, row.authorUsername, row.authorName, row.type, row.content,
+                row.attachments, row.replyTo, row.createdAt, row.editedAt, row.visible, row.deleted, row.partOf, row.pushState,
+                row.pushAttempts, row.pushNextAt, row.eventSeq, row.shownSeq, row.delivery, row.deliveryError,
+            ])
+        }
+    }
+
+    public func saveMirrorAlias(discordID: Snowflake, messageID: Snowflake, owner: UserID) async throws {
         try await write { db in
-            let statement = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO mirror_messages (\(MirrorRow.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-            for message in messages {
-                let row = MirrorRow(message)
-                try statement.execute(arguments: [
-                    row.id, row.threadID, row.author, row.authorID, row.authorUsername, row.authorName, row.type, row.content,
-                    row.attachments, row.replyTo, row.createdAt, row.editedAt, row.visible, row.deleted, row.partOf, row.pushState,
-                    row.pushAttempts, row.pushNextAt, row.eventSeq, row.shownSeq,
-                ])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO mirror_aliases (discord_id, message_id, owner) VALUES (?, ?, ?)",
+                arguments: [discordID.column, messageID.column, owner.rawValue])
+        }
+    }
+
+    public func mirrorAliases(_ discordIDs: [Snowflake]) async throws -> [Snowflake: Snowflake] {
+        try aliases(of: discordIDs, by: "discord_id", giving: "message_id")
+    }
+
+    public func discordIDs(of messageIDs: [Snowflake]) async throws -> [Snowflake: Snowflake] {
+        try aliases(of: messageIDs, by: "message_id", giving: "discord_id")
+    }
+
+    private func aliases(of ids: [Snowflake], by column: String, giving other: String) throws -> [Snowflake: Snowflake] {
+        guard !ids.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        return try read { db in
+            var found: [Snowflake: Snowflake] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT \(column), \(other) FROM mirror_aliases WHERE \(column) IN (\(marks))", arguments: StatementArguments(ids.map(\.column)))
+            {
+                found[Snowflake(column: row[0])] = Snowflake(column: row[1])
             }
+            return found
+        }
+    }
+
+    public func moveMirroredMessages(from: Snowflake, to: Snowflake) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE mirror_messages SET thread_id = ? WHERE thread_id = ?", arguments: [to.column, from.column])
+            try db.execute(sql: "DELETE FROM mirror_threads WHERE id = ?", arguments: [from.column])
         }
     }
 
@@ -98,7 +139,7 @@ extension SQLiteStore {
             id: row[0], threadID: row[1], author: row[2], authorID: row[3], authorUsername: row[4], authorName: row[5], type: row[6],
             content: row[7], attachments: row[8], replyTo: row[9], createdAt: row[10], editedAt: row[11], visible: row[12],
             deleted: row[13], partOf: row[14], pushState: row[15], pushAttempts: row[16], pushNextAt: row[17], eventSeq: row[18],
-            shownSeq: row[19]
+            shownSeq: row[19], delivery: row[20], deliveryError: row[21]
         ).message
     }
 

@@ -53,7 +53,7 @@ public final class SQLiteStore: UserStore {
                     return found
                 },
                 // Not cancellable (see `write`): what the body did in Discord must be remembered.
-                save: { changed, result, enqueued in
+                save: { changed, result, accepted in
                     let wasThere = existed
                     try await write { db in
                         // Erased since it was read (by another process: `admin user delete`):
@@ -72,7 +72,8 @@ public final class SQLiteStore: UserStore {
                             }
                         }
                         if let (key, result) = result { try ResultRow(userID: id.rawValue, key: key, result: result).save(db) }
-                        try Self.enqueue(enqueued, db)
+                        try Self.enqueue(accepted.items, db)
+                        try Self.saveMirrored(accepted.mirrored, db)
                     }
                 },
                 body: body)
@@ -214,6 +215,18 @@ public final class SQLiteStore: UserStore {
             try db.execute(sql: "ALTER TABLE users ADD COLUMN token_used_at TEXT")
         }
         migrateOutbox(&migrator)
+        migrator.registerMigration("v11: messages delivered from the outbox") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE mirror_messages ADD COLUMN delivery TEXT NOT NULL DEFAULT 'sent';
+                    ALTER TABLE mirror_messages ADD COLUMN delivery_error TEXT;
+                    CREATE TABLE mirror_aliases (discord_id INTEGER PRIMARY KEY, message_id INTEGER NOT NULL, owner TEXT NOT NULL);
+                    CREATE INDEX mirror_aliases_message ON mirror_aliases (message_id);
+                    CREATE INDEX mirror_aliases_owner ON mirror_aliases (owner);
+                    ALTER TABLE users ADD COLUMN pending_thread TEXT;
+                    ALTER TABLE outbox_items ADD COLUMN may_start_thread INTEGER NOT NULL DEFAULT 1;
+                    """)
+        }
         return migrator
     }
 
@@ -251,7 +264,8 @@ extension UserColumns: FetchableRecord, PersistableRecord {
             id: row[0], token_hash: row[1], thread_id: row[2], push_token: row[3], push_environment: row[4], installation: row[5],
             pending_installation: row[6], pending_post: row[7], last_notified_message_id: row[8], last_read_message_id: row[9],
             recent_notified_ids: row[10], unread_count: row[11], created_at: row[12], updated_at: row[13], live_state: row[14],
-            earlier_token_hashes: row[15], history: row["history"], token_used_at: row["token_used_at"])
+            earlier_token_hashes: row[15], history: row["history"], token_used_at: row["token_used_at"],
+            pending_thread: row["pending_thread"])
     }
 }
 

@@ -16,6 +16,10 @@ public struct UserRecord: Sendable, Hashable, Codable {
     /// Whether the user's conversation ever held anything; never cleared (see ``UserHistory``).
     public var history: UserHistory = []
     public var threadID: String? { didSet { if threadID != nil { history.insert(.used) } } }
+    /// While the user's messages wait for their first thread (the outbox makes it when Discord
+    /// allows): the mirror's placeholder thread that holds them, owned by the user. Cleared when
+    /// the thread is made and the placeholder's messages moved into it.
+    public var pendingThread: String? { didSet { if pendingThread != nil { history.insert(.used) } } }
     public var pushToken: String? { didSet { if pushToken != nil { history.insert(.used) } } }
     public var pushEnvironment: PushEnvironment?
     /// The device info last posted to the thread as a note.
@@ -238,6 +242,9 @@ public struct UserContext: Sendable {
     public var result: IdempotentResult?
     /// Messages accepted by this request, kept in the outbox with what it changed (one commit).
     public var enqueued: [OutboxItem] = []
+    /// The mirror's rows of the messages accepted (`queued`), kept in the same commit: a message
+    /// the user was told is kept is in both, or in neither.
+    public var accepted: [MirroredMessage] = []
 
     public init(id: UserID, record: UserRecord?, keptResult: IdempotentResult?) {
         self.id = id

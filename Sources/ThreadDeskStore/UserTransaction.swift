@@ -11,7 +11,7 @@ enum UserTransaction {
     static func run<T: Sendable>(
         _ id: UserID, idempotencyKey: String?,
         read: () async throws -> (record: UserRecord?, kept: IdempotentResult?),
-        save: (_ changed: UserRecord?, _ result: (key: String, result: IdempotentResult)?, _ enqueued: [OutboxItem]) async throws -> Void,
+        save: (_ changed: UserRecord?, _ result: (key: String, result: IdempotentResult)?, _ accepted: Accepted) async throws -> Void,
         body: (inout UserContext) async throws -> T
     ) async throws -> T {
         let (record, kept) = try await read()
@@ -25,10 +25,17 @@ enum UserTransaction {
         let changed = context.record.flatMap { $0 != record ? $0 : nil }
         let result = idempotencyKey.flatMap { key in context.result.map { (key, $0) } }
         // Messages are accepted only by a body that returned: a failed request accepted nothing.
-        var enqueued: [OutboxItem] = []
-        if case .success = outcome { enqueued = context.enqueued }
-        if changed != nil || result != nil || !enqueued.isEmpty { try await save(changed, result, enqueued) }
+        var accepted = Accepted()
+        if case .success = outcome { accepted = Accepted(items: context.enqueued, mirrored: context.accepted) }
+        if changed != nil || result != nil || !accepted.isEmpty { try await save(changed, result, accepted) }
         return try outcome.get()
+    }
+
+    /// What a body that returned accepted: outbox items and their mirror rows, one commit.
+    struct Accepted {
+        var items: [OutboxItem] = []
+        var mirrored: [MirroredMessage] = []
+        var isEmpty: Bool { items.isEmpty && mirrored.isEmpty }
     }
 }
 
@@ -57,20 +64,23 @@ struct UserColumns: Codable {
     var earlier_token_hashes: String?
     var history: Int
     var token_used_at: String?
+    /// The placeholder thread of a user whose messages wait for their first thread (`UserRecord.pendingThread`).
+    var pending_thread: String?
 
     /// The column names, comma separated, in order.
     static let names = """
         id, token_hash, thread_id, push_token, push_environment, installation, pending_installation, pending_post, \
         last_notified_message_id, last_read_message_id, recent_notified_ids, unread_count, created_at, updated_at, live_state, \
-        earlier_token_hashes, history, token_used_at
+        earlier_token_hashes, history, token_used_at, pending_thread
         """
 
     init(
         id: String, token_hash: String?, thread_id: String?, push_token: String?, push_environment: String?, installation: String?,
         pending_installation: String?, pending_post: String?, last_notified_message_id: String?, last_read_message_id: String?,
         recent_notified_ids: String?, unread_count: Int, created_at: Date, updated_at: Date, live_state: String?,
-        earlier_token_hashes: String?, history: Int, token_used_at: String?
+        earlier_token_hashes: String?, history: Int, token_used_at: String?, pending_thread: String? = nil
     ) {
+        self.pending_thread = pending_thread
         (self.id, self.token_hash, self.thread_id, self.push_token, self.push_environment) =
             (id, token_hash, thread_id, push_token, push_environment)
         (self.installation, self.pending_installation, self.pending_post) = (installation, pending_installation, pending_post)
@@ -90,7 +100,8 @@ struct UserColumns: Codable {
             created_at: record.createdAt, updated_at: record.updatedAt,
             live_state: record.live.isEmpty ? nil : RecordJSON.encode(record.live),
             earlier_token_hashes: record.earlierTokenHashes.isEmpty ? nil : RecordJSON.encode(record.earlierTokenHashes),
-            history: record.history.rawValue, token_used_at: record.tokenUsedAt.isEmpty ? nil : RecordJSON.encode(record.tokenUsedAt))
+            history: record.history.rawValue, token_used_at: record.tokenUsedAt.isEmpty ? nil : RecordJSON.encode(record.tokenUsedAt),
+            pending_thread: record.pendingThread)
     }
 
     struct InvalidRow: Error, CustomStringConvertible {
@@ -116,6 +127,7 @@ struct UserColumns: Codable {
             record.live = RecordJSON.decode(live_state) ?? LiveState()
             record.history.formUnion(UserHistory(rawValue: history))
             record.tokenUsedAt = RecordJSON.decode(token_used_at) ?? [:]
+            record.pendingThread = pending_thread
             return record
         }
     }

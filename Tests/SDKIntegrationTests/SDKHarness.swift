@@ -50,8 +50,10 @@ struct SDKHarness: Sendable {
         return ThreadDeskClient(configuration)
     }
 
-    /// The forum thread of a user, once it exists.
+    /// The forum thread of a user, once the server's work is done.
     func thread(of client: ThreadDeskClient) async throws -> String {
+        // The outbox makes the thread after the send was answered.
+        try await settled()
         let user = try requireValue(await client.userID.flatMap { UserID($0) }, "no session")
         return try requireValue(try await store.user(user)?.threadID, "no thread for \(user)")
     }

@@ -104,21 +104,33 @@ struct SDKTests {
             let thread = try await server.thread(of: setup)
             let first = server.client(device: "tablet") { $0.requestTimeout = 0.3; $0.sendAttempts = 1 }
 
-            let postsBefore = Self.messagePostsAnswered(server)
-            server.emulator.setLatency(.seconds(1))
+            // The server cannot answer in time: the user's lock is held (as a slow request of theirs
+            // would hold it) until the client has given up on its send.
+            let user = try requireValue(await setup.userID.flatMap { UserID($0) }, "no session")
+            let locked = Watched(false)
+            let (release, releaser) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await server.store.withUser(user, idempotencyKey: nil, work: .waitsOnOthers) { _ in
+                    locked.update { $0 = true }
+                    for await _ in release { break }
+                }
+            }
+            try await locked.wait(for: "the user's lock held") { $0 }
             let pendingKey: String
             do {
                 _ = try await first.send("sent while the network was bad")
+                releaser.finish()
                 Issue.record("the send should not have been confirmed")
                 return
             } catch ThreadDeskError.pending(let key, _) {
                 pendingKey = key
             }
+            releaser.finish()
+            try await holder.value
             #expect(try await first.pendingMessages().map(\.id) == [pendingKey])
-            // Whether the abandoned attempt reached Discord or not, the retry must not post it again:
-            // the server is done with it once Discord answered it (the emulator logs each answer).
-            try await server.emulator.waitUntil("the abandoned attempt answered by Discord") { _ in Self.messagePostsAnswered(server) > postsBefore }
-            server.emulator.setLatency(.zero)
+            // Whether the abandoned attempt was accepted once the lock came or not, the retry must
+            // not post it twice.
+            try await server.settled()
 
             // The app is launched again: same stores, a new client.
             let relaunched = server.client(device: "tablet")
@@ -126,6 +138,7 @@ struct SDKTests {
             let flushed = try await relaunched.flushOutbox()
             #expect(flushed.map(\.content) == ["sent while the network was bad"])
             #expect(try await relaunched.pendingMessages().isEmpty)
+            try await server.settled()
             #expect(server.emulator.messages(inThread: thread).filter { $0.content == "sent while the network was bad" }.count == 1)
         }
     }

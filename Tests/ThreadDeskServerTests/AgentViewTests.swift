@@ -123,6 +123,7 @@ struct AgentViewTests {
                  "installationInfo":{"userId":"a1b-2c3-d4e","buildVersion":"[88](https://evil.example)","osPlatform":"iOS","osVersion":"16.4"}}
                 """#
             #expect(try await server.request(.post, "/new-message", headers: Self.legacyKey, json: body).status == .ok)
+            try await server.settled()  // the outbox makes the thread
             let thread = try #require(server.emulator.threads().first)
             #expect(!thread.name.contains("\n"))
             let note = try #require(server.emulator.messages(inThread: thread.id).first { $0.content.hasPrefix(":ninja:") }?.content)
@@ -145,6 +146,7 @@ struct AgentViewTests {
                 let body = #"{"content":"\#(content)","userId":"\#(id)","apnsToken":"\#(device)"}"#
                 let reply = try await server.request(.post, "/new-message", headers: Self.legacyKey, json: body)
                 #expect(reply.status == .ok, "\(content): \(reply.status)")
+                try await server.settled()
             }
             // A thread the reference system made is adopted.
             let earlier = try await server.discordClient.startForumThread(

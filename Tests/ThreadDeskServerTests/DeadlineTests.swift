@@ -21,13 +21,15 @@ struct DeadlineTests {
         // deadline can end the call.
         try await withServer({ $0.requestTimeout = Self.requestTimeout; $0.discordBudget = .seconds(120) }) { server in
             let user = try await server.session()
-            #expect(try await server.send("first", token: user.token).status == .created)
-            // Past every deadline: Discord accepts the connection and never answers.
+            let sent = try await server.send("first", token: user.token)
+            let id = try #require(sent.json["id"]?.stringValue)
+            // Past every deadline: Discord accepts the connection and never answers. An edit
+            // calls Discord while the request waits (a send no longer does: the outbox takes it).
             server.emulator.setLatency(.seconds(600))
             let started = ContinuousClock.now
             // Two requests of the same user: the second queues behind the first's lock.
-            async let first = server.send("never answered", token: user.token)
-            async let second = server.send("queued behind it", token: user.token)
+            async let first = server.request(.patch, "/v1/messages/\(id)", token: user.token, json: #"{"content":"never answered"}"#)
+            async let second = server.request(.patch, "/v1/messages/\(id)", token: user.token, json: #"{"content":"queued behind it"}"#)
             let answers = try await [first, second]
             let elapsed = started.duration(to: .now)
             for answer in answers {
@@ -42,6 +44,7 @@ struct DeadlineTests {
 
             server.emulator.setLatency(.zero)
             #expect(try await server.send("after the outage", token: user.token).status == .created)
+            #expect(try await server.messages(token: user.token).last?["delivery"] == "sent")
         }
     }
 
@@ -54,20 +57,21 @@ struct DeadlineTests {
             let user = try await server.session()
             #expect(try await server.send("first", token: user.token).status == .created)
             // Far past the threshold, so the watchdog (every 50 ms) sees each wait even on a busy
-            // machine; inside the harness's Discord budget (3 s).
+            // machine; inside the harness's Discord budget (3 s). Diagnostics post while the
+            // request waits (a message goes through the outbox instead).
             server.emulator.setLatency(.milliseconds(2500))
-            async let slow = server.send("slow", token: user.token)
-            async let queued = server.send("queued", token: user.token)
+            async let slow = server.request(.post, "/v1/diagnostics", token: user.token, json: #"{"slow":1}"#)
+            async let queued = server.request(.post, "/v1/diagnostics", token: user.token, json: #"{"queued":1}"#)
             _ = try await [slow, queued]
             let log = lines.text
             #expect(log.contains("Still waiting: Discord POST /channels/{channel_id}/messages has waited"))
-            #expect(log.contains("(for POST /v1/messages)"))
+            #expect(log.contains("(for POST /v1/diagnostics)"))
             // The lock is named by the user's fingerprint: an id may be a credential.
             let fingerprint = try #require(UserID(user.userId)).logValue
             #expect(log.contains("Still waiting: holding the lock of \(fingerprint)"))
             #expect(log.contains("Still waiting: waiting for the lock of \(fingerprint)"))
             #expect(!log.contains(user.userId))
-            #expect(log.contains("Still waiting: POST /v1/messages has waited"))
+            #expect(log.contains("Still waiting: POST /v1/diagnostics has waited"))
         }
     }
 

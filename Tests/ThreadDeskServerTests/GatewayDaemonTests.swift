@@ -86,6 +86,8 @@ struct GatewayDaemonTests {
                     push.body = .bytes(ByteBuffer(string: #"{"token":"\#(device)","environment":"development"}"#))
                     _ = try await HTTPClient.shared.execute(push, timeout: .seconds(5))
                     _ = try await Self.post("\(base)/v1/messages", #"{"content":"hi"}"#, headers: [("Authorization", "Bearer \(token)"), ("Idempotency-Key", "1")])
+                    // The server process's outbox makes the thread after it answered.
+                    try await eventually("the thread made") { !discord.threads().isEmpty }
                     thread = try #require(discord.threads().first?.id)
                 }
 

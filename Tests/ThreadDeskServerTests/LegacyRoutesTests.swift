@@ -55,6 +55,7 @@ struct LegacyRoutesTests {
                 """#
             let sent = try await server.request(.post, "/new-message", headers: Self.key, json: body)
             #expect(sent.status == .ok)
+            try await server.settled()  // the outbox delivers it
             let record = try #require(try await server.store.user(UserID("a1b-2c3-d4e")!))
             #expect(record.pushToken == apns)
             #expect(record.tokenHash == nil)
@@ -92,6 +93,7 @@ struct LegacyRoutesTests {
                 DiscordForumThreadCreate(name: "k7q-2mz-9xa", message: DiscordMessageCreate(content: "Hello from before the move")))
             let body = #"{"content":"Hello after the move","userId":"k7q-2mz-9xa"}"#
             #expect(try await server.request(.post, "/new-message", headers: Self.key, json: body).status == .ok)
+            try await server.settled()
             #expect(try await server.thread(of: "k7q-2mz-9xa") == earlier.channel.id)
             #expect(server.emulator.threads().count == 1)
             #expect(server.emulator.messages(inThread: earlier.channel.id).map(\.content) == ["Hello from before the move", "Hello after the move"])

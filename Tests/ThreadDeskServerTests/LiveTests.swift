@@ -154,8 +154,9 @@ struct LiveTests {
             try await server.settled()
             try #require(server.emulator.messages(inThread: thread).first { $0.id == one.id }?.reactions == ["👀"], "the receipt on the first reply")
 
-            // Never backwards.
-            let back = try await server.request(.post, "/v1/read", token: token, json: #"{"messageId":"\#(thread)"}"#)
+            // Never backwards (the user's own first message, by the id the app knows).
+            let first = try #require(try await server.messages(token: token).first?["id"]?.stringValue)
+            let back = try await server.request(.post, "/v1/read", token: token, json: #"{"messageId":"\#(first)"}"#)
             #expect(back.json["lastReadMessageId"]?.stringValue == one.id)
 
             _ = try await server.request(.post, "/v1/read", token: token, json: #"{"messageId":"\#(two.id)"}"#)

@@ -18,8 +18,14 @@ struct MessageTests {
             #expect(reply.status == .created)
             #expect(reply.json["author"] == "user")
             #expect(reply.json["content"] == "My app crashes on launch")
+            // Kept by ThreadDesk when answered; Discord got it afterwards, and the id stayed.
+            #expect(reply.json["delivery"] == "queued")
+            let id = try #require(reply.json["id"]?.stringValue)
             let thread = try #require(try await server.thread(of: user.userId))
-            #expect(reply.json["id"]?.stringValue == thread)  // the starter post carries the thread's id
+            let listed = try await server.messages(token: user.token)
+            #expect(listed.map { $0["id"]?.stringValue } == [id])
+            #expect(listed.first?["delivery"] == "sent")
+            #expect(id != thread)  // Discord's id of the starter post (the thread's) stays inside
             let snapshot = try #require(server.emulator.threads().first { $0.id == thread })
             #expect(snapshot.name == "My app crashes on launch · 1.4.0 (142)")
             #expect(snapshot.parentID == server.discord.forumChannelID)
@@ -67,7 +73,9 @@ struct MessageTests {
             let first = try await server.send("only once", token: user.token, key: "key-1")
             let retry = try await server.send("only once", token: user.token, key: "key-1")
             #expect(first.status == .created && retry.status == .created)
-            #expect(first.body == retry.body)
+            // The same message, as it stands now (delivered since the first answer).
+            #expect(first.json["id"] != nil && first.json["id"] == retry.json["id"])
+            #expect(retry.json["delivery"] == "sent")
             #expect(server.discordPosts == 1)
             let misuse = try await server.send("something else", token: user.token, key: "key-1")
             #expect(misuse.status == .unprocessableContent)
@@ -97,6 +105,7 @@ struct MessageTests {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(statuses.allSatisfy { $0 == .created })
+            try await server.settled()
             #expect(server.emulator.threads().count == 1)
             let thread = try #require(try await server.thread(of: user.userId))
             let contents = server.emulator.messages(inThread: thread).map(\.content)
@@ -113,12 +122,14 @@ struct MessageTests {
             let text = [paragraph, paragraph, "👍🏽 done"].joined(separator: "\n\n").trimmingCharacters(in: .whitespaces)
             let reply = try await server.send(text, token: user.token)
             #expect(reply.status == .created)
-            let parts = try #require(reply.json["partIds"]?.arrayValue)
-            #expect(parts.count == 2)
             #expect(reply.json["content"]?.stringValue == text)
             let thread = try #require(try await server.thread(of: user.userId))
             let posted = server.emulator.messages(inThread: thread)
-            #expect(posted.map(\.id) == parts.compactMap(\.stringValue))
+            #expect(posted.count == 2)
+            // The app lists it under the id it was accepted with: its first part, then the second.
+            let listed = try await server.messages(token: user.token)
+            #expect(listed.map { $0["content"]?.stringValue } == posted.map(\.content))
+            #expect(listed.first?["id"] == reply.json["id"])
             #expect(posted.allSatisfy { $0.content.utf16.count <= 2000 })
             // Cut at the paragraph break, not mid-word.
             #expect(posted.first?.content == paragraph.trimmingCharacters(in: .whitespaces))
@@ -126,46 +137,61 @@ struct MessageTests {
         }
     }
 
-    @Test func discordDownAnswers503ThenTheRetrySucceedsOnce() async throws {
-        // A short budget, so the outage's send waits it out well inside the test client's own
-        // timeout; the first send, which makes the thread, is retried with its key as an app
-        // would if the busy machine spends that budget (it is posted once either way).
-        try await withServer({ $0.discordBudget = .seconds(4) }) { server in
+    /// Discord down: the message is accepted and kept (201, `queued`), a retry of its key answers
+    /// the same message, and it reaches Discord once Discord is back, once. The server's clock
+    /// is the test's: the delivery's backoff passes when the test says so.
+    @Test func discordDownKeepsTheMessageAndDeliversItOnceWhenBack() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1) }) { server in
             let user = try await server.session()
-            var first = try await server.send("first", token: user.token, key: "first")
-            for _ in 1..<5 where first.status == .serviceUnavailable {
-                first = try await server.send("first", token: user.token, key: "first")
-            }
-            #expect(first.status == .created)
+            #expect(try await server.send("first", token: user.token, key: "first").status == .created)
 
             server.emulator.injectServerErrors(count: 1000, status: 502)
-            let failed = try await server.send("during the outage", token: user.token, key: "outage-1")
-            #expect(failed.status == .serviceUnavailable)
-            #expect(failed.errorCode == "discord_unavailable")
-            #expect(failed.headers[.retryAfter] != nil)
+            let kept = try await server.accept("during the outage", token: user.token, key: "outage-1")
+            #expect(kept.status == .created)
+            #expect(kept.json["delivery"] == "queued")
+            try await server.settled(driving: clock)
+            let again = try await server.accept("during the outage", token: user.token, key: "outage-1")
+            #expect(again.json["id"] == kept.json["id"])
+            #expect(again.json["delivery"] == "queued")
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["first"])
+            #expect(try await server.metric("threaddesk_outbox_failures_total{code=\"passing\"}") >= 1)
 
             server.emulator.injectServerErrors(count: 0)
-            let retried = try await server.send("during the outage", token: user.token, key: "outage-1")
-            #expect(retried.status == .created)
-            let again = try await server.send("during the outage", token: user.token, key: "outage-1")
-            #expect(again.body == retried.body)
-            let thread = try #require(try await server.thread(of: user.userId))
+            clock.advance(by: .seconds(61))
+            try await server.settled(driving: clock)
             #expect(server.emulator.messages(inThread: thread).map(\.content) == ["first", "during the outage"])
+            let listed = try await server.messages(token: user.token)
+            #expect(listed.last?["id"] == kept.json["id"])
+            #expect(listed.last?["delivery"] == "sent")
         }
     }
 
-    @Test func discordDownBeforeTheFirstThreadLeavesNothingHalfMade() async throws {
-        // The harness's budget: a thread start is not retried, so the outage answers at once,
-        // and the retry's three calls (bot, active threads, thread) each have room on a busy machine.
-        try await withServer { server in
+    /// Discord down before the user's first thread: the message is kept (listed, `queued`) and
+    /// the thread is made with it when Discord is back: one thread, the message once.
+    @Test func discordDownBeforeTheFirstThreadKeepsTheMessageForIt() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1) }) { server in
             let user = try await server.session()
             server.emulator.injectServerErrors(count: 1000, status: 500)
-            let failed = try await server.send("hello?", token: user.token, key: "first-1")
-            #expect(failed.status == .serviceUnavailable)
+            let kept = try await server.accept("hello?", token: user.token, key: "first-1")
+            #expect(kept.status == .created)
+            try await server.settled(driving: clock)
             #expect(try await server.thread(of: user.userId) == nil)
+            let waiting = try await server.messages(token: user.token)
+            #expect(waiting.map { $0["content"]?.stringValue } == ["hello?"])
+            #expect(waiting.first?["delivery"] == "queued")
+
             server.emulator.injectServerErrors(count: 0)
-            #expect(try await server.send("hello?", token: user.token, key: "first-1").status == .created)
+            clock.advance(by: .seconds(61))
+            try await server.settled(driving: clock)
             #expect(server.emulator.threads().count == 1)
+            let thread = try #require(try await server.thread(of: user.userId))
+            #expect(server.emulator.messages(inThread: thread).map(\.content).filter { !$0.hasPrefix(":ninja:") } == ["hello?"])
+            let listed = try await server.messages(token: user.token)
+            #expect(listed.map { $0["id"] } == [kept.json["id"]])
+            #expect(listed.first?["delivery"] == "sent")
         }
     }
 

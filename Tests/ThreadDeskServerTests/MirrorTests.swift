@@ -134,9 +134,13 @@ struct MirrorTests {
             let user = try await server.session()
             let long = String(repeating: "a", count: 1990) + " " + String(repeating: "b", count: 500)
             let sent = try await server.send(long, token: user.token).json
-            let parts = (sent["partIds"]?.arrayValue ?? []).compactMap { $0.stringValue }
-            #expect(parts.count == 2)
             let thread = try #require(try await server.thread(of: user.userId))
+            // Two posts in Discord; the app lists them as the message (its id) and its second part.
+            let posts = server.emulator.messages(inThread: thread).map(\.id)
+            #expect(posts.count == 2)
+            let parts = try await server.messages(token: user.token).compactMap { $0["id"]?.stringValue }
+            try #require(parts.count == 2)
+            #expect(parts[0] == sent["id"]?.stringValue)
 
             // 2,999 emoji: within the 4,000 characters a message may have, but three Discord posts.
             let tooLong = String(repeating: "😀", count: 2999)
@@ -148,14 +152,15 @@ struct MirrorTests {
             // Through any part, the whole send: the first post takes the text, the rest go.
             let edited = try await server.request(.patch, "/v1/messages/\(parts[1])", token: user.token, json: #"{"content":"short now"}"#)
             #expect(edited.status == .ok)
-            #expect(server.emulator.messages(inThread: thread).map(\.id) == [parts[0]])
+            #expect(server.emulator.messages(inThread: thread).map(\.id) == [posts[0]])
             #expect(server.emulator.messages(inThread: thread).first?.content == "short now")
             #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["short now"])
 
             let second = try await server.send(long, token: user.token).json
-            let secondParts = (second["partIds"]?.arrayValue ?? []).compactMap { $0.stringValue }
-            #expect(try await server.request(.delete, "/v1/messages/\(secondParts[0])", token: user.token).status == .noContent)
-            #expect(server.emulator.messages(inThread: thread).map(\.id) == [parts[0]])
+            #expect(server.emulator.messages(inThread: thread).count == 3)
+            let secondID = try #require(second["id"]?.stringValue)
+            #expect(try await server.request(.delete, "/v1/messages/\(secondID)", token: user.token).status == .noContent)
+            #expect(server.emulator.messages(inThread: thread).map(\.id) == [posts[0]])
         }
     }
 

@@ -124,6 +124,8 @@ struct ReplicaMemoryTests {
         var headers = user.auth
         headers[.init("Idempotency-Key")!] = "first"
         #expect(try await replica.call(.post, "/v1/messages", headers: headers, json: #"{"content":"hello"}"#).status == .created)
+        // The replica that accepted it delivers it.
+        try await replica.settled()
         guard answered else { return user }
         let thread = try #require(discord.threads().last?.id)
         try discord.replyAsAgent(inThread: thread, content: "first answer")
@@ -154,13 +156,15 @@ struct ReplicaMemoryTests {
                 configuration.quotas = .off
                 let storeA = try PostgresStore(url: url, logger: testLogger())
                 let storeB = try PostgresStore(url: url, logger: testLogger(), cacheClock: { clockB?.now() ?? ContinuousClock.now })
-                let replicaA = buildApplication(configuration: configuration, store: storeA, inProcessGateway: true, logger: testLogger())
-                let replicaB = buildApplication(configuration: configuration, store: storeB, logger: testLogger())
+                let workA = BackgroundWork()
+                let replicaA = buildApplication(configuration: configuration, store: storeA, inProcessGateway: true, work: workA, logger: testLogger())
+                let workB = BackgroundWork()
+                let replicaB = buildApplication(configuration: configuration, store: storeB, work: workB, logger: testLogger())
                 try await withOwnHTTPClient(HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(60)))) { http in
                     try await replicaA.test(.live) { a in
                         try await replicaB.test(.live) { b in
                             try await body(
-                                Client(port: try #require(a.port), http: http), Client(port: try #require(b.port), http: http), storeB,
+                                Client(port: try #require(a.port), http: http, work: workA), Client(port: try #require(b.port), http: http, work: workB), storeB,
                                 discord, url)
                         }
                     }

@@ -24,10 +24,18 @@ struct ReplicaTests {
     struct Client: Sendable {
         let base: String
         let http: HTTPClient
+        /// The replica's background work, when the test tracks it (`settled()`).
+        let work: BackgroundWork?
 
-        init(port: Int, http: HTTPClient) {
+        init(port: Int, http: HTTPClient, work: BackgroundWork? = nil) {
             base = "http://127.0.0.1:\(port)"
             self.http = http
+            self.work = work
+        }
+
+        /// Returns once this replica's background work is done (the messages it accepted delivered).
+        func settled() async throws {
+            try await #require(work).settled()
         }
 
         func call(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], json: String? = nil) async throws
@@ -114,18 +122,20 @@ struct ReplicaTests {
                     configuration.apns = settings
                     if faq { configuration.faqChannelID = endpoints.faqChannelID }
                     adjust(&configuration)
+                    let (workA, workB) = (BackgroundWork(), BackgroundWork())
                     let replicaA = buildApplication(
                         configuration: configuration, store: try makeStore(url: url, logger: testLogger()), inProcessGateway: gatewayOnA,
-                        logger: testLogger())
-                    let replicaB = buildApplication(configuration: configuration, store: try makeStore(url: url, logger: testLogger()), logger: testLogger())
+                        work: workA, logger: testLogger())
+                    let replicaB = buildApplication(
+                        configuration: configuration, store: try makeStore(url: url, logger: testLogger()), work: workB, logger: testLogger())
                     var pool = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(60)))
                     pool.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 128
                     try await withOwnHTTPClient(pool) { http in
                         try await replicaA.test(.live) { a in
                             try await replicaB.test(.live) { b in
                                 try await body(
-                                    Client(port: try #require(a.port), http: http), Client(port: try #require(b.port), http: http),
-                                    discord, endpoints, apns, url)
+                                    Client(port: try #require(a.port), http: http, work: workA),
+                                    Client(port: try #require(b.port), http: http, work: workB), discord, endpoints, apns, url)
                             }
                         }
                     }
@@ -168,6 +178,7 @@ struct ReplicaTests {
             for index in [2 * perReplica, 2 * perReplica + 1] {
                 let headers: HTTPFields = [.authorization: "Bearer \(tokens[index]!)", .init("Idempotency-Key")!: "first"]
                 #expect(try await (index.isMultiple(of: 2) ? a : b).call(.post, "/v1/messages", headers: headers, json: #"{"content":"hello"}"#).status == .created)
+                try await settled(a, b)
             }
             let answers = try await withThrowingTaskGroup(of: (status: HTTPResponse.Status, body: Data).self) { group in
                 for (index, token) in tokens where index < 2 * perReplica {
@@ -179,6 +190,7 @@ struct ReplicaTests {
                 return try await group.reduce(into: [(status: HTTPResponse.Status, body: Data)]()) { $0.append($1) }
             }
             #expect(answers.filter { $0.status != .created }.map { String(decoding: $0.body, as: UTF8.self) } == [])
+            try await settled(a, b)
             #expect(discord.threads().count == 2 * perReplica + 2)
             #expect(discord.counters.rateLimited == 0)
             // Both replicas were sending in the same second beyond one share: each alone wanted more.
@@ -216,6 +228,7 @@ struct ReplicaTests {
                 let headers: HTTPFields = [.authorization: "Bearer \(tokens[index]!)", .init("Idempotency-Key")!: "first"]
                 let first = try await (index.isMultiple(of: 2) ? a : b).call(.post, "/v1/messages", headers: headers, json: #"{"content":"hello"}"#)
                 #expect(first.status == .created)
+                try await settled(a, b)
             }
             let answers = try await withThrowingTaskGroup(of: (status: HTTPResponse.Status, body: Data).self) { group in
                 for (index, token) in tokens where index > 1 {
@@ -227,6 +240,7 @@ struct ReplicaTests {
                 return try await group.reduce(into: [(status: HTTPResponse.Status, body: Data)]()) { $0.append($1) }
             }
             #expect(answers.filter { $0.status != .created }.map { String(decoding: $0.body, as: UTF8.self) } == [])
+            try await settled(a, b)
             #expect(discord.threads().count == 2 * perReplica)
             #expect(discord.counters.rateLimited == 0)
         }
@@ -299,6 +313,7 @@ struct ReplicaTests {
             let token = try #require(try JSON.parse(opened.body)["token"]?.stringValue)
             let auth: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: "first"]
             #expect(try await a.call(.post, "/v1/messages", headers: auth, json: #"{"content":"hello"}"#).status == .created)
+            try await settled(a, b)
             let thread = try #require(discord.threads().first?.id)
 
             // Replica B has no gateway: what it streams, replica A ingested and announced through PostgreSQL.
@@ -342,6 +357,16 @@ struct ReplicaTests {
         }
     }
 
+    /// Returns once both replicas' background work is done: what either accepted is delivered
+    /// (by whichever took its queue).
+    func settled(_ a: Client, _ b: Client) async throws {
+        // Twice: a queue one replica gave back (its hold) may be the other's to deliver meanwhile.
+        for _ in 0..<2 {
+            try await a.settled()
+            try await b.settled()
+        }
+    }
+
     private func scenario(
         _ a: Client, _ b: Client, discord: DiscordEmulator, endpoints: DiscordEmulator.Endpoints, apns: APNsEmulator, url: String
     ) async throws {
@@ -365,6 +390,8 @@ struct ReplicaTests {
             return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
         }
         #expect(statuses.filter { $0 != .created } == [])
+        // Accepted; the replicas' outboxes deliver them (either replica any of them, one at a time).
+        try await settled(a, b)
         #expect(discord.threads().count == 1)
         let thread = try #require(discord.threads().first?.id)
         #expect(Set(discord.messages(inThread: thread).map(\.content)) == Set((0..<40).map { "m\($0)" }))

@@ -117,7 +117,18 @@ struct Harness: Sendable {
         return try reply.decode(Session.self)
     }
 
+    /// Sends a message and, once it is accepted, waits until the server's work is done (the outbox
+    /// delivered it, or it waits for a retry not due yet): what Discord got is there by then.
+    /// `accept(_:token:)` is the send alone.
     func send(_ content: String, token: String, key: String = UUID().uuidString) async throws -> Reply {
+        let reply = try await accept(content, token: token, key: key)
+        if reply.status == .created { try await settled() }
+        return reply
+    }
+
+    /// Sends a message and returns the server's answer as soon as it comes (the message accepted,
+    /// not yet delivered).
+    func accept(_ content: String, token: String, key: String = UUID().uuidString) async throws -> Reply {
         let body = String(decoding: try JSONEncoder().encode(["content": content]), as: UTF8.self)
         return try await request(.post, "/v1/messages", token: token, headers: [.init("Idempotency-Key")!: key], json: body)
     }

@@ -104,8 +104,10 @@ struct SuggestionTests {
             let body = #"{"content":"Adding by hand did not work","suggestionId":"\#(post)"}"#
             let sent = try await server.request(.post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "k1"], json: body)
             #expect(sent.status == .created)
+            try await server.settled()  // the outbox delivers it, then the note
             // The note follows the user's message, by the bot, with a nonce; the user never sees it.
             let inDiscord = server.emulator.messages(inThread: thread)
+            try #require(inDiscord.count >= 2)
             let note = try #require(inDiscord.last)
             #expect(note.content == ":ninja: The user was shown the suggested answer “I can't connect my TV” (<#\(post)>) right before writing this.")
             #expect(note.authorIsBot && note.nonce != nil)
@@ -113,10 +115,13 @@ struct SuggestionTests {
             #expect(try await server.messages(token: user.token).compactMap { $0["content"]?.stringValue } == ["hello", "Adding by hand did not work"])
             // A retry of the same send posts neither again.
             let retried = try await server.request(.post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "k1"], json: body)
-            #expect(retried.status == .created && server.emulator.messages(inThread: thread).count == inDiscord.count)
+            #expect(retried.status == .created)
+            try await server.settled()
+            #expect(server.emulator.messages(inThread: thread).count == inDiscord.count)
             // An id that is no answer (any more) gets no note; one that is no id is refused.
             let unknown = #"{"content":"and now?","suggestionId":"123"}"#
             #expect(try await server.request(.post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "k2"], json: unknown).status == .created)
+            try await server.settled()
             #expect(server.emulator.messages(inThread: thread).last?.content == "and now?")
             let bad = #"{"content":"x","suggestionId":"not-an-id"}"#
             let refused = try await server.request(.post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "k3"], json: bad)

@@ -2,6 +2,7 @@ import DiscordEmulator
 import DiscordREST
 import Foundation
 import HTTPTypes
+import TestSupport
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -30,31 +31,34 @@ struct ThreadRecoveryTests {
     }
 
     /// Discord made the thread, but its answer was lost on the way (a 504 from its edge): the
-    /// send is told to retry, and the retry finds the thread in Discord instead of making a
-    /// second one, and does not post its first message twice. With a new idempotency key too
-    /// (an app that lost its outbox entry): the thread is found by its name.
-    @Test(arguments: [true, false])
-    func aThreadWhoseCreationAnswerWasLostIsFoundOnTheRetry(sameKey: Bool) async throws {
-        try await withServer { server in
+    /// message waits in the outbox, and its next attempt finds the thread in Discord instead of
+    /// making a second one, and does not post the first message twice. The server's clock is
+    /// the test's: the next attempt comes when the test moves it.
+    @Test func aThreadWhoseCreationAnswerWasLostIsFoundOnTheNextAttempt() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1); $0.outbox.retryBase = .seconds(30) }) { server in
             let user = try await server.session()
             server.emulator.loseAnswers("POST", "/channels/{channel_id}/threads")
-            let lost = try await server.send("my first message", token: user.token, key: "first")
-            #expect(lost.status == .serviceUnavailable)
-            #expect(lost.headers[.retryAfter] != nil)
+            let lost = try await server.accept("my first message", token: user.token, key: "first")
+            #expect(lost.status == .created)
+            try await server.settled(driving: clock)
             #expect(server.emulator.threads().count == 1)
             #expect(try await server.thread(of: user.userId) == nil)
             let note = ThreadNotes.unrecordedThreadKey(UserID(user.userId)!)
             #expect(try await server.store.globalValue(note) != nil)
+            #expect(try await server.messages(token: user.token).first?["delivery"] == "queued")
 
-            let retried = try await server.send("my first message", token: user.token, key: sameKey ? "first" : "again")
-            #expect(retried.status == .created)
+            clock.advance(by: .seconds(61))
+            try await server.settled(driving: clock)
             #expect(server.emulator.counters.requests("POST", "/channels/{channel_id}/threads") == 1)
             #expect(server.emulator.counters.requests("GET", "/guilds/{guild_id}/threads/active") == 1)
             #expect(try await server.store.globalValue(note) == nil)
             let thread = try #require(try await server.thread(of: user.userId))
             #expect(server.emulator.threads().map(\.id) == [thread])
             #expect(server.emulator.messages(inThread: thread).map(\.content) == ["my first message"])
-            #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["my first message"])
+            let listed = try await server.messages(token: user.token)
+            #expect(listed.map { $0["content"]?.stringValue } == ["my first message"])
+            #expect(listed.first?["id"] == lost.json["id"] && listed.first?["delivery"] == "sent")
             #expect(try await server.send("second", token: user.token).status == .created)
             #expect(server.emulator.messages(inThread: thread).map(\.content) == ["my first message", "second"])
         }

@@ -17,8 +17,9 @@ struct VisibilityTests {
             try server.emulator.postNote(inThread: thread, content: "internal: check their plan")
             try server.emulator.replyAsAgent(inThread: thread, content: "  !HiddenMessage also internal")
             try server.emulator.replyAsAgent(inThread: thread, content: "   :ninja: indented note")
-            let reply = try server.emulator.replyAsAgent(
-                inThread: thread, content: "Thanks, looking into it", replyingTo: first.json["id"]?.stringValue)
+            // The agent answers the user's post in Discord (Discord's id of it, which stays inside).
+            let posted = try #require(server.emulator.messages(inThread: thread).first { $0.content == "hello" })
+            let reply = try server.emulator.replyAsAgent(inThread: thread, content: "Thanks, looking into it", replyingTo: posted.id)
             let file = try server.emulator.replyAsAgent(
                 inThread: thread, content: "",
                 attachments: [.init(filename: "fix.png", contentType: "image/png", data: Data([0x89, 0x50, 0x4E, 0x47]))])
@@ -30,6 +31,8 @@ struct VisibilityTests {
             #expect(seen.map { $0["author"]?.stringValue } == ["user", "support", "support"])
             #expect(seen[1]["authorName"]?.stringValue?.isEmpty == false)
             #expect(seen[0]["authorName"] == nil)
+            // The reply names the user's message by the id the app knows.
+            #expect(seen[1]["replyTo"] == first.json["id"])
             let attachment = try #require(seen[2]["attachments"]?[0])
             #expect(attachment["filename"] == "fix.png")
             #expect(attachment["size"] == 4)

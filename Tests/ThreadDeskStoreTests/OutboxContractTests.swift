@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 private let alice = UserID("outbox-alice")!
 private let bob = UserID("outbox-bob")!

@@ -195,6 +195,13 @@ extension ServerConfiguration {
             return number * 1024 * 1024
         }
         if let bytes = mebibytes("ATTACHMENT_MAX_MIB") { attachments.maxFileBytes = bytes }
+        if let text = value("OUTBOX_MAX_MIB") {
+            if let number = Int(text), (1...1_048_576).contains(number) { outbox.maxBytes = number * 1024 * 1024 } else { problem.invalid.append("OUTBOX_MAX_MIB (1 to 1048576)") }
+        }
+        if let bytes = mebibytes("OUTBOX_USER_MAX_MIB") { outbox.maxBytesPerUser = bytes }
+        if let text = value("OUTBOX_USER_MAX_MESSAGES") {
+            if let count = Int(text), (1...100_000).contains(count) { outbox.maxMessagesPerUser = count } else { problem.invalid.append("OUTBOX_USER_MAX_MESSAGES (1 to 100000)") }
+        }
         if let bytes = mebibytes("ATTACHMENT_MAX_TOTAL_MIB") { attachments.maxTotalBytes = bytes }
         if let types = value("ATTACHMENT_TYPES") {
             let list = types.split(separator: ",").map { AttachmentRules.mediaType(String($0)) }.filter { !$0.isEmpty }

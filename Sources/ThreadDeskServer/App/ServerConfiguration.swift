@@ -46,6 +46,7 @@ public struct ServerConfiguration: Sendable {
     /// nil: no pushes are sent (replies are still tracked).
     public var apns: APNsSettings?
     public var push = PushSettings()
+    public var outbox = OutboxSettings()
     public var mirror = MirrorSettings()
     public var live = LiveSettings()
     public var quotas = QuotaSettings()

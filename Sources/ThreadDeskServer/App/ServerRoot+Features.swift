@@ -29,6 +29,8 @@ extension ServerRoot {
         let attest: AttestService?
         let sessions: SessionService
         let devices: DeviceService
+        /// Delivers what users send into Discord.
+        let outbox: OutboxDelivery
         let conversation: ConversationService
         let editor: MessageEditor
         let diagnostics: DiagnosticsService
@@ -109,9 +111,14 @@ extension ServerRoot {
             sessions = SessionService(
                 users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
                 legacyRoutes: configuration.legacyAPIKey != nil, settings: configuration.sessions, now: now)
+            let messageIDs = MessageIDs()
+            outbox = OutboxDelivery(
+                store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBook, settings: configuration.outbox,
+                ids: messageIDs, metrics: metrics, logger: logger, time: time, work: work)
             conversation = ConversationService(
-                users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, away: away, faq: faqBook, metrics: metrics)
-            editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion)
+                users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, outbox: outbox, ids: messageIDs,
+                settings: configuration.outbox, metrics: metrics, now: now)
+            editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion, outbox: outbox, now: now)
             diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
             legacy = LegacyService(users: users, store: store, sync: sync, now: now)
             typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)

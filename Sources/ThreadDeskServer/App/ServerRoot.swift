@@ -101,6 +101,7 @@ struct ServerRoot {
             (features.typing, true),
             (IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work), true),
             (retention, true),
+            (features.outbox, true),
             (features.pushes, true),
             (features.receipts, true),
             (features.status, true),

@@ -16,7 +16,7 @@ import ThreadDeskWire
 /// exists, the bearer token guards it, and expired URLs are signed anew where the app never
 /// sees them. Ranges pass through, so a video can be scrubbed.
 struct AttachmentProxy: Sendable {
-    let store: any MirrorStore
+    let store: any MirrorStore & OutboxStore
     let discord: DiscordClient<AnyClock>
     let cdn: DiscordCDN
     let metrics: ServerMetrics
@@ -65,10 +65,11 @@ struct AttachmentProxy: Sendable {
         _ id: Snowflake, record: UserRecord, range: String?, beforeRefresh: @Sendable () async throws -> Void
     ) async throws -> Download {
         let attachment: MirroredMessage.Attachment
-        if let thread = record.threadID.flatMap({ Snowflake($0) }),
+        if let thread = (record.threadID ?? record.pendingThread).flatMap({ Snowflake($0) }),
             let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
             let found = message.attachments.first(where: { $0.id == id })
         {
+            if let index = OutboxFiles.index(found) { return try await waiting(found, file: index, of: message) }
             attachment = found
         } else if let found = await faq?.attachment(id) {
             attachment = found
@@ -101,6 +102,16 @@ struct AttachmentProxy: Sendable {
         }
         metrics.attachmentsServed.increment()
         return Download(attachment: attachment, part: part, length: answer.headers.first(name: "content-length"), bytes: answer.body)
+    }
+
+    /// A file of a message the outbox keeps (Discord does not have it yet): from the store, whole.
+    private func waiting(_ attachment: MirroredMessage.Attachment, file index: Int, of message: MirroredMessage) async throws -> Download {
+        guard let item = try await store.outboxItem(message.id), item.files.indices.contains(index) else {
+            throw SupportFailure.attachmentNotFound(gone: false)
+        }
+        let bytes = item.files[index].bytes
+        metrics.attachmentsServed.increment()
+        return Download(attachment: attachment, part: .whole, length: String(bytes.count), bytes: .bytes(ByteBuffer(bytes: bytes)))
     }
 
     private func fetch(_ url: String, range: String?) async throws -> HTTPClientResponse {
@@ -145,5 +156,19 @@ final class FreshURLs: Sendable {
             if urls.count >= Self.limit, let oldest = urls.keys.min() { urls[oldest] = nil }
             urls[id] = url
         }
+    }
+}
+
+/// The files of a message the outbox keeps, as its mirror row lists them before Discord has them:
+/// their URL names the file's place in the outbox item (never shown: apps get `/v1/attachments/{id}`).
+enum OutboxFiles {
+    static let scheme = "outbox:"
+
+    static func url(index: Int) -> String { scheme + String(index) }
+
+    /// The file's place in its outbox item, for an attachment the outbox holds.
+    static func index(_ attachment: MirroredMessage.Attachment) -> Int? {
+        guard attachment.url.hasPrefix(scheme) else { return nil }
+        return Int(attachment.url.dropFirst(scheme.count))
     }
 }

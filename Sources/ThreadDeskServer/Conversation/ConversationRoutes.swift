@@ -20,7 +20,8 @@ struct ConversationRoutes: Sendable {
         groups.asserting(groups.users(charging: { .send($0) }), limit: limit, gate: (uploads.gate, uploads.settings.largeUpload)) { request, context in
             guard request.method == .post else { return false }
             let multipart = request.headers[.contentType]?.lowercased().hasPrefix("multipart/") ?? false
-            return multipart || (try? context.user())?.threadID == nil
+            // A user whose first message was accepted already has their thread coming.
+            return multipart || (try? context.user()).map { $0.threadID == nil && $0.pendingThread == nil } ?? true
         }
         .post("messages", use: send).patch("messages/:id", use: edit).delete("messages/:id", use: delete)
         groups.readers(charging: { .read($0) }).get("messages", use: messages)

@@ -3,28 +3,32 @@ import Crypto
 import DiscordREST
 import Foundation
 import Logging
+import NIOCore
 import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
 /// The user's side of the conversation: sending (text and files) and reading, from the mirror.
+/// A send is accepted into the outbox (a committed transaction) and answered at once; Discord gets
+/// it from `OutboxDelivery`.
 struct ConversationService: Sendable {
     let users: UserSerializer
-    let store: any MirrorStore
+    let store: any UserStore
     let threads: ThreadService
     let ingestion: MirrorIngestion
     let sync: MirrorSync
-    /// The away message, for a user who writes while support is away.
-    let away: SupportAvailability?
-    /// The curated answers, to name the one the user saw before writing; nil without a FAQ forum.
-    let faq: FAQBook?
+    let outbox: OutboxDelivery
+    let ids: MessageIDs
+    let settings: OutboxSettings
     let metrics: ServerMetrics
+    let now: @Sendable () -> Date
 
-    /// Sends the user's text (and files) to their thread. A retry with the same idempotency key
-    /// answers what the first attempt answered and posts nothing new; a retry after a part-way
-    /// failure posts only the parts still missing. Files go with the first part.
+    /// Accepts the user's text (and files) for their thread: kept in the outbox and the mirror
+    /// (`queued`) in one commit, delivered to Discord afterwards. A retry with the same idempotency
+    /// key answers what the first attempt answered and accepts nothing new. A user's first message
+    /// charges the thread budget (and needs `mayStartThread`) here, when it is accepted.
     /// - Parameters:
-    ///   - text: The user's text, split into Discord-sized parts when long.
+    ///   - text: The user's text, split into Discord-sized parts when it is delivered.
     ///   - files: Files for the first part; `filesFingerprint` tells a retry's files apart.
     ///   - suggestionID: The curated answer the user saw before writing, noted for the agent.
     ///   - idempotencyKey: The client's key for this send.
@@ -33,65 +37,91 @@ struct ConversationService: Sendable {
     ///   - mayStartThread: Whether a user without a thread gets one (false on routes that may not).
     /// - Throws: `SupportFailure.idempotencyKeyReused` for the key with other text,
     ///   `SupportFailure.alreadySent` when the message a retry answers with was deleted since,
-    ///   `DiscordError` when Discord refuses or fails, and the store's errors.
+    ///   `SupportFailure.outboxFull`, `SupportFailure.limitReached`, `DeviceCheckFailure.assertionRequired`,
+    ///   and the store's errors.
     func send(
         _ text: String, files: [DiscordFile] = [], filesFingerprint: String = "", suggestionID: String? = nil, idempotencyKey: String,
         for id: UserID, from address: String, mayStartThread: Bool = true
     ) async throws -> SupportMessage {
-        var suggestion: CuratedAnswer?
-        if let suggestionID, let faq { suggestion = await faq.answer(suggestionID) }
         let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text + (files.isEmpty ? "" : "\u{0}" + filesFingerprint)).utf8))
             .map { String(format: "%02x", $0) }.joined()
-        let ids = try await users.withUser(id, idempotencyKey: idempotencyKey) { context in
+        let (messageIDs, accepted) = try await users.withUser(id, idempotencyKey: idempotencyKey) { context -> ([String], Snowflake?) in
             if let kept = context.keptResult {
                 guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }
-                return kept.messageIDs
+                return (kept.messageIDs, nil)
             }
-            let ids = try await post(
-                text, files: files, idempotencyKey: idempotencyKey, in: &context, from: address, mayStartThread: mayStartThread)
-            context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: ids)
-            if let suggestion { await noteSuggestion(suggestion, idempotencyKey: idempotencyKey, in: context) }
-            await away?.answer(&context)
-            metrics.messagesPosted.increment()
-            if !files.isEmpty { metrics.filesUploaded.increment(by: Int64(files.count)) }
-            return ids
+            let item = try await accept(
+                text, files: files, suggestionID: suggestionID, idempotencyKey: idempotencyKey, in: &context, from: address,
+                mayStartThread: mayStartThread)
+            context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: [item.id.description])
+            return ([item.id.description], item.threadID)
         }
-        return try await sentMessage(ids, text: text)
+        if let accepted {
+            ingestion.announceAccepted(owner: id, thread: accepted)
+            outbox.wake()
+            metrics.messagesAccepted.increment()
+        }
+        return try await sentMessage(messageIDs, text: text)
     }
 
-    /// A `:ninja:` note after the user's message naming the curated answer they saw before writing
-    /// it, so the agent does not send it again. Posted once (nonce); a failure costs only the note.
-    private func noteSuggestion(_ answer: CuratedAnswer, idempotencyKey: String, in context: UserContext) async {
-        guard let record = context.record, let thread = record.threadID else { return }
-        let note = SuggestionNote.text(for: answer)
-        do {
-            let posted = try await threads.discord.createMessage(
-                in: thread, .init(content: note, nonce: ThreadNotes.nonce("suggestion", id: context.id, idempotencyKey, answer.id)))
-            try? await ingestion.ingestOwn(posted, record: record)
-        } catch {
-            threads.logger.warning("Could not post the note of the suggestion the user saw", metadata: ["error": "\(error)"])
+    /// Keeps the message in the outbox and its `queued` row in the mirror (in the user's thread,
+    /// or the placeholder that holds a threadless user's messages), both saved with `context`.
+    /// - Returns: The mirror's row of it.
+    private func accept(
+        _ text: String, files: [DiscordFile], suggestionID: String?, idempotencyKey: String, in context: inout UserContext,
+        from address: String, mayStartThread: Bool
+    ) async throws -> MirroredMessage {
+        guard var record = context.record else { throw SupportFailure.notAuthenticated }
+        let size = text.utf8.count + files.reduce(0) { $0 + $1.bytes.readableBytes }
+        try await checkRoom(for: size, owner: record.id)
+        let time = now()
+        let thread: Snowflake
+        if let current = record.threadID.flatMap({ Snowflake($0) }) ?? record.pendingThread.flatMap({ Snowflake($0) }) {
+            thread = current
+        } else {
+            // The first message makes the thread: its limits say yes now, not when Discord is asked.
+            guard mayStartThread else { throw DeviceCheckFailure.assertionRequired }
+            try await threads.quotas.charge(.thread, address: address)
+            thread = ids.next(at: time)
+            try await store.saveMirrorThread(MirrorThread(id: thread, owner: record.id, complete: true, lastActivity: time))
+            record.pendingThread = thread.description
         }
+        let id = ids.next(at: time)
+        context.enqueued.append(
+            OutboxItem(
+                id: id, owner: record.id, content: text,
+                files: files.map { OutboxItem.File(filename: $0.filename, contentType: $0.contentType, bytes: Data($0.bytes.readableBytesView)) },
+                idempotencyKey: idempotencyKey, suggestionID: suggestionID, acceptedAt: time, mayStartThread: mayStartThread))
+        var row = MirroredMessage(
+            id: id, threadID: thread, author: .user, authorID: nil, authorUsername: "", authorName: nil, type: 0, content: text,
+            attachments: files.enumerated().map { index, file in
+                // Served from the outbox until Discord has them (then under Discord's ids).
+                MirroredMessage.Attachment(
+                    id: ids.next(at: time), filename: file.filename, size: file.bytes.readableBytes, contentType: file.contentType,
+                    url: OutboxFiles.url(index: index), proxyURL: "")
+            },
+            replyTo: nil, createdAt: Self.timestamp(time), editedAt: nil, visible: true)
+        row.delivery = .queued
+        if let number = try await store.nextEventSequences(1).first { (row.eventSeq, row.shownSeq) = (number, number) }
+        context.accepted.append(row)
+        record.updatedAt = time
+        context.record = record
+        return row
     }
 
-    /// Posts every part of `text` not posted yet under `idempotencyKey`; the ids of all parts.
-    private func post(
-        _ text: String, files: [DiscordFile], idempotencyKey: String, in context: inout UserContext, from address: String,
-        mayStartThread: Bool
-    ) async throws -> [String] {
-        let parts = text.isEmpty && !files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: text)
-        // Parts posted by an earlier attempt under this key (only this key's) are not posted again.
-        var ids = context.record?.postedParts(for: idempotencyKey) ?? []
-        for (index, part) in parts.enumerated() where index >= ids.count {
-            let nonce = ThreadNotes.nonce("message", id: context.id, idempotencyKey, String(index))
-            // Each part is escaped on its own: a part may begin with a note marker where the text was cut.
-            let posted = try await threads.post(
-                .init(content: part, nonce: nonce, files: index == 0 ? files : []), in: &context, from: address, mayStartThread: mayStartThread)
-            ids.append(posted.id)
-            try await ingestion.ingestOwn(posted, partOf: parts.count > 1 ? ids.first.flatMap { Snowflake($0) } : nil, record: context.record)
-            if parts.count > 1 { context.record?.setPostedParts(ids, for: idempotencyKey) }
+    /// 503 `busy` when the message would take the deployment's or the user's outbox past its cap.
+    private func checkRoom(for size: Int, owner: UserID) async throws {
+        let mine = try await store.outboxUsage(of: owner)
+        if mine.count + 1 > settings.maxMessagesPerUser || mine.bytes + size > settings.maxBytesPerUser {
+            throw SupportFailure.outboxFull(scope: "yours", retryAfter: .seconds(30))
         }
-        context.record?.setPostedParts([], for: idempotencyKey)
-        return ids
+        let all = try await store.outboxUsage(of: nil)
+        if all.bytes + size > settings.maxBytes { throw SupportFailure.outboxFull(scope: "the server's", retryAfter: .seconds(60)) }
+    }
+
+    /// Discord's timestamp format (ISO 8601, milliseconds, UTC) for a message accepted at `date`.
+    static func timestamp(_ date: Date) -> String {
+        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
     }
 
     /// The answer to a send: its first part as the mirror has it (also when an earlier attempt
@@ -123,8 +153,16 @@ struct ConversationService: Sendable {
     /// - Throws: `DiscordError` when the mirror must catch up from Discord and cannot, and the
     ///   store's errors.
     func page(for record: UserRecord, after: Snowflake?, before: Snowflake?, limit: Int) async throws -> MessagePage {
-        guard let thread = record.threadID.flatMap({ Snowflake($0) }) else { return MessagePage(messages: [], hasMore: false) }
-        guard try await sync.ensureCurrent(thread, owner: record.id) else { return MessagePage(messages: [], hasMore: false) }
+        let thread: Snowflake
+        if let current = record.threadID.flatMap({ Snowflake($0) }) {
+            guard try await sync.ensureCurrent(current, owner: record.id) else { return MessagePage(messages: [], hasMore: false) }
+            thread = current
+        } else if let pending = record.pendingThread.flatMap({ Snowflake($0) }) {
+            // Messages waiting for the user's first thread: only the outbox has them.
+            thread = pending
+        } else {
+            return MessagePage(messages: [], hasMore: false)
+        }
         let cursor: MirrorCursor = if let after { .after(after, before: before) } else { .before(before) }
         let page = try await store.mirrorPage(thread: thread, cursor, limit: limit)
         return MessagePage(messages: page.messages.map(SupportMessage.init), hasMore: page.hasMore)

@@ -4,13 +4,16 @@ import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
-/// Edits and deletes of the user's own messages, in Discord and then in the mirror.
+/// Edits and deletes of the user's own messages: in the outbox while they wait there (before
+/// Discord has any of them), else in Discord; then in the mirror.
 struct MessageEditor: Sendable {
     let users: UserSerializer
-    let store: any UserRecords & MirrorStore
+    let store: any UserStore
     let discord: DiscordClient<AnyClock>
     let sync: MirrorSync
     let ingestion: MirrorIngestion
+    let outbox: OutboxDelivery
+    let now: @Sendable () -> Date
 
     /// Replaces the text of one of the user's own messages in Discord. A send that took several
     /// Discord posts is edited as a whole: the new text is cut the same way and may not need more
@@ -24,13 +27,15 @@ struct MessageEditor: Sendable {
     ///   `SupportFailure.editTooLong` when the new text needs more posts, `DiscordError`.
     func edit(_ messageID: Snowflake, text: String, for id: UserID) async throws -> SupportMessage {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
+            if parts[0].delivery != .sent { return try await editWaiting(parts[0], text: text, context: context) }
             let texts = NoteMarkers.posts(ofUserText: text)
             guard texts.count <= parts.count else { throw SupportFailure.editTooLong(needed: texts.count, original: parts.count) }
             let first = parts[0].id
             var ids: [String] = []
             for (index, part) in parts.enumerated() {
                 if index < texts.count {
-                    let edited = try await discord.editMessage(part.id.description, in: thread.description, content: texts[index])
+                    let edited = try await discord.editMessage(
+                        try await discordID(of: part).description, in: thread.description, content: texts[index])
                     try await ingestion.ingestOwn(edited, partOf: parts.count > 1 ? first : nil, record: context.record)
                     ids.append(edited.id)
                 } else {
@@ -55,13 +60,71 @@ struct MessageEditor: Sendable {
     ///   message, `DiscordError` when Discord refuses (a post already gone is no error).
     func delete(_ messageID: Snowflake, for id: UserID) async throws {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
+            if parts[0].delivery != .sent {
+                // Still in the outbox (waiting, or failed): Discord never sees it.
+                try await withQueue(of: context.id) {
+                    guard try await waiting(parts[0], of: context.id) != nil else { throw SupportFailure.delivering }
+                    try await store.removeOutboxItem(parts[0].id)
+                }
+                guard let record = context.record else { return }
+                try await ingestion.apply([.deleted(parts[0].id, thread: parts[0].threadID)], thread: parts[0].threadID, record: record)
+                return
+            }
             for part in parts { try await deletePart(part, in: thread, context: context) }
         }
     }
 
-    private func deletePart(_ part: MirroredMessage, in thread: Snowflake, context: UserContext) async throws {
+    /// The outbox's item of a message not delivered yet, when nothing of it is in Discord (an
+    /// item part-way delivered is the deliverer's until it is done).
+    private func waiting(_ message: MirroredMessage, of owner: UserID) async throws -> OutboxItem? {
+        guard let item = try await store.outboxItem(message.id), item.owner == owner, item.postedParts.isEmpty
+        else { return nil }
+        return item
+    }
+
+    /// A new text for a message the outbox keeps: it waits again (a failed one is tried anew) with
+    /// the new text, which is what Discord gets.
+    private func editWaiting(_ message: MirroredMessage, text: String, context: UserContext) async throws -> SupportMessage {
+        let time = now()
+        try await withQueue(of: context.id) {
+            guard var item = try await waiting(message, of: context.id) else { throw SupportFailure.delivering }
+            (item.content, item.failure, item.attempts, item.nextAttempt) = (text, nil, 0, time)
+            try await store.updateOutboxItem(item)
+        }
+        var row = message
+        (row.content, row.editedAt, row.delivery, row.deliveryError) = (text, ConversationService.timestamp(time), .queued, nil)
+        try await ingestion.saveOutboxChange(row, owner: context.id)
+        outbox.wake()
+        return SupportMessage(row)
+    }
+
+    /// Runs `body` holding the user's outbox queue, which a delivery holds while it posts (outside
+    /// the user's lock): 409 `delivering` while one does.
+    private func withQueue(of owner: UserID, _ body: () async throws -> Void) async throws {
+        let holder = "edit-" + UUID().uuidString
+        let time = now()
+        guard try await store.claimOutbox(of: owner, holder: holder, until: time.addingTimeInterval(30), now: time) else {
+            throw SupportFailure.delivering
+        }
         do {
-            try await discord.deleteMessage(part.id.description, in: thread.description)
+            try await body()
+        } catch {
+            try? await store.releaseOutbox(of: owner, holder: holder)
+            throw error
+        }
+        try await store.releaseOutbox(of: owner, holder: holder)
+    }
+
+    /// Discord's id of a post of the user's: the first part of a message accepted by the outbox
+    /// has ThreadDesk's id in the mirror.
+    private func discordID(of part: MirroredMessage) async throws -> Snowflake {
+        try await store.discordIDs(of: [part.id])[part.id] ?? part.id
+    }
+
+    private func deletePart(_ part: MirroredMessage, in thread: Snowflake, context: UserContext) async throws {
+        let discordID = try await discordID(of: part)
+        do {
+            try await discord.deleteMessage(discordID.description, in: thread.description)
         } catch .api(let error) where error.status == 404 {
             // Already gone in Discord: the mirror just learns it.
         } catch {
@@ -77,11 +140,19 @@ struct MessageEditor: Sendable {
         _ messageID: Snowflake, for id: UserID,
         _ body: ([MirroredMessage], Snowflake, inout UserContext) async throws -> T
     ) async throws -> T {
-        guard let thread = try await store.user(id)?.threadID.flatMap({ Snowflake($0) }),
-            try await sync.ensureCurrent(thread, owner: id)
-        else { throw SupportFailure.messageNotFound }
+        guard let record = try await store.user(id) else { throw SupportFailure.messageNotFound }
+        let thread: Snowflake
+        if let current = record.threadID.flatMap({ Snowflake($0) }) {
+            guard try await sync.ensureCurrent(current, owner: id) else { throw SupportFailure.messageNotFound }
+            thread = current
+        } else if let pending = record.pendingThread.flatMap({ Snowflake($0) }) {
+            thread = pending
+        } else {
+            throw SupportFailure.messageNotFound
+        }
         return try await users.withUser(id) { context in
-            guard context.record?.threadID == thread.description, let target = try await store.mirroredMessages([messageID]).first,
+            guard context.record?.threadID ?? context.record?.pendingThread == thread.description,
+                let target = try await store.mirroredMessages([messageID]).first,
                 target.threadID == thread, target.author == .user, target.visible, !target.deleted
             else { throw SupportFailure.messageNotFound }
             let parts = try await store.mirroredParts(of: target.partOf ?? target.id).filter { !$0.deleted && $0.author == .user }

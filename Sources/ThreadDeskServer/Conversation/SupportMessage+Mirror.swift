@@ -14,7 +14,8 @@ extension SupportMessage {
                     id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType,
                     url: Self.attachmentPath($0.id.description), width: $0.width, height: $0.height)
             },
-            createdAt: message.createdAt, editedAt: message.editedAt, replyTo: message.replyTo?.description)
+            createdAt: message.createdAt, editedAt: message.editedAt, replyTo: message.replyTo?.description,
+            delivery: message.author == .support ? .sent : message.delivery, deliveryError: message.deliveryError)
     }
 
 }

@@ -117,6 +117,13 @@ extension APIError {
             self.init(.serviceUnavailable, .attachmentUnavailable, "The file cannot be fetched from Discord right now.", retryAfterSeconds: 5)
         case .forumNeedsTag:
             self.init(.serviceUnavailable, .forumNeedsTag, "The support forum requires a tag but has none.", retryAfterSeconds: 60)
+        case .outboxFull(let scope, let wait):
+            let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
+            self.init(
+                .serviceUnavailable, .busy, "Too many messages wait for Discord (\(scope)); try again in \(seconds) s.",
+                retryAfterSeconds: seconds)
+        case .delivering:
+            self.init(.conflict, .retryInProgress, "This message is being delivered to support right now; try again in a moment.", retryAfterSeconds: 2)
         case .limitReached(let name, let limit, let wait):
             let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             self.init(

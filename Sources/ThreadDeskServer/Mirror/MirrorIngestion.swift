@@ -42,6 +42,7 @@ struct MirrorIngestion: Sendable {
     @discardableResult
     func apply(_ facts: [MirrorFact], thread: Snowflake, record: UserRecord) async throws -> [MirrorChange] {
         guard !facts.isEmpty else { return [] }
+        let facts = try await translated(facts)
         // Only the owner's thread: the one the record names, or one mirrored for this user before.
         // An owner looked up before the lock may be gone since (erased), its id claimed afresh:
         // the old conversation must not flow into the new user's mirror.
@@ -55,6 +56,8 @@ struct MirrorIngestion: Sendable {
         var seen: [Snowflake] = []
         /// Of those, the ones the user could not see before.
         var appeared: Set<Snowflake> = []
+        /// The user's messages that reached Discord in this merge (they were queued or failed).
+        var delivered: Set<Snowflake> = []
         var pending = false
         let time = now()
         // Oldest first (the merge does not care about order; pushes go out in this one).
@@ -67,6 +70,7 @@ struct MirrorIngestion: Sendable {
             }
             current[next.id] = next
             written[next.id] = next
+            if let before, before.delivery != .sent, next.delivery == .sent { delivered.insert(next.id) }
             if let change {
                 changes.append(change)
                 if next.isShown || before?.isShown == true, !seen.contains(next.id) { seen.append(next.id) }
@@ -90,13 +94,72 @@ struct MirrorIngestion: Sendable {
         if state != before { try await store.saveMirrorThread(state) }
         // Who spoke last among the messages seen for the first time: the conversation's status.
         let newest = changes.compactMap { change -> MirroredMessage? in
-            if case .inserted(let message) = change, message.isShown { return message } else { return nil }
+            switch change {
+            case .inserted(let message) where message.isShown: message
+            // A message the outbox kept reached Discord now: there, the user spoke last.
+            case .updated(let message) where message.isShown && delivered.contains(message.id): message
+            default: nil
+            }
         }.max { $0.id < $1.id }
         if !changes.isEmpty {
             let intake = MirrorIntake(owner: record.id, thread: thread, visibleToUser: !seen.isEmpty, newestShown: newest, pushesPending: pending)
             for listener in listeners { listener.mirrorTookIn(intake) }
         }
         return changes
+    }
+
+    /// Facts with Discord's ids of the user's accepted messages (and of replies to them) under
+    /// ThreadDesk's ids (`mirror_aliases`): the message keeps the id it was accepted with.
+    private func translated(_ facts: [MirrorFact]) async throws -> [MirrorFact] {
+        var candidates: Set<Snowflake> = []
+        for fact in facts {
+            switch fact {
+            case .message(let message):
+                if message.author == .user { candidates.insert(message.id) }
+                if let reply = message.replyTo { candidates.insert(reply) }
+            case .deleted(let id, _):
+                candidates.insert(id)
+            }
+        }
+        let hasNonce = facts.contains { if case .message(let message) = $0 { message.nonce != nil } else { false } }
+        guard !candidates.isEmpty || hasNonce else { return facts }
+        let aliases = candidates.isEmpty ? [:] : try await store.mirrorAliases(Array(candidates))
+        guard !aliases.isEmpty || hasNonce else { return facts }
+        return facts.map { fact in
+            switch fact {
+            case .message(var message):
+                // An outbox post's nonce names the accepted message, also before its alias is kept.
+                let posted = message.nonce.flatMap(OutboxNonce.parse)
+                message.nonce = nil
+                if message.author == .user, let id = aliases[message.id] {
+                    message.id = id
+                } else if message.author == .user, let posted {
+                    if posted.part == 0 { message.id = posted.id } else { message.partOf = message.partOf ?? posted.id }
+                }
+                if let reply = message.replyTo, let id = aliases[reply] { message.replyTo = id }
+                return .message(message)
+            case .deleted(let id, let thread):
+                return .deleted(aliases[id] ?? id, thread: thread)
+            }
+        }
+    }
+
+    /// Tells the listeners of messages the outbox accepted (or changed while they wait), stored
+    /// already: the user's streams have news; Discord has nothing yet, so nothing else does.
+    func announceAccepted(owner: UserID, thread: Snowflake) {
+        let intake = MirrorIntake(owner: owner, thread: thread, visibleToUser: true, newestShown: nil, pushesPending: false)
+        for listener in listeners { listener.mirrorTookIn(intake) }
+    }
+
+    /// Saves `message` (a user's message the outbox keeps, changed: its text, its delivery) as
+    /// the user's next visible change, and tells the listeners. The caller holds the user's lock.
+    func saveOutboxChange(_ message: MirroredMessage, owner: UserID) async throws {
+        var message = message
+        guard let number = try await store.nextEventSequences(1).first else { return }
+        message.eventSeq = number
+        if message.shownSeq == 0, message.isShown { message.shownSeq = number }
+        try await store.saveMirroredMessages([message])
+        announceAccepted(owner: owner, thread: message.threadID)
     }
 
     /// A first-seen visible support reply to a user with a device, recent enough to be news, and

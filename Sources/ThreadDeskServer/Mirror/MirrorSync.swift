@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// Brings a thread's mirror up to date through REST when the gateway feed cannot vouch for it:
 /// a thread never mirrored is backfilled once; one the feed may have missed facts of is refreshed
@@ -92,9 +93,19 @@ struct MirrorSync: Sendable {
         }
         // Only the range read is known: from its oldest message on (or everything, at the start).
         let lowest = reachedStart ? Snowflake(0) : (seen.min() ?? Snowflake(UInt64.max))
-        let missing = try await store.mirroredIDs(thread: thread, from: lowest).filter { !seen.contains($0) }
+        let missing = try await missing(from: try await store.mirroredIDs(thread: thread, from: lowest), seen: seen)
         try await ingestion.apply(missing.map { .deleted($0, thread: thread) }, thread: thread, record: record)
         return reachedStart
+    }
+
+    /// Of the mirror's messages `held`, those Discord no longer lists among `seen`: a message the
+    /// outbox keeps is not in Discord yet, and one it delivered is listed under Discord's id.
+    private func missing(from held: [Snowflake], seen: Set<Snowflake>) async throws -> [Snowflake] {
+        let unseen = held.filter { !seen.contains($0) }
+        guard !unseen.isEmpty else { return [] }
+        let delivered = Set(try await store.mirroredMessages(unseen).filter { $0.delivery == .sent }.map(\.id))
+        let discordIDs = try await store.discordIDs(of: Array(delivered))
+        return unseen.filter { id in delivered.contains(id) && !(discordIDs[id].map(seen.contains) ?? false) }
     }
 
     /// Deleted in Discord: reads answer from what is left and never ask Discord about it again;

@@ -22,5 +22,6 @@ extension MirroredMessage {
             },
             replyTo: message.messageReference?.messageId.flatMap { Snowflake($0) }, createdAt: message.timestamp,
             editedAt: message.editedTimestamp, visible: visibility.isVisible, partOf: partOf)
+        if author == .user, case .string(let nonce)? = message.nonce { self.nonce = nonce }
     }
 }

@@ -22,6 +22,9 @@ public struct ServerMetrics: Sendable {
     let liveEvents: Counter
     let typingSent: Counter
     let typingDropped: Counter
+    let outboxDepth: Gauge
+    let outboxOldest: Gauge
+    let messagesAccepted: Counter
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -50,6 +53,10 @@ public struct ServerMetrics: Sendable {
         typingSent = registry.counter("threaddesk_typing_sent_total", help: "Typing indicators sent to Discord")
         typingDropped = registry.counter(
             "threaddesk_typing_dropped_total", help: "Typing indicators dropped: too many waiting for Discord, or too late to show")
+        outboxDepth = registry.gauge("threaddesk_outbox_depth", help: "User messages accepted and not yet in Discord (failed ones included)")
+        outboxOldest = registry.gauge(
+            "threaddesk_outbox_oldest_seconds", help: "How long the oldest message of the outbox has waited for Discord (0 when none)")
+        messagesAccepted = registry.counter("threaddesk_messages_accepted_total", help: "User messages accepted into the outbox")
         threadsArchived = registry.counter(
             "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }
@@ -59,6 +66,13 @@ public struct ServerMetrics: Sendable {
             "threaddesk_http_requests_total",
             labels: [("route", route), ("method", method), ("status", String(status))],
             help: "HTTP requests answered").increment()
+    }
+
+    /// A message Discord refused for good (`code`: Discord's error code), or one that failed for
+    /// a reason that passes and waits for another try (`code` `passing`).
+    func outboxFailure(code: String) {
+        registry.counter("threaddesk_outbox_failures_total", labels: [("code", code)], help: "Outbox deliveries that failed, by Discord's code")
+            .increment()
     }
 
     func quotaRefused(_ quota: String) {

@@ -31,4 +31,10 @@ enum SupportFailure: Error, Sendable, Equatable {
     case forumNeedsTag
     /// A limit is spent until `retryAfter` has passed.
     case limitReached(name: String, limit: QuotaLimit, retryAfter: Duration)
+    /// The outbox holds as much as it may (`scope`: the deployment's or the user's): nothing more
+    /// is accepted until some of it reaches Discord.
+    case outboxFull(scope: String, retryAfter: Duration)
+    /// The message is being delivered (some of its posts are in Discord): an edit or delete waits
+    /// until it is.
+    case delivering
 }

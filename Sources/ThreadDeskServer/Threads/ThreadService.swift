@@ -43,14 +43,15 @@ struct ThreadService: Sendable {
     /// - Parameters:
     ///   - message: The post (the starter post of a new thread).
     ///   - context: The user's record, held by the caller; its thread is set when one is made.
-    ///   - address: The client's address, whose thread budget a new thread is charged to.
+    ///   - address: The client's address, whose thread budget a new thread is charged to; nil when
+    ///     it was charged already (the outbox charges a user's first thread when it accepts the message).
     ///   - mayStartThread: Whether a new thread may be made for this request.
     /// - Returns: The message as Discord posted it.
     /// - Throws: `SupportFailure.notAuthenticated` without a record, `DeviceCheckFailure.assertionRequired`,
     ///   `SupportFailure.limitReached` when a budget says no, `SupportFailure.forumNeedsTag`,
     ///   `DiscordError` when Discord refuses or fails, and the store's errors.
     func post(
-        _ message: DiscordMessageCreate, in context: inout UserContext, from address: String, mayStartThread: Bool = true
+        _ message: DiscordMessageCreate, in context: inout UserContext, from address: String?, mayStartThread: Bool = true
     ) async throws -> DiscordMessage {
         guard var record = context.record else { throw SupportFailure.notAuthenticated }
         var lockedThread: String?
@@ -73,7 +74,7 @@ struct ThreadService: Sendable {
         // meanwhile) or the id comes from before ThreadDesk: only then is it worth reading every
         // active thread of the guild. An attempt is written down before Discord is asked.
         // Every limit says yes before Discord is asked anything, the search included.
-        try await quotas.charge(.thread, address: address)
+        if let address { try await quotas.charge(.thread, address: address) }
         let unrecorded = ThreadNotes.unrecordedThreadKey(record.id)
         if let adoption = ThreadNotes.adoption(try await store.globalValue(unrecorded), for: record.id, legacyRoutes: legacyRoutes),
             let adopted = try await existingThread(for: record.id, adoption, posting: message)

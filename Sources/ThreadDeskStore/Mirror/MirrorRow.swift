@@ -8,7 +8,7 @@ import ThreadDeskWire
 struct MirrorRow: Sendable, Hashable {
     static let columns = """
         id, thread_id, author, author_id, author_username, author_name, type, content, attachments, reply_to, created_at,
-        edited_at, visible, deleted, part_of, push_state, push_attempts, push_next_at, event_seq, shown_seq
+        edited_at, visible, deleted, part_of, push_state, push_attempts, push_next_at, event_seq, shown_seq, delivery, delivery_error
         """
 
     var id: Int64
@@ -32,6 +32,9 @@ struct MirrorRow: Sendable, Hashable {
     var pushNextAt: Double?
     var eventSeq: Int64
     var shownSeq: Int64
+    var delivery: String
+    /// JSON of the `DeliveryError`, for a failed message.
+    var deliveryError: String?
 
     init(_ message: MirroredMessage) {
         id = Int64(bitPattern: message.id.rawValue)
@@ -56,13 +59,17 @@ struct MirrorRow: Sendable, Hashable {
         case .abandoned: (pushState, pushAttempts, pushNextAt) = ("abandoned", 0, nil)
         }
         (eventSeq, shownSeq) = (message.eventSeq, message.shownSeq)
+        delivery = message.delivery.rawValue
+        deliveryError = message.deliveryError.flatMap { RecordJSON.encode($0) }
     }
 
     init(
         id: Int64, threadID: Int64, author: String, authorID: Int64?, authorUsername: String, authorName: String?, type: Int,
         content: String, attachments: String, replyTo: Int64?, createdAt: String, editedAt: String?, visible: Bool, deleted: Bool,
-        partOf: Int64?, pushState: String, pushAttempts: Int, pushNextAt: Double?, eventSeq: Int64, shownSeq: Int64
+        partOf: Int64?, pushState: String, pushAttempts: Int, pushNextAt: Double?, eventSeq: Int64, shownSeq: Int64, delivery: String,
+        deliveryError: String?
     ) {
+        (self.delivery, self.deliveryError) = (delivery, deliveryError)
         (self.id, self.threadID, self.author, self.authorID, self.authorUsername, self.authorName) =
             (id, threadID, author, authorID, authorUsername, authorName)
         (self.type, self.content, self.attachments, self.replyTo, self.createdAt, self.editedAt) =
@@ -88,6 +95,8 @@ struct MirrorRow: Sendable, Hashable {
             createdAt: createdAt, editedAt: editedAt, visible: visible, deleted: deleted,
             partOf: partOf.map { Snowflake(UInt64(bitPattern: $0)) }, push: push)
         (message.eventSeq, message.shownSeq) = (eventSeq, shownSeq)
+        message.delivery = MessageDelivery(rawValue: delivery) ?? .sent
+        message.deliveryError = RecordJSON.decode(deliveryError)
         return message
     }
 }

@@ -95,6 +95,16 @@ public protocol MirrorStore: Sendable {
     func mirrorEvents(owner: UserID, after sequence: Int64, limit: Int) async throws -> [MirroredMessage]
     /// The highest change number among `owner`'s messages (0 when none).
     func latestEventSequence(owner: UserID) async throws -> Int64
+    /// Notes that Discord's message `discordID` is `owner`'s accepted message `messageID` (its
+    /// first post): facts about it enter the mirror under `messageID`.
+    func saveMirrorAlias(discordID: Snowflake, messageID: Snowflake, owner: UserID) async throws
+    /// ThreadDesk's ids of these Discord messages, for those that have one.
+    func mirrorAliases(_ discordIDs: [Snowflake]) async throws -> [Snowflake: Snowflake]
+    /// Discord's ids of these accepted messages, for those delivered.
+    func discordIDs(of messageIDs: [Snowflake]) async throws -> [Snowflake: Snowflake]
+    /// Moves every message of thread `from` (the placeholder of a user whose thread did not exist
+    /// yet) into thread `to`, and forgets `from`.
+    func moveMirroredMessages(from: Snowflake, to: Snowflake) async throws
 }
 
 /// The pushes waiting to be sent (a user's `pendingPosts`, written inside `withUser`).

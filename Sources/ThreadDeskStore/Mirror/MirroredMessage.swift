@@ -57,6 +57,15 @@ public struct MirroredMessage: Sendable, Hashable, Codable {
     /// The sequence number at which the user could first see it (0: before events were numbered,
     /// or never): a replay tells `message.created` from `message.updated` by it.
     public var shownSeq: Int64 = 0
+    /// Where a user's message stands on its way to Discord: `queued` while the outbox keeps it
+    /// (its id is ThreadDesk's, `MessageIDs`), `failed` when Discord refused it for good. Everything
+    /// Discord told us of is `sent`.
+    public var delivery: MessageDelivery = .sent
+    /// Why a `failed` message was refused.
+    public var deliveryError: DeliveryError?
+    /// The nonce Discord echoed with a fact about it (an answer to our post, a gateway event);
+    /// never stored: ingestion reads it before the merge.
+    public var nonce: String?
 
     public init(
         id: Snowflake, threadID: Snowflake, author: MessageAuthor, authorID: Snowflake?, authorUsername: String, authorName: String?,
@@ -150,7 +159,11 @@ extension MirroredMessage {
             return (tombstone, current.visible ? .deleted(current) : nil)
         case .message(var incoming):
             guard let current = existing else { return (incoming, .inserted(incoming)) }
-            guard !current.deleted, isNewer(incoming.editedAt, than: current.editedAt) || sameVersion(incoming, current) else { return nil }
+            // A message the outbox kept, as Discord has it now: Discord's version wins (an edit made
+            // while it waited was posted as its text).
+            let arrived = current.delivery != .sent && incoming.delivery == .sent
+            guard !current.deleted, arrived || isNewer(incoming.editedAt, than: current.editedAt) || sameVersion(incoming, current)
+            else { return nil }
             incoming.push = current.push
             incoming.partOf = incoming.partOf ?? current.partOf
             (incoming.eventSeq, incoming.shownSeq) = (current.eventSeq, current.shownSeq)
@@ -171,6 +184,7 @@ extension MirroredMessage {
 
     func differsForTheUser(from other: MirroredMessage) -> Bool {
         content != other.content || attachments != other.attachments || visible != other.visible || editedAt != other.editedAt
+            || delivery != other.delivery || deliveryError != other.deliveryError
     }
 }
 

@@ -1,6 +1,7 @@
 import DiscordREST
 import Foundation
 import ThreadDeskCore
+import ThreadDeskWire
 
 /// A user's message ThreadDesk has accepted and Discord does not have yet: what delivering it
 /// takes. Kept in the store from the moment it is accepted (in the transaction that accepts it,
@@ -44,12 +45,16 @@ public struct OutboxItem: Sendable, Hashable {
     public var postedParts: [Snowflake]
     /// Why Discord refused it for good; nil while it waits.
     public var failure: DeliveryFailure?
+    /// Whether delivering it may make the user a new thread (App Attest: the send that accepted
+    /// it was asserted, or needs none); when the thread is gone and it may not, it fails.
+    public var mayStartThread: Bool
 
     public init(
         id: Snowflake, owner: UserID, kind: Kind = .message, content: String, files: [File] = [], idempotencyKey: String,
         suggestionID: String? = nil, acceptedAt: Date, attempts: Int = 0, nextAttempt: Date? = nil, postedParts: [Snowflake] = [],
-        failure: DeliveryFailure? = nil
+        failure: DeliveryFailure? = nil, mayStartThread: Bool = true
     ) {
+        self.mayStartThread = mayStartThread
         (self.id, self.owner, self.kind, self.content, self.files) = (id, owner, kind, content, files)
         (self.idempotencyKey, self.suggestionID, self.acceptedAt) = (idempotencyKey, suggestionID, acceptedAt)
         (self.attempts, self.nextAttempt, self.postedParts, self.failure) = (attempts, nextAttempt ?? acceptedAt, postedParts, failure)
@@ -63,15 +68,8 @@ public struct OutboxItem: Sendable, Hashable {
 }
 
 /// Discord's refusal of a message for good: its code (Discord's JSON error code, or ThreadDesk's
-/// name for the reason) and what it said.
-public struct DeliveryFailure: Sendable, Hashable, Codable {
-    public var code: String
-    public var message: String
-
-    public init(code: String, message: String) {
-        (self.code, self.message) = (code, message)
-    }
-}
+/// name for the reason) and what it said, as the API shows it.
+public typealias DeliveryFailure = DeliveryError
 
 /// An accepted message's id is another message's already (two processes drew the same worker
 /// bits, `MessageIDs`): the accepting transaction fails rather than lose either message.

@@ -50,11 +50,20 @@ public struct SupportMessage: Sendable, Codable, Hashable, Identifiable {
     public var partIds: [String]?
     /// The message this one answers, when it is a reply.
     public var replyTo: String?
+    /// Where the message stands on its way to support: `queued` (ThreadDesk keeps it, Discord does
+    /// not have it yet), `sent`, or `failed` (Discord refused it for good, `deliveryError` says why).
+    /// Support's messages are always `sent`; absent only from servers before the outbox (sent).
+    public var delivery: MessageDelivery?
+    /// Why a `failed` message was refused.
+    public var deliveryError: DeliveryError?
 
     public init(
         id: String, author: MessageAuthor, authorName: String? = nil, content: String, attachments: [Attachment] = [],
-        createdAt: String, editedAt: String? = nil, partIds: [String]? = nil, replyTo: String? = nil
+        createdAt: String, editedAt: String? = nil, partIds: [String]? = nil, replyTo: String? = nil,
+        delivery: MessageDelivery? = .sent, deliveryError: DeliveryError? = nil
     ) {
+        self.delivery = delivery
+        self.deliveryError = deliveryError
         self.id = id
         self.author = author
         self.authorName = authorName
@@ -64,6 +73,28 @@ public struct SupportMessage: Sendable, Codable, Hashable, Identifiable {
         self.editedAt = editedAt
         self.partIds = partIds
         self.replyTo = replyTo
+    }
+}
+
+/// Where a message stands on its way to support (`SupportMessage.delivery`).
+public enum MessageDelivery: String, Sendable, Codable, Hashable, CaseIterable {
+    /// Accepted and kept by ThreadDesk; Discord does not have it yet.
+    case queued
+    /// In the support thread.
+    case sent
+    /// Discord refused it for good: the user may edit it (to send again) or delete it.
+    case failed
+}
+
+/// Why Discord refused a message for good: Discord's error code (or ThreadDesk's name for the
+/// reason) and what it said.
+public struct DeliveryError: Sendable, Codable, Hashable {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
     }
 }
 

@@ -1,0 +1,20 @@
+/// How much the outbox may keep and how it retries (`OUTBOX_*`).
+public struct OutboxSettings: Sendable {
+    /// What may wait for Discord in the whole deployment (texts and files), `OUTBOX_MAX_MIB`.
+    public var maxBytes = 1024 * 1024 * 1024
+    /// What one user may have waiting, `OUTBOX_USER_MAX_MIB`: one device cannot fill the outbox.
+    public var maxBytesPerUser = 64 * 1024 * 1024
+    /// How many messages one user may have waiting, `OUTBOX_USER_MAX_MESSAGES`.
+    public var maxMessagesPerUser = 200
+    /// A delivery that failed for a passing reason is tried again after this, doubling up to `retryCap`.
+    public var retryBase: Duration = .seconds(1)
+    public var retryCap: Duration = .seconds(60)
+    /// Users whose queues are delivered at the same time; one user's messages go one after the other.
+    public var concurrency = 16
+    /// How long a replica holds a user's queue per message before another may take it over.
+    public var hold: Duration = .seconds(120)
+    /// At shutdown, how long (real time) the deliveries under way may take before they are cancelled.
+    public var drain: Duration = .seconds(10)
+
+    public init() {}
+}

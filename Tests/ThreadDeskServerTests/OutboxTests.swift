@@ -1,0 +1,146 @@
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import TestSupport
+import Testing
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+/// A message is ThreadDesk's the moment it is accepted: kept in the outbox, delivered to Discord
+/// in the user's order when Discord allows, each once. The server's clock is the test's, so a
+/// delivery's backoff passes when the test says so.
+@Suite("The outbox")
+struct OutboxTests {
+    /// While Discord is down: an edit changes the text Discord will get, a delete means Discord
+    /// never sees the message; the rest goes out in order once Discord is back.
+    @Test func aQueuedMessageIsEditedOrDeletedBeforeDiscordSeesIt() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1) }) { server in
+            let user = try await server.session()
+            #expect(try await server.send("first", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            // Discord takes no post (its reads still answer: a poll without the gateway reads it).
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1000, status: 503)
+            let typo = try await server.accept("helo", token: user.token)
+            let dropped = try await server.accept("never mind", token: user.token)
+            let last = try await server.accept("last", token: user.token)
+            try await server.settled(driving: clock)
+            let typoID = try #require(typo.json["id"]?.stringValue)
+            let droppedID = try #require(dropped.json["id"]?.stringValue)
+
+            let edited = try await server.request(.patch, "/v1/messages/\(typoID)", token: user.token, json: #"{"content":"hello"}"#)
+            #expect(edited.status == .ok)
+            #expect(edited.json["content"] == "hello" && edited.json["delivery"] == "queued" && edited.json["editedAt"] != nil)
+            // The edit is tried at once (and fails again); while a delivery holds the queue, an
+            // edit or delete of a waiting message is a 409: let it end.
+            try await server.settled(driving: clock)
+            #expect(try await server.request(.delete, "/v1/messages/\(droppedID)", token: user.token).status == .noContent)
+            let waiting = try await server.messages(token: user.token)
+            #expect(waiting.map { $0["content"]?.stringValue } == ["first", "hello", "last"])
+            #expect(waiting.map { $0["delivery"]?.stringValue } == ["sent", "queued", "queued"])
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["first"])
+
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 0)
+            clock.advance(by: .seconds(61))
+            try await server.settled(driving: clock)
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["first", "hello", "last"])
+            let delivered = try await server.messages(token: user.token)
+            #expect(delivered.map { $0["id"] } == [waiting[0]["id"], typo.json["id"], last.json["id"]])
+            #expect(delivered.allSatisfy { $0["delivery"] == "sent" })
+            // Gone for good: another delete finds nothing.
+            #expect(try await server.request(.delete, "/v1/messages/\(droppedID)", token: user.token).status == .notFound)
+        }
+    }
+
+    /// A message Discord refuses for good is `failed`, with Discord's reason, and the user's next
+    /// message goes on; editing the failed one sends it again.
+    @Test func aMessageDiscordRefusesFailsAndTheNextGoesOn() async throws {
+        try await withServer { server in
+            let (user, thread, _) = try await server.userWithThread()
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1, status: 400)
+            let refused = try await server.send("refused", token: user.token)
+            #expect(try await server.send("goes on", token: user.token).status == .created)
+            #expect(server.emulator.messages(inThread: thread).map(\.content).suffix(1) == ["goes on"])
+            let listed = try await server.messages(token: user.token)
+            let failed = try #require(listed.first { $0["id"] == refused.json["id"] })
+            #expect(failed["delivery"] == "failed")
+            #expect(failed["deliveryError"]?["code"] == "50035")
+            #expect(listed.last?["content"] == "goes on" && listed.last?["delivery"] == "sent")
+            #expect(try await server.metric(#"threaddesk_outbox_failures_total{code="50035"}"#) == 1)
+
+            let id = try #require(refused.json["id"]?.stringValue)
+            let retried = try await server.request(.patch, "/v1/messages/\(id)", token: user.token, json: #"{"content":"refused, sent again"}"#)
+            #expect(retried.status == .ok && retried.json["delivery"] == "queued")
+            try await server.settled()
+            #expect(server.emulator.messages(inThread: thread).map(\.content).suffix(2) == ["goes on", "refused, sent again"])
+            #expect(try await server.messages(token: user.token).first { $0["id"] == refused.json["id"] }?["delivery"] == "sent")
+        }
+    }
+
+    /// Discord's answer to a post is lost: the next attempt carries the same nonce and Discord
+    /// answers with the post it has. Once in Discord, whatever the answers.
+    @Test func aPostWhoseAnswerIsLostIsInDiscordOnce() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1) }) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            server.emulator.loseAnswers("POST", "/channels/{channel_id}/messages", count: 3)
+            #expect(try await server.accept("once", token: user.token).status == .created)
+            for _ in 0..<4 {
+                try await server.settled(driving: clock)
+                clock.advance(by: .seconds(61))
+            }
+            try await server.settled(driving: clock)
+            #expect(server.emulator.messages(inThread: thread).filter { $0.content == "once" }.count == 1)
+            #expect(try await server.messages(token: user.token).last?["delivery"] == "sent")
+        }
+    }
+
+    /// The files of a message Discord does not have yet are served from the outbox.
+    @Test func filesOfAQueuedMessageAreServedFromTheStore() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1) }) { server in
+            let (user, _, _) = try await server.userWithThread()
+            server.emulator.injectServerErrors(count: 1000, status: 503)
+            let bytes = Data("a log the app sent\n".utf8)
+            let (body, type) = AttachmentTests.multipart([
+                .init(name: "content", data: Data("see the log".utf8)),
+                .init(name: "files", filename: "app.log", contentType: "text/plain", data: bytes),
+            ])
+            let sent = try await server.request(
+                .post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: "log"], raw: body, contentType: type)
+            #expect(sent.status == .created && sent.json["delivery"] == "queued")
+            let attachment = try #require(sent.json["attachments"]?[0])
+            #expect(attachment["filename"] == "app.log" && attachment["size"]?.intValue == bytes.count)
+            let url = try #require(attachment["url"]?.stringValue)
+            let download = try await server.request(.get, url, token: user.token)
+            #expect(download.status == .ok && download.body == bytes)
+            // Another user gets nothing of it.
+            let other = try await server.session()
+            #expect(try await server.request(.get, url, token: other.token).status == .notFound)
+            try await server.settled(driving: clock)
+        }
+    }
+
+    /// What one user may keep waiting is bounded: past it, 503 `busy` with Retry-After, and what
+    /// was accepted stays.
+    @Test func aUsersWaitingMessagesAreCapped() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.outbox.maxMessagesPerUser = 2; $0.discordBudget = .seconds(1) }) { server in
+            let user = try await server.session()
+            server.emulator.injectServerErrors(count: 1000, status: 503)
+            #expect(try await server.accept("one", token: user.token).status == .created)
+            #expect(try await server.accept("two", token: user.token).status == .created)
+            let third = try await server.accept("three", token: user.token)
+            #expect(third.status == .serviceUnavailable && third.errorCode == "busy")
+            #expect(third.headers[.retryAfter] != nil)
+            // Another user is not held up by this one's queue.
+            let other = try await server.session()
+            #expect(try await server.accept("mine", token: other.token).status == .created)
+            #expect(try await server.messages(token: user.token).map { $0["content"]?.stringValue } == ["one", "two"])
+            try await server.settled(driving: clock)
+            #expect(try await server.metric("threaddesk_outbox_depth") == 3)
+        }
+    }
+}
