@@ -77,7 +77,7 @@ extension SQLiteStore {
 
     public func outbox(of owner: UserID) async throws -> [OutboxItem] {
         // Items and their files from one snapshot: a delivery that ends meanwhile takes both.
-        try await pool.read { db in
+        try snapshot { db in
             let rows = try Row.fetchAll(
                 db, sql: "SELECT \(Self.outboxColumns) FROM outbox_items WHERE owner = ? ORDER BY id", arguments: [owner.rawValue])
             let files = try Self.files(db, of: rows.map { $0[0] as Int64 })
@@ -86,10 +86,24 @@ extension SQLiteStore {
     }
 
     public func outboxItem(_ id: Snowflake) async throws -> OutboxItem? {
-        try await pool.read { db in
+        try snapshot { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.outboxColumns) FROM outbox_items WHERE id = ?", arguments: [id.column])
             else { return nil }
             return Self.item(row, files: try Self.files(db, of: [id.column])[id.column] ?? [])
+        }
+    }
+
+    /// Several statements in one read transaction (one snapshot of the WAL), on the caller's
+    /// thread as every read of this store: GRDB's cancellable async read lost its reader when a
+    /// delivery was cancelled at shutdown, and the store's next reads then waited for good.
+    private func snapshot<T>(_ body: (Database) throws -> T) throws -> T {
+        try read { db in
+            var result: Result<T, any Error> = .failure(CancellationError())
+            try db.inTransaction(.deferred) {
+                result = Result { try body(db) }
+                return .commit
+            }
+            return try result.get()
         }
     }
 
