@@ -42,7 +42,7 @@ struct MirrorIngestion: Sendable {
     @discardableResult
     func apply(_ facts: [MirrorFact], thread: Snowflake, record: UserRecord) async throws -> [MirrorChange] {
         guard !facts.isEmpty else { return [] }
-        let facts = try await translated(facts)
+        let facts = try await translated(facts, owner: record.id)
         // Only the owner's thread: the one the record names, or one mirrored for this user before.
         // An owner looked up before the lock may be gone since (erased), its id claimed afresh:
         // the old conversation must not flow into the new user's mirror.
@@ -110,7 +110,7 @@ struct MirrorIngestion: Sendable {
 
     /// Facts with Discord's ids of the user's accepted messages (and of replies to them) under
     /// ThreadDesk's ids (`mirror_aliases`): the message keeps the id it was accepted with.
-    private func translated(_ facts: [MirrorFact]) async throws -> [MirrorFact] {
+    private func translated(_ facts: [MirrorFact], owner: UserID) async throws -> [MirrorFact] {
         var candidates: Set<Snowflake> = []
         for fact in facts {
             switch fact {
@@ -125,7 +125,8 @@ struct MirrorIngestion: Sendable {
         guard !candidates.isEmpty || hasNonce else { return facts }
         let aliases = candidates.isEmpty ? [:] : try await store.mirrorAliases(Array(candidates))
         guard !aliases.isEmpty || hasNonce else { return facts }
-        return facts.map { fact in
+        var learned: [(discord: Snowflake, message: Snowflake)] = []
+        let translated = facts.map { fact -> MirrorFact in
             switch fact {
             case .message(var message):
                 // An outbox post's nonce names the accepted message, also before its alias is kept.
@@ -134,7 +135,12 @@ struct MirrorIngestion: Sendable {
                 if message.author == .user, let id = aliases[message.id] {
                     message.id = id
                 } else if message.author == .user, let posted {
-                    if posted.part == 0 { message.id = posted.id } else { message.partOf = message.partOf ?? posted.id }
+                    if posted.part == 0 {
+                        learned.append((message.id, posted.id))
+                        message.id = posted.id
+                    } else {
+                        message.partOf = message.partOf ?? posted.id
+                    }
                 }
                 if let reply = message.replyTo, let id = aliases[reply] { message.replyTo = id }
                 return .message(message)
@@ -142,6 +148,9 @@ struct MirrorIngestion: Sendable {
                 return .deleted(aliases[id] ?? id, thread: thread)
             }
         }
+        // Kept at once: a read of the thread before the delivery notes it must know the post as ours.
+        for alias in learned { try await store.saveMirrorAlias(discordID: alias.discord, messageID: alias.message, owner: owner) }
+        return translated
     }
 
     /// Tells the listeners of messages the outbox accepted (or changed while they wait), stored
