@@ -64,33 +64,6 @@ struct SDKTests {
         }
     }
 
-    @Test func aSendWhoseAnswerIsLostIsRetriedWithItsKeyAndPostedOnce() async throws {
-        try await withSDKServer { server in
-            let setup = server.client()
-            try await setup.open()
-            _ = try await setup.send("first, to make the thread")
-            let thread = try await server.thread(of: setup)
-            // The same app with an impatient network stack; attempts enough that a machine too busy
-            // to answer a retry within 2 s makes the test slower, not red.
-            let client = server.client { $0.requestTimeout = 2; $0.sendAttempts = 30 }
-
-            // Discord now answers after 4 s: the SDK gives up on the first attempt (and the
-            // second) while the server is still posting, and retries with the same key.
-            server.emulator.setLatency(.seconds(4))
-            let attemptsBefore = try await Self.sendsAnswered(server)
-            let sent = try await client.send("exactly once, please")
-            server.emulator.setLatency(.zero)
-            // The server answered more than one attempt (the first, which the client had given up
-            // on, once Discord answered it): a retry with the same key got the answer.
-            try await eventually("the first attempt answered too") { try await Self.sendsAnswered(server) - attemptsBefore >= 2 }
-            #expect(sent.content == "exactly once, please")
-            let posts = server.emulator.messages(inThread: thread).filter { $0.content == "exactly once, please" }
-            #expect(posts.count == 1)
-            #expect(posts.first?.id == sent.id)
-            #expect(try await client.pendingMessages().isEmpty)
-        }
-    }
-
     /// Posts of messages the emulator answered (it logs a request as it answers it).
     static func messagePostsAnswered(_ server: SDKHarness) -> Int {
         server.emulator.recordedRequests.filter { $0.method == "POST" && $0.route == "/channels/{channel_id}/messages" }.count
