@@ -157,15 +157,29 @@ struct ConversationService: Sendable {
         if let current = record.threadID.flatMap({ Snowflake($0) }) {
             guard try await sync.ensureCurrent(current, owner: record.id) else { return MessagePage(messages: [], hasMore: false) }
             thread = current
-        } else if let pending = record.pendingThread.flatMap({ Snowflake($0) }) {
-            // Messages waiting for the user's first thread: only the outbox has them.
-            thread = pending
+        } else if record.pendingThread != nil {
+            // Messages waiting for the user's first thread: in the placeholder, or already in the
+            // thread a delivery is making (the record names it once the delivery is kept). Every
+            // thread of the user's, then: few messages, all in the store.
+            return try await pendingPage(of: record.id, after: after, before: before, limit: limit)
         } else {
             return MessagePage(messages: [], hasMore: false)
         }
         let cursor: MirrorCursor = if let after { .after(after, before: before) } else { .before(before) }
         let page = try await store.mirrorPage(thread: thread, cursor, limit: limit)
         return MessagePage(messages: page.messages.map(SupportMessage.init), hasMore: page.hasMore)
+    }
+}
+
+extension ConversationService {
+    /// A page of the conversation of a user whose first thread is being made.
+    private func pendingPage(of owner: UserID, after: Snowflake?, before: Snowflake?, limit: Int) async throws -> MessagePage {
+        var messages = try await store.conversation(of: owner, after: nil, limit: 1000).messages
+            .filter { message in after.map { message.id > $0 } ?? true }
+            .filter { message in before.map { message.id < $0 } ?? true }
+        let more = messages.count > limit
+        messages = after != nil ? Array(messages.prefix(limit)) : Array(messages.suffix(limit))
+        return MessagePage(messages: messages.map(SupportMessage.init), hasMore: more)
     }
 }
 
