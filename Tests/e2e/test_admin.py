@@ -6,6 +6,7 @@ import os
 import sqlite3
 import subprocess
 import tempfile
+import time
 
 import requests
 
@@ -69,6 +70,11 @@ def test_a_users_data_is_shown_exported_listed_and_erased_from_the_command_line(
             sent = requests.post(base + "/v1/messages", json={"content": "please export me"},
                                  headers={**auth, "Idempotency-Key": "admin-1"}, timeout=10)
             assert sent.status_code == 201, sent.text
+            # The outbox delivers it (and makes the thread) after the answer.
+            deadline = time.monotonic() + 20
+            while not requests.get(control + "/threads", timeout=5).json():
+                assert time.monotonic() < deadline, "the message never reached Discord"
+                time.sleep(0.02)
             thread = requests.get(control + "/threads", timeout=5).json()[0]["id"]
             assert requests.post(control + f"/threads/{thread}/replies", json={"content": "Here is your answer"}, timeout=5).ok
             assert requests.post(control + f"/threads/{thread}/notes", json={"content": "internal only"}, timeout=5).ok

@@ -1,4 +1,6 @@
 """The sandbox's own routes answer bad input with a JSON 4xx, like the API they sit beside."""
+import time
+
 import requests
 
 
@@ -39,8 +41,14 @@ def test_the_console_marks_notes_as_the_server_reads_them(sandbox):
     sent = requests.post(base + "/v1/messages", json={"content": ":ninja: not a note, the user typed it"},
                          headers={**auth, "Idempotency-Key": "console-notes-1"}, timeout=10)
     assert sent.status_code == 201, sent.text
-    state = requests.get(base + "/sandbox/api/state", timeout=10).json()
-    ours = [t for t in state["threads"] if any(m["content"].endswith("not a note, the user typed it") for m in t["messages"])]
+    # The outbox delivers it after the answer.
+    deadline = time.monotonic() + 20
+    while True:
+        state = requests.get(base + "/sandbox/api/state", timeout=10).json()
+        ours = [t for t in state["threads"] if any(m["content"].endswith("not a note, the user typed it") for m in t["messages"])]
+        if ours or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert len(ours) == 1, state
     thread = ours[0]["id"]
     for note in ("🥷 internal one", "\u200b:ninja: internal two"):

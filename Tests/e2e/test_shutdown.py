@@ -1,6 +1,7 @@
 """SIGTERM while a send is in flight: `threaddesk serve` drains within its stated grace and exits."""
 import os
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -41,9 +42,14 @@ def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swif
             auth = {"Authorization": f"Bearer {session['token']}"}
             first = requests.post(base + "/v1/messages", json={"content": "hello"}, headers={**auth, "Idempotency-Key": "1"}, timeout=10)
             assert first.status_code == 201, first.text
-
-            # Discord stops answering; a send goes in and waits on it.
             control = discord["controlURL"]
+            # The outbox delivers it (and makes the thread) after the answer.
+            deadline = time.monotonic() + 20
+            while not requests.get(control + "/threads", timeout=5).json():
+                assert time.monotonic() < deadline, "the first message never reached Discord"
+                time.sleep(0.02)
+
+            # Discord stops answering; a send is accepted and its delivery waits on Discord.
             assert requests.post(control + "/faults/latency", json={"milliseconds": 60_000}, timeout=5).status_code == 204
             before = _messages_posted(control)
             answer = {}
@@ -59,7 +65,7 @@ def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swif
             sender.start()
             deadline = time.monotonic() + 10
             while _messages_posted(control) == before:
-                assert time.monotonic() < deadline, "the send never reached Discord"
+                assert time.monotonic() < deadline, "the delivery never reached Discord"
                 time.sleep(0.02)
 
             started = time.monotonic()
@@ -71,10 +77,13 @@ def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swif
             output = log.read()
             assert code == 0, output
             assert took < GRACE_SECONDS + CANCEL_SECONDS, f"shutdown took {took:.1f} s"
-            # The in-flight request was answered (the shutdown cancelled its Discord call), not cut off.
+            # The send was answered at once (kept); the delivery in flight was cancelled by the
+            # shutdown and the message waits in the store for the next start.
             assert "response" in answer, answer
-            assert answer["response"].status_code == 503
-            assert answer["response"].json()["error"]["code"] in ("discord_unavailable", "shutting_down")
+            assert answer["response"].status_code == 201, answer["response"].text
+            assert answer["response"].json()["delivery"] == "queued"
+            with sqlite3.connect(tmp_path / "threaddesk.sqlite", timeout=10) as db:
+                assert db.execute("SELECT content FROM outbox_items").fetchall() == [("in flight",)]
         finally:
             if server.poll() is None:
                 server.kill()
