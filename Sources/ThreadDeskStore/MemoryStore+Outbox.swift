@@ -95,7 +95,9 @@ extension MemoryStore {
     public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
         outboxState.withLock { outbox in
             let items = outbox.items.values.filter { owner == nil || $0.owner == owner }
-            return OutboxUsage(count: items.count, bytes: items.reduce(0) { $0 + $1.size }, oldest: items.map(\.acceptedAt).min())
+            return OutboxUsage(
+                count: items.count, bytes: items.reduce(0) { $0 + $1.size }, oldest: items.filter(\.isQueued).map(\.acceptedAt).min(),
+                failed: items.count { !$0.isQueued })
         }
     }
 }

@@ -168,11 +168,11 @@ extension PostgresStore {
     public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
         let rows = try await query(
             """
-            SELECT count(*), coalesce(sum(size), 0)::BIGINT, min(accepted_at) FROM outbox_items
-            WHERE \(owner?.rawValue)::TEXT IS NULL OR owner = \(owner?.rawValue)
+            SELECT count(*), coalesce(sum(size), 0)::BIGINT, min(CASE WHEN failure IS NULL THEN accepted_at END), count(failure)
+            FROM outbox_items WHERE \(owner?.rawValue)::TEXT IS NULL OR owner = \(owner?.rawValue)
             """)
         guard let row = rows.first else { return OutboxUsage() }
-        let (count, bytes, oldest) = try row.decode((Int, Int, Double?).self)
-        return OutboxUsage(count: count, bytes: bytes, oldest: oldest.map(Date.init(timeIntervalSince1970:)))
+        let (count, bytes, oldest, failed) = try row.decode((Int, Int, Double?, Int).self)
+        return OutboxUsage(count: count, bytes: bytes, oldest: oldest.map(Date.init(timeIntervalSince1970:)), failed: failed)
     }
 }

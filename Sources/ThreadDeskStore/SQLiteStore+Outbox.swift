@@ -190,14 +190,19 @@ extension SQLiteStore {
     }
 
     public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
-        try read { db in
-            let row = try Row.fetchOne(
-                db,
-                sql: "SELECT count(*), coalesce(sum(size), 0), min(accepted_at) FROM outbox_items WHERE ? IS NULL OR owner = ?",
-                arguments: [owner?.rawValue, owner?.rawValue])
-            guard let row else { return OutboxUsage() }
-            return OutboxUsage(count: row[0], bytes: row[1], oldest: (row[2] as Double?).map(Date.init(timeIntervalSince1970:)))
-        }
+        try read { try Self.outboxUsage($0, of: owner) }
+    }
+
+    static func outboxUsage(_ db: Database, of owner: UserID?) throws -> OutboxUsage {
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT count(*), coalesce(sum(size), 0), min(CASE WHEN failure IS NULL THEN accepted_at END), count(failure)
+                FROM outbox_items WHERE ? IS NULL OR owner = ?
+                """,
+            arguments: [owner?.rawValue, owner?.rawValue])
+        guard let row else { return OutboxUsage() }
+        return OutboxUsage(count: row[0], bytes: row[1], oldest: (row[2] as Double?).map(Date.init(timeIntervalSince1970:)), failed: row[3])
     }
 }
 

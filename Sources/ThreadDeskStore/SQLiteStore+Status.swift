@@ -15,4 +15,14 @@ extension SQLiteStore {
         }
         return (migrator.migrations.map { ($0, applied.contains($0)) }, applied.subtracting(migrator.migrations).sorted())
     }
+
+    /// What waits in the outbox of the database at `path`, read without opening the store for
+    /// writing; nil in a database the outbox's migration has not reached yet.
+    public static func outboxUsage(path: String) throws -> OutboxUsage? {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in try db.tableExists("outbox_items") ? try outboxUsage(db, of: nil) : nil }
+    }
 }

@@ -46,6 +46,45 @@ struct SDKTests {
         }
     }
 
+    /// A message's life as the app sees it: kept by the server at once (`queued`), then `sent` as
+    /// a `messageUpdated` event; one Discord refuses is `failed` with Discord's reason, and is sent
+    /// again by `retry` or withdrawn by `delete` (support never sees it).
+    @Test func aMessagesDeliveryIsSeenQueuedSentFailedRetriedAndDeleted() async throws {
+        try await withSDKServer { server in
+            let client = server.client()
+            try await client.open()
+            _ = try await client.send("first")
+            let thread = try await server.thread(of: client)
+            let recorder = EventRecorder()
+            await recorder.start(client.events())
+            defer { Task { await recorder.stop() } }
+            try await recorder.next("the stream's first unread count") { $0 == .unread(count: 0) }
+
+            let second = try await client.send("second")
+            #expect(second.delivery == .queued)
+            try await recorder.next("the second, sent") {
+                if case .messageUpdated(let message) = $0 { message.id == second.id && message.delivery == .sent } else { false }
+            }
+
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 2, status: 400)
+            let refused = try await client.send("refused")
+            let dropped = try await client.send("refused too")
+            try await server.settled()
+            let failed = try await client.messages().messages.filter { $0.delivery == .failed }
+            #expect(failed.map(\.id) == [refused.id, dropped.id])
+            #expect(failed.first?.deliveryError?.code == "50035")
+
+            let retried = try await client.retry(try requireValue(failed.first, "no failed message"))
+            #expect(retried.id == refused.id && retried.delivery == .queued)
+            try await client.delete(dropped.id)
+            try await server.settled()
+            let page = try await client.messages().messages
+            #expect(page.map(\.content) == ["first", "second", "refused"])
+            #expect(page.allSatisfy { $0.delivery == .sent })
+            #expect(server.emulator.messages(inThread: thread).map(\.content).suffix(3) == ["first", "second", "refused"])
+        }
+    }
+
     @Test func suggestionsWhileTheUserTypes() async throws {
         try await withSDKServer(faq: true) { server in
             let client = server.client()
@@ -242,8 +281,10 @@ struct SDKTests {
                 var lastError: String
             }
             let result = try await client.uploadDiagnostics(Diagnostics(battery: 0.42, lastError: "timeout"))
+            // Accepted into the outbox (the id is ThreadDesk's); in the thread as a file once delivered.
             let thread = try await server.thread(of: client)
-            #expect(server.emulator.messages(inThread: thread).contains { $0.id == result.messageId })
+            #expect(result.filename.hasPrefix("diagnostics-") && !result.messageId.isEmpty)
+            #expect(server.emulator.messages(inThread: thread).contains { $0.attachmentNames == [result.filename] })
 
             #expect(try await client.updateInstallation(["appVersion": "3.0"]).changed)
             #expect(try await client.updateInstallation(["appVersion": "3.0"]).changed == false)

@@ -90,6 +90,7 @@ struct AgentViewTests {
                  "-# small":"<#123456789012345678>","links":["https://evil.example/a","[a](https://b.example)"]}
                 """#
             #expect(try await server.request(.post, "/v1/diagnostics", token: user.token, json: document).status == .created)
+            try await server.settled()
             let summary = try #require(server.emulator.messages(inThread: thread).last?.content)
             #expect(summary.hasPrefix(":ninja: **Diagnostics**"))
             #expect(Self.activeMarkdown(summary) == [], "\(summary)")

@@ -55,23 +55,24 @@ struct DeadlineTests {
             $0.requestTimeout = Self.requestTimeout
         }) { server in
             let user = try await server.session()
-            #expect(try await server.send("first", token: user.token).status == .created)
+            let sent = try await server.send("first", token: user.token)
+            let id = try #require(sent.json["id"]?.stringValue)
             // Far past the threshold, so the watchdog (every 50 ms) sees each wait even on a busy
-            // machine; inside the harness's Discord budget (3 s). Diagnostics post while the
-            // request waits (a message goes through the outbox instead).
+            // machine; inside the harness's Discord budget (3 s). An edit calls Discord while the
+            // request waits (sends and diagnostics go through the outbox instead).
             server.emulator.setLatency(.milliseconds(2500))
-            async let slow = server.request(.post, "/v1/diagnostics", token: user.token, json: #"{"slow":1}"#)
-            async let queued = server.request(.post, "/v1/diagnostics", token: user.token, json: #"{"queued":1}"#)
+            async let slow = server.request(.patch, "/v1/messages/\(id)", token: user.token, json: #"{"content":"slow"}"#)
+            async let queued = server.request(.patch, "/v1/messages/\(id)", token: user.token, json: #"{"content":"queued"}"#)
             _ = try await [slow, queued]
             let log = lines.text
-            #expect(log.contains("Still waiting: Discord POST /channels/{channel_id}/messages has waited"))
-            #expect(log.contains("(for POST /v1/diagnostics)"))
+            #expect(log.contains("Still waiting: Discord PATCH /channels/{channel_id}/messages/{message_id} has waited"), "\(log)")
+            #expect(log.contains("(for PATCH /v1/messages/\(id))"))
             // The lock is named by the user's fingerprint: an id may be a credential.
             let fingerprint = try #require(UserID(user.userId)).logValue
             #expect(log.contains("Still waiting: holding the lock of \(fingerprint)"))
             #expect(log.contains("Still waiting: waiting for the lock of \(fingerprint)"))
             #expect(!log.contains(user.userId))
-            #expect(log.contains("Still waiting: POST /v1/diagnostics has waited"))
+            #expect(log.contains("Still waiting: PATCH /v1/messages/\(id) has waited"))
         }
     }
 

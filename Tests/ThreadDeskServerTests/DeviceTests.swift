@@ -24,6 +24,8 @@ struct DeviceTests {
             let filename = try #require(reply.json["filename"]?.stringValue)
             #expect(filename.hasPrefix("diagnostics-") && filename.hasSuffix("Z.json"))
             #expect(reply.json["size"]?.intValue == document.utf8.count)
+            // Accepted into the outbox: in Discord once delivered.
+            try await server.settled()
 
             let thread = try #require(try await server.thread(of: user.userId))
             let posted = server.emulator.messages(inThread: thread)
@@ -55,6 +57,7 @@ struct DeviceTests {
             let fields = (0..<400).map { "\"field_\($0)\":{\"nested\":{\"value\":\"\(String(repeating: "v", count: 100))\"}}" }
             let reply = try await server.request(.post, "/v1/diagnostics", token: user.token, json: "{\(fields.joined(separator: ","))}")
             #expect(reply.status == .created)
+            try await server.settled()
             let thread = try #require(try await server.thread(of: user.userId))
             let note = try #require(server.emulator.messages(inThread: thread).last?.content)
             #expect(note.utf16.count <= 2000)
@@ -77,6 +80,7 @@ struct DeviceTests {
             let quoted = #"{"log":"\#(String(repeating: "[", count: 100))"}"#
             let fine = try await server.request(.post, "/v1/diagnostics", token: user.token, raw: Data(quoted.utf8))
             #expect(fine.status == .created)
+            try await server.settled()
             #expect(server.emulator.recordedRequests.filter { $0.method == "POST" }.count >= 1)
         }
     }

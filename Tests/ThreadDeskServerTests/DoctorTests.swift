@@ -9,7 +9,9 @@ import SoftwareAttester
 import TestSupport
 import Testing
 import ThreadDeskServer
+import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskWire
 
 /// `threaddesk doctor` against the emulators: a correct set-up passes; each thing withheld in
 /// Discord or wrong about the APNs key fails its own check, named, with what to do.
@@ -208,7 +210,34 @@ struct DoctorTests {
         try await withDoctor(configure: { $0.storeURL = "sqlite://\(path)" }) { report, _, _, _ in
             let check = try #require(report.check("store"))
             #expect(check.passed && check.detail.contains("migrations applied"), "\(check.detail)")
+            let outbox = try #require(report.check("outbox"))
+            #expect(outbox.passed && outbox.detail.contains("empty"), "\(outbox.detail)")
         }
+    }
+
+    /// The outbox: what waits and since when; a message waiting past a quarter of an hour means
+    /// Discord takes nothing, and the doctor fails it. A failed message is counted, not stuck.
+    @Test func theOutboxIsShownAndOneStuckForLongFails() async throws {
+        let path = temporaryStorePath()
+        let store = try makeStore(url: "sqlite://\(path)", logger: testLogger())
+        let user = UserID("outbox-user")!
+        let now = Date()
+        func item(_ id: UInt64, minutesAgo: Double, failed: Bool = false) -> OutboxItem {
+            OutboxItem(
+                id: Snowflake(id), owner: user, content: "waiting", idempotencyKey: "k\(id)", acceptedAt: now.addingTimeInterval(-minutesAgo * 60),
+                failure: failed ? DeliveryFailure(code: "50035", message: "Invalid Form Body") : nil)
+        }
+        try await store.withUser(user, idempotencyKey: nil) { context in
+            context.record = UserRecord(id: user)
+            context.enqueued = [item(1, minutesAgo: 60, failed: true), item(2, minutesAgo: 2)]
+        }
+        let waiting = Doctor.outboxCheck(try SQLiteStore.outboxUsage(path: path), now: now)
+        #expect(waiting.passed && waiting.detail.contains("1 message(s) waiting") && waiting.detail.contains("the oldest for 120 s"), "\(waiting.detail)")
+        #expect(waiting.detail.contains("1 refused by Discord"), "\(waiting.detail)")
+        try await store.withUser(user, idempotencyKey: nil) { context in context.enqueued = [item(3, minutesAgo: 1)] }
+        let later = Doctor.outboxCheck(try SQLiteStore.outboxUsage(path: path), now: now.addingTimeInterval(20 * 60))
+        #expect(!later.passed && later.detail.contains("2 message(s) wait for Discord, the oldest for 22 min"), "\(later.detail)")
+        #expect(later.fix?.contains("threaddesk_outbox_failures_total") == true)
     }
 
     /// PostgreSQL: a new database has its schema pending (the doctor does not migrate it); once a
@@ -221,11 +250,12 @@ struct DoctorTests {
             patient.storeTimeout = .seconds(60)
             let doctor = Doctor(configuration: Self.storeOnly(url), options: patient, logger: testLogger())
             let fresh = await doctor.storeChecks()
-            #expect(fresh.count == 1 && fresh[0].passed && fresh[0].detail.contains("pending"), "\(fresh)")
+            #expect(fresh.count == 2 && fresh[0].passed && fresh[0].detail.contains("pending"), "\(fresh)")
             #expect(await doctor.storeChecks()[0].detail.contains("pending"))
             try await PostgresStore.withRunning(url: url, logger: testLogger()) { _ in }
             let migrated = await doctor.storeChecks()
             #expect(migrated[0].passed && migrated[0].detail.contains("up to date"), "\(migrated)")
+            #expect(migrated[1].name == "outbox" && migrated[1].passed && migrated[1].detail.contains("empty"), "\(migrated)")
         }
         var unreachable = Doctor.Options()
         unreachable.storeTimeout = .seconds(5)

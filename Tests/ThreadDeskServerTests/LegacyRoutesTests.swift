@@ -79,6 +79,7 @@ struct LegacyRoutesTests {
             let upload = try await server.request(
                 .post, "/upload-diagnostics/a1b-2c3-d4e-1700000000", headers: Self.key, json: #"{"logs":["x"],"osVersion":"16.4"}"#)
             #expect(upload.status == .ok)
+            try await server.settled()
             #expect(server.emulator.messages(inThread: thread).contains { $0.attachmentNames.first?.hasPrefix("diagnostics-") == true })
             #expect(server.emulator.threads().count == 1)
         }

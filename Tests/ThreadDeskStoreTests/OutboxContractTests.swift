@@ -55,6 +55,12 @@ struct OutboxStoreContract {
             #expect(usage == OutboxUsage(count: 2, bytes: first.size + second.size, oldest: start))
             #expect(try await store.outboxUsage(of: bob) == OutboxUsage())
             #expect(try await store.outboxUsage(of: nil).count == 2)
+            // A failed item still takes room (its files wait for a retry or a delete), but the
+            // oldest wait is the oldest still queued.
+            var refused = first
+            refused.failure = DeliveryFailure(code: "50035", message: "Invalid Form Body")
+            #expect(try await store.updateOutboxItem(refused, fence: nil))
+            #expect(try await store.outboxUsage(of: alice) == OutboxUsage(count: 2, bytes: first.size + second.size, oldest: second.acceptedAt, failed: 1))
         }
     }
 

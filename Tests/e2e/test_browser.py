@@ -85,6 +85,8 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser, tmp_path):
     browser.find_element(By.ID, "send-button").click()
     _wait_for_text(browser, '#messages .message[data-author="user"]', question)
     assert browser.find_element(By.ID, "error").text == ""
+    # Kept by ThreadDesk at once, then delivered: the mark follows the message's delivery.
+    _wait_for_text(browser, '#messages .message[data-author="user"] .delivery[data-delivery="sent"]', "Sent")
 
     # The support agent, in the console: the user's thread shows the question.
     browser.switch_to.new_window("tab")

@@ -114,12 +114,12 @@ extension ServerRoot {
             let messageIDs = MessageIDs()
             outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBook, settings: configuration.outbox,
-                ids: messageIDs, metrics: metrics, logger: logger, time: time, work: work)
-            conversation = ConversationService(
-                users: users, store: store, threads: threads, ingestion: ingestion, sync: sync, outbox: outbox, ids: messageIDs,
-                settings: configuration.outbox, metrics: metrics, now: now)
+                ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, work: work)
+            let intake = OutboxIntake(
+                store: store, threads: threads, ingestion: ingestion, outbox: outbox, ids: messageIDs, settings: configuration.outbox, now: now)
+            conversation = ConversationService(users: users, store: store, sync: sync, intake: intake, metrics: metrics)
             editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion, outbox: outbox, now: now)
-            diagnostics = DiagnosticsService(users: users, discord: discord, threads: threads, ingestion: ingestion, metrics: metrics, now: now)
+            diagnostics = DiagnosticsService(users: users, intake: intake, metrics: metrics, now: now)
             legacy = LegacyService(users: users, store: store, sync: sync, now: now)
             typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
             receipts = settings.readReceiptEmoji.map {

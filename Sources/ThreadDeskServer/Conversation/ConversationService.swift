@@ -14,14 +14,9 @@ import ThreadDeskWire
 struct ConversationService: Sendable {
     let users: UserSerializer
     let store: any UserStore
-    let threads: ThreadService
-    let ingestion: MirrorIngestion
     let sync: MirrorSync
-    let outbox: OutboxDelivery
-    let ids: MessageIDs
-    let settings: OutboxSettings
+    let intake: OutboxIntake
     let metrics: ServerMetrics
-    let now: @Sendable () -> Date
 
     /// Accepts the user's text (and files) for their thread: kept in the outbox and the mirror
     /// (`queued`) in one commit, delivered to Discord afterwards. A retry with the same idempotency
@@ -45,83 +40,24 @@ struct ConversationService: Sendable {
     ) async throws -> SupportMessage {
         let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text + (files.isEmpty ? "" : "\u{0}" + filesFingerprint)).utf8))
             .map { String(format: "%02x", $0) }.joined()
-        let (messageIDs, accepted) = try await users.withUser(id, idempotencyKey: idempotencyKey) { context -> ([String], Snowflake?) in
+        let (messageIDs, accepted) = try await users.withUser(id, idempotencyKey: idempotencyKey) { context -> ([String], OutboxIntake.Accepted?) in
             if let kept = context.keptResult {
                 guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }
                 return (kept.messageIDs, nil)
             }
-            let item = try await accept(
-                text, files: files, suggestionID: suggestionID, idempotencyKey: idempotencyKey, in: &context, from: address,
+            let accepted = try await intake.accept(
+                .message, content: text,
+                files: files.map { OutboxItem.File(filename: $0.filename, contentType: $0.contentType, bytes: Data($0.bytes.readableBytesView)) },
+                suggestionID: suggestionID, idempotencyKey: idempotencyKey, shown: true, in: &context, from: address,
                 mayStartThread: mayStartThread)
-            context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: [item.id.description])
-            return ([item.id.description], item.threadID)
+            context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: [accepted.id.description])
+            return ([accepted.id.description], accepted)
         }
         if let accepted {
-            ingestion.announceAccepted(owner: id, thread: accepted)
-            outbox.wake()
+            intake.announce(accepted)
             metrics.messagesAccepted.increment()
         }
         return try await sentMessage(messageIDs, text: text)
-    }
-
-    /// Keeps the message in the outbox and its `queued` row in the mirror (in the user's thread,
-    /// or the placeholder that holds a threadless user's messages), both saved with `context`.
-    /// - Returns: The mirror's row of it.
-    private func accept(
-        _ text: String, files: [DiscordFile], suggestionID: String?, idempotencyKey: String, in context: inout UserContext,
-        from address: String, mayStartThread: Bool
-    ) async throws -> MirroredMessage {
-        guard var record = context.record else { throw SupportFailure.notAuthenticated }
-        let size = text.utf8.count + files.reduce(0) { $0 + $1.bytes.readableBytes }
-        try await checkRoom(for: size, owner: record.id)
-        let time = now()
-        let thread: Snowflake
-        if let current = record.threadID.flatMap({ Snowflake($0) }) ?? record.pendingThread.flatMap({ Snowflake($0) }) {
-            thread = current
-        } else {
-            // The first message makes the thread: its limits say yes now, not when Discord is asked.
-            guard mayStartThread else { throw DeviceCheckFailure.assertionRequired }
-            try await threads.quotas.charge(.thread, address: address)
-            thread = ids.next(at: time)
-            try await store.saveMirrorThread(MirrorThread(id: thread, owner: record.id, complete: true, lastActivity: time))
-            record.pendingThread = thread.description
-        }
-        let id = ids.next(at: time)
-        context.enqueued.append(
-            OutboxItem(
-                id: id, owner: record.id, content: text,
-                files: files.map { OutboxItem.File(filename: $0.filename, contentType: $0.contentType, bytes: Data($0.bytes.readableBytesView)) },
-                idempotencyKey: idempotencyKey, suggestionID: suggestionID, acceptedAt: time, mayStartThread: mayStartThread))
-        var row = MirroredMessage(
-            id: id, threadID: thread, author: .user, authorID: nil, authorUsername: "", authorName: nil, type: 0, content: text,
-            attachments: files.enumerated().map { index, file in
-                // Served from the outbox until Discord has them (then under Discord's ids).
-                MirroredMessage.Attachment(
-                    id: ids.next(at: time), filename: file.filename, size: file.bytes.readableBytes, contentType: file.contentType,
-                    url: OutboxFiles.url(index: index), proxyURL: "")
-            },
-            replyTo: nil, createdAt: Self.timestamp(time), editedAt: nil, visible: true)
-        row.delivery = .queued
-        if let number = try await store.nextEventSequences(1).first { (row.eventSeq, row.shownSeq) = (number, number) }
-        context.accepted.append(row)
-        record.updatedAt = time
-        context.record = record
-        return row
-    }
-
-    /// 503 `busy` when the message would take the deployment's or the user's outbox past its cap.
-    private func checkRoom(for size: Int, owner: UserID) async throws {
-        let mine = try await store.outboxUsage(of: owner)
-        if mine.count + 1 > settings.maxMessagesPerUser || mine.bytes + size > settings.maxBytesPerUser {
-            throw SupportFailure.outboxFull(scope: "yours", retryAfter: .seconds(30))
-        }
-        let all = try await store.outboxUsage(of: nil)
-        if all.bytes + size > settings.maxBytes { throw SupportFailure.outboxFull(scope: "the server's", retryAfter: .seconds(60)) }
-    }
-
-    /// Discord's timestamp format (ISO 8601, milliseconds, UTC) for a message accepted at `date`.
-    static func timestamp(_ date: Date) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
     }
 
     /// The answer to a send: its first part as the mirror has it (also when an earlier attempt

@@ -62,7 +62,7 @@ struct MessageEditor: Sendable {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
             if parts[0].delivery != .sent {
                 // Still in the outbox (waiting, or failed): Discord never sees it.
-                try await withQueue(of: context.id) {
+                try await withQueue(of: context.id, for: parts[0]) {
                     guard try await waiting(parts[0], of: context.id) != nil else { throw SupportFailure.delivering }
                     try await store.removeOutboxItem(parts[0].id)
                 }
@@ -86,21 +86,24 @@ struct MessageEditor: Sendable {
     /// the new text, which is what Discord gets.
     private func editWaiting(_ message: MirroredMessage, text: String, context: UserContext) async throws -> SupportMessage {
         let time = now()
-        try await withQueue(of: context.id) {
+        try await withQueue(of: context.id, for: message) {
             guard var item = try await waiting(message, of: context.id) else { throw SupportFailure.delivering }
             (item.content, item.failure, item.attempts, item.nextAttempt) = (text, nil, 0, time)
             try await store.updateOutboxItem(item)
         }
         var row = message
-        (row.content, row.editedAt, row.delivery, row.deliveryError) = (text, ConversationService.timestamp(time), .queued, nil)
+        (row.content, row.editedAt, row.delivery, row.deliveryError) = (text, OutboxIntake.timestamp(time), .queued, nil)
         try await ingestion.saveOutboxChange(row, owner: context.id)
         outbox.wake()
         return SupportMessage(row)
     }
 
     /// Runs `body` holding the user's outbox queue, which a delivery holds while it posts (outside
-    /// the user's lock): 409 `delivering` while one does.
-    private func withQueue(of owner: UserID, _ body: () async throws -> Void) async throws {
+    /// the user's lock): 409 `delivering` while one does. A failed message needs no hold: no
+    /// delivery posts it until it waits again (its failure is written by the delivery that tried
+    /// it, and the user's lock, held here, orders that write and this change).
+    private func withQueue(of owner: UserID, for message: MirroredMessage, _ body: () async throws -> Void) async throws {
+        if message.delivery == .failed { return try await body() }
         let holder = "edit-" + UUID().uuidString
         let time = now()
         guard try await store.claimOutbox(of: owner, holder: holder, until: time.addingTimeInterval(30), now: time) else {

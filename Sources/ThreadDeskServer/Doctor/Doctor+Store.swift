@@ -9,8 +9,20 @@ import ThreadDeskStore
 extension Doctor {
     public func storeChecks() async -> [DoctorCheck] {
         let url = configuration.storeURL
-        if url.hasPrefix("sqlite://") { return [sqliteCheck(path: String(url.dropFirst("sqlite://".count)))] }
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return [await postgresCheck(url: url)] }
+        if url.hasPrefix("sqlite://") {
+            let path = String(url.dropFirst("sqlite://".count))
+            let check = sqliteCheck(path: path)
+            guard check.passed, FileManager.default.fileExists(atPath: path) else { return [check] }
+            do {
+                return [check, Self.outboxCheck(try SQLiteStore.outboxUsage(path: path), now: Date())]
+            } catch {
+                return [check, DoctorCheck("outbox", failed: "cannot be read (\(error))", fix: "check that the file is a ThreadDesk database")]
+            }
+        }
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            let (check, usage) = await postgresCheck(url: url)
+            return check.passed ? [check, Self.outboxCheck(usage, now: Date())] : [check]
+        }
         if url == "memory://" { return [DoctorCheck("store", passed: "memory:// (tests only: nothing is kept across restarts)")] }
         return [DoctorCheck("store", failed: "STORE_URL is none of sqlite://, postgres://, memory://", fix: "see STORE_URL in .env.example")]
     }
@@ -48,17 +60,39 @@ extension Doctor {
         }
     }
 
-    func postgresCheck(url: String) async -> DoctorCheck {
+    /// How long the oldest message may wait for Discord before the doctor calls the outbox stuck.
+    static let stuckOutbox: TimeInterval = 15 * 60
+
+    /// What waits in the outbox (`usage`, nil before the outbox's migration ran), and whether it
+    /// moves: a message waiting past `stuckOutbox` means Discord has not taken anything for as long.
+    public static func outboxCheck(_ usage: OutboxUsage?, now: Date) -> DoctorCheck {
+        guard let usage, usage.count > 0 else { return DoctorCheck("outbox", passed: "empty: every message accepted is in Discord") }
+        let kib = (usage.bytes + 1023) / 1024
+        let failed = usage.failed == 0 ? "" : "; \(usage.failed) refused by Discord for good (their users see why, and edit or delete them)"
+        let waiting = usage.count - usage.failed
+        guard let oldest = usage.oldest else { return DoctorCheck("outbox", passed: "nothing waiting (\(kib) KiB kept)" + failed) }
+        let wait = max(0, Int(now.timeIntervalSince(oldest).rounded()))
+        if Double(wait) > stuckOutbox {
+            return DoctorCheck(
+                "outbox", failed: "\(waiting) message(s) wait for Discord, the oldest for \(wait / 60) min" + failed,
+                fix: "see the server's log (a stuck delivery is logged once a minute with Discord's answer) and threaddesk_outbox_failures_total on /metrics")
+        }
+        return DoctorCheck("outbox", passed: "\(waiting) message(s) waiting (\(kib) KiB), the oldest for \(wait) s" + failed)
+    }
+
+    func postgresCheck(url: String) async -> (DoctorCheck, OutboxUsage?) {
         let shown = ServerConfiguration.redactingPassword(url)
         let lastRefusal = Mutex<String?>(nil)
         do {
-            let found = try await withTimeout(options.storeTimeout, "PostgreSQL") {
+            let (found, usage) = try await withTimeout(options.storeTimeout, "PostgreSQL") {
                 try await PostgresStore.withPools(url: url, logger: logger) { store in
                     // A busy database may not hand out a connection within the store's lease
                     // timeout: asked again until the doctor's own deadline, and the last refusal named.
                     while true {
                         do {
-                            return try await store.schemaVersionFound()
+                            let found = try await store.schemaVersionFound()
+                            // The outbox as this version keeps it: read once the schema is this version's.
+                            return (found, found == PostgresStore.schemaVersion ? try await store.outboxUsage(of: nil) : nil)
                         } catch let error as StoreUnavailableError {
                             lastRefusal.withLock { $0 = "\(error)" }
                             try await Task.sleep(for: .milliseconds(250))
@@ -68,15 +102,15 @@ extension Doctor {
             }
             let known = PostgresStore.schemaVersion
             if let found, found > known {
-                return DoctorCheck("store", failed: "PostgreSQL \(shown) holds schema \(found), newer than this ThreadDesk's \(known)", fix: "run that version, or restore a backup")
+                return (DoctorCheck("store", failed: "PostgreSQL \(shown) holds schema \(found), newer than this ThreadDesk's \(known)", fix: "run that version, or restore a backup"), nil)
             }
-            return DoctorCheck(
+            return (DoctorCheck(
                 "store",
                 passed: "PostgreSQL \(shown) reachable; "
-                    + (found == known ? "schema \(known), up to date" : "schema \(found.map(String.init) ?? "none") → \(known) pending (applied at start)"))
+                    + (found == known ? "schema \(known), up to date" : "schema \(found.map(String.init) ?? "none") → \(known) pending (applied at start)")), usage)
         } catch {
             let reason = lastRefusal.withLock { $0 }.map { "\(error); last: \($0)" } ?? "\(error)"
-            return DoctorCheck("store", failed: "PostgreSQL \(shown) cannot be reached (\(reason))", fix: "check STORE_URL, that the database runs and that this machine may connect")
+            return (DoctorCheck("store", failed: "PostgreSQL \(shown) cannot be reached (\(reason))", fix: "check STORE_URL, that the database runs and that this machine may connect"), nil)
         }
     }
 

@@ -32,6 +32,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     let metrics: ServerMetrics
     let logger: Logger
     let time: ServerTime
+    /// The debug watchdog's tracker (`DEBUG_WAIT_SECONDS`): a slow Discord call of a delivery is
+    /// named as done for the outbox.
+    let waits: WaitTracker?
     /// This process, as the holder of the queues it delivers.
     let holder = "replica-" + UUID().uuidString
     /// How long the loop sleeps at most before it looks for due queues again (another replica may
@@ -46,8 +49,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     init(
         store: any UserStore, users: UserSerializer, threads: ThreadService, ingestion: MirrorIngestion, away: SupportAvailability?,
         faq: FAQBook?, settings: OutboxSettings, ids: MessageIDs, metrics: ServerMetrics, logger: Logger, time: ServerTime,
-        work: BackgroundWork = .untracked
+        waits: WaitTracker? = nil, work: BackgroundWork = .untracked
     ) {
+        self.waits = waits
         (self.store, self.users, self.threads, self.ingestion, self.away, self.faq, self.ids) = (store, users, threads, ingestion, away, faq, ids)
         (self.settings, self.metrics, self.logger, self.time, self.work) = (settings, metrics, logger, time, work)
         // Queues due that no task has taken up yet (the clock moved past a backoff).
@@ -95,7 +99,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 for owner in started {
                     let id = UUID()
                     let task = Task {
-                        await self.deliverQueue(of: owner)
+                        await WaitTracker.$current.withValue(self.waits) {
+                            await WaitTracker.run(job: "outbox delivery") { await self.deliverQueue(of: owner) }
+                        }
                         _ = self.inFlight.withLock { $0.remove(owner) }
                         _ = self.running.withLock { $0.removeValue(forKey: id) }
                         self.wake()
@@ -233,18 +239,15 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         }
         guard case (let record, var item)? = found else { return .delivered }
         let fence = OutboxFence(holder: holder, now: time.now())
-        let parts = item.content.isEmpty && !item.files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: item.content)
+        let parts = OutboxNonce.posts(of: item)
         // The posts' own view of the user: the thread they make, the notes a new thread gets.
         var posting = UserContext(id: owner, record: record, keptResult: nil)
         var posted: [DiscordMessage] = []
         do {
             for index in item.postedParts.count..<parts.count {
-                let files = index == 0 ? item.files.map { DiscordFile(filename: $0.filename, contentType: $0.contentType ?? "application/octet-stream", data: $0.bytes) } : []
-                let message = try await threads.post(
-                    .init(content: parts[index], nonce: OutboxNonce.make(item.id, part: index), files: files), in: &posting, from: nil,
-                    mayStartThread: item.mayStartThread)
+                let message = try await threads.post(parts[index], in: &posting, from: nil, mayStartThread: item.mayStartThread)
                 guard let discordID = Snowflake(message.id) else { throw DiscordError.invalidResponse("a message id that is no snowflake") }
-                if index == 0 { try await store.saveMirrorAlias(discordID: discordID, messageID: item.id, owner: owner) }
+                if index == 0, item.kind == .message { try await store.saveMirrorAlias(discordID: discordID, messageID: item.id, owner: owner) }
                 item.postedParts.append(discordID)
                 posted.append(message)
                 if index + 1 < parts.count { try await store.updateOutboxItem(item, fence: fence) }
@@ -267,8 +270,10 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             return .later
         }
         try await keep(posted, of: item, from: posting, removing: true, fence: fence)
-        metrics.messagesPosted.increment()
-        if !item.files.isEmpty { metrics.filesUploaded.increment(by: Int64(item.files.count)) }
+        if item.kind == .message {
+            metrics.messagesPosted.increment()
+            if !item.files.isEmpty { metrics.filesUploaded.increment(by: Int64(item.files.count)) }
+        }
         return .delivered
     }
 
@@ -293,6 +298,8 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             }
             guard removing else { return }
             try await store.removeOutboxItem(item.id, fence: fence)
+            // A diagnostics report is a note: no answer of the agent's follows it.
+            guard item.kind == .message else { return }
             if let suggestion = item.suggestionID { await noteSuggestion(suggestion, item: item, in: context) }
             await away?.answer(&context)
         }
@@ -337,10 +344,18 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         logger.warning(
             "Discord refused a message for good; it is marked failed",
             metadata: ["user": "\(owner.logValue)", "code": "\(refusal.code)", "reason": "\(refusal.message)"])
-        guard try await store.updateOutboxItem(item, fence: fence), var row = try await store.mirroredMessages([item.id]).first else { return }
-        row.delivery = .failed
-        row.deliveryError = refusal
-        try await ingestion.saveOutboxChange(row, owner: owner)
+        // A diagnostics report the user never sees: nothing to retry or delete, so it goes.
+        if item.kind == .diagnostics {
+            try await store.removeOutboxItem(item.id, fence: fence)
+            return
+        }
+        // Under the user's lock, as every change of the user's rows (an edit of it waits for this).
+        try await users.withUser(owner) { _ in
+            guard try await store.updateOutboxItem(item, fence: fence), var row = try await store.mirroredMessages([item.id]).first else { return }
+            row.delivery = .failed
+            row.deliveryError = refusal
+            try await ingestion.saveOutboxChange(row, owner: owner)
+        }
     }
 
     /// Discord's refusal of a message for good (a 4xx that a retry would get again); nil for
@@ -398,8 +413,28 @@ enum OutboxNonce {
         return (id, part)
     }
 
-    /// Whether the item's text takes several posts.
+    /// Whether the item's text takes several posts (a user's long message: one message in the
+    /// mirror, in parts).
     static func isSplit(_ item: OutboxItem) -> Bool {
-        !(item.content.isEmpty && !item.files.isEmpty) && NoteMarkers.posts(ofUserText: item.content).count > 1
+        item.kind == .message && !(item.content.isEmpty && !item.files.isEmpty) && NoteMarkers.posts(ofUserText: item.content).count > 1
+    }
+
+    /// The posts that deliver `item`, in order: a message's text in Discord-sized parts (its files
+    /// with the first); a diagnostics report's file in a note, then its summary in another (their
+    /// nonces the ones diagnostics always had: the notes are not the user's messages).
+    static func posts(of item: OutboxItem) -> [DiscordMessageCreate] {
+        let files = item.files.map { DiscordFile(filename: $0.filename, contentType: $0.contentType ?? "application/octet-stream", data: $0.bytes) }
+        switch item.kind {
+        case .message:
+            let parts = item.content.isEmpty && !item.files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: item.content)
+            return parts.enumerated().map { index, text in .init(content: text, nonce: make(item.id, part: index), files: index == 0 ? files : []) }
+        case .diagnostics:
+            return [
+                .init(
+                    content: ":ninja: 📎 \(item.files.first?.filename ?? "diagnostics.json")",
+                    nonce: ThreadNotes.nonce("diagnostics", id: item.owner, item.idempotencyKey), files: files),
+                .init(content: item.content, nonce: ThreadNotes.nonce("summary", id: item.owner, item.idempotencyKey)),
+            ]
+        }
     }
 }

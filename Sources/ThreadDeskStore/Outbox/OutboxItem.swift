@@ -78,14 +78,17 @@ public struct OutboxIDTaken: Error, CustomStringConvertible {
     public var description: String { "the outbox already holds another message with id \(id)" }
 }
 
-/// What waits in an outbox: how many items, their bytes, and since when the oldest waits.
+/// What waits in an outbox: how many items (failed ones included: their files wait for a retry
+/// or a delete), their bytes, how many of them failed, and since when the oldest still queued waits.
 public struct OutboxUsage: Sendable, Hashable {
     public var count: Int
     public var bytes: Int
+    /// When the oldest item still waiting for a delivery was accepted (failed ones wait for the user).
     public var oldest: Date?
+    public var failed: Int
 
-    public init(count: Int = 0, bytes: Int = 0, oldest: Date? = nil) {
-        (self.count, self.bytes, self.oldest) = (count, bytes, oldest)
+    public init(count: Int = 0, bytes: Int = 0, oldest: Date? = nil, failed: Int = 0) {
+        (self.count, self.bytes, self.oldest, self.failed) = (count, bytes, oldest, failed)
     }
 }
 

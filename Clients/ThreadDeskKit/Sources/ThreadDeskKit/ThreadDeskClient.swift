@@ -340,7 +340,13 @@ public actor ThreadDeskClient {
         }
     }
 
-    /// Deletes one of the user's own messages.
+    /// Sends a message Discord refused (`delivery == .failed`) again, as it is; `edit(_:to:)`
+    /// sends it with another text. It is `queued` again, and `sent` once support has it.
+    public func retry(_ message: SupportMessage) async throws(ThreadDeskError) -> SupportMessage {
+        try await edit(message.id, to: message.content)
+    }
+
+    /// Deletes one of the user's own messages (one still `queued` or `failed` never reaches support).
     public func delete(_ messageID: String) async throws(ThreadDeskError) {
         try await authorized { token throws(ThreadDeskError) in
             _ = try await transport.send(request("v1/messages/\(messageID)", method: "DELETE", token: token))

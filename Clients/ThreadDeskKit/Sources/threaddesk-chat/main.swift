@@ -26,6 +26,8 @@ struct ThreadDeskChat {
           /ask TEXT              the answers support wrote for questions like TEXT (the next message
                                  you send tells support which one you read)
           /read                  mark everything read
+          /retry                 send the last message support did not get again
+          /delete                delete the last message support did not get
           /quit                  leave (Ctrl-D too)
         """
 
@@ -81,20 +83,49 @@ struct Options {
     }
 }
 
-/// What is on the screen: each message once, in the order it arrived.
+/// What is on the screen: each message once, in the order it arrived, and where the user's own
+/// stand on their way to support (kept by ThreadDesk, sent, or refused).
 actor Screen {
-    private var shown: Set<String> = []
+    private var shown: [String: MessageDelivery] = [:]
     private var lastTyping: Date?
+    /// The user's messages Discord refused, newest last: `/retry` and `/delete` act on the last.
+    private(set) var failed: [SupportMessage] = []
 
+    /// Shows a message the first time it comes, and a change of its delivery after that.
+    /// - Returns: Whether it was new on the screen.
     func show(_ message: SupportMessage) -> Bool {
-        guard shown.insert(message.id).inserted else { return false }
+        let delivery = message.delivery ?? .sent
+        if let before = shown[message.id] {
+            if message.author == .user, before != delivery {
+                shown[message.id] = delivery
+                report(message, delivery)
+            }
+            return false
+        }
+        shown[message.id] = delivery
         lastTyping = nil
         let who = message.author == .user ? "you" : "\(message.authorName ?? "support") (support)"
         var line = "[\(Self.time(message.createdAt))] \(who): \(message.content)"
+        if message.author == .user, delivery == .queued { line += "  (sending…)" }
         for file in message.attachments { line += "\n    [file: \(file.filename), \(file.size) bytes]" }
         say(line)
+        if message.author == .user, delivery == .failed { report(message, delivery) }
         return true
     }
+
+    private func report(_ message: SupportMessage, _ delivery: MessageDelivery) {
+        let excerpt = message.content.count > 40 ? message.content.prefix(40) + "…" : Substring(message.content)
+        failed.removeAll { $0.id == message.id }
+        switch delivery {
+        case .queued: note("sending again: \(excerpt)")
+        case .sent: note("sent: \(excerpt)")
+        case .failed:
+            failed.append(message)
+            note("not delivered (\(message.deliveryError?.message ?? "refused")): \(excerpt) — /retry sends it again, /delete removes it")
+        }
+    }
+
+    func forget(_ id: String) { failed.removeAll { $0.id == id } }
 
     func typing(until: Date) {
         guard until > Date(), lastTyping.map({ Date().timeIntervalSince($0) > 5 }) ?? true else { return }
@@ -160,6 +191,18 @@ struct Chat {
                 if text == "/quit" { break }
                 if text == "/help" {
                     say(ThreadDeskChat.usage)
+                } else if text == "/retry" || text == "/delete" {
+                    guard let last = await screen.failed.last else {
+                        await screen.note("every message of yours reached support")
+                        continue
+                    }
+                    if text == "/retry" {
+                        _ = await screen.show(try await client.retry(last))
+                    } else {
+                        try await client.delete(last.id)
+                        await screen.forget(last.id)
+                        await screen.note("deleted")
+                    }
                 } else if text == "/read" {
                     if let newest = try await client.messages(limit: 1).messages.last { _ = try await client.markRead(newest.id) }
                     await screen.note("marked read")
