@@ -92,6 +92,10 @@ extension MemoryStore {
         }
     }
 
+    public func releaseOutboxHolds(except holder: String) async throws {
+        outboxState.withLock { outbox in outbox.holds = outbox.holds.filter { $0.value.holder == holder } }
+    }
+
     public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
         outboxState.withLock { outbox in
             let items = outbox.items.values.filter { owner == nil || $0.owner == owner }

@@ -165,6 +165,10 @@ extension PostgresStore {
         try await query("DELETE FROM outbox_holds WHERE owner = \(owner.rawValue) AND holder = \(holder)")
     }
 
+    public func releaseOutboxHolds(except holder: String) async throws {
+        try await query("DELETE FROM outbox_holds WHERE holder <> \(holder)")
+    }
+
     public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
         let rows = try await query(
             """

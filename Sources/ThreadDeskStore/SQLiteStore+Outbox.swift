@@ -189,6 +189,10 @@ extension SQLiteStore {
         }
     }
 
+    public func releaseOutboxHolds(except holder: String) async throws {
+        try await write { db in try db.execute(sql: "DELETE FROM outbox_holds WHERE holder <> ?", arguments: [holder]) }
+    }
+
     public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
         try read { try Self.outboxUsage($0, of: owner) }
     }

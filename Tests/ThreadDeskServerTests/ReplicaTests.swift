@@ -352,6 +352,50 @@ struct ReplicaTests {
         }
     }
 
+    /// One user's queue across two replicas and a third that died holding it: messages accepted
+    /// by either replica wait while the dead one's hold lasts, then whichever replica takes the
+    /// queue delivers them once each, in the order they were accepted.
+    @Test func aQueueADeadReplicaHeldIsDeliveredOnceInOrderByTheOthers() async throws {
+        try await withReplicas(gatewayOnA: true) { a, b, discord, _, _, url in
+            let opened = try await a.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
+            let session = try JSON.parse(opened.body)
+            let token = try #require(session["token"]?.stringValue)
+            let user = try #require(session["userId"]?.stringValue.flatMap { UserID($0) })
+            func send(_ replica: Client, _ text: String) async throws -> JSON {
+                let headers: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: text]
+                let reply = try await replica.call(.post, "/v1/messages", headers: headers, json: #"{"content":"\#(text)"}"#)
+                #expect(reply.status == .created)
+                return try JSON.parse(reply.body)
+            }
+            _ = try await send(a, "m0")
+            try await settled(a, b)
+            let thread = try #require(discord.threads().first?.id)
+
+            // A replica that died mid-delivery: its hold on the queue outlives it for a while.
+            let claimed = try await PostgresStore.withRunning(url: url, logger: testLogger()) { store in
+                try await store.claimOutbox(of: user, holder: "dead-replica", until: Date().addingTimeInterval(3), now: Date())
+            }
+            #expect(claimed)
+            var ids: [String] = []
+            for index in 1...6 {
+                let sent = try await send(index.isMultiple(of: 2) ? a : b, "m\(index)")
+                #expect(sent["delivery"] == "queued")
+                ids.append(try #require(sent["id"]?.stringValue))
+            }
+            let expected = (0...6).map { "m\($0)" }
+            try await eventually("the queue delivered once its hold ran out", timeout: .seconds(90)) {
+                discord.messages(inThread: thread).count >= expected.count
+            }
+            try await settled(a, b)
+            #expect(discord.messages(inThread: thread).map(\.content) == expected)
+            let page = try JSON.parse(try await b.call(.get, "/v1/messages", headers: [.authorization: "Bearer \(token)"]).body)
+            let listed = try #require(page["messages"]?.arrayValue)
+            #expect(listed.compactMap { $0["content"]?.stringValue } == expected)
+            #expect(Array(listed.compactMap { $0["id"]?.stringValue }.dropFirst()) == ids)
+            #expect(listed.allSatisfy { $0["delivery"] == "sent" })
+        }
+    }
+
     /// Returns once both replicas' background work is done: what either accepted is delivered
     /// (by whichever took its queue).
     func settled(_ a: Client, _ b: Client) async throws {

@@ -241,4 +241,21 @@ struct OutboxStoreFences {
             #expect(try await !store.removeOutboxItem(Snowflake(20), fence: nil))
         }
     }
+
+    /// A process that starts alone on its store takes over the holds a killed one left: its own
+    /// stay, the others' go, and their queues are due at once.
+    @Test(arguments: StoreKind.available)
+    func holdsLeftByAnotherHolderAreReleasedAtOnce(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.withUser(alice, idempotencyKey: nil) { $0.enqueued = [item(10, alice)] }
+            try await store.withUser(bob, idempotencyKey: nil) { $0.enqueued = [item(20, bob)] }
+            let until = start.addingTimeInterval(120)
+            #expect(try await store.claimOutbox(of: alice, holder: "killed", until: until, now: start))
+            #expect(try await store.claimOutbox(of: bob, holder: "me", until: until, now: start))
+            #expect(try await store.outboxOwnersDue(at: start, limit: 10).isEmpty)
+            try await store.releaseOutboxHolds(except: "me")
+            #expect(try await store.outboxOwnersDue(at: start, limit: 10) == [alice])
+            #expect(try await !store.claimOutbox(of: bob, holder: "other", until: until, now: start))
+        }
+    }
 }

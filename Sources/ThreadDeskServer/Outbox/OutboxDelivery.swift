@@ -86,6 +86,16 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// waits out its own retries, on whatever clock the server runs); what is left waits in the
     /// store for the next start or another replica.
     func run() async throws {
+        // One process serves a store without a bus (SQLite): the holds left in it are those of the
+        // process before this one (killed mid-delivery), whose queues are this one's now, not
+        // after their holds run out. Replicas over PostgreSQL wait for a dead one's holds to pass.
+        if store.bus == nil {
+            do {
+                try await store.releaseOutboxHolds(except: holder)
+            } catch {
+                logFailure("Could not release the outbox holds left by the last run", error: error)
+            }
+        }
         await withGracefulShutdownHandler {
             // A cancelled wait returns at once: cancellation ends the loop too, or it would spin.
             while !stopping.withLock({ $0 }), !Task.isCancelled {

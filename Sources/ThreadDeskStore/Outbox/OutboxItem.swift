@@ -121,6 +121,9 @@ public protocol OutboxStore: Sendable {
     func claimOutbox(of owner: UserID, holder: String, until: Date, now: Date) async throws -> Bool
     /// Gives the user's queue back, if `holder` has it.
     func releaseOutbox(of owner: UserID, holder: String) async throws
+    /// Gives back every queue's hold but `holder`'s: at the start of the one process a store
+    /// serves (SQLite), whatever holds are left are a killed process's.
+    func releaseOutboxHolds(except holder: String) async throws
     /// What waits (failed items included: their files wait for a retry or a delete): everyone's
     /// when `owner` is nil.
     func outboxUsage(of owner: UserID?) async throws -> OutboxUsage
