@@ -88,8 +88,10 @@ struct AttachmentTests {
             #expect(reused.status == .unprocessableContent && reused.errorCode == "idempotency_key_reused")
             #expect(server.discordPosts == posts)
 
-            // The user gets their own file back through ThreadDesk.
-            let download = try await server.request(.get, "/v1/attachments/\(id)", token: user.token)
+            // The user gets their own file back through ThreadDesk, under the id the send answered
+            // with (Discord's stays inside).
+            #expect(delivered["id"] == attachment["id"])
+            let download = try await server.request(.get, "/v1/attachments/\(try #require(attachment["id"]?.stringValue))", token: user.token)
             #expect(download.status == .ok && download.body == image)
             #expect(download.headers[.contentType] == "image/png")
         }

@@ -119,7 +119,16 @@ struct OutboxTests {
             // Another user gets nothing of it.
             let other = try await server.session()
             #expect(try await server.request(.get, url, token: other.token).status == .notFound)
-            try await server.settled(driving: clock)
+            // Delivered: the file keeps its id and link (now served from Discord's CDN).
+            server.emulator.injectServerErrors(count: 0, status: 503)
+            for _ in 0..<3 {
+                clock.advance(by: .seconds(61))
+                try await server.settled(driving: clock)
+            }
+            let listed = try #require(try await server.messages(token: user.token).last)
+            #expect(listed["delivery"] == "sent" && listed["attachments"]?[0]?["id"] == attachment["id"], "\(listed)")
+            let delivered = try await server.request(.get, url, token: user.token)
+            #expect(delivered.status == .ok && delivered.body == bytes)
         }
     }
 

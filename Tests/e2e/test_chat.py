@@ -153,7 +153,13 @@ def test_ask_shows_a_curated_answer_and_the_next_message_names_it(sandbox, chat_
     except BaseException:
         os.kill(terminal.pid, 9)
         raise
-    notes = [m["content"] for m in thread_with(sandbox, line)["messages"] if m["isNote"]]
+    # The outbox posts the message, then the note naming the answer the user read.
+    deadline = time.monotonic() + 20
+    while True:
+        notes = [m["content"] for m in thread_with(sandbox, line)["messages"] if m["isNote"]]
+        if any("I can't connect my TV" in note for note in notes) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert any("I can't connect my TV" in note for note in notes), notes
 
 

@@ -126,7 +126,8 @@ struct MirrorIngestion: Sendable {
         let aliases = candidates.isEmpty ? [:] : try await store.mirrorAliases(Array(candidates))
         guard !aliases.isEmpty || hasNonce else { return facts }
         var learned: [(discord: Snowflake, message: Snowflake)] = []
-        let translated = facts.map { fact -> MirrorFact in
+        var renamed: Set<Snowflake> = []
+        var translated = facts.map { fact -> MirrorFact in
             switch fact {
             case .message(var message):
                 // An outbox post's nonce names the accepted message, also before its alias is kept.
@@ -134,10 +135,12 @@ struct MirrorIngestion: Sendable {
                 message.nonce = nil
                 if message.author == .user, let id = aliases[message.id] {
                     message.id = id
+                    renamed.insert(id)
                 } else if message.author == .user, let posted {
                     if posted.part == 0 {
                         learned.append((message.id, posted.id))
                         message.id = posted.id
+                        renamed.insert(posted.id)
                     } else {
                         message.partOf = message.partOf ?? posted.id
                     }
@@ -148,9 +151,36 @@ struct MirrorIngestion: Sendable {
                 return .deleted(aliases[id] ?? id, thread: thread)
             }
         }
+        // The files keep the ids the app was given when the message was accepted, as the message does.
+        let withFiles = translated.compactMap { fact -> Snowflake? in
+            if case .message(let message) = fact, renamed.contains(message.id), !message.attachments.isEmpty { message.id } else { nil }
+        }
+        if !withFiles.isEmpty {
+            let kept = Dictionary(try await store.mirroredMessages(withFiles).map { ($0.id, $0.attachments) }, uniquingKeysWith: { first, _ in first })
+            translated = translated.map { fact in
+                guard case .message(var message) = fact, let ours = kept[message.id] else { return fact }
+                message.attachments = Self.keepingIDs(message.attachments, of: ours)
+                return .message(message)
+            }
+        }
         // Kept at once: a read of the thread before the delivery notes it must know the post as ours.
         for alias in learned { try await store.saveMirrorAlias(discordID: alias.discord, messageID: alias.message, owner: owner) }
         return translated
+    }
+
+    /// Discord's files of a post of the user's under the ids the app knows them by (`ours`): matched
+    /// by name and size, else by place when there are as many; a file of no match keeps Discord's id.
+    static func keepingIDs(_ incoming: [MirroredMessage.Attachment], of ours: [MirroredMessage.Attachment]) -> [MirroredMessage.Attachment] {
+        var free = ours
+        return incoming.enumerated().map { index, file in
+            var file = file
+            if let match = free.firstIndex(where: { $0.filename == file.filename && $0.size == file.size }) {
+                file.id = free.remove(at: match).id
+            } else if ours.count == incoming.count, let match = free.firstIndex(where: { $0.id == ours[index].id }) {
+                file.id = free.remove(at: match).id
+            }
+            return file
+        }
     }
 
     /// Tells the listeners of messages the outbox accepted (or changed while they wait), stored
