@@ -92,6 +92,17 @@ extension MemoryStore {
         }
     }
 
+    public func retryWaitingOutbox(at now: Date) async throws -> Int {
+        outboxState.withLock { outbox in
+            var count = 0
+            for (id, item) in outbox.items where item.isQueued && item.attempts > 0 && item.nextAttempt > now {
+                outbox.items[id]?.nextAttempt = now
+                count += 1
+            }
+            return count
+        }
+    }
+
     public func releaseOutboxHolds(except holder: String) async throws {
         outboxState.withLock { outbox in outbox.holds = outbox.holds.filter { $0.value.holder == holder } }
     }

@@ -165,6 +165,16 @@ extension PostgresStore {
         try await query("DELETE FROM outbox_holds WHERE owner = \(owner.rawValue) AND holder = \(holder)")
     }
 
+    public func retryWaitingOutbox(at now: Date) async throws -> Int {
+        let moment = now.timeIntervalSince1970
+        return try await query(
+            """
+            UPDATE outbox_items SET next_attempt_at = \(moment)
+            WHERE failure IS NULL AND attempts > 0 AND next_attempt_at > \(moment) RETURNING id
+            """
+        ).count
+    }
+
     public func releaseOutboxHolds(except holder: String) async throws {
         try await query("DELETE FROM outbox_holds WHERE holder <> \(holder)")
     }

@@ -189,6 +189,16 @@ extension SQLiteStore {
         }
     }
 
+    public func retryWaitingOutbox(at now: Date) async throws -> Int {
+        let moment = now.timeIntervalSince1970
+        return try await write { db in
+            try db.execute(
+                sql: "UPDATE outbox_items SET next_attempt_at = ? WHERE failure IS NULL AND attempts > 0 AND next_attempt_at > ?",
+                arguments: [moment, moment])
+            return db.changesCount
+        }
+    }
+
     public func releaseOutboxHolds(except holder: String) async throws {
         try await write { db in try db.execute(sql: "DELETE FROM outbox_holds WHERE holder <> ?", arguments: [holder]) }
     }

@@ -132,6 +132,33 @@ struct OutboxTests {
         }
     }
 
+    /// Discord down: every user's queue backs off. The first message Discord takes again makes
+    /// every waiting queue due at once, not when its backoff (up to a minute) runs out.
+    @Test func whenDiscordTakesAMessageAgainEveryWaitingQueueGoesAtOnce() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1) }) { server in
+            let (alice, aliceThread, _) = try await server.userWithThread()
+            let (bob, bobThread, _) = try await server.userWithThread()
+            let (carol, carolThread, _) = try await server.userWithThread()
+            server.emulator.injectServerErrors(count: 100_000, status: 503)
+            #expect(try await server.accept("alice waits", token: alice.token).status == .created)
+            #expect(try await server.accept("bob waits", token: bob.token).status == .created)
+            // Several failed tries: the backoffs grow past what settling moves the clock by.
+            for _ in 0..<5 {
+                try await server.settled(driving: clock)
+                clock.advance(by: .seconds(5))
+            }
+            try await server.settled(driving: clock)
+            #expect(server.emulator.messages(inThread: aliceThread).last?.content != "alice waits")
+            server.emulator.injectServerErrors(count: 0, status: 503)
+            #expect(try await server.accept("carol is first", token: carol.token).status == .created)
+            try await server.settled(driving: clock)
+            #expect(server.emulator.messages(inThread: carolThread).last?.content == "carol is first")
+            #expect(server.emulator.messages(inThread: aliceThread).last?.content == "alice waits")
+            #expect(server.emulator.messages(inThread: bobThread).last?.content == "bob waits")
+        }
+    }
+
     /// What one user may keep waiting is bounded: past it, 503 `busy` with Retry-After, and what
     /// was accepted stays.
     @Test func aUsersWaitingMessagesAreCapped() async throws {

@@ -242,6 +242,25 @@ struct OutboxStoreFences {
         }
     }
 
+    /// Discord is back: items waiting out a backoff are due now, with their attempts counted;
+    /// failed ones stay failed.
+    @Test(arguments: StoreKind.available)
+    func waitingItemsAreDueAtOnceWhenDiscordIsBack(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            var backedOff = item(10, alice)
+            (backedOff.attempts, backedOff.nextAttempt) = (4, start.addingTimeInterval(60))
+            var refused = item(20, bob)
+            (refused.attempts, refused.nextAttempt, refused.failure) = (1, start.addingTimeInterval(60), DeliveryFailure(code: "50035", message: "no"))
+            try await store.withUser(alice, idempotencyKey: nil) { $0.enqueued = [backedOff] }
+            try await store.withUser(bob, idempotencyKey: nil) { $0.enqueued = [refused] }
+            #expect(try await store.outboxOwnersDue(at: start, limit: 10).isEmpty)
+            #expect(try await store.retryWaitingOutbox(at: start) == 1)
+            #expect(try await store.outboxOwnersDue(at: start, limit: 10) == [alice])
+            #expect(try await store.outboxItem(Snowflake(10))?.attempts == 4)
+            #expect(try await store.outboxItem(Snowflake(20))?.failure != nil)
+        }
+    }
+
     /// A process that starts alone on its store takes over the holds a killed one left: its own
     /// stay, the others' go, and their queues are due at once.
     @Test(arguments: StoreKind.available)

@@ -79,6 +79,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     private let inFlight = Mutex<Set<UserID>>([])
     /// When a failing delivery was last logged: a stuck outbox is logged once a minute, not per message.
     private let lastFailureLog = Mutex<Date?>(nil)
+    /// Whether Discord failed the last delivery of this process: the next one it takes means
+    /// Discord is back, and every queue waiting out a backoff is tried at once.
+    private let discordFailing = Mutex(false)
 
     /// Looks for due queues whenever woken (or every `idlePoll`) and starts a task for each user
     /// who has one and none running. At shutdown the deliveries under way end after their current
@@ -218,6 +221,18 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Discord took a message after failing: the queues waiting out the backoffs its outage built
+    /// up (up to `retryCap`) are due now, every replica's (they read the store).
+    private func discordIsBack() async {
+        do {
+            let sooner = try await store.retryWaitingOutbox(at: time.now())
+            if sooner > 0 { logger.notice("Discord takes messages again; those waiting are delivered now", metadata: ["waiting": "\(sooner)"]) }
+            wake()
+        } catch {
+            logFailure("Could not make the waiting messages due", error: error)
+        }
+    }
+
     /// The wait before the next attempt after `attempts` failed ones: doubling from `retryBase` up to `retryCap`.
     private func backoff(after attempts: Int) -> Duration {
         min(settings.retryCap, settings.retryBase * Double(1 << min(max(attempts - 1, 0), 20)))
@@ -275,11 +290,13 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             item.attempts += 1
             item.nextAttempt = time.now().addingTimeInterval(backoff(after: item.attempts) / .seconds(1))
             try await store.updateOutboxItem(item, fence: fence)
+            if error is DiscordError { discordFailing.withLock { $0 = true } }
             metrics.outboxFailure(code: "passing")
             logFailure("Discord did not take a message; it waits in the outbox", error: error, owner: owner)
             return .later
         }
         try await keep(posted, of: item, from: posting, removing: true, fence: fence)
+        if discordFailing.withLock({ failing in defer { failing = false }; return failing }) { await discordIsBack() }
         if item.kind == .message {
             metrics.messagesPosted.increment()
             if !item.files.isEmpty { metrics.filesUploaded.increment(by: Int64(item.files.count)) }

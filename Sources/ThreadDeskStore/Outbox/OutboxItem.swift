@@ -121,6 +121,11 @@ public protocol OutboxStore: Sendable {
     func claimOutbox(of owner: UserID, holder: String, until: Date, now: Date) async throws -> Bool
     /// Gives the user's queue back, if `holder` has it.
     func releaseOutbox(of owner: UserID, holder: String) async throws
+    /// Makes every waiting item that failed for a passing reason due at `now` (Discord is back:
+    /// the backoffs its outage built up need not run out first); its count of attempts stays.
+    /// - Returns: How many items are due sooner.
+    @discardableResult
+    func retryWaitingOutbox(at now: Date) async throws -> Int
     /// Gives back every queue's hold but `holder`'s: at the start of the one process a store
     /// serves (SQLite), whatever holds are left are a killed process's.
     func releaseOutboxHolds(except holder: String) async throws
