@@ -102,9 +102,7 @@ final class DateHeader: Sendable {
     private let cached = Mutex<(second: Int, text: String)>((-1, ""))
 
     func now() -> String {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        let second = time.tv_sec
+        let second = Int(Date().timeIntervalSince1970)
         if let text = cached.withLock({ $0.second == second ? $0.text : nil }) { return text }
         let text = Self.format(second)
         cached.withLock { $0 = (second, text) }
