@@ -270,6 +270,8 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         var posted: [DiscordMessage] = []
         do {
             for index in item.postedParts.count..<parts.count {
+                // The hold lasts one post: renewed before each, so a replica that dies frees its queues soon.
+                if index > 0 || !posted.isEmpty { guard try await claim(owner) else { throw OutboxHoldLost() } }
                 let message = try await threads.post(parts[index], in: &posting, from: nil, mayStartThread: item.mayStartThread)
                 guard let discordID = Snowflake(message.id) else { throw DiscordError.invalidResponse("a message id that is no snowflake") }
                 if index == 0, item.kind == .message { try await store.saveMirrorAlias(discordID: discordID, messageID: item.id, owner: owner) }
@@ -422,6 +424,12 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         if let owner { metadata["user"] = "\(owner.logValue)" }
         logger.warning(message, metadata: metadata)
     }
+}
+
+/// Another holder took the user's queue while a delivery was under way (its hold ran out): the
+/// delivery stops; the other goes on from what the store says, the nonce answering any post again.
+struct OutboxHoldLost: Error, CustomStringConvertible {
+    var description: String { "the outbox queue's hold ran out during a delivery" }
 }
 
 /// The nonce of an outbox message's post: the message's own id and the part's place (`o<id>-<part>`,

@@ -11,8 +11,11 @@ public struct OutboxSettings: Sendable {
     public var retryCap: Duration = .seconds(60)
     /// Users whose queues are delivered at the same time; one user's messages go one after the other.
     public var concurrency = 16
-    /// How long a replica holds a user's queue per message before another may take it over.
-    public var hold: Duration = .seconds(120)
+    /// How long a replica holds a user's queue per post (renewed before each) before another may
+    /// take it over: what a replica that dies mid-delivery costs its users. A hold that lapses
+    /// during a slow post is safe (the nonce answers a second attempt with the first post; the
+    /// first holder's writes are fenced), so it need not cover the longest post.
+    public var hold: Duration = .seconds(30)
     /// At shutdown, how long (real time) the deliveries under way may take before they are cancelled.
     public var drain: Duration = .seconds(10)
 
