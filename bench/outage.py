@@ -246,6 +246,10 @@ def main():
     parser.add_argument("--binary", default=str(ROOT / ".build/release/threaddesk"))
     parser.add_argument("--emulator", default=str(ROOT / ".build/release/discord-emulator"))
     parser.add_argument("--seed", type=int, default=20261128)
+    parser.add_argument("--no-faults", action="store_true",
+                        help="with --store postgres: neither kill replica B nor restart PostgreSQL during the drain")
+    parser.add_argument("--timeline", action="store_true",
+                        help="print the outbox depth, thread starts and posts every 5 s of the drain")
     args = parser.parse_args()
     args.binary, args.emulator = os.path.abspath(args.binary), os.path.abspath(args.emulator)
     random.seed(args.seed)
@@ -273,6 +277,8 @@ async def run(args, deployment):
     total = outbox_depth(deployment.bases[0])
     killed = restarted = None
     depth = total
+    timeline = []
+    last_mark = back
     while depth != 0:
         if time.monotonic() - back > args.drain_timeout:
             break
@@ -280,6 +286,13 @@ async def run(args, deployment):
         try:
             depth = outbox_depth(deployment.servers["a"][1])
         except requests.RequestException:
+            continue
+        if args.timeline and time.monotonic() - last_mark >= 5:
+            last_mark = time.monotonic()
+            routes = counters(control)["requestsByRoute"]
+            timeline.append((last_mark - back, depth, routes.get("POST /channels/{channel_id}/threads", 0),
+                             routes.get("POST /channels/{channel_id}/messages", 0)))
+        if args.no_faults:
             continue
         if args.store == "postgres" and killed is None and depth <= total * 2 / 3:
             killed = time.monotonic() - back
@@ -294,6 +307,11 @@ async def run(args, deployment):
     await asyncio.sleep(2)  # the last deliveries' gateway events
     texts, diagnostics = discord_view(control)
     report(args, plan, results, total, drained, depth, before, after, texts, diagnostics, killed, restarted)
+    if timeline:
+        print("\n| s into the drain | outbox depth | thread starts (all time) | posts (all time) |")
+        print("|---|---|---|---|")
+        for at, depth, starts, posts in timeline:
+            print(f"| {at:.0f} | {depth} | {starts} | {posts} |")
 
 
 def report(args, plan, results, total, drained, depth, before, after, texts, diagnostics, killed, restarted):
@@ -318,7 +336,8 @@ def report(args, plan, results, total, drained, depth, before, after, texts, dia
     # window per thread (the starter post is in the thread's call), 50 calls a second for the bot.
     ideal = max((math.ceil(threads / 10) - 1) * 10, (math.ceil(busiest / 5) - 1) * 5, (threads + posts) / 50.0)
     drain_429 = after["rateLimited"] - before["rateLimited"]
-    store = "SQLite, one node" if args.store == "sqlite" else "PostgreSQL, two replicas (B killed mid-drain, PostgreSQL restarted)"
+    store = "SQLite, one node" if args.store == "sqlite" else \
+        "PostgreSQL, two replicas" + ("" if args.no_faults else " (B killed mid-drain, PostgreSQL restarted)")
     print(f"### Outage: {args.outage:.0f} s of Discord down, {args.users} users, {args.messages} sends — {store}\n")
     print("| what | value |")
     print("|---|---|")

@@ -196,6 +196,8 @@ struct SDKAttestTests {
             try await client.unregisterPushToken()
             #expect(try await server.store.user(id)?.pushToken == nil)
             #expect(try await client.send("hello").content == "hello")
+            // Delivered (its thread made) before the erasure, which then locks that thread.
+            try await server.settled()
             #expect(try await client.exportMyData().messages.map(\.content) == ["hello"])
             try await client.deleteMyData()
             #expect(try await server.store.user(id) == nil)

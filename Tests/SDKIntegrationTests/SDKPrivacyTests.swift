@@ -50,6 +50,9 @@ struct SDKPrivacyTests {
             let phone = server.client(device: "phone", userID: "account-erase-1") { $0.userHash = proof }
             try await phone.open()
             try await phone.send("my account's words")
+            // Delivered (its thread made) before Discord starts refusing: the erasure then meets the refusal
+            // on the account's thread.
+            try await server.settled()
             let id = UserID("account-erase-1")!
 
             let reinstalled = server.client(device: "new-phone", userID: "account-erase-1") { $0.userHash = proof }

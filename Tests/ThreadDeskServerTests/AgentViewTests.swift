@@ -177,6 +177,9 @@ struct AgentViewTests {
             // The diagnostics route carries the id in its path.
             let upload = try await server.request(.post, "/upload-diagnostics/\(id)-1700000000", headers: Self.legacyKey, json: #"{"osVersion":"17.2"}"#)
             #expect(upload.status == .ok)
+            // Delivered from the outbox after the answer (still on the slow Discord): whatever its
+            // delivery logs is in the lines checked below.
+            try await server.settled()
             server.emulator.setLatency(.zero)
             #expect(try await server.thread(of: id) != second)
             // Every one of these was logged, by a fingerprint of the user.

@@ -12,9 +12,10 @@ import ThreadDeskStore
 @Suite("The user's data: erasure's edges")
 struct ErasureEdgeTests {
     @Test func aThreadWhoseCreationAnswerWasLostIsSettledByTheErasure() async throws {
-        // The server's clock is the test's: the delivery's retry does not come before the erasure.
+        // The server's clock is the test's: the delivery's retry (30 s away, beyond what
+        // `settled(driving:)` passes) does not come before the erasure.
         let clock = ManualClock()
-        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1) }) { server in
+        try await withServer(time: .driven(by: clock), { $0.discordBudget = .seconds(1); $0.outbox.retryBase = .seconds(30) }) { server in
             let user = try await server.session()
             // Discord makes the thread but its answer is lost: the message waits in the outbox for
             // its next attempt, its thread made but not known to the store.

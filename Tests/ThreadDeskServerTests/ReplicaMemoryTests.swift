@@ -34,7 +34,7 @@ struct ReplicaMemoryTests {
 
     @Test func aReplyCommittedThroughReplicaAIsInTheNextPollOnReplicaB() async throws {
         try await withTwoReplicas { a, b, storeB, discord, _ in
-            let user = try await conversation(on: b, discord: discord)
+            let user = try await conversation(on: b, other: a, discord: discord)
             let before = storeB.replicaCacheCounts.hits
             #expect(try await contents(b, user) == ["hello", "first answer"])
             #expect(try await contents(b, user) == ["hello", "first answer"])
@@ -56,7 +56,7 @@ struct ReplicaMemoryTests {
     /// for it (its barrier's ping comes after the word) instead of answering from memory.
     @Test func aWordOfChangeThatComesLateIsWaitedFor() async throws {
         try await withTwoReplicas { a, b, storeB, discord, _ in
-            let user = try await conversation(on: b, discord: discord)
+            let user = try await conversation(on: b, other: a, discord: discord)
             #expect(try await contents(b, user) == ["hello", "first answer"])
             let before = storeB.replicaCacheCounts.hits
             #expect(try await contents(b, user) == ["hello", "first answer"])
@@ -82,7 +82,7 @@ struct ReplicaMemoryTests {
     @Test func aLostWordOfChangeCostsTimeNeverMoreThanTheBound() async throws {
         let clock = TestClock()
         try await withTwoReplicas(clockB: clock) { a, b, storeB, discord, _ in
-            let user = try await conversation(on: b, discord: discord)
+            let user = try await conversation(on: b, other: a, discord: discord)
             #expect(try await contents(b, user) == ["hello", "first answer"])
             let before = storeB.replicaCacheCounts.hits
             #expect(try await contents(b, user) == ["hello", "first answer"])
@@ -101,8 +101,8 @@ struct ReplicaMemoryTests {
 
     @Test func aClosedSessionAndAnErasedUserAreRefusedAtOnceOnTheOtherReplica() async throws {
         try await withTwoReplicas { a, b, storeB, discord, _ in
-            let closing = try await conversation(on: a, discord: discord)
-            let erased = try await conversation(on: a, discord: discord, answered: false)
+            let closing = try await conversation(on: a, other: b, discord: discord)
+            let erased = try await conversation(on: a, other: b, discord: discord, answered: false)
             for user in [closing, erased] { #expect(try await b.call(.get, "/v1/messages", headers: user.auth).status == .ok) }
             let before = storeB.replicaCacheCounts.hits
             for user in [closing, erased] { #expect(try await b.call(.get, "/v1/messages", headers: user.auth).status == .ok) }
@@ -117,15 +117,19 @@ struct ReplicaMemoryTests {
     }
 
     /// A user with a thread whose first message (and, with `answered`, a support answer) both
-    /// replicas' mirror hold; the gateway feeds replica A.
-    private func conversation(on replica: Client, discord: DiscordEmulator, answered: Bool = true) async throws -> User {
+    /// replicas' mirror hold; the gateway feeds replica A. `other` is the second replica.
+    private func conversation(on replica: Client, other: Client, discord: DiscordEmulator, answered: Bool = true) async throws -> User {
         let opened = try await replica.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
         let user = User(token: try #require(try JSON.parse(opened.body)["token"]?.stringValue))
         var headers = user.auth
         headers[.init("Idempotency-Key")!] = "first"
         #expect(try await replica.call(.post, "/v1/messages", headers: headers, json: #"{"content":"hello"}"#).status == .created)
-        // The replica that accepted it delivers it.
-        try await replica.settled()
+        // Delivered by either replica (the other's look for due queues may take it first): both
+        // settled, twice, as `ReplicaTests.settled` does.
+        for _ in 0..<2 {
+            try await replica.settled()
+            try await other.settled()
+        }
         guard answered else { return user }
         let thread = try #require(discord.threads().last?.id)
         try discord.replyAsAgent(inThread: thread, content: "first answer")

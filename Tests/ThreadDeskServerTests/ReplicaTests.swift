@@ -441,6 +441,8 @@ struct ReplicaTests {
         retry[.init("Idempotency-Key")!] = "k0"
         let replayed = try await b.call(.post, "/v1/messages", headers: retry, json: #"{"content":"m0"}"#)
         #expect(replayed.status == .created)
+        // Anything the replay had queued would be delivered by now.
+        try await settled(a, b)
         #expect(discord.messages(inThread: thread).count == 40)
 
         // The same gateway event delivered to both replicas pushes once.

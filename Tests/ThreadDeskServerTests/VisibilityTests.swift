@@ -39,7 +39,9 @@ struct VisibilityTests {
             #expect(attachment["contentType"] == "image/png")
             // ThreadDesk's own URL for the bytes, never Discord's CDN (its signed URLs expire).
             #expect(attachment["url"]?.stringValue == "/v1/attachments/\(attachment["id"]?.stringValue ?? "-")")
-            // Support sees everything, including the device note and the diagnostics.
+            // Support sees everything, including the device note and the diagnostics (delivered
+            // from the outbox after the upload was answered).
+            try await server.settled()
             #expect(server.emulator.messages(inThread: thread).count == 9)
         }
     }

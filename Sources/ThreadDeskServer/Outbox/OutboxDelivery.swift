@@ -108,7 +108,6 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 }
                 let started = await due()
                 work.begin(Self.workName, count: started.count)
-                if answering { woken.withLock { if !$0 { work.lower(Self.workName) } } }
                 for owner in started {
                     let id = UUID()
                     let task = Task {
@@ -122,7 +121,10 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                     }
                     running.withLock { $0[id] = task }
                 }
+                // The gauge is written before the wake-up counts as answered: what settles on the
+                // outbox's work reads the depth this pass saw.
                 await reportDepth()
+                if answering { woken.withLock { if !$0 { work.lower(Self.workName) } } }
                 await sleepUntilWoken(atLeast: started.isEmpty ? .milliseconds(250) : .milliseconds(10))
             }
             await drain()
