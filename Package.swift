@@ -344,7 +344,7 @@ let package = Package(
         .testTarget(
             name: "AppAttestTests",
             dependencies: [
-                "AppAttest", "SoftwareAttester",
+                "AppAttest", "SoftwareAttester", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

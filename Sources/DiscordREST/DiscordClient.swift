@@ -37,8 +37,8 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         /// process is the bot's only one.
         public var sharedTurns: (any DiscordSharedTurns)?
         /// How much later than its shared turn a request may reach Discord (a busy process, a slow
-        /// network) with the replicas together still inside the bucket: the turns are spread over
-        /// the window plus a tenth of it plus this.
+        /// network) with the replicas together still inside the bucket: each window of turns
+        /// stops giving them this long before Discord's closes, and the next opens this long after.
         public var sharedTurnLateness: Duration = .milliseconds(250)
         /// Told of every HTTP attempt: its route template and status (nil when no answer came), for metrics.
         public var observer: (@Sendable (_ route: String, _ status: Int?) -> Void)?
@@ -217,14 +217,16 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         }
     }
 
-    /// Waits for this process's turn on the request's bucket among all the bot's processes. The
-    /// turns are a token bucket: a burst of a fifth of the bucket's limit at once, then the rest of
-    /// the limit spread over its window, a tenth and `sharedTurnLateness` slower (a request may
-    /// reach Discord later than its turn, the next one sooner). In any stretch as long as the window
-    /// that is at most the limit, wherever Discord's window falls, while no request arrives later
-    /// than a tenth of the window plus `sharedTurnLateness` after its turn. While this process has not heard the bucket's size yet,
-    /// one a second (each process's first call spends the bucket too); see `DiscordRateLimiter.size`. Turns that cannot be had
-    /// (the store is down) leave it to this process's own count.
+    /// Waits for this process's turn on the request's bucket among all the bot's processes,
+    /// counted in Discord's own windows (`DiscordSharedTurns`): the whole limit at once when a
+    /// window opens, the next window `sharedTurnLateness` after Discord's has closed, turns given
+    /// only while a request made `sharedTurnLateness` later still lands in the window. So under a
+    /// backlog the replicas together reach `window / (window + lateness)` of Discord's pace, and no
+    /// window gets more than the limit while no request reaches Discord later than
+    /// `sharedTurnLateness` after its turn. While this process has not heard the bucket's size yet,
+    /// one a second (each process's first call spends the bucket too); see
+    /// `DiscordRateLimiter.size`. Turns that cannot be had (the store is down) leave it to this
+    /// process's own count.
     private func takeSharedTurn(_ request: Request, from turns: any DiscordSharedTurns, deadline: C.Instant) async throws(DiscordError) {
         while true {
             let size = await rateLimiter.size(route: request.route, major: request.major) ?? (limit: 1, window: .seconds(1))
@@ -232,11 +234,10 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
             // whole bot (50 a second, which the replicas' shares add up to) cannot be overrun by
             // them together: no turn needed.
             if size.window >= .seconds(1), size.window / size.limit < .milliseconds(20) { return }
-            let burst = max(1, size.limit / 5)
-            let every = (size.window * 1.1 + configuration.sharedTurnLateness) / max(1, size.limit - burst)
             let wait: Duration?
             do {
-                wait = try await turns.take("\(request.route) \(request.major)", burst: burst, every: every)
+                wait = try await turns.take(
+                    "\(request.route) \(request.major)", limit: size.limit, window: size.window, lateness: configuration.sharedTurnLateness)
             } catch {
                 logger.notice("Could not take a shared turn for a Discord call", metadata: ["route": "\(request.route)", "error": "\(error)"])
                 return

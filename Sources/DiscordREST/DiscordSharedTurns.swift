@@ -1,7 +1,9 @@
 /// Turns on a Discord bucket that several processes of one bot spend (replicas of a server),
 /// kept where they all see them.
 public protocol DiscordSharedTurns: Sendable {
-    /// Takes a turn on `key`, a token bucket shared by all the processes: `burst` turns at once,
-    /// then one per `every`. Nil when taken, else how long until the next is free.
-    func take(_ key: String, burst: Int, every: Duration) async throws -> Duration?
+    /// Takes a turn on `key`, counted as Discord counts the bucket: fixed windows of `window`
+    /// opened by their first request, `limit` requests each. A turn is given only while a request
+    /// made up to `lateness` after it still reaches Discord in the window, and the next window
+    /// opens once the last has surely closed. Nil when taken, else how long until one may be.
+    func take(_ key: String, limit: Int, window: Duration, lateness: Duration) async throws -> Duration?
 }

@@ -15,6 +15,7 @@ public final class MemoryStore: UserStore {
     let lock: KeyedFIFOLock<UserID>
     /// One process serves from this store, so its quotas live in its memory.
     let buckets = TokenBuckets()
+    let turnWindows = TurnWindows()
     struct Mirror {
         var threads: [Snowflake: MirrorThread] = [:]
         var messages: [Snowflake: MirroredMessage] = [:]
@@ -88,6 +89,10 @@ public final class MemoryStore: UserStore {
 
     public func returnToken(_ key: String, limit: QuotaLimit, cost: Double) async throws {
         buckets.giveBack(key, limit: limit, cost: cost)
+    }
+
+    public func takeWindowTurn(_ key: String, limit: Int, window: Duration, lateness: Duration) async throws -> Duration? {
+        turnWindows.take(key, limit: limit, window: window, lateness: lateness)
     }
 
     public func migrate() async throws {}

@@ -505,6 +505,45 @@ public final class PostgresStore: UserStore, Service {
         }
     }
 
+    /// A window's row is a quota bucket's (its own keys): `tokens` the turns given in it,
+    /// `updated_at` when it opened, by the database's clock, which every replica shares. The row is
+    /// made first if missing (a window long closed), then locked while the turn is decided.
+    public func takeWindowTurn(_ key: String, limit: Int, window: Duration, lateness: Duration) async throws -> Duration? {
+        let (windowSeconds, latenessSeconds) = (window / .seconds(1), lateness / .seconds(1))
+        let limit = max(1, limit)
+        let wait = try await database {
+            let rows = try await client.withConnection { connection in
+                try await connection.rows(
+                    "INSERT INTO quota_buckets (key, tokens, updated_at) VALUES (\(key), 0, to_timestamp(0)) ON CONFLICT (key) DO NOTHING",
+                    logger: logger)
+                // As `TurnWindow.decide`, in one statement: a new window, a turn in this one, or the wait.
+                return try await connection.rows(
+                    """
+                    WITH previous AS (
+                        SELECT tokens, updated_at, EXTRACT(EPOCH FROM clock_timestamp() - updated_at)::DOUBLE PRECISION AS age
+                        FROM quota_buckets WHERE key = \(key) FOR UPDATE),
+                    decided AS (
+                        SELECT
+                            CASE WHEN age >= \(windowSeconds) + \(latenessSeconds) THEN 1
+                                 WHEN age < \(windowSeconds) - \(latenessSeconds) AND tokens < \(Double(limit)) THEN tokens + 1
+                                 ELSE tokens END AS used,
+                            CASE WHEN age >= \(windowSeconds) + \(latenessSeconds) THEN clock_timestamp() ELSE updated_at END AS opened,
+                            CASE WHEN age >= \(windowSeconds) + \(latenessSeconds) THEN 0::DOUBLE PRECISION
+                                 WHEN age < \(windowSeconds) - \(latenessSeconds) AND tokens < \(Double(limit)) THEN 0::DOUBLE PRECISION
+                                 ELSE \(windowSeconds) + \(latenessSeconds) - age END AS wait
+                        FROM previous),
+                    saved AS (
+                        UPDATE quota_buckets SET tokens = decided.used, updated_at = decided.opened FROM decided
+                        WHERE quota_buckets.key = \(key))
+                    SELECT wait FROM decided
+                    """, logger: logger)
+            }
+            return try rows.first?.decode(Double.self) ?? 0
+        }
+        guard wait > 0 else { return nil }
+        return .milliseconds(Int64((wait * 1000).rounded(.up)))
+    }
+
     /// Buckets untouched for a day are full again: the same as none.
     private func pruneQuotas() async {
         do {

@@ -11,6 +11,7 @@ public final class SQLiteStore: UserStore {
     let lock: KeyedFIFOLock<UserID>
     /// One process serves from this store, so its quotas live in its memory.
     let buckets = TokenBuckets()
+    let turnWindows = TurnWindows()
 
     /// Opens (creating folders and file as needed) and migrates the database at `path`.
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
@@ -117,6 +118,10 @@ public final class SQLiteStore: UserStore {
 
     public func returnToken(_ key: String, limit: QuotaLimit, cost: Double) async throws {
         buckets.giveBack(key, limit: limit, cost: cost)
+    }
+
+    public func takeWindowTurn(_ key: String, limit: Int, window: Duration, lateness: Duration) async throws -> Duration? {
+        turnWindows.take(key, limit: limit, window: window, lateness: lateness)
     }
 
     public func checkReachable() async throws {

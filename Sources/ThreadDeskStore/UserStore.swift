@@ -113,6 +113,9 @@ public protocol QuotaBuckets: Sendable {
     /// Puts `cost` tokens back into the bucket `key`, never above its size: a request the server
     /// turned away for a reason of its own (busy) costs the caller nothing.
     func returnToken(_ key: String, limit: QuotaLimit, cost: Double) async throws
+    /// Takes a turn in the fixed window `key` (`TurnWindow`): nil when taken, else how long
+    /// until the next window opens.
+    func takeWindowTurn(_ key: String, limit: Int, window: Duration, lateness: Duration) async throws -> Duration?
 }
 
 /// Jobs that run in one process at a time, whichever replica starts them.

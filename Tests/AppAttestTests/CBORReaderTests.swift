@@ -3,6 +3,7 @@ import Foundation
 import SoftwareAttester
 import SwiftASN1
 import Testing
+import TestSupport
 
 @Suite struct CBORReaderTests {
     @Test func readsWhatTheFormatNeedsAndIgnoresTheRest() throws {
@@ -83,18 +84,5 @@ import Testing
             }
         }
         #expect(refused > 550)
-    }
-}
-
-/// SplitMix64: the same sequence every run.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -164,14 +164,19 @@ struct ConfigurationTests {
     @Test func theInternalListenerAndTheDiscordShareAreReadAndChecked() throws {
         let defaults = try ServerConfiguration(environment: Self.complete)
         #expect(defaults.internalPort == nil && defaults.discordGlobalLimit == 50 && defaults.gatewayCompression == .zlibStream)
+        #expect(defaults.discordSharedTurnLateness == .milliseconds(500))
         var environment = Self.complete
-        environment.merge(["INTERNAL_PORT": "9090", "INTERNAL_HOST": "10.0.0.2", "DISCORD_GLOBAL_LIMIT": "25", "GATEWAY_COMPRESSION": "zstd-stream"]) { $1 }
+        environment.merge([
+            "INTERNAL_PORT": "9090", "INTERNAL_HOST": "10.0.0.2", "DISCORD_GLOBAL_LIMIT": "25", "GATEWAY_COMPRESSION": "zstd-stream",
+            "DISCORD_SHARED_TURN_LATENESS_MS": "1200",
+        ]) { $1 }
         let configuration = try ServerConfiguration(environment: environment)
         #expect(configuration.internalPort == 9090 && configuration.internalHost == "10.0.0.2")
         #expect(configuration.discordGlobalLimit == 25 && configuration.gatewayCompression == .zstdStream)
+        #expect(configuration.discordSharedTurnLateness == .milliseconds(1200))
         for (name, bad) in [
             ("INTERNAL_PORT", "70000"), ("DISCORD_GLOBAL_LIMIT", "0"), ("DISCORD_GLOBAL_LIMIT", "51"), ("DISCORD_GLOBAL_LIMIT", "lots"),
-            ("GATEWAY_COMPRESSION", "gzip"),
+            ("GATEWAY_COMPRESSION", "gzip"), ("DISCORD_SHARED_TURN_LATENESS_MS", "-1"), ("DISCORD_SHARED_TURN_LATENESS_MS", "9000"),
         ] {
             var wrong = environment
             wrong[name] = bad

@@ -205,13 +205,18 @@ struct ReplicaTests {
     /// shared turns both spend the same remaining slots.)
     @Test func twoReplicasMakingThreadsAtOnceShareTheForumsBucket() async throws {
         var emulator = DiscordEmulator.Configuration()
-        // Only the thread-create bucket is in play: 5 new threads per 2 s (shared turns: one at
-        // once, then one per (2.2 + 0.25) / 4 s; a request may reach Discord up to 0.45 s after its
-        // turn, however busy this machine, and the five of any window still fit).
+        // Only the thread-create bucket is in play: 5 new threads per 2 s (shared turns: five in
+        // the first second of a window, the next window 3 s after the last opened; a request may
+        // reach Discord up to 1 s after its turn, however busy this machine, and the five of any
+        // window still fit).
         emulator.threadCreateLimit = .init(limit: 5, window: .seconds(2))
         emulator.defaultRouteLimit = .init(limit: 10_000, window: .seconds(1))
         emulator.globalLimit = .init(limit: 10_000, window: .seconds(1))
-        try await withReplicas(emulator: emulator, adjust: { $0.discordGlobalLimit = 10_000; $0.discordBudget = .seconds(40) }) { a, b, discord, _, _, _ in
+        try await withReplicas(emulator: emulator, adjust: {
+            $0.discordGlobalLimit = 10_000
+            $0.discordBudget = .seconds(40)
+            $0.discordSharedTurnLateness = .seconds(1)
+        }) { a, b, discord, _, _, _ in
             let perReplica = 7
             let tokens = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for index in 0..<(2 * perReplica) {

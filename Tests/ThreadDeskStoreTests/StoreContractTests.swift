@@ -339,6 +339,53 @@ struct QuotaBucketsContract {
         }
     }
 
+    /// A window of turns gives its limit, then names the wait until the next window opens
+    /// (`window + lateness` after the first turn); each key is a window of its own.
+    @Test(arguments: StoreKind.available)
+    func aTurnWindowGivesItsLimitThenTheWaitForTheNext(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let (window, lateness) = (Duration.seconds(600), Duration.seconds(30))
+            for _ in 0..<3 { #expect(try await store.takeWindowTurn("discord-window:a", limit: 3, window: window, lateness: lateness) == nil) }
+            let wait = try #require(try await store.takeWindowTurn("discord-window:a", limit: 3, window: window, lateness: lateness))
+            #expect(wait > .seconds(600) && wait <= .seconds(630))
+            #expect(try await store.takeWindowTurn("discord-window:b", limit: 3, window: window, lateness: lateness) == nil)
+        }
+    }
+
+    /// Once the wait a refused turn named has passed, the next window opens with a turn: the
+    /// wait is never short of it. (The store's own clock: PostgreSQL's, which replicas share.)
+    @Test(arguments: StoreKind.available)
+    func aTurnWindowOpensAgainOnceItsWaitHasPassed(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let (window, lateness) = (Duration.milliseconds(50), Duration.milliseconds(20))
+            #expect(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness) == nil)
+            let wait = try #require(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness))
+            try await Task.sleep(for: wait)
+            #expect(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness) == nil)
+        }
+    }
+
+    /// Replicas taking turns at once on one PostgreSQL share one window: its limit in all.
+    @Test(.enabled(if: postgresIsAvailable))
+    func replicasOnOnePostgreSQLShareTheirTurnWindows() async throws {
+        try await withFreshPostgresSchema { url in
+            try await PostgresStore.withRunning(url: url) { first in
+                try await PostgresStore.withRunning(url: url) { second in
+                    let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                        for index in 0..<30 {
+                            let store = index.isMultiple(of: 2) ? first : second
+                            group.addTask {
+                                try await store.takeWindowTurn("discord-window:forum", limit: 10, window: .seconds(600), lateness: .seconds(1)) == nil
+                            }
+                        }
+                        return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                    }
+                    #expect(taken == 10)
+                }
+            }
+        }
+    }
+
     /// The migration that adds `history` fills it in from what rows written before it show.
 }
 

@@ -114,6 +114,13 @@ extension ServerConfiguration {
                 problem.invalid.append("DISCORD_GLOBAL_LIMIT (requests per second, 1 to 50: this replica's share of the bot's 50)")
             }
         }
+        if let text = value("DISCORD_SHARED_TURN_LATENESS_MS") {
+            if let milliseconds = Int(text), (0...5000).contains(milliseconds) {
+                discordSharedTurnLateness = .milliseconds(milliseconds)
+            } else {
+                problem.invalid.append("DISCORD_SHARED_TURN_LATENESS_MS (0 to 5000)")
+            }
+        }
         gatewayCompression = TransportCompression.setting(value("GATEWAY_COMPRESSION"), problem: &problem)
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }

@@ -38,6 +38,12 @@ public struct ServerConfiguration: Sendable {
     /// The window `discordGlobalLimit` counts in: Discord's is a second. (Tests stretch it, with
     /// the emulator's, so a burst's overlap does not depend on how fast the machine is.)
     public var discordGlobalWindow: Duration = .seconds(1)
+    /// How much later than its turn on a bucket the replicas share (a forum's new threads) a
+    /// request may reach Discord, with the replicas together still under the bucket's limit
+    /// (`DISCORD_SHARED_TURN_LATENESS_MS`): each window of turns closes this long before
+    /// Discord's, and the next opens this long after, so the replicas reach window / (window +
+    /// this) of Discord's pace. Unused on an embedded store (one process).
+    public var discordSharedTurnLateness: Duration = .milliseconds(500)
     /// The in-process gateway's transport compression (`GATEWAY_COMPRESSION`).
     public var gatewayCompression = TransportCompression.zlibStream
     public var logLevel: Logger.Level = .info

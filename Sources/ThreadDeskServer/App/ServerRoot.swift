@@ -43,6 +43,7 @@ struct ServerRoot {
             discordConfiguration.observer = { route, status in metrics.discord(route: route, status: status) }
             discordConfiguration.rateLimits.globalLimit = configuration.discordGlobalLimit
             discordConfiguration.rateLimits.globalWindow = configuration.discordGlobalWindow
+            discordConfiguration.sharedTurnLateness = configuration.discordSharedTurnLateness
             // A store that replicas share (the one with a bus between them) keeps the turns on the
             // buckets they all spend; with an embedded store this process is the bot's only one.
             if store.bus != nil { discordConfiguration.sharedTurns = SharedDiscordTurns(store: store) }

@@ -1,12 +1,12 @@
 import DiscordREST
 import ThreadDeskStore
 
-/// Turns on Discord's shared buckets kept in the store every replica shares (its token buckets),
+/// Turns on Discord's shared buckets kept in the store every replica shares (its turn windows),
 /// so the replicas together go at the bucket's pace, not each at its own.
 struct SharedDiscordTurns: DiscordSharedTurns {
     let store: any QuotaBuckets
 
-    func take(_ key: String, burst: Int, every: Duration) async throws -> Duration? {
-        try await store.takeToken("discord-turn:" + key, limit: QuotaLimit(burst, per: every * burst), cost: 1)
+    func take(_ key: String, limit: Int, window: Duration, lateness: Duration) async throws -> Duration? {
+        try await store.takeWindowTurn("discord-window:" + key, limit: limit, window: window, lateness: lateness)
     }
 }
