@@ -184,10 +184,11 @@ extension DiscordEmulator {
         }
     }
 
-    /// The next `count` requests to `route` (a template such as `/channels/{channel_id}`) are
-    /// answered `status` without effect; other routes go on as usual. 0 ends it.
-    public func failRequests(_ method: String, _ route: String, count: Int, status: Int = 503) {
-        world.state.withLock { $0.faults.routeErrors["\(method) \(route)"] = (count, status) }
+    /// The next `count` requests to `route` (a template such as `/channels/{channel_id}`), after
+    /// `after` that go through as usual, are answered `status` without effect; other routes go on
+    /// as usual. 0 ends it.
+    public func failRequests(_ method: String, _ route: String, count: Int, status: Int = 503, after: Int = 0) {
+        world.state.withLock { $0.faults.routeErrors["\(method) \(route)"] = (count, status, after) }
     }
 
     /// The next `count` requests to `route` (a template such as `/channels/{channel_id}/threads`)

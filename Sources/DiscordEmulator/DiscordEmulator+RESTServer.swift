@@ -77,7 +77,11 @@ extension DiscordEmulator {
         }
         let routeError = world.state.withLock { state -> Int? in
             guard let error = state.faults.routeErrors[routeKey], error.count > 0 else { return nil }
-            state.faults.routeErrors[routeKey] = (error.count - 1, error.status)
+            if error.after > 0 {
+                state.faults.routeErrors[routeKey] = (error.count, error.status, error.after - 1)
+                return nil
+            }
+            state.faults.routeErrors[routeKey] = (error.count - 1, error.status, 0)
             return error.status
         }
         defer { world.observers.changed() }

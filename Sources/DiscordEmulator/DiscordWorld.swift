@@ -85,7 +85,7 @@ final class DiscordWorld: Sendable {
         var lostAnswers: [String: Int] = [:]
         /// Requests (by `"METHOD /route/{template}"`) answered with a server error, without
         /// effect: how many more of each, and the status.
-        var routeErrors: [String: (count: Int, status: Int)] = [:]
+        var routeErrors: [String: (count: Int, status: Int, after: Int)] = [:]
         /// CDN downloads answered with a redirect off the CDN (to `/not-the-cdn/…`): how many more.
         var cdnRedirects = 0
     }

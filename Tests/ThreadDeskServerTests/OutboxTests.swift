@@ -79,6 +79,48 @@ struct OutboxTests {
         }
     }
 
+    /// A message of two posts whose second Discord refuses for good: `failed`, its first post in
+    /// Discord. Retried with its own text it goes on from the refused post; another text cannot
+    /// be (409 `partly_delivered`); deleted, its post in Discord goes too.
+    @Test func aMessagePartlyInDiscordWhenRefusedIsRetriedFromThereOrDeletedWhole() async throws {
+        try await withServer { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let before = server.emulator.messages(inThread: thread).count
+            let long = Array(repeating: "word", count: 600).joined(separator: " ")
+            // The first post goes through, the second is refused for good.
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1, status: 400, after: 1)
+            let sent = try await server.send(long, token: user.token)
+            let id = try #require(sent.json["id"]?.stringValue)
+            #expect(server.emulator.messages(inThread: thread).count == before + 1)
+            let listed = try await server.messages(token: user.token)
+            let failed = try #require(listed.first { $0["id"]?.stringValue == id })
+            // Failed, showing the whole text the user wrote (what a retry sends), whatever a read of Discord finds.
+            #expect(failed["delivery"] == "failed" && failed["content"]?.stringValue == long)
+
+            let other = try await server.request(.patch, "/v1/messages/\(id)", token: user.token, json: #"{"content":"something else"}"#)
+            #expect(other.status == .conflict && other.errorCode == "partly_delivered")
+            let body = String(decoding: try JSONEncoder().encode(["content": long]), as: UTF8.self)
+            let retried = try await server.request(.patch, "/v1/messages/\(id)", token: user.token, json: body)
+            #expect(retried.status == .ok && retried.json["delivery"] == "queued")
+            try await server.settled()
+            #expect(server.emulator.messages(inThread: thread).count == before + 2, "the refused post only, once")
+            #expect(try await server.messages(token: user.token).first { $0["id"]?.stringValue == id }?["delivery"] == "sent")
+            // The whole text in Discord: the first post and the one posted on the retry.
+            let words = server.emulator.messages(inThread: thread).suffix(2).map(\.content).joined(separator: " ")
+            #expect(words.split(separator: " ").filter { $0 == "word" }.count == 600)
+
+            // Again, and deleted this time: nothing of it stays in Discord or in the conversation.
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1, status: 400, after: 1)
+            let again = try await server.send(long, token: user.token)
+            let second = try #require(again.json["id"]?.stringValue)
+            #expect(server.emulator.messages(inThread: thread).count == before + 3)
+            #expect(try await server.request(.delete, "/v1/messages/\(second)", token: user.token).status == .noContent)
+            try await server.settled()
+            #expect(server.emulator.messages(inThread: thread).count == before + 2)
+            #expect(try await server.messages(token: user.token).allSatisfy { $0["id"]?.stringValue != second })
+        }
+    }
+
     /// Discord's answer to a post is lost: the next attempt carries the same nonce and Discord
     /// answers with the post it has. Once in Discord, whatever the answers.
     @Test func aPostWhoseAnswerIsLostIsInDiscordOnce() async throws {

@@ -61,33 +61,39 @@ struct MessageEditor: Sendable {
     func delete(_ messageID: Snowflake, for id: UserID) async throws {
         try await withOwnMessage(messageID, for: id) { parts, thread, context in
             if parts[0].delivery != .sent {
-                // Still in the outbox (waiting, or failed): Discord never sees it.
+                // Still in the outbox (waiting, or failed): Discord never sees it, or loses what
+                // reached it of a failed one (the parts before the one Discord refused).
                 try await withQueue(of: context.id, for: parts[0]) {
-                    guard try await waiting(parts[0], of: context.id) != nil else { throw SupportFailure.delivering }
+                    let item = try await kept(parts[0], of: context.id)
+                    for posted in item.postedParts { try await deleteInDiscord(posted, in: thread) }
                     try await store.removeOutboxItem(parts[0].id)
                 }
                 guard let record = context.record else { return }
-                try await ingestion.apply([.deleted(parts[0].id, thread: parts[0].threadID)], thread: parts[0].threadID, record: record)
+                try await ingestion.apply(parts.map { .deleted($0.id, thread: $0.threadID) }, thread: parts[0].threadID, record: record)
                 return
             }
             for part in parts { try await deletePart(part, in: thread, context: context) }
         }
     }
 
-    /// The outbox's item of a message not delivered yet, when nothing of it is in Discord (an
-    /// item part-way delivered is the deliverer's until it is done).
-    private func waiting(_ message: MirroredMessage, of owner: UserID) async throws -> OutboxItem? {
-        guard let item = try await store.outboxItem(message.id), item.owner == owner, item.postedParts.isEmpty
-        else { return nil }
+    /// The outbox's item of a message not delivered yet that the user may change: nothing of it
+    /// in Discord, or it failed after some of its parts got there. (An item part-way delivered
+    /// and still queued is the deliverer's until it is done: 409.)
+    private func kept(_ message: MirroredMessage, of owner: UserID) async throws -> OutboxItem {
+        guard let item = try await store.outboxItem(message.id), item.owner == owner, item.postedParts.isEmpty || !item.isQueued
+        else { throw SupportFailure.delivering }
         return item
     }
 
     /// A new text for a message the outbox keeps: it waits again (a failed one is tried anew) with
-    /// the new text, which is what Discord gets.
+    /// the new text, which is what Discord gets. A failed message some of whose parts reached
+    /// Discord is tried again from the part Discord refused, with its own text only: 409
+    /// `partly_delivered` for another (the posts made cannot take it; delete it instead).
     private func editWaiting(_ message: MirroredMessage, text: String, context: UserContext) async throws -> SupportMessage {
         let time = now()
         try await withQueue(of: context.id, for: message) {
-            guard var item = try await waiting(message, of: context.id) else { throw SupportFailure.delivering }
+            var item = try await kept(message, of: context.id)
+            guard item.postedParts.isEmpty || item.content == text else { throw SupportFailure.partlyDelivered }
             (item.content, item.failure, item.attempts, item.nextAttempt) = (text, nil, 0, time)
             try await store.updateOutboxItem(item)
         }
@@ -125,16 +131,19 @@ struct MessageEditor: Sendable {
     }
 
     private func deletePart(_ part: MirroredMessage, in thread: Snowflake, context: UserContext) async throws {
-        let discordID = try await discordID(of: part)
+        try await deleteInDiscord(try await discordID(of: part), in: thread)
+        guard let record = context.record else { return }
+        try await ingestion.apply([.deleted(part.id, thread: thread)], thread: thread, record: record)
+    }
+
+    /// Deletes a post in Discord; one already gone is no error (the mirror just learns it).
+    private func deleteInDiscord(_ discordID: Snowflake, in thread: Snowflake) async throws {
         do {
             try await discord.deleteMessage(discordID.description, in: thread.description)
         } catch .api(let error) where error.status == 404 {
-            // Already gone in Discord: the mirror just learns it.
         } catch {
             throw error
         }
-        guard let record = context.record else { return }
-        try await ingestion.apply([.deleted(part.id, thread: thread)], thread: thread, record: record)
     }
 
     /// Runs `body` with every post of the user's message `messageID` (first part first), under the

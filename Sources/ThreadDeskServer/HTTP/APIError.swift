@@ -124,6 +124,10 @@ extension APIError {
                 retryAfterSeconds: seconds)
         case .delivering:
             self.init(.conflict, .retryInProgress, "This message is being delivered to support right now; try again in a moment.", retryAfterSeconds: 2)
+        case .partlyDelivered:
+            self.init(
+                .conflict, .partlyDelivered,
+                "Part of this message reached support before Discord refused the rest: retry it with the same text, or delete it.")
         case .limitReached(let name, let limit, let wait):
             let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             self.init(

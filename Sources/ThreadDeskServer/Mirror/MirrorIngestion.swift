@@ -10,7 +10,7 @@ import ThreadDeskWire
 /// here, when a visible support reply enters the mirror for the first time, and nowhere else.
 /// What it took in, it announces to its listeners (live streams, pushes, status tags).
 struct MirrorIngestion: Sendable {
-    let store: any UserRecords & MirrorStore
+    let store: any UserRecords & MirrorStore & OutboxStore
     let bot: BotIdentity
     /// Which replies wait for a push; nil when pushes are off.
     let pushRule: PushRule?
@@ -25,7 +25,7 @@ struct MirrorIngestion: Sendable {
     ///   - listeners: Told of what each merge took in.
     ///   - now: The server's clock, as a date.
     init(
-        store: any UserRecords & MirrorStore, bot: BotIdentity, pushRule: PushRule?, listeners: [any MirrorListener] = [],
+        store: any UserRecords & MirrorStore & OutboxStore, bot: BotIdentity, pushRule: PushRule?, listeners: [any MirrorListener] = [],
         now: @escaping @Sendable () -> Date
     ) {
         (self.store, self.bot, self.pushRule, self.listeners, self.now) = (store, bot, pushRule, listeners, now)
@@ -150,6 +150,12 @@ struct MirrorIngestion: Sendable {
             case .deleted(let id, let thread):
                 return .deleted(aliases[id] ?? id, thread: thread)
             }
+        }
+        // A message that failed after its first posts reached Discord stays what the outbox says
+        // (failed, the whole text) until it is retried or deleted: Discord's first post is not it.
+        for id in renamed {
+            guard let item = try await store.outboxItem(id), !item.isQueued else { continue }
+            translated.removeAll { if case .message(let message) = $0 { message.id == id } else { false } }
         }
         // The files keep the ids the app was given when the message was accepted, as the message does.
         let withFiles = translated.compactMap { fact -> Snowflake? in

@@ -281,6 +281,15 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 posted.append(message)
                 if index + 1 < parts.count { try await store.updateOutboxItem(item, fence: fence) }
             }
+            // Tried again after a refusal part-way (a retry of a failed message): the posts an
+            // earlier attempt made, as Discord has them, join these, so the message's first part
+            // is known as delivered with Discord's text, as after a delivery in one go.
+            let earlier = item.postedParts.dropLast(posted.count)
+            if !earlier.isEmpty, let thread = posting.record?.threadID {
+                var before: [DiscordMessage] = []
+                for id in earlier { before.append(try await threads.discord.message(id.description, in: thread)) }
+                posted = before + posted
+            }
         } catch {
             // What was posted before the failure is kept (the next attempt goes on after it).
             if !posted.isEmpty { try await keep(posted, of: item, from: posting, removing: false, fence: fence) }
@@ -385,6 +394,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             guard try await store.updateOutboxItem(item, fence: fence), var row = try await store.mirroredMessages([item.id]).first else { return }
             row.delivery = .failed
             row.deliveryError = refusal
+            // Its first posts reached Discord: the message still shows the whole text the user
+            // wrote (what a retry sends again), not the first post's.
+            if !item.postedParts.isEmpty { row.content = item.content }
             try await ingestion.saveOutboxChange(row, owner: owner)
         }
     }

@@ -37,4 +37,6 @@ enum SupportFailure: Error, Sendable, Equatable {
     /// The message is being delivered (some of its posts are in Discord): an edit or delete waits
     /// until it is.
     case delivering
+    /// A failed message some of whose parts reached Discord, edited to another text.
+    case partlyDelivered
 }

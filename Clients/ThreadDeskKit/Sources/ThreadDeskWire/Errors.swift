@@ -75,6 +75,8 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let notFound = ErrorCode(rawValue: "not_found")
     public static let rateLimited = ErrorCode(rawValue: "rate_limited")
     public static let retryInProgress = ErrorCode(rawValue: "retry_in_progress")
+    /// A failed message some of whose parts reached support, edited to another text.
+    public static let partlyDelivered = ErrorCode(rawValue: "partly_delivered")
     public static let shuttingDown = ErrorCode(rawValue: "shutting_down")
     public static let storeUnavailable = ErrorCode(rawValue: "store_unavailable")
     public static let storeUnreachable = ErrorCode(rawValue: "store_unreachable")
@@ -171,6 +173,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
         .notALegacyUser,
         .notAnObject,
         .notFound,
+        .partlyDelivered,
         .rateLimited,
         .retryInProgress,
         .shuttingDown,
