@@ -145,9 +145,10 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
         var lastProblem = "no attempt"
         while true {
             attempt += 1
+            var turn: C.Instant?
             if request.sharedBucket, let turns = configuration.sharedTurns {
                 // Before this process's own limiter, so a wait for a turn holds none of its slots.
-                try await takeSharedTurn(request, from: turns, deadline: deadline)
+                turn = try await takeSharedTurn(request, from: turns, deadline: deadline)
             }
             let ticket: DiscordRateLimiter<C>.Ticket
             do {
@@ -156,6 +157,14 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
                 throw error
             } catch {
                 throw .unavailable(attempts: attempt - 1, lastProblem: "cancelled")
+            }
+            // This process's own limiter held the request (its share of the global limit, a 429's
+            // wait): past half the lateness a turn allows, the request might land in Discord's next
+            // window, so the turn is let go (unused, it costs the others nothing) and a new one taken.
+            if let turn, turn.duration(to: clock.now) > configuration.sharedTurnLateness / 2 {
+                await rateLimiter.complete(ticket, headers: nil, refund: true)
+                attempt -= 1
+                continue
             }
             let response: HTTPClientResponse
             let body: ByteBuffer
@@ -227,22 +236,25 @@ public final class DiscordClient<C: Clock>: Sendable where C.Duration == Duratio
     /// one a second (each process's first call spends the bucket too); see
     /// `DiscordRateLimiter.size`. Turns that cannot be had (the store is down) leave it to this
     /// process's own count.
-    private func takeSharedTurn(_ request: Request, from turns: any DiscordSharedTurns, deadline: C.Instant) async throws(DiscordError) {
+    /// Returns when this process asked for the turn it was given (nil when no turn was needed or
+    /// none could be had): the request should reach Discord within `sharedTurnLateness` of it.
+    private func takeSharedTurn(_ request: Request, from turns: any DiscordSharedTurns, deadline: C.Instant) async throws(DiscordError) -> C.Instant? {
         while true {
             let size = await rateLimiter.size(route: request.route, major: request.major) ?? (limit: 1, window: .seconds(1))
             // A bucket of a second or more that allows more than Discord's global limit for the
             // whole bot (50 a second, which the replicas' shares add up to) cannot be overrun by
             // them together: no turn needed.
-            if size.window >= .seconds(1), size.window / size.limit < .milliseconds(20) { return }
+            if size.window >= .seconds(1), size.window / size.limit < .milliseconds(20) { return nil }
+            let asked = clock.now
             let wait: Duration?
             do {
                 wait = try await turns.take(
                     "\(request.route) \(request.major)", limit: size.limit, window: size.window, lateness: configuration.sharedTurnLateness)
             } catch {
                 logger.notice("Could not take a shared turn for a Discord call", metadata: ["route": "\(request.route)", "error": "\(error)"])
-                return
+                return nil
             }
-            guard let wait else { return }
+            guard let wait else { return asked }
             guard clock.now.advanced(by: wait) <= deadline else { throw .rateLimited(retryAfter: wait) }
             do {
                 try await clock.sleep(for: wait, tolerance: nil)

@@ -148,7 +148,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 12
+    public static let schemaVersion = 13
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {
@@ -205,6 +205,11 @@ public final class PostgresStore: UserStore, Service {
         "CREATE INDEX IF NOT EXISTS mirror_aliases_owner ON mirror_aliases (owner)",
         "ALTER TABLE users ADD COLUMN IF NOT EXISTS pending_thread TEXT",
         "ALTER TABLE outbox_items ADD COLUMN IF NOT EXISTS may_start_thread BOOLEAN NOT NULL DEFAULT TRUE",
+        // Turns on Discord's buckets the replicas share, in Discord's windows (schema 13).
+        """
+        CREATE TABLE IF NOT EXISTS turn_windows (
+            key TEXT PRIMARY KEY, opened_at TIMESTAMPTZ NOT NULL, used INTEGER NOT NULL, known_seconds DOUBLE PRECISION NOT NULL)
+        """,
     ]
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
@@ -505,41 +510,47 @@ public final class PostgresStore: UserStore, Service {
         }
     }
 
-    /// A window's row is a quota bucket's (its own keys): `tokens` the turns given in it,
-    /// `updated_at` when it opened, by the database's clock, which every replica shares. The row is
-    /// made first if missing (a window long closed), then locked while the turn is decided.
+    /// A window's row (`turn_windows`): the turns given in it, when it opened by the database's
+    /// clock (which every replica shares), and the longest window any replica knew. The row is
+    /// made first if missing (a window long closed), then locked while the turn is decided, in one
+    /// statement, as `TurnWindow.decide` decides.
     public func takeWindowTurn(_ key: String, limit: Int, window: Duration, lateness: Duration) async throws -> Duration? {
         let (windowSeconds, latenessSeconds) = (window / .seconds(1), lateness / .seconds(1))
         let limit = max(1, limit)
         let wait = try await database {
             let rows = try await client.withConnection { connection in
                 try await connection.rows(
-                    "INSERT INTO quota_buckets (key, tokens, updated_at) VALUES (\(key), 0, to_timestamp(0)) ON CONFLICT (key) DO NOTHING",
-                    logger: logger)
-                // As `TurnWindow.decide`, in one statement: a new window, a turn in this one, or the wait.
+                    """
+                    INSERT INTO turn_windows (key, opened_at, used, known_seconds)
+                    VALUES (\(key), clock_timestamp() - make_interval(secs => \(windowSeconds + latenessSeconds + 1)), 0, \(windowSeconds))
+                    ON CONFLICT (key) DO NOTHING
+                    """, logger: logger)
                 return try await connection.rows(
                     """
                     WITH previous AS (
-                        SELECT tokens, updated_at, EXTRACT(EPOCH FROM clock_timestamp() - updated_at)::DOUBLE PRECISION AS age
-                        FROM quota_buckets WHERE key = \(key) FOR UPDATE),
+                        SELECT used, opened_at, GREATEST(known_seconds, \(windowSeconds)) AS known,
+                            GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - opened_at)::DOUBLE PRECISION) AS age
+                        FROM turn_windows WHERE key = \(key) FOR UPDATE),
                     decided AS (
-                        SELECT
-                            CASE WHEN age >= \(windowSeconds) + \(latenessSeconds) THEN 1
-                                 WHEN age < \(windowSeconds) - \(latenessSeconds) AND tokens < \(Double(limit)) THEN tokens + 1
-                                 ELSE tokens END AS used,
-                            CASE WHEN age >= \(windowSeconds) + \(latenessSeconds) THEN clock_timestamp() ELSE updated_at END AS opened,
-                            CASE WHEN age >= \(windowSeconds) + \(latenessSeconds) THEN 0::DOUBLE PRECISION
-                                 WHEN age < \(windowSeconds) - \(latenessSeconds) AND tokens < \(Double(limit)) THEN 0::DOUBLE PRECISION
-                                 ELSE \(windowSeconds) + \(latenessSeconds) - age END AS wait
+                        SELECT known,
+                            CASE WHEN age >= known + \(latenessSeconds) THEN 1
+                                 WHEN age < known - \(latenessSeconds) AND used < \(limit) THEN used + 1
+                                 ELSE used END AS used,
+                            CASE WHEN age >= known + \(latenessSeconds) THEN clock_timestamp() ELSE opened_at END AS opened_at,
+                            CASE WHEN age >= known + \(latenessSeconds) THEN 0::DOUBLE PRECISION
+                                 WHEN age < known - \(latenessSeconds) AND used < \(limit) THEN 0::DOUBLE PRECISION
+                                 ELSE known + \(latenessSeconds) - age END AS wait
                         FROM previous),
                     saved AS (
-                        UPDATE quota_buckets SET tokens = decided.used, updated_at = decided.opened FROM decided
-                        WHERE quota_buckets.key = \(key))
+                        UPDATE turn_windows SET used = decided.used, opened_at = decided.opened_at, known_seconds = decided.known
+                        FROM decided WHERE turn_windows.key = \(key))
                     SELECT wait FROM decided
                     """, logger: logger)
             }
-            return try rows.first?.decode(Double.self) ?? 0
+            // No row (pruned between the two statements): no turn yet; the caller asks again.
+            return try rows.first?.decode(Double.self) ?? 0.05
         }
+        if takes.add(1, ordering: .relaxed).newValue % 1000 == 0 { await pruneQuotas() }
         guard wait > 0 else { return nil }
         return .milliseconds(Int64((wait * 1000).rounded(.up)))
     }
@@ -550,6 +561,7 @@ public final class PostgresStore: UserStore, Service {
             _ = try await database {
                 try await client.withConnection {
                     try await $0.rows("DELETE FROM quota_buckets WHERE updated_at < now() - interval '1 day'", logger: logger)
+                    try await $0.rows("DELETE FROM turn_windows WHERE opened_at < now() - interval '1 day'", logger: logger)
                 }
             }
         } catch {

@@ -121,6 +121,30 @@ struct OutboxTests {
         }
     }
 
+    /// A message refused part-way whose first post an agent deleted in Discord meanwhile: retried,
+    /// its rest is posted, the message is deleted as its first post was, and the queue goes on.
+    @Test func aRetriedMessageWhoseFirstPostIsGoneEndsDeletedAndTheQueueGoesOn() async throws {
+        try await withServer { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let long = Array(repeating: "word", count: 600).joined(separator: " ")
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1, status: 400, after: 1)
+            let sent = try await server.send(long, token: user.token)
+            let id = try #require(sent.json["id"]?.stringValue)
+            let first = try #require(server.emulator.messages(inThread: thread).last)
+            try server.emulator.deleteMessage(first.id, inChannel: thread)
+
+            let body = String(decoding: try JSONEncoder().encode(["content": long]), as: UTF8.self)
+            #expect(try await server.request(.patch, "/v1/messages/\(id)", token: user.token, json: body).status == .ok)
+            #expect(try await server.send("next one", token: user.token).status == .created)
+            #expect(server.emulator.messages(inThread: thread).last?.content == "next one")
+            let listed = try await server.messages(token: user.token)
+            #expect(listed.allSatisfy { $0["id"]?.stringValue != id })
+            #expect(listed.map { $0["delivery"]?.stringValue } == listed.map { _ in "sent" }, "\(listed.map { ($0["id"], $0["content"]?.stringValue?.prefix(12), $0["partOf"]) })")
+            #expect(listed.contains { $0["content"] == "next one" })
+            #expect(try await server.metric("threaddesk_outbox_depth") == 0)
+        }
+    }
+
     /// Discord's answer to a post is lost: the next attempt carries the same nonce and Discord
     /// answers with the post it has. Once in Discord, whatever the answers.
     @Test func aPostWhoseAnswerIsLostIsInDiscordOnce() async throws {

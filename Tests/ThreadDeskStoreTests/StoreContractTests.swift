@@ -357,7 +357,7 @@ struct QuotaBucketsContract {
     @Test(arguments: StoreKind.available)
     func aTurnWindowOpensAgainOnceItsWaitHasPassed(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
-            let (window, lateness) = (Duration.milliseconds(50), Duration.milliseconds(20))
+            let (window, lateness) = (Duration.seconds(2), Duration.milliseconds(500))
             #expect(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness) == nil)
             let wait = try #require(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness))
             try await Task.sleep(for: wait)

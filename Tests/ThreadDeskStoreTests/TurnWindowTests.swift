@@ -25,6 +25,25 @@ struct TurnWindowTests {
         #expect(windows.take("forum", limit: 10, window: window, lateness: lateness, now: next) == .milliseconds(10_500))
     }
 
+    /// A process that has not heard Discord's headers yet asks as 1 a second: it never opens a
+    /// window early on one a process that knows the bucket opened, nor takes a turn in it.
+    @Test func aProcessThatKnowsLessNeverClosesAWindowEarly() {
+        let windows = TurnWindows()
+        let start = ContinuousClock.now
+        let lateness = Duration.milliseconds(500)
+        for _ in 0..<3 { #expect(windows.take("forum", limit: 10, window: .seconds(10), lateness: lateness, now: start) == nil) }
+        // A second and a half later, long past an unknown bucket's second: the window is the known one.
+        #expect(windows.take("forum", limit: 1, window: .seconds(1), lateness: lateness, now: start + .milliseconds(1_500)) == .seconds(9))
+        for _ in 0..<7 {
+            #expect(windows.take("forum", limit: 10, window: .seconds(10), lateness: lateness, now: start + .seconds(2)) == nil)
+        }
+        #expect(windows.take("forum", limit: 10, window: .seconds(10), lateness: lateness, now: start + .seconds(2)) != nil)
+        // The window it knew stays known: the unknowing process's next window is as long.
+        #expect(windows.take("forum", limit: 1, window: .seconds(1), lateness: lateness, now: start + .milliseconds(10_500)) == nil)
+        #expect(windows.take("forum", limit: 10, window: .seconds(10), lateness: lateness, now: start + .seconds(12)) == nil)
+        #expect(windows.take("forum", limit: 1, window: .seconds(1), lateness: lateness, now: start + .seconds(13)) == .seconds(8))
+    }
+
     /// Whatever the order turns are asked in, no stretch as long as Discord's window holds more
     /// than the limit of requests, when each reaches Discord up to `lateness` after its turn and
     /// Discord's windows open at the first request after the last closed.

@@ -33,23 +33,35 @@ struct MirrorIngestion: Sendable {
 
     /// Merges `facts` about `thread` into the mirror and tells the listeners what it took in.
     ///
+    /// Discord's posts of a message the outbox still keeps (queued, or failed after its first
+    /// posts reached Discord) are taken in only by the delivery that finishes it (`delivering`):
+    /// a gateway echo or a read of Discord in between would show its first post as the whole
+    /// message, sent, while the rest waits.
+    ///
     /// - Parameters:
     ///   - facts: What Discord said of the thread's messages, in any order.
     ///   - thread: The thread they belong to; facts of any other user's thread are ignored.
     ///   - record: The thread's owner as it stands under the owner's lock, which the caller holds.
+    ///   - delivering: The outbox's message whose delivery these facts finish.
     /// - Returns: The changes made, oldest message first.
     /// - Throws: The store's errors; nothing is announced then.
     @discardableResult
-    func apply(_ facts: [MirrorFact], thread: Snowflake, record: UserRecord) async throws -> [MirrorChange] {
+    func apply(_ facts: [MirrorFact], thread: Snowflake, record: UserRecord, delivering: Snowflake? = nil) async throws -> [MirrorChange] {
         guard !facts.isEmpty else { return [] }
-        let facts = try await translated(facts, owner: record.id)
+        var facts = try await translated(facts, owner: record.id)
         // Only the owner's thread: the one the record names, or one mirrored for this user before.
         // An owner looked up before the lock may be gone since (erased), its id claimed afresh:
         // the old conversation must not flow into the new user's mirror.
         let mirrored = try await store.mirrorThread(thread)
         guard record.threadID == thread.description || mirrored?.owner == record.id else { return [] }
+        let messages = facts.compactMap { if case .message(let message) = $0 { message } else { nil } }
+        let wholes = Set(messages.map { $0.partOf ?? $0.id })
         var current: [Snowflake: MirroredMessage] = [:]
-        for message in try await store.mirroredMessages(Array(Set(facts.map(\.messageID)))) { current[message.id] = message }
+        for message in try await store.mirroredMessages(Array(Set(facts.map(\.messageID)).union(wholes))) { current[message.id] = message }
+        let kept = Set(wholes.filter { $0 != delivering && current[$0].map { $0.author == .user && $0.delivery != .sent } == true })
+        if !kept.isEmpty {
+            facts.removeAll { if case .message(let message) = $0 { kept.contains(message.partOf ?? message.id) } else { false } }
+        }
         var written: [Snowflake: MirroredMessage] = [:]
         var changes: [MirrorChange] = []
         /// Messages whose change the user can see, in the order their events go out.
@@ -150,12 +162,6 @@ struct MirrorIngestion: Sendable {
             case .deleted(let id, let thread):
                 return .deleted(aliases[id] ?? id, thread: thread)
             }
-        }
-        // A message that failed after its first posts reached Discord stays what the outbox says
-        // (failed, the whole text) until it is retried or deleted: Discord's first post is not it.
-        for id in renamed {
-            guard let item = try await store.outboxItem(id), !item.isQueued else { continue }
-            translated.removeAll { if case .message(let message) = $0 { message.id == id } else { false } }
         }
         // The files keep the ids the app was given when the message was accepted, as the message does.
         let withFiles = translated.compactMap { fact -> Snowflake? in

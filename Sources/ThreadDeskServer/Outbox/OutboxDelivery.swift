@@ -223,6 +223,24 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The posts `ids` of `item` an earlier attempt made, as Discord has them now, from the thread
+    /// the message's first post is in (`thread` when the mirror does not say); those deleted in
+    /// Discord since are left out, and whether the first was.
+    private func earlierPosts(_ ids: [Snowflake], of item: OutboxItem, thread: String?) async throws -> (posts: [DiscordMessage], firstGone: Bool) {
+        let thread = try await store.mirroredMessages([item.id]).first?.threadID.description ?? thread ?? ""
+        var posts: [DiscordMessage] = []
+        var firstGone = false
+        for (index, id) in ids.enumerated() {
+            do {
+                posts.append(try await threads.discord.message(id.description, in: thread))
+            } catch {
+                guard error.apiError?.status == 404 else { throw error }
+                if index == 0 { firstGone = true }
+            }
+        }
+        return (posts, firstGone)
+    }
+
     /// Discord took a message after failing: the queues waiting out the backoffs its outage built
     /// up (up to `retryCap`) are due now, every replica's (they read the store).
     private func discordIsBack() async {
@@ -270,6 +288,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         // The posts' own view of the user: the thread they make, the notes a new thread gets.
         var posting = UserContext(id: owner, record: record, keptResult: nil)
         var posted: [DiscordMessage] = []
+        var firstGone = false
         do {
             for index in item.postedParts.count..<parts.count {
                 // The hold lasts one post: renewed before each, so a replica that dies frees its queues soon.
@@ -281,14 +300,16 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 posted.append(message)
                 if index + 1 < parts.count { try await store.updateOutboxItem(item, fence: fence) }
             }
-            // Tried again after a refusal part-way (a retry of a failed message): the posts an
-            // earlier attempt made, as Discord has them, join these, so the message's first part
-            // is known as delivered with Discord's text, as after a delivery in one go.
-            let earlier = item.postedParts.dropLast(posted.count)
-            if !earlier.isEmpty, let thread = posting.record?.threadID {
-                var before: [DiscordMessage] = []
-                for id in earlier { before.append(try await threads.discord.message(id.description, in: thread)) }
-                posted = before + posted
+            // Finished after an attempt that stopped part-way (a passing failure, or a retry of a
+            // message Discord refused part-way): the posts the earlier attempts made, as Discord
+            // has them, join these, so the mirror takes in the whole message as after a delivery
+            // in one go. A post deleted in Discord since is left out (its first: the message is
+            // deleted, as any message of the user's deleted in Discord).
+            let earlier = Array(item.postedParts.dropLast(posted.count))
+            if !earlier.isEmpty {
+                let found = try await earlierPosts(earlier, of: item, thread: posting.record?.threadID)
+                posted = found.posts + posted
+                firstGone = found.firstGone
             }
         } catch {
             // What was posted before the failure is kept (the next attempt goes on after it).
@@ -303,12 +324,16 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             item.attempts += 1
             item.nextAttempt = time.now().addingTimeInterval(backoff(after: item.attempts) / .seconds(1))
             try await store.updateOutboxItem(item, fence: fence)
-            if error is DiscordError { discordFailing.withLock { $0 = true } }
+            // Discord down or busy (not a 4xx of its own about this message): its return makes
+            // every waiting queue due.
+            if let failure = error as? DiscordError, (failure.apiError?.status).map({ $0 >= 500 }) ?? true {
+                discordFailing.withLock { $0 = true }
+            }
             metrics.outboxFailure(code: "passing")
             logFailure("Discord did not take a message; it waits in the outbox", error: error, owner: owner)
             return .later
         }
-        try await keep(posted, of: item, from: posting, removing: true, fence: fence)
+        try await keep(posted, of: item, from: posting, removing: true, fence: fence, firstGone: firstGone)
         if discordFailing.withLock({ failing in defer { failing = false }; return failing }) { await discordIsBack() }
         if item.kind == .message {
             metrics.messagesPosted.increment()
@@ -321,7 +346,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// record, the placeholder's messages into the thread, the posts into the mirror, and the
     /// message out of the outbox once all of it is posted; then the note of the suggestion seen
     /// and the away message, as after any message of the user's.
-    private func keep(_ posted: [DiscordMessage], of item: OutboxItem, from posting: UserContext, removing: Bool, fence: OutboxFence) async throws {
+    private func keep(
+        _ posted: [DiscordMessage], of item: OutboxItem, from posting: UserContext, removing: Bool, fence: OutboxFence, firstGone: Bool = false
+    ) async throws {
         try await users.withUser(item.owner) { context in
             guard var record = context.record, let after = posting.record else { return }
             if after.threadID != nil, after.threadID != record.threadID {
@@ -332,9 +359,15 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             try await adoptPlaceholder(&context)
             let bot = try await ingestion.bot.id()
             let split = OutboxNonce.isSplit(item)
+            // Part-way (`removing` false), the mirror waits for the whole message (`apply`).
             for message in posted {
                 guard let thread = Snowflake(message.channelId), let current = context.record else { continue }
-                try await ingestion.apply(MirrorIngestion.facts([message], bot: bot, partOf: split ? item.id : nil), thread: thread, record: current)
+                try await ingestion.apply(
+                    MirrorIngestion.facts([message], bot: bot, partOf: split ? item.id : nil), thread: thread, record: current,
+                    delivering: removing ? item.id : nil)
+            }
+            if removing, firstGone, let current = context.record, let row = try await store.mirroredMessages([item.id]).first {
+                try await ingestion.apply([.deleted(item.id, thread: row.threadID)], thread: row.threadID, record: current)
             }
             guard removing else { return }
             try await store.removeOutboxItem(item.id, fence: fence)
@@ -394,9 +427,6 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             guard try await store.updateOutboxItem(item, fence: fence), var row = try await store.mirroredMessages([item.id]).first else { return }
             row.delivery = .failed
             row.deliveryError = refusal
-            // Its first posts reached Discord: the message still shows the whole text the user
-            // wrote (what a retry sends again), not the first post's.
-            if !item.postedParts.isEmpty { row.content = item.content }
             try await ingestion.saveOutboxChange(row, owner: owner)
         }
     }
