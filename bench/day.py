@@ -693,6 +693,9 @@ async def setup_users(args, bases, control):
                     await asyncio.sleep(float(answer.headers.get("Retry-After", "2")))
         started = time.monotonic()
         await gather_limited((first(u) for u in chosen), 4)
+        # Accepted at once; the outbox makes their threads at Discord's pace after: the window
+        # starts once it is empty (every replica reads the one store).
+        await outbox_empty(http, bases[0], deadline=started + 60 + 2 * args.threaded)
         timings["first messages"] = time.monotonic() - started
         threaded = [u for u in chosen if u["threaded"]]
         # Each conversation has had an answer, as a day's conversations have.
@@ -704,6 +707,19 @@ async def setup_users(args, bases, control):
                     await answer.read()
         timings["failures"] = dict(failures)
         return users, timings
+
+
+async def outbox_empty(http, base, deadline):
+    """Waits for the server's outbox to be empty (`threaddesk_outbox_depth` 0); fails past `deadline`."""
+    while True:
+        async with http.get(base + "/metrics") as answer:
+            text = await answer.text()
+        found = re.search(r"^threaddesk_outbox_depth (\S+)$", text, re.MULTILINE)
+        if found and float(found.group(1)) == 0:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the outbox still holds {found.group(1) if found else '?'} messages after the setup")
+        await asyncio.sleep(1)
 
 
 async def gather_limited(coroutines, limit):

@@ -79,6 +79,27 @@ struct OutboxTests {
         }
     }
 
+    /// A first message that meets Discord's pace (the forum's thread-create window spent, its
+    /// turn further off than a call's budget) waits for that turn: no failure counts toward its
+    /// backoff, and Discord is not taken for down (no "Discord is back" rush of every queue).
+    @Test func aMessageWaitingOnDiscordsPaceIsTriedWhenItsTurnComes() async throws {
+        var emulator = DiscordEmulator.Configuration.fastWindows(scale: 0.02)
+        emulator.threadCreateLimit = .init(limit: 1, window: .seconds(120))
+        try await withServer(emulator: emulator, { $0.discordBudget = .seconds(2) }) { server in
+            let first = try await server.session()
+            #expect(try await server.send("the window's one thread", token: first.token).status == .created)
+            let second = try await server.session()
+            let accepted = try await server.accept("the next thread", token: second.token)
+            let id = try #require(Snowflake(accepted.json["id"]?.stringValue ?? ""))
+            try await server.settled()
+            let item = try #require(try await server.store.outboxItem(id))
+            #expect(item.isQueued && item.attempts == 0)
+            // Tried once Discord's window has passed (about two minutes), not at 1, 2, 4 s.
+            #expect(item.nextAttempt.timeIntervalSinceNow > 60)
+            #expect(server.emulator.counters.requests("POST", "/channels/{channel_id}/threads") == 1)
+        }
+    }
+
     /// A message of two posts whose second Discord refuses for good: `failed`, its first post in
     /// Discord. Retried with its own text it goes on from the refused post; another text cannot
     /// be (409 `partly_delivered`); deleted, its post in Discord goes too.

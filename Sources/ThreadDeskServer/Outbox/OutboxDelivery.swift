@@ -321,12 +321,18 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 try await refuse(item, refusal, fence: fence, owner: owner)
                 return .refused
             }
-            item.attempts += 1
-            item.nextAttempt = time.now().addingTimeInterval(backoff(after: item.attempts) / .seconds(1))
+            if case .rateLimited(let wait)? = error as? DiscordError {
+                // Discord's pace (a bucket's turn further off than the call's budget): the message
+                // is tried when the turn comes, and no failure counts toward its backoff.
+                item.nextAttempt = time.now().addingTimeInterval(wait / .seconds(1))
+            } else {
+                item.attempts += 1
+                item.nextAttempt = time.now().addingTimeInterval(backoff(after: item.attempts) / .seconds(1))
+            }
             try await store.updateOutboxItem(item, fence: fence)
-            // Discord down or busy (not a 4xx of its own about this message): its return makes
-            // every waiting queue due.
-            if let failure = error as? DiscordError, (failure.apiError?.status).map({ $0 >= 500 }) ?? true {
+            // Discord down (no answer, or a 5xx; not a 4xx about this message, nor its pace): its
+            // return makes every waiting queue due.
+            if let failure = error as? DiscordError, Self.meansDiscordIsDown(failure) {
                 discordFailing.withLock { $0 = true }
             }
             metrics.outboxFailure(code: "passing")
@@ -428,6 +434,16 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             row.delivery = .failed
             row.deliveryError = refusal
             try await ingestion.saveOutboxChange(row, owner: owner)
+        }
+    }
+
+    /// Whether a failed call says Discord is down (it answered nothing usable, or a 5xx), as
+    /// opposed to its pace (a 429 or a turn too far off) or its word on one message (a 4xx).
+    static func meansDiscordIsDown(_ error: DiscordError) -> Bool {
+        switch error {
+        case .unavailable, .invalidResponse: true
+        case .api(let answer): answer.status >= 500
+        case .rateLimited: false
         }
     }
 
