@@ -288,12 +288,14 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         // The posts' own view of the user: the thread they make, the notes a new thread gets.
         var posting = UserContext(id: owner, record: record, keptResult: nil)
         var posted: [DiscordMessage] = []
+        // The notes a new thread got, taken into the mirror with the posts, under the user's lock.
+        var notes: [DiscordMessage] = []
         var firstGone = false
         do {
             for index in item.postedParts.count..<parts.count {
                 // The hold lasts one post: renewed before each, so a replica that dies frees its queues soon.
                 if index > 0 || !posted.isEmpty { guard try await claim(owner) else { throw OutboxHoldLost() } }
-                let message = try await threads.post(parts[index], in: &posting, from: nil, mayStartThread: item.mayStartThread)
+                let message = try await threads.post(parts[index], in: &posting, from: nil, mayStartThread: item.mayStartThread, notes: &notes)
                 guard let discordID = Snowflake(message.id) else { throw DiscordError.invalidResponse("a message id that is no snowflake") }
                 if index == 0, item.kind == .message { try await store.saveMirrorAlias(discordID: discordID, messageID: item.id, owner: owner) }
                 item.postedParts.append(discordID)
@@ -313,7 +315,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             }
         } catch {
             // What was posted before the failure is kept (the next attempt goes on after it).
-            if !posted.isEmpty { try await keep(posted, of: item, from: posting, removing: false, fence: fence) }
+            if !posted.isEmpty { try await keep(posted, notes: notes, of: item, from: posting, removing: false, fence: fence) }
             // The thread is gone (or locked) and no new one was made: the user's messages wait in a
             // placeholder again, where the user sees them, until a send may make the new thread.
             if posted.isEmpty, record.threadID != nil, error is DeviceCheckFailure { try await leaveLostThread(item) }
@@ -339,7 +341,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             logFailure("Discord did not take a message; it waits in the outbox", error: error, owner: owner)
             return .later
         }
-        try await keep(posted, of: item, from: posting, removing: true, fence: fence, firstGone: firstGone)
+        try await keep(posted, notes: notes, of: item, from: posting, removing: true, fence: fence, firstGone: firstGone)
         if discordFailing.withLock({ failing in defer { failing = false }; return failing }) { await discordIsBack() }
         if item.kind == .message {
             metrics.messagesPosted.increment()
@@ -353,7 +355,8 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// message out of the outbox once all of it is posted; then the note of the suggestion seen
     /// and the away message, as after any message of the user's.
     private func keep(
-        _ posted: [DiscordMessage], of item: OutboxItem, from posting: UserContext, removing: Bool, fence: OutboxFence, firstGone: Bool = false
+        _ posted: [DiscordMessage], notes: [DiscordMessage], of item: OutboxItem, from posting: UserContext, removing: Bool, fence: OutboxFence,
+        firstGone: Bool = false
     ) async throws {
         try await users.withUser(item.owner) { context in
             guard var record = context.record, let after = posting.record else { return }
@@ -371,6 +374,10 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 try await ingestion.apply(
                     MirrorIngestion.facts([message], bot: bot, partOf: split ? item.id : nil), thread: thread, record: current,
                     delivering: removing ? item.id : nil)
+            }
+            for note in notes {
+                guard let thread = Snowflake(note.channelId), let current = context.record else { continue }
+                try await ingestion.apply(MirrorIngestion.facts([note], bot: bot), thread: thread, record: current)
             }
             if removing, firstGone, let current = context.record, let row = try await store.mirroredMessages([item.id]).first {
                 try await ingestion.apply([.deleted(item.id, thread: row.threadID)], thread: row.threadID, record: current)

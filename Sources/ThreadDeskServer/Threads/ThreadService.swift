@@ -46,12 +46,16 @@ struct ThreadService: Sendable {
     ///   - address: The client's address, whose thread budget a new thread is charged to; nil when
     ///     it was charged already (the outbox charges a user's first thread when it accepts the message).
     ///   - mayStartThread: Whether a new thread may be made for this request.
+    ///   - notes: Gets the notes a new thread was given (where a locked conversation went on from,
+    ///     the device): posted here, outside the user's lock, for the caller to take into the mirror
+    ///     under it.
     /// - Returns: The message as Discord posted it.
     /// - Throws: `SupportFailure.notAuthenticated` without a record, `DeviceCheckFailure.assertionRequired`,
     ///   `SupportFailure.limitReached` when a budget says no, `SupportFailure.forumNeedsTag`,
     ///   `DiscordError` when Discord refuses or fails, and the store's errors.
     func post(
-        _ message: DiscordMessageCreate, in context: inout UserContext, from address: String?, mayStartThread: Bool = true
+        _ message: DiscordMessageCreate, in context: inout UserContext, from address: String?, mayStartThread: Bool = true,
+        notes: inout [DiscordMessage]
     ) async throws -> DiscordMessage {
         guard var record = context.record else { throw SupportFailure.notAuthenticated }
         var lockedThread: String?
@@ -110,7 +114,7 @@ struct ThreadService: Sendable {
             // What it shows is in Discord's answer: its first status needs no read of it.
             await status?.started(thread, tags: created.channel.appliedTags ?? [])
         }
-        try await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
+        notes += await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
         return created.message
     }
 
@@ -187,23 +191,22 @@ struct ThreadService: Sendable {
     }
 
     /// Notes support should see at the top of a new thread: where a locked conversation went on
-    /// from, and the device info that was waiting for a thread.
-    private func afterThreadCreated(_ thread: String, continuing locked: String?, in context: inout UserContext) async throws {
+    /// from, and the device info that was waiting for a thread. Returns those posted.
+    private func afterThreadCreated(_ thread: String, continuing locked: String?, in context: inout UserContext) async -> [DiscordMessage] {
+        var notes: [DiscordMessage] = []
         do {
             if let locked {
                 let note = ":ninja: Continued from <#\(locked)>, which is locked."
-                let posted = try await discord.createMessage(
-                    in: thread, .init(content: note, nonce: ThreadNotes.nonce("continued", id: context.id, thread)))
-                try await ingestion.ingestOwn(posted, record: context.record)
+                notes.append(try await discord.createMessage(
+                    in: thread, .init(content: note, nonce: ThreadNotes.nonce("continued", id: context.id, thread))))
             }
             if let pending = context.record?.pendingInstallation ?? context.record?.installation {
                 // The thread is named for the conversation: its first note says whose it is.
                 var lines = pending.note.components(separatedBy: "\n")
                 lines.insert("- User: `\(context.id.rawValue)`", at: 1)
                 let note = MessageText.clip(lines.joined(separator: "\n"))
-                let posted = try await discord.createMessage(
-                    in: thread, .init(content: note, nonce: ThreadNotes.nonce("device", id: context.id, thread)))
-                try await ingestion.ingestOwn(posted, record: context.record)
+                notes.append(try await discord.createMessage(
+                    in: thread, .init(content: note, nonce: ThreadNotes.nonce("device", id: context.id, thread))))
                 context.record?.installation = pending
                 context.record?.pendingInstallation = nil
             }
@@ -211,6 +214,7 @@ struct ThreadService: Sendable {
             // The user's own message is in; a missing note is not worth failing the send over.
             logger.warning("Could not post a note into a new thread", metadata: ["thread": "\(thread)", "error": "\(error)"])
         }
+        return notes
     }
 
     /// Named for the conversation, as the forum's list shows it: a short excerpt of the first
