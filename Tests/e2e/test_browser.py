@@ -217,3 +217,35 @@ def test_the_widget_suggests_curated_answers_while_the_user_types(sandbox, brows
     WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
         lambda d: d.find_element(By.XPATH, thread).click() or True, message="the user's thread never appeared")
     _wait_for_text(browser, "#thread-messages .message.note", "I can't connect my TV")
+
+
+def test_the_widget_at_phone_width_shows_no_stray_badge_id_glyph_or_overflow(sandbox, browser, tmp_path):
+    """The newcomer's first screen, 480 pixels wide: no unread badge at 0, a title that is not the
+    raw user id, the paperclip drawn (not an emoji a browser without the font shows as a box), and
+    nothing past the right edge (the file pickers were cut off). A screenshot is kept."""
+    browser.set_window_size(480, 900)
+    browser.get(sandbox["url"] + "/sandbox/widget")
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+    user_id = browser.find_element(By.ID, "user-id").text
+    # The stream is open and its first `unread` (0) has been shown.
+    WebDriverWait(browser, 20).until(
+        lambda d: d.execute_script("return document.getElementById('unread').textContent") == "0"
+        or not d.find_element(By.ID, "unread").is_displayed(), message="no unread count")
+    assert not browser.find_element(By.ID, "unread").is_displayed(), "an unread badge shows 0"
+    header = browser.find_element(By.CSS_SELECTOR, ".phone header").text
+    assert user_id not in header and header.startswith("Support"), header
+    phone_text = browser.find_element(By.CSS_SELECTOR, ".phone").text
+    assert "\U0001F4CE" not in phone_text, "the paperclip is an emoji glyph"
+    clip = browser.find_element(By.CSS_SELECTOR, "label.pick .icon-clip")
+    assert clip.size["width"] > 0 and "svg" in browser.execute_script(
+        "return getComputedStyle(arguments[0]).backgroundImage", clip)
+    overflow = browser.execute_script("""
+        const phone = document.querySelector('.phone').getBoundingClientRect();
+        const out = Array.from(document.querySelectorAll('.phone *')).filter((e) => {
+            const box = e.getBoundingClientRect();
+            return box.width > 1 && (box.right > phone.right + 0.5 || box.right > window.innerWidth + 0.5);
+        }).map((e) => e.id || e.className || e.tagName);
+        return {out, scroll: document.documentElement.scrollWidth, width: window.innerWidth};""")
+    assert overflow["out"] == [] and overflow["scroll"] <= overflow["width"], overflow
+    shot = tmp_path / "widget-480.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 1000
