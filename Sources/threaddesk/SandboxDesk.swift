@@ -15,7 +15,7 @@ enum SandboxDesk {
     /// `/close thanks!`, `/snippet hello`, `/snippets add hello Hi {app_version}`, `/user`…
     static func parse(_ line: String) throws(Problem) -> Command {
         let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.hasPrefix("/") else { throw Problem(message: "A command starts with / (try /user, /close, /snippet, /snippets, /silent, /reopen).") }
+        guard trimmed.hasPrefix("/") else { throw Problem(message: "A command starts with / (try /user, /close, /snippet, /snippets, /silent, /reopen, /away).") }
         let (name, rest) = split(String(trimmed.dropFirst()))
         switch name {
         case "user", "reopen":
@@ -39,8 +39,11 @@ enum SandboxDesk {
                 return Command(name: name, options: [.subcommand(action, [.string("name", snippet), .string("text", text)])])
             default: throw Problem(message: "/snippets add|edit NAME TEXT, /snippets remove NAME or /snippets list.")
             }
+        case "away":
+            guard ["on", "off"].contains(rest) else { throw Problem(message: "/away on or /away off.") }
+            return Command(name: name, options: [.subcommand(rest)])
         default:
-            throw Problem(message: "ThreadDesk has no /\(name) (try /user, /close, /snippet, /snippets, /silent, /reopen).")
+            throw Problem(message: "ThreadDesk has no /\(name) (try /user, /close, /snippet, /snippets, /silent, /reopen, /away).")
         }
     }
 

@@ -4,10 +4,12 @@ APNs emulator, a `:ninja:` note stays in the console only, each side sees the ot
 the console shows what the user has read."""
 import shutil
 import struct
+import time
 import uuid
 import zlib
 
 import pytest
+import requests
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
@@ -249,3 +251,38 @@ def test_the_widget_at_phone_width_shows_no_stray_badge_id_glyph_or_overflow(san
     assert overflow["out"] == [] and overflow["scroll"] <= overflow["width"], overflow
     shot = tmp_path / "widget-480.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 1000
+
+
+def test_the_widget_says_when_support_is_away(sandbox, browser):
+    """An agent's `/away on` in Discord: the widget says so before the user writes, and stops
+    saying it after `/away off`."""
+    browser.set_window_size(480, 900)
+    browser.get(sandbox["url"] + "/sandbox/widget")
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+    assert not browser.find_element(By.ID, "away-banner").is_displayed()
+    line = f"is anyone there? ({uuid.uuid4().hex[:8]})"
+    browser.find_element(By.ID, "message-input").send_keys(line)
+    browser.find_element(By.ID, "send-button").click()
+    deadline = time.monotonic() + 20
+    thread = None
+    while thread is None and time.monotonic() < deadline:
+        state = requests.get(sandbox["url"] + "/sandbox/api/state", timeout=5).json()
+        thread = next((t for t in state["threads"] if any(line in m["content"] for m in t["messages"])), None)
+        time.sleep(0.1)
+    assert thread, f"no thread holds {line!r}"
+
+    def away(on: bool):
+        answer = requests.post(f"{sandbox['url']}/sandbox/api/threads/{thread['id']}/commands",
+                               json={"line": "/away on" if on else "/away off"}, timeout=10)
+        assert answer.status_code == 200, answer.text
+
+    away(True)
+    try:
+        browser.refresh()
+        WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "away-banner").is_displayed(), message="no away banner")
+        assert "away" in browser.find_element(By.ID, "away-banner").text
+    finally:
+        away(False)
+    browser.refresh()
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+    WebDriverWait(browser, 20).until(lambda d: not d.find_element(By.ID, "away-banner").is_displayed(), message="the banner stayed")
