@@ -358,9 +358,13 @@ struct QuotaBucketsContract {
     func aTurnWindowOpensAgainOnceItsWaitHasPassed(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
             let (window, lateness) = (Duration.seconds(2), Duration.milliseconds(500))
-            #expect(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness) == nil)
-            let wait = try #require(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness))
-            try await Task.sleep(for: wait)
+            let take = { try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness) }
+            #expect(try await take() == nil)
+            // The window's one turn is given: the next is refused with a wait (unless this machine
+            // stalled past the window, when it opens the next one: asked again, then).
+            var wait: Duration?
+            for _ in 0..<5 where wait == nil { wait = try await take() }
+            try await Task.sleep(for: try #require(wait, "a refused turn names its wait"))
             #expect(try await store.takeWindowTurn("discord-window:c", limit: 1, window: window, lateness: lateness) == nil)
         }
     }
