@@ -47,8 +47,9 @@ def test_sigkill_mid_delivery_loses_and_doubles_nothing(swift_bin, tmp_path):
                 return requests.post(base + "/v1/messages", json={"content": text}, headers={**auth, "Idempotency-Key": key}, timeout=10)
 
             assert send("m0", "k0").status_code == 201
+            # Sent once the delivery is done with it (thread made, kept in the store).
             deadline = time.monotonic() + 30
-            while not requests.get(control + "/threads", timeout=5).json():
+            while requests.get(base + "/v1/messages", headers=auth, timeout=10).json()["messages"][0]["delivery"] != "sent":
                 assert time.monotonic() < deadline, "the first message never made the thread"
                 time.sleep(0.05)
             thread = requests.get(control + "/threads", timeout=5).json()[0]["id"]

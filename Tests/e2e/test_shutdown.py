@@ -43,9 +43,10 @@ def test_sigterm_during_an_inflight_send_finishes_within_the_drain_deadline(swif
             first = requests.post(base + "/v1/messages", json={"content": "hello"}, headers={**auth, "Idempotency-Key": "1"}, timeout=10)
             assert first.status_code == 201, first.text
             control = discord["controlURL"]
-            # The outbox delivers it (and makes the thread) after the answer.
+            # The outbox delivers it (and makes the thread) after the answer: sent once the
+            # delivery is done with it, the store included.
             deadline = time.monotonic() + 20
-            while not requests.get(control + "/threads", timeout=5).json():
+            while requests.get(base + "/v1/messages", headers=auth, timeout=10).json()["messages"][0]["delivery"] != "sent":
                 assert time.monotonic() < deadline, "the first message never reached Discord"
                 time.sleep(0.02)
 
