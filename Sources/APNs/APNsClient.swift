@@ -147,7 +147,7 @@ public final class APNsClient<C: Clock>: Sendable where C.Duration == Duration {
                 throw .unavailable(attempts: attempt, lastProblem: "cannot sign the provider token: \(error)")
             }
             var headers: [(String, String)] = [
-                ("authorization", "bearer \(token)"), ("apns-topic", configuration.topic),
+                ("authorization", "bearer \(token)"), ("apns-topic", notification.topic ?? configuration.topic),
                 ("apns-push-type", notification.pushType.rawValue), ("apns-priority", String(notification.priority)),
             ]
             if let expiration = notification.expiration {

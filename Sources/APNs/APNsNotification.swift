@@ -21,6 +21,9 @@ public struct APNsNotification: Sendable, Hashable {
     public var expiration: Date?
     public var collapseID: String?
     public var id: UUID?
+    /// The topic (the app's bundle id) when it is not the client's: one key signs for every app
+    /// of its team.
+    public var topic: String?
 
     public init(
         pushType: PushType = .alert, title: String? = nil, body: String? = nil, badge: Int? = nil, sound: String? = nil,

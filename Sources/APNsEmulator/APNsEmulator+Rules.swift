@@ -47,7 +47,7 @@ extension APNsEmulator {
         }
         if let problem = checkProviderToken(headers.first(name: "authorization")) { return problem }
         guard let topic = headers.first(name: "apns-topic") else { return reject(400, "MissingTopic") }
-        guard topic == configuration.topic else { return reject(400, "DeviceTokenNotForTopic") }
+        guard topic == configuration.topic || configuration.otherTopics.contains(topic) else { return reject(400, "DeviceTokenNotForTopic") }
         // Required only for watchOS; Apple assumes an alert when it is absent.
         let pushType = headers.first(name: "apns-push-type") ?? "alert"
         guard Self.validPushTypes.contains(pushType) else { return reject(400, "InvalidPushType") }

@@ -5,7 +5,9 @@ extension APNsEmulator {
         public var host = "127.0.0.1"
         /// 0 picks a free port.
         public var port = 0
+        /// The first app's bundle id; `otherTopics` are the other apps' the same key signs for.
         public var topic = "com.example.threaddesk"
+        public var otherTopics: [String] = []
         public var keyID = "EMUKEY1234"
         public var teamID = "EMUTEAM123"
 

@@ -198,6 +198,17 @@ extension DiscordEmulator {
             return .ok(try world.archivedPublicThreads(in: try call.snowflake("channel_id"), before: before, limit: limit))
         }
 
+        rest(router, .post, "/guilds/{guild_id}/channels", bucket: .route) { call throws(DiscordFailure) in
+            let body = call.body.object
+            guard let name = body["name"]?.stringValue else {
+                throw .invalidForm(["name"], code: "BASE_TYPE_REQUIRED", message: "This field is required")
+            }
+            let tags = (body["available_tags"]?.arrayValue ?? []).map { $0["name"]?.stringValue ?? "" }
+            let channel = try world.createGuildChannel(
+                guild: try call.snowflake("guild_id"), name: name, type: body["type"]?.intValue ?? 0, availableTags: tags, by: world.bot.id)
+            return RESTReply(status: .created, json: channel)
+        }
+
         rest(router, .get, "/guilds/{guild_id}/threads/active", bucket: .route) { call throws(DiscordFailure) in
             .ok(try world.activeThreads(guild: try call.snowflake("guild_id")))
         }

@@ -67,6 +67,32 @@ extension DiscordWorld {
         }
     }
 
+    /// `POST /guilds/{guild}/channels`, as an admin (or a bot with Manage Channels) makes a forum
+    /// (type 15) or a text channel (type 0): 201 with the channel, and CHANNEL_CREATE.
+    func createGuildChannel(
+        guild: Snowflake, name: String, type: Int, availableTags: [String], by member: Snowflake
+    ) throws(DiscordFailure) -> JSON {
+        guard guild == guildID else { throw .unknownGuild }
+        guard (1...100).contains(name.utf16.count) else {
+            throw .invalidForm(["name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 100 in length.")
+        }
+        guard let kind = ChannelType(rawValue: type), kind == .guildForum || kind == .guildText else {
+            throw .invalidForm(["type"], code: "BASE_TYPE_CHOICES", message: "Value must be one of {0, 15}.")
+        }
+        guard availableTags.count <= 20, availableTags.allSatisfy({ (1...20).contains($0.count) }) else {
+            throw .invalidForm(["available_tags"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 20 in length.")
+        }
+        return try state.withLock { state throws(DiscordFailure) -> JSON in
+            let roles = state.memberRoles[member] ?? []
+            let held = state.roles.filter { roles.contains($0.id) }.reduce(state.everyonePermissions) { $0 | $1.permissions }
+            guard member == agent.id || held & (Permissions.administrator | Permissions.manageChannels) != 0 else { throw .missingPermissions }
+            let id = ids.next()
+            state.channels[id] = EmulatedChannel(id: id, type: kind, name: name, availableTags: availableTags.map { (ids.next(), $0) })
+            state.gateway.dispatch("CHANNEL_CREATE", json(state.channels[id]!), intent: .guilds, author: nil)
+            return json(state.channels[id]!)
+        }
+    }
+
     /// Deleting a thread removes it and its messages; later calls on its id get 10003.
     func deleteChannel(_ id: Snowflake) throws(DiscordFailure) -> JSON {
         try state.withLock { state throws(DiscordFailure) -> JSON in

@@ -103,6 +103,7 @@ struct EmulatedRole: Sendable {
 /// Discord's permission bits the emulator reasons about.
 enum Permissions {
     static let administrator: UInt64 = 1 << 3
+    static let manageChannels: UInt64 = 1 << 4
     static let viewChannel: UInt64 = 1 << 10
     /// In a forum, Create Posts.
     static let sendMessages: UInt64 = 1 << 11

@@ -5,7 +5,8 @@ import Foundation
 /// thread → parent map from GUILD_CREATE and the THREAD_* events, and asks REST about a channel
 /// it has never seen.
 public actor ForumEventFilter {
-    public let forumID: String
+    /// The support forums (one per app).
+    public let forumIDs: Set<String>
     /// The FAQ forum, whose posts are curated answers (`DISCORD_FAQ_CHANNEL_ID`); nil: none.
     public let faqForumID: String?
     private let discord: DiscordClient<AnyClock>?
@@ -17,7 +18,11 @@ public actor ForumEventFilter {
     }()
 
     public init(forumID: String, faqForumID: String? = nil, discord: DiscordClient<AnyClock>?) {
-        self.forumID = forumID
+        self.init(forumIDs: [forumID], faqForumID: faqForumID, discord: discord)
+    }
+
+    public init(forumIDs: Set<String>, faqForumID: String? = nil, discord: DiscordClient<AnyClock>?) {
+        self.forumIDs = forumIDs
         self.faqForumID = faqForumID
         self.discord = discord
     }
@@ -41,7 +46,7 @@ public actor ForumEventFilter {
         case "THREAD_UPDATE":
             remember(data)
             if let post = faqPost(data).first { return [post] }
-            guard data["parent_id"]?.stringValue == forumID, let id = data["id"]?.stringValue else { return [] }
+            guard data["parent_id"]?.stringValue.map(forumIDs.contains) == true, let id = data["id"]?.stringValue else { return [] }
             return [.threadUpdated(
                 threadID: id, archived: data["thread_metadata"]?["archived"]?.boolValue ?? false,
                 locked: data["thread_metadata"]?["locked"]?.boolValue ?? false,
@@ -51,7 +56,7 @@ public actor ForumEventFilter {
             let parent = data["parent_id"]?.stringValue ?? parents[id]
             parents[id] = nil
             if let faqForumID, parent == faqForumID { return [.faqPostDeleted(threadID: id)] }
-            return parent == forumID ? [.threadDeleted(threadID: id)] : []
+            return parent.map(forumIDs.contains) == true ? [.threadDeleted(threadID: id)] : []
         case "MESSAGE_CREATE":
             guard let channel = data["channel_id"]?.stringValue else { return [] }
             if await isFAQStarter(data) {
@@ -118,12 +123,12 @@ public actor ForumEventFilter {
     /// Whether `channel` is a thread of the support forum; unknown channels are looked up once.
     /// nil when Discord could not say.
     private func isInForum(_ channel: String) async -> Bool? {
-        if let parent = parents[channel] { return parent == forumID }
+        if let parent = parents[channel] { return forumIDs.contains(parent) }
         guard let discord else { return false }
         do {
             let fetched = try await discord.channel(channel)
             parents[channel] = fetched.parentId ?? ""
-            return fetched.parentId == forumID
+            return fetched.parentId.map(forumIDs.contains) == true
         } catch .api {
             parents[channel] = ""
             return false

@@ -21,7 +21,8 @@ public struct GatewayFatalError: Error, CustomStringConvertible {
 public final class GatewayConnection: Service, Sendable, CustomStringConvertible {
     public struct Configuration: Sendable {
         public var token: String
-        public var forumChannelID: String
+        /// The support forums whose threads' events are handed over: one per app.
+        public var forumChannelIDs: Set<String>
         /// The FAQ forum whose posts are forwarded too; nil: none.
         public var faqChannelID: String?
         public var discordAPIURL = "https://discord.com/api/v10"
@@ -39,8 +40,12 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         public var compression = TransportCompression.zlibStream
 
         public init(token: String, forumChannelID: String, discordAPIURL: String = "https://discord.com/api/v10") {
+            self.init(token: token, forumChannelIDs: [forumChannelID], discordAPIURL: discordAPIURL)
+        }
+
+        public init(token: String, forumChannelIDs: Set<String>, discordAPIURL: String = "https://discord.com/api/v10") {
             self.token = token
-            self.forumChannelID = forumChannelID
+            self.forumChannelIDs = forumChannelIDs
             self.discordAPIURL = discordAPIURL
         }
     }
@@ -55,7 +60,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
     /// Told after every change of `currentStatus` (a test's wait for "connected").
     private let statusChanged: (@Sendable (Status) -> Void)?
 
-    public var description: String { "GatewayConnection(forum \(configuration.forumChannelID))" }
+    public var description: String { "GatewayConnection(forums \(configuration.forumChannelIDs.sorted().joined(separator: ", ")))" }
     private let logger: Logger
     private let status = Mutex(Status())
 
@@ -115,7 +120,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 identifyBudget: gateway.sessionStartLimit.remaining, backoffBase: self.configuration.backoffBase,
                 backoffCap: self.configuration.backoffCap, identifySpacing: self.configuration.identifySpacing))
             let filter = ForumEventFilter(
-                forumID: self.configuration.forumChannelID, faqForumID: self.configuration.faqChannelID, discord: self.discord)
+                forumIDs: self.configuration.forumChannelIDs, faqForumID: self.configuration.faqChannelID, discord: self.discord)
             // Events are handed over in order by one long-lived task, so a connection torn down
             // mid-way never cancels the handling of an event it already read.
             let (events, eventQueue) = AsyncStream.makeStream(of: EventBatch.self)
@@ -317,6 +322,6 @@ final class Locked<Value: Sendable>: Sendable {
 
 extension GatewayConnection.Configuration: CustomReflectable {
     public var customMirror: Mirror {
-        Mirror(self, children: ["token": "<redacted>", "forumChannelID": forumChannelID, "discordAPIURL": discordAPIURL])
+        Mirror(self, children: ["token": "<redacted>", "forumChannelIDs": forumChannelIDs.sorted(), "discordAPIURL": discordAPIURL])
     }
 }

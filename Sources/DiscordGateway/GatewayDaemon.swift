@@ -8,7 +8,9 @@ import ServiceLifecycle
 /// are: every missing or malformed variable named in one message (the command exits 78).
 public struct GatewayDaemonConfiguration: Sendable {
     public var discordToken: String
-    public var forumChannelID: String
+    /// The support forums: `DISCORD_FORUM_CHANNEL_ID`, or every app's of `APPS_FILE` (the
+    /// server's file: one connection serves every app).
+    public var forumChannelIDs: Set<String>
     /// `DISCORD_FAQ_CHANNEL_ID`: the FAQ forum, whose posts are forwarded too.
     public var faqChannelID: String?
     public var discordAPIURL = "https://discord.com/api/v10"
@@ -27,7 +29,7 @@ public struct GatewayDaemonConfiguration: Sendable {
 
     public init(discordToken: String, forumChannelID: String, serverURL: String, gatewaySecret: String) {
         self.discordToken = discordToken
-        self.forumChannelID = forumChannelID
+        self.forumChannelIDs = [forumChannelID]
         self.serverURL = serverURL
         self.gatewaySecret = gatewaySecret
     }
@@ -43,12 +45,17 @@ public struct GatewayDaemonConfiguration: Sendable {
             return text
         }
         discordToken = required("DISCORD_TOKEN")
-        forumChannelID = required("DISCORD_FORUM_CHANNEL_ID")
+        if let file = value("APPS_FILE") {
+            forumChannelIDs = Self.forums(inAppsFile: file, problem: &problem)
+        } else {
+            let forum = required("DISCORD_FORUM_CHANNEL_ID")
+            forumChannelIDs = [forum]
+            if !forum.isEmpty, !forum.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                problem.invalid.append("DISCORD_FORUM_CHANNEL_ID (a Discord id, digits only)")
+            }
+        }
         serverURL = required("SERVER_URL")
         gatewaySecret = required("GATEWAY_SECRET")
-        if !forumChannelID.isEmpty, !forumChannelID.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            problem.invalid.append("DISCORD_FORUM_CHANNEL_ID (a Discord id, digits only)")
-        }
         if !serverURL.isEmpty, !(serverURL.hasPrefix("http://") || serverURL.hasPrefix("https://")) {
             problem.invalid.append("SERVER_URL (http:// or https://)")
         }
@@ -72,6 +79,22 @@ public struct GatewayDaemonConfiguration: Sendable {
         }
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
+
+    /// Every app's `forumChannelID` in the apps file (the server checks the rest of it).
+    static func forums(inAppsFile path: String, problem: inout Problem) -> Set<String> {
+        guard let data = FileManager.default.contents(atPath: path),
+            let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let apps = root["apps"] as? [[String: Any]]
+        else {
+            problem.invalid.append("APPS_FILE (unreadable, or not {\"apps\": [ … ]})")
+            return []
+        }
+        let forums = apps.compactMap { $0["forumChannelID"] as? String }
+        guard !forums.isEmpty, forums.count == apps.count, forums.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt64($0) != nil }) else {
+            problem.invalid.append("APPS_FILE (every app's forumChannelID, a Discord id)")
+            return []
+        }
+        return Set(forums)
+    }
 }
 
 /// The daemon's parts, wired as `threaddesk gateway` runs them (its tests start the same): the
@@ -93,7 +116,7 @@ public func buildGatewayServices(
 ) -> GatewayDaemonServices {
     var forwarding = HTTPEventForwarder.Configuration(serverURL: configuration.serverURL, secret: configuration.gatewaySecret)
     var gateway = GatewayConnection.Configuration(
-        token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
+        token: configuration.discordToken, forumChannelIDs: configuration.forumChannelIDs, discordAPIURL: configuration.discordAPIURL)
     gateway.compression = configuration.compression
     gateway.faqChannelID = configuration.faqChannelID
     adjust(&forwarding, &gateway)
@@ -107,7 +130,7 @@ public func buildGatewayServices(
 
 extension GatewayDaemonConfiguration: CustomReflectable {
     public var customMirror: Mirror {
-        Mirror(self, children: ["discordToken": "<redacted>", "gatewaySecret": "<redacted>", "forumChannelID": forumChannelID, "serverURL": serverURL])
+        Mirror(self, children: ["discordToken": "<redacted>", "gatewaySecret": "<redacted>", "forumChannelIDs": forumChannelIDs.sorted(), "serverURL": serverURL])
     }
 }
 

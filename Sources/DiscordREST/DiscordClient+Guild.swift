@@ -9,6 +9,17 @@ extension DiscordClient {
             as: DiscordGuild.self)
     }
 
+    /// Makes a forum channel (type 15) in the guild, as an admin sets one up for an app (Manage
+    /// Channels); `tags` become its available tags.
+    public func createForum(guildID: String, name: String, tags: [String] = []) async throws(DiscordError) -> DiscordChannel {
+        try await send(
+            Request(
+                method: .POST, template: "/guilds/{guild_id}/channels", path: "/guilds/\(try Self.id(guildID))/channels", major: guildID,
+                body: try Self.body(DiscordForumCreate(name: name, availableTags: tags.map { .init(name: $0) }), files: []),
+                retriesServerErrors: false),
+            as: DiscordChannel.self)
+    }
+
     public func guildMember(guildID: String, userID: String) async throws(DiscordError) -> DiscordGuildMember {
         try await send(
             Request(
@@ -16,6 +27,16 @@ extension DiscordClient {
                 path: "/guilds/\(try Self.id(guildID))/members/\(try Self.id(userID))", major: guildID, retriesServerErrors: true),
             as: DiscordGuildMember.self)
     }
+}
+
+/// The body of `POST /guilds/{guild.id}/channels` for a forum.
+struct DiscordForumCreate: Sendable, Encodable {
+    struct Tag: Sendable, Encodable { var name: String }
+    var name: String
+    var type = 15
+    var availableTags: [Tag]
+
+    private enum CodingKeys: String, CodingKey { case name, type, availableTags = "available_tags" }
 }
 
 public struct DiscordGuild: Sendable, Codable, Hashable {

@@ -39,7 +39,7 @@ public enum UserToken {
     /// by their hash alone).
     public static func user(in token: String) -> UserID? {
         guard let separator = token.lastIndex(of: "~") else { return nil }
-        return UserID(String(token[..<separator]))
+        return UserID(storageKey: String(token[..<separator]))
     }
 
     public static func hash(_ token: String) -> String {
@@ -48,7 +48,8 @@ public enum UserToken {
 }
 
 /// Identity verification for apps with their own backend: the app's server computes
-/// `hex(HMAC-SHA256(secret, userId))` and the widget presents it with the user id.
+/// `hex(HMAC-SHA256(secret, userId))` and the widget presents it with the user id (the id as the
+/// app knows it: each app has its own secret).
 public struct IdentityVerifier: Sendable {
     private let secret: Data
 
@@ -59,13 +60,13 @@ public struct IdentityVerifier: Sendable {
     private var key: SymmetricKey { SymmetricKey(data: secret) }
 
     public func userHash(for id: UserID) -> String {
-        Data(HMAC<SHA256>.authenticationCode(for: Data(id.rawValue.utf8), using: key)).hexString
+        Data(HMAC<SHA256>.authenticationCode(for: Data(id.local.rawValue.utf8), using: key)).hexString
     }
 
     /// Constant-time comparison of a presented hash, in either hex case.
     public func verify(_ presented: String, for id: UserID) -> Bool {
         guard let bytes = Data(hex: presented) else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Data(id.rawValue.utf8), using: key)
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Data(id.local.rawValue.utf8), using: key)
     }
 }
 

@@ -52,7 +52,7 @@ extension PostgresStore {
             """
         ).compactMap { row in
             let (raw, updated, threads) = try row.decode((String, Date, Double?).self)
-            guard let id = UserID(raw) else { return nil }
+            guard let id = UserID(storageKey: raw) else { return nil }
             return UserActivity(id: id, lastActivity: max(updated, threads.map(Date.init(timeIntervalSince1970:)) ?? .distantPast))
         }
     }

@@ -42,7 +42,7 @@ extension PostgresStore {
     static func thread(_ row: PostgresRow) throws -> MirrorThread {
         let (id, owner, complete, newest, epoch, syncedAt, activity, gone) = try row.decode(
             (Int64, String, Bool, Int64?, Int, Double?, Double, Bool).self)
-        guard let ownerID = UserID(owner) else { throw StoreError.invalidRow("mirror thread owner") }
+        guard let ownerID = UserID(storageKey: owner) else { throw StoreError.invalidRow("mirror thread owner") }
         return MirrorThread(
             id: Snowflake(column: id), owner: ownerID, complete: complete, newestSeen: newest.map(Snowflake.init(column:)),
             syncedEpoch: epoch, syncedAt: syncedAt.map(Date.init(timeIntervalSince1970:)), lastActivity: Date(timeIntervalSince1970: activity),
@@ -203,7 +203,7 @@ extension PostgresStore {
             """
         ).compactMap { row in
             let (id, thread, owner) = try row.decode((Int64, Int64, String).self)
-            return UserID(owner).map { DuePush(owner: $0, threadID: Snowflake(column: thread), messageID: Snowflake(column: id)) }
+            return UserID(storageKey: owner).map { DuePush(owner: $0, threadID: Snowflake(column: thread), messageID: Snowflake(column: id)) }
         }
     }
 

@@ -74,7 +74,7 @@ extension PostgresStore {
                 if let file { items[items.count - 1].files.append(file) }
                 continue
             }
-            guard let ownerID = UserID(owner), let itemKind = OutboxItem.Kind(rawValue: kind) else {
+            guard let ownerID = UserID(storageKey: owner), let itemKind = OutboxItem.Kind(rawValue: kind) else {
                 throw StoreError.invalidRow("outbox item")
             }
             items.append(
@@ -137,7 +137,7 @@ extension PostgresStore {
             WHERE h.next_attempt_at <= \(time) AND NOT EXISTS (SELECT 1 FROM outbox_holds o WHERE o.owner = h.owner AND o.until > \(time))
             ORDER BY h.id LIMIT \(max(0, limit))
             """
-        ).compactMap { UserID(try $0.decode(String.self)) }
+        ).compactMap { UserID(storageKey: try $0.decode(String.self)) }
     }
 
     public func nextOutboxDue() async throws -> Date? {

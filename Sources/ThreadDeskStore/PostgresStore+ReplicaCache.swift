@@ -69,7 +69,7 @@ extension PostgresStore {
             let parts = line.split(separator: " ", maxSplits: 2)
             guard parts.count >= 2 else { continue }
             switch parts[0] {
-            case "u": if let id = UserID(String(line.dropFirst(2))) { users.append(id) }
+            case "u": if let id = UserID(storageKey: String(line.dropFirst(2))) { users.append(id) }
             case "t": if let id = Snowflake(String(parts[1])) { threads.append(id) }
             case "p":
                 if parts.count == 3, parts[1] == replica, let number = UInt64(parts[2]) { replicaCache.pingCameBack(number) }

@@ -429,7 +429,7 @@ public final class PostgresStore: UserStore, Service {
     private func singleID(_ query: PostgresQuery) async throws -> UserID? {
         try await database {
             let rows = try await client.withConnection { try await $0.rows(query, logger: logger) }
-            return try rows.first.map { UserID(try $0.decode(String.self)) } ?? nil
+            return try rows.first.map { UserID(storageKey: try $0.decode(String.self)) } ?? nil
         }
     }
 

@@ -50,7 +50,7 @@ extension SQLiteStore {
                     """,
                 arguments: [date, date.timeIntervalSince1970, max(0, limit)]
             ).compactMap { row in
-                guard let id = UserID(row["id"] as String) else { return nil }
+                guard let id = UserID(storageKey: row["id"] as String) else { return nil }
                 let updated: Date = row["updated_at"]
                 let threads = (row["threads_active"] as Double?).map(Date.init(timeIntervalSince1970:))
                 return UserActivity(id: id, lastActivity: max(updated, threads ?? .distantPast))

@@ -46,7 +46,7 @@ extension SQLiteStore {
 
     static func thread(_ row: Row) -> MirrorThread {
         MirrorThread(
-            id: Snowflake(column: row["id"]), owner: UserID(row["owner"] as String) ?? UserID("invalid")!, complete: row["complete"],
+            id: Snowflake(column: row["id"]), owner: UserID(storageKey: row["owner"] as String) ?? UserID("invalid")!, complete: row["complete"],
             newestSeen: (row["newest_seen"] as Int64?).map(Snowflake.init(column:)), syncedEpoch: row["synced_epoch"],
             syncedAt: (row["synced_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
             lastActivity: Date(timeIntervalSince1970: row["last_activity"]), gone: row["gone"])
@@ -214,7 +214,7 @@ extension SQLiteStore {
                     WHERE m.push_state = 'pending' AND m.push_next_at <= ? ORDER BY m.push_next_at, m.id LIMIT ?
                     """, arguments: [now.timeIntervalSince1970, limit]
             ).compactMap { row in
-                UserID(row["owner"] as String).map {
+                UserID(storageKey: row["owner"] as String).map {
                     DuePush(owner: $0, threadID: Snowflake(column: row["thread_id"]), messageID: Snowflake(column: row["id"]))
                 }
             }

@@ -54,7 +54,7 @@ extension SQLiteStore {
         "id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts, next_attempt_at, posted_parts, failure, may_start_thread"
 
     private static func item(_ row: Row, files: [OutboxItem.File]) -> OutboxItem? {
-        guard let owner = UserID(row[1] as String), let kind = OutboxItem.Kind(rawValue: row[2]) else { return nil }
+        guard let owner = UserID(storageKey: row[1] as String), let kind = OutboxItem.Kind(rawValue: row[2]) else { return nil }
         return OutboxItem(
             id: Snowflake(column: row[0]), owner: owner, kind: kind, content: row[3], files: files, idempotencyKey: row[4],
             suggestionID: row[5], acceptedAt: Date(timeIntervalSince1970: row[6]), attempts: row[7],
@@ -155,7 +155,7 @@ extension SQLiteStore {
                     WHERE h.next_attempt_at <= ? AND NOT EXISTS (SELECT 1 FROM outbox_holds o WHERE o.owner = h.owner AND o.until > ?)
                     ORDER BY h.id LIMIT ?
                     """, arguments: [now.timeIntervalSince1970, now.timeIntervalSince1970, max(0, limit)]
-            ).compactMap(UserID.init)
+            ).compactMap { UserID(storageKey: $0) }
         }
     }
 

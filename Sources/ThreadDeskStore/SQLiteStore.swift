@@ -92,7 +92,7 @@ public final class SQLiteStore: UserStore {
     public func userID(forThread threadID: String) async throws -> UserID? {
         try read { db in
             try String.fetchOne(db.cachedStatement(sql: "SELECT id FROM users WHERE thread_id = ? LIMIT 1"), arguments: [threadID])
-                .flatMap { UserID($0) }
+                .flatMap { UserID(storageKey: $0) }
         }
     }
 

@@ -110,7 +110,7 @@ struct UserColumns: Codable {
 
     var record: UserRecord {
         get throws {
-            guard let userID = UserID(id) else { throw InvalidRow() }
+            guard let userID = UserID(storageKey: id) else { throw InvalidRow() }
             var record = UserRecord(id: userID, now: created_at)
             record.tokenHash = token_hash
             record.earlierTokenHashes = RecordJSON.decode(earlier_token_hashes) ?? []

@@ -13,7 +13,8 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
 
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on; 0 picks a free one.") var port = 0
-    @Option(help: "The app's bundle id (apns-topic).") var topic = "com.example.threaddesk"
+    @Option(help: "An app's bundle id (apns-topic); more than once for several apps (the first is reported as topic).")
+    var topic: [String] = []
     @Option(help: "Folder for the generated .p8 key and CA certificate; a new temporary one by default.") var directory: String?
 
     struct Output: Encodable {
@@ -32,7 +33,8 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
         var configuration = APNsEmulator.Configuration()
         configuration.host = host
         configuration.port = port
-        configuration.topic = topic
+        configuration.topic = topic.first ?? configuration.topic
+        configuration.otherTopics = Array(topic.dropFirst())
         let emulator = try APNsEmulator(configuration: configuration, logger: logger)
         let group = ServiceGroup(services: [emulator], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         async let running: Void = group.run()

@@ -27,7 +27,7 @@ import ThreadDeskWire
             let device = AttestedDevice(attester)
             let opened = try await device.attest(server)
             let token = try #require(opened.json["token"]?.stringValue)
-            let user = try #require(opened.json["userId"]?.stringValue.flatMap(UserID.init))
+            let user = try #require(opened.json["userId"]?.stringValue.flatMap { UserID($0) })
             #expect(try await device.send(server, token: token, "hello").status == .created)
             let routes: [(HTTPRequest.Method, String, String?)] = [
                 (.put, "/v1/push-token", Self.pushBody), (.delete, "/v1/push-token", nil), (.get, "/v1/me/export", nil),

@@ -247,12 +247,14 @@ struct DeskTests {
         let bot = BotIdentity(discord: server.discordClient)
         let ingestion = MirrorIngestion(store: server.store, bot: bot, pushRule: nil, now: { Date() })
         let voice = SupportVoice(
-            discord: server.discordClient, locks: server.store, forumChannelID: server.discord.forumChannelID, settings: settings, logger: logger)
-        let away = SupportAvailability(settings: settings, store: server.store, voice: voice, ingestion: ingestion, status: nil, logger: logger, now: { Date() })
+            discord: server.discordClient, locks: server.store, settings: settings, logger: logger)
+        var configuration = server.configuration
+        configuration.desk = settings
+        let away = SupportAvailability(settings: settings, catalog: configuration.catalog, store: server.store, voice: voice, ingestion: ingestion, status: nil, logger: logger, now: { Date() })
         return Desk(
             .init(
                 users: users, store: server.store, discord: server.discordClient, ingestion: ingestion, voice: voice,
-                snippets: Snippets(store: server.store), away: away, status: nil, settings: settings, guildID: server.discord.guildID, identityVerified: false,
+                snippets: Snippets(store: server.store), away: away, status: nil, settings: settings, catalog: configuration.catalog,
                 logger: logger, time: .system))
     }
 

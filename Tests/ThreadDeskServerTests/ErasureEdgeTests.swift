@@ -47,7 +47,7 @@ struct ErasureEdgeTests {
 
             let other = StatusTags(
                 names: StatusTagNames(), discord: server.discordClient, store: server.store, feed: nil,
-                forumChannelID: server.discord.forumChannelID, logger: testLogger(), time: .system)
+                catalog: server.configuration.catalog, logger: testLogger(), time: .system)
             let touches = { server.emulator.recordedRequests.filter { $0.path.hasSuffix("/channels/\(thread)") && $0.method != "GET" }.count }
             let before = touches()
             other.conversation(in: Snowflake(thread)!, isNow: .needsReply)

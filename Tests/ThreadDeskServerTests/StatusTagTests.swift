@@ -201,7 +201,7 @@ struct StatusTagTests {
             // A second start (another replica, a restart) finds the tags and adds none.
             let again = StatusTags(
                 names: StatusTagNames(), discord: server.discordClient, store: server.store, feed: nil,
-                forumChannelID: server.discord.forumChannelID, logger: testLogger(), time: .system)
+                catalog: server.configuration.catalog, logger: testLogger(), time: .system)
             #expect(try await again.tagIDs()[.needsReply] == needsReply)
             #expect(try await Self.forumTags(server).count == 5)
             #expect(patches() == before + 1)

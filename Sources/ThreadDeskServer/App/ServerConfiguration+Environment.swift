@@ -35,9 +35,38 @@ extension ServerConfiguration {
             }
             return found
         }
+        let appsFile = value("APPS_FILE")
+        if appsFile != nil {
+            // Each app's own settings are in the file; the same variable beside it would leave
+            // unsaid which app it is for.
+            let perApp = [
+                "APP_KEY", "DISCORD_FORUM_CHANNEL_ID", "DISCORD_DEFAULT_TAG_ID", "IDENTITY_SECRET", "LEGACY_API_KEY", "SUPPORT_HOURS", "AWAY_MESSAGE",
+            ]
+            for name in perApp where value(name) != nil { problem.invalid.append("\(name) (set per app in APPS_FILE)") }
+            // Not per app yet: one forum of curated answers, or one attestation policy, would be
+            // shared by every app.
+            for name in ["DISCORD_FAQ_CHANNEL_ID"] where value(name) != nil {
+                problem.invalid.append("\(name) (not with APPS_FILE yet: each app's FAQ forum must feed only its own suggestions)")
+            }
+        }
+        let guild = appsFile == nil ? snowflake("DISCORD_GUILD_ID") : value("DISCORD_GUILD_ID") ?? ""
+        if appsFile != nil, !guild.isEmpty, !(guild.allSatisfy { $0.isASCII && $0.isNumber } && UInt64(guild) != nil) {
+            problem.invalid.append("DISCORD_GUILD_ID (a Discord id, digits only)")
+        }
         self.init(
-            discordToken: required("DISCORD_TOKEN"), guildID: snowflake("DISCORD_GUILD_ID"),
-            forumChannelID: snowflake("DISCORD_FORUM_CHANNEL_ID"), appKey: required("APP_KEY"))
+            discordToken: required("DISCORD_TOKEN"), guildID: guild,
+            forumChannelID: appsFile == nil ? snowflake("DISCORD_FORUM_CHANNEL_ID") : "", appKey: appsFile == nil ? required("APP_KEY") : "")
+        if let appsFile {
+            do {
+                let apps = try AppsFile.read(path: appsFile, guildID: guild.isEmpty ? nil : guild)
+                self.apps = apps
+                // The first app stands for the deployment where one forum or guild is asked for
+                // (the doctor's gateway check).
+                (guildID, forumChannelID, appKey) = (apps[0].guildID, apps[0].forumChannelID, apps[0].appKey)
+            } catch {
+                problem.invalid += error.invalid
+            }
+        }
         if let url = value("DISCORD_API_URL") { discordAPIURL = url }
         defaultTagID = value("DISCORD_DEFAULT_TAG_ID")
         if let faq = value("DISCORD_FAQ_CHANNEL_ID") {
@@ -221,7 +250,10 @@ extension ServerConfiguration {
         privacy.read(value, problem: &problem)
         sessions.read(value, problem: &problem)
         attest.read(value, problem: &problem)
-        if attest.mode == .required, legacyAPIKey != nil {
+        if appsFile != nil, attest.mode != .off {
+            problem.invalid.append("APP_ATTEST (not with APPS_FILE yet: each app's attestation must check its own bundle ids)")
+        }
+        if attest.mode == .required, legacyAPIKey != nil || apps?.contains(where: { $0.legacyAPIKey != nil }) == true {
             // The legacy routes take a shared key and any user id: a way around App Attest.
             problem.invalid.append("LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)")
         }

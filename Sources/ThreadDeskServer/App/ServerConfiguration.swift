@@ -21,6 +21,10 @@ public struct ServerConfiguration: Sendable {
     /// The slash commands and the name support speaks under.
     public var desk = DeskSettings()
     public var appKey: String
+    /// The apps of `APPS_FILE`; nil: one app, `default`, made of `appKey`, `forumChannelID`,
+    /// `guildID`, `identitySecret`, `legacyAPIKey`, the desk's hours and away message and the
+    /// APNs topic (see `catalog`).
+    public var apps: [AppSettings]?
     public var identitySecret: String?
     public var legacyAPIKey: String?
     public var gatewaySecret: String?
@@ -92,6 +96,19 @@ public struct ServerConfiguration: Sendable {
     /// A connection that sends nothing for this long — between requests, or part-way through
     /// one (slowloris) — is closed. Requests being answered are not affected.
     public var idleTimeout: Duration = .seconds(30)
+
+    /// Every app served: those of `apps`, or the one the single-app settings make.
+    public var catalog: AppCatalog {
+        if let apps, !apps.isEmpty { return AppCatalog(apps) }
+        var app = AppSettings(id: .default, name: desk.teamName, appKey: appKey, guildID: guildID, forumChannelID: forumChannelID)
+        app.defaultTagID = defaultTagID
+        app.identitySecret = identitySecret
+        app.legacyAPIKey = legacyAPIKey
+        app.supportHours = desk.hours
+        app.awayMessage = desk.awayMessage
+        app.apnsTopic = apns?.topic
+        return AppCatalog([app])
+    }
 
     public init(
         discordToken: String, discordAPIURL: String = "https://discord.com/api/v10", guildID: String,

@@ -53,6 +53,7 @@ extension ServerRoot {
         /// - Parameter work: Told of the background work as it comes and goes (the tests' settled signal).
         init(configuration: ServerConfiguration, store: any UserStore, shared: Shared, logger: Logger, time: ServerTime, work: BackgroundWork) {
             let (discord, metrics, now) = (shared.discord, shared.metrics, time.now)
+            let catalog = configuration.catalog
             let settings = configuration.live
             let bot = BotIdentity(discord: discord)
             users = UserSerializer(store: store, metrics: metrics, logger: logger, threadRecorded: ThreadNotes.unrecordedThreadKey)
@@ -72,11 +73,11 @@ extension ServerRoot {
                     maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
                 bus: store.bus, metrics: metrics, logger: logger)
             pushes = shared.apns.map {
-                PushDispatcher(store: store, apns: $0, settings: configuration.push, metrics: metrics, logger: logger, time: time, work: work)
+                PushDispatcher(store: store, apns: $0, settings: configuration.push, catalog: catalog, metrics: metrics, logger: logger, time: time, work: work)
             }
             status = configuration.statusTags.map {
                 StatusTags(
-                    names: $0, discord: discord, store: store, feed: feed, forumChannelID: configuration.forumChannelID, logger: logger, time: time,
+                    names: $0, discord: discord, store: store, feed: feed, catalog: catalog, logger: logger, time: time,
                     work: work)
             }
             let listeners: [(any MirrorListener)?] = [hub, pushes, status]
@@ -86,16 +87,14 @@ extension ServerRoot {
             ingestionQueue = IngestionQueue(work: work)
             reconciliations = CatchUpGate(work: work)
             reconciler = Reconciler(
-                store: store, discord: discord, feed: feed, sync: sync, guildID: configuration.guildID,
-                forumChannelID: configuration.forumChannelID, settings: configuration.mirror, metrics: metrics, logger: logger, time: time)
+                store: store, discord: discord, feed: feed, sync: sync, catalog: catalog, settings: configuration.mirror, metrics: metrics, logger: logger, time: time)
 
             // Threads, and what users do in them.
             let threads = ThreadService(
                 store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, status: status, quotas: quotas,
-                guildID: configuration.guildID, forumChannelID: configuration.forumChannelID, defaultTagID: configuration.defaultTagID,
-                legacyRoutes: configuration.legacyAPIKey != nil, metrics: metrics, logger: logger, now: now)
-            let voice = SupportVoice(discord: discord, locks: store, forumChannelID: configuration.forumChannelID, settings: configuration.desk, logger: logger)
-            away = SupportAvailability(settings: configuration.desk, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
+                catalog: catalog, metrics: metrics, logger: logger, now: now)
+            let voice = SupportVoice(discord: discord, locks: store, settings: configuration.desk, logger: logger)
+            away = SupportAvailability(settings: configuration.desk, catalog: catalog, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
             let faqBook = configuration.faqChannelID.map { _ in FAQBook() }
             faq = configuration.faqChannelID.map { forum in
                 FAQMirror(
@@ -109,8 +108,7 @@ extension ServerRoot {
             attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, metrics: metrics, now: now)
             devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
             sessions = SessionService(
-                users: users, store: store, devices: devices, live: hub, verifier: configuration.identitySecret.map(IdentityVerifier.init(secret:)),
-                legacyRoutes: configuration.legacyAPIKey != nil, settings: configuration.sessions, now: now)
+                users: users, store: store, devices: devices, live: hub, catalog: catalog, settings: configuration.sessions, now: now)
             let messageIDs = MessageIDs()
             outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBook, settings: configuration.outbox,
@@ -144,8 +142,7 @@ extension ServerRoot {
                 ? Desk(
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
-                        away: away, status: status, settings: configuration.desk, guildID: configuration.guildID,
-                        identityVerified: configuration.identitySecret != nil, logger: logger, time: time), work: work)
+                        away: away, status: status, settings: configuration.desk, catalog: catalog, logger: logger, time: time), work: work)
                 : nil
             gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,

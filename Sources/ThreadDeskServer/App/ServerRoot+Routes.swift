@@ -30,7 +30,8 @@ extension ServerRoot {
         health.registerMetrics(on: internalRouter ?? router)
         if let internalRouter { health.register(on: internalRouter) }
 
-        let v1 = V1Groups(router: router, appKey: configuration.appKey, sessions: features.sessions, quotas: features.quotas, attest: features.attest)
+        let catalog = configuration.catalog
+        let v1 = V1Groups(router: router, catalog: catalog, sessions: features.sessions, quotas: features.quotas, attest: features.attest)
         SessionRoutes(sessions: features.sessions, quotas: features.quotas, attest: features.attest).register(on: v1)
         if let attest = features.attest { AttestRoutes(attest: attest).register(on: v1) }
         ConversationRoutes(conversation: features.conversation, editor: features.editor, uploads: features.uploads, quotas: features.quotas)
@@ -45,10 +46,10 @@ extension ServerRoot {
         ).register(on: v1)
         AttachmentRoutes(attachments: features.attachments, quotas: features.quotas).register(on: v1)
         PrivacyRoutes(eraser: features.eraser, exporter: features.exporter, metrics: metrics).register(on: v1)
-        if let key = configuration.legacyAPIKey {
+        if catalog.legacyRoutes {
             LegacyRoutes(
                 legacy: features.legacy, conversation: features.conversation, devices: features.devices, diagnostics: features.diagnostics,
-                quotas: features.quotas, apiKey: key
+                quotas: features.quotas, catalog: catalog
             ).register(on: router)
         }
         if let secret = configuration.gatewaySecret {

@@ -120,7 +120,7 @@ struct ServerRoot {
         configuration: ServerConfiguration, shared: Shared, features: Features, health: GatewayHealth, work: BackgroundWork, logger: Logger
     ) -> InProcessGateway {
         var gateway = GatewayConnection.Configuration(
-            token: configuration.discordToken, forumChannelID: configuration.forumChannelID, discordAPIURL: configuration.discordAPIURL)
+            token: configuration.discordToken, forumChannelIDs: configuration.catalog.forums, discordAPIURL: configuration.discordAPIURL)
         gateway.backoffBase = configuration.gatewayBackoffBase
         gateway.compression = configuration.gatewayCompression
         gateway.faqChannelID = configuration.faqChannelID

@@ -27,8 +27,7 @@ public struct UserAdministration: Sendable {
             return UserEraser(
                 store: store, discord: client, deletion: configuration.privacy.deletion, hub: nil, status: nil,
                 unrecorded: UnrecordedThreads(
-                    store: store, discord: client, bot: BotIdentity(discord: client), guildID: configuration.guildID,
-                    forumChannelID: configuration.forumChannelID),
+                    store: store, discord: client, bot: BotIdentity(discord: client), catalog: configuration.catalog),
                 metrics: ServerMetrics(), logger: logger)
         }
     }

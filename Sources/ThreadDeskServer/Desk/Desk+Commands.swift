@@ -11,7 +11,7 @@ extension Desk {
         // Commands run in a guild channel come with the member; anything else is not ours to take.
         guard let data = interaction.data, let member = interaction.member else { return }
         // Only this bot's commands, run in the support guild: anything else is no agent of ours.
-        guard interaction.guildId == parts.guildID, interaction.applicationId == (try await applicationID()) else {
+        guard interaction.guildId.map(parts.catalog.guilds.contains) == true, interaction.applicationId == (try await applicationID()) else {
             parts.logger.warning("An interaction of another application or guild was ignored", metadata: ["interaction": "\(interaction)"])
             return
         }
@@ -25,7 +25,8 @@ extension Desk {
         let place = allowed ? try await conversation(interaction) : nil
         if interaction.type == DiscordInteraction.autocomplete {
             let typed = Self.focusedText(data.options ?? []) ?? ""
-            let names = place != nil ? try await parts.snippets.names(startingWith: typed) : []
+            var names: [String] = []
+            if let place { names = try await parts.snippets.of(place.app.id).names(startingWith: typed) }
             try await respond(interaction, .choices(names.map { .init(name: $0, value: $0) }))
             return
         }
@@ -38,17 +39,17 @@ extension Desk {
             try await respond(interaction, .ephemeralMessage("This command works inside a ThreadDesk conversation (a thread of the support forum)."))
             return
         }
-        let (thread, owner) = place
+        let (thread, owner, app) = place
         if data.name == DeskCommandDefinitions.away {
-            try await respond(interaction, .ephemeralMessage(await switchAway(on: data.options?.first?.name == "on")))
+            try await respond(interaction, .ephemeralMessage(await switchAway(on: data.options?.first?.name == "on", app: app)))
             return
         }
         if data.name == DeskCommandDefinitions.snippets {
-            try await respond(interaction, .ephemeralMessage(await manageSnippets(data.options ?? [])))
+            try await respond(interaction, .ephemeralMessage(await manageSnippets(data.options ?? [], of: app.id)))
             return
         }
         if data.name == DeskCommandDefinitions.user {
-            try await respond(interaction, .ephemeralMessage(try await userCard(owner, thread: thread)))
+            try await respond(interaction, .ephemeralMessage(try await userCard(owner, thread: thread, app: app)))
             return
         }
         guard [DeskCommandDefinitions.close, DeskCommandDefinitions.reopen, DeskCommandDefinitions.snippet, DeskCommandDefinitions.silent].contains(data.name) else {
@@ -59,7 +60,7 @@ extension Desk {
         guard try await acknowledge(interaction) else { return }
         let outcome: String
         do {
-            outcome = try await perform(data, by: member, in: thread, owner: owner)
+            outcome = try await perform(data, by: member, in: thread, owner: owner, app: app)
         } catch {
             parts.logger.warning("A slash command failed", metadata: ["command": "\(data.name)", "error": "\(error)"])
             if case DiscordError.unavailable = error {
@@ -72,16 +73,20 @@ extension Desk {
         try await parts.discord.editOriginalResponse(applicationID: interaction.applicationId, token: interaction.token, content: outcome)
     }
 
-    /// The ThreadDesk thread the interaction came from, and its user; nil anywhere else.
-    private func conversation(_ interaction: DiscordInteraction) async throws -> (Snowflake, UserID)? {
-        guard let channel = interaction.channelId, let thread = Snowflake(channel), let owner = try await parts.ingestion.owner(of: thread) else {
+    /// The ThreadDesk thread the interaction came from, its user and their app (in the app's
+    /// guild); nil anywhere else.
+    private func conversation(_ interaction: DiscordInteraction) async throws -> (thread: Snowflake, owner: UserID, app: AppSettings)? {
+        guard let channel = interaction.channelId, let thread = Snowflake(channel), let owner = try await parts.ingestion.owner(of: thread),
+            let app = parts.catalog.app(of: owner), interaction.guildId == app.guildID
+        else {
             return nil
         }
-        return (thread, owner)
+        return (thread, owner, app)
     }
 
     private func perform(
-        _ data: DiscordInteraction.CommandData, by member: DiscordInteraction.Member, in thread: Snowflake, owner: UserID
+        _ data: DiscordInteraction.CommandData, by member: DiscordInteraction.Member, in thread: Snowflake, owner: UserID,
+        app: AppSettings
     ) async throws -> String {
         let options = data.options ?? []
         switch data.name {
@@ -101,7 +106,7 @@ extension Desk {
             return "Reopening the conversation: it needs a reply."
         case DeskCommandDefinitions.snippet:
             let name = Self.text("name", in: options) ?? ""
-            guard let template = try await parts.snippets.text(of: name) else {
+            guard let template = try await parts.snippets.of(app.id).text(of: name) else {
                 return "There is no snippet named “\(name)”. `/snippets list` shows them."
             }
             let installation = try await parts.store.user(owner)?.installation
@@ -121,8 +126,9 @@ extension Desk {
     /// Posts as support (through the forum's webhook, under the agent's name) and takes the
     /// message into the mirror under the owner's lock, as any reply: listed, streamed, pushed.
     private func speak(_ text: String, in thread: Snowflake, owner: UserID, as member: DiscordInteraction.Member) async throws {
+        guard let app = parts.catalog.app(of: owner) else { return }
         try await parts.users.withUser(owner) { context in
-            let posted = try await parts.voice.say(text, in: thread.description, as: member.displayName)
+            let posted = try await parts.voice.say(text, in: thread.description, of: app.forumChannelID, as: member.displayName)
             try await parts.ingestion.ingestOwn(posted, record: context.record)
         }
     }
@@ -131,15 +137,15 @@ extension Desk {
         if let status = parts.status { status.close(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: true) }
     }
 
-    private func switchAway(on: Bool) async -> String {
+    private func switchAway(on: Bool, app: AppSettings) async -> String {
         do {
-            try await parts.away.set(away: on)
+            try await parts.away.set(away: on, app: app.id)
             if on {
-                return parts.settings.awayMessage == nil
+                return app.awayMessage == nil
                     ? "Support is away (no AWAY_MESSAGE is set, so users get none). `/away off` goes back to the hours."
                     : "Support is away: users who write get the away message. `/away off` goes back to the hours."
             }
-            let status = try await parts.away.status()
+            let status = try await parts.away.status(of: app)
             return status.away ? "Back to the support hours (outside them now)." : "Back to the support hours: support is in."
         } catch {
             return "ThreadDesk could not reach its store; nothing changed."

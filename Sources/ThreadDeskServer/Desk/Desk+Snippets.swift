@@ -5,23 +5,24 @@ import ThreadDeskCore
 
 /// `/snippets add|edit|remove|list`: the canned replies, managed from Discord.
 extension Desk {
-    func manageSnippets(_ options: [DiscordInteractionOption]) async -> String {
+    func manageSnippets(_ options: [DiscordInteractionOption], of app: AppID) async -> String {
+        let snippets = parts.snippets.of(app)
         guard let subcommand = options.first else { return "Choose add, edit, remove or list." }
         let name = Self.text("name", in: subcommand.options ?? []) ?? ""
         let text = Self.text("text", in: subcommand.options ?? [])
         do {
             switch subcommand.name {
             case "add":
-                try await parts.snippets.change(.add, name: name, text: text)
+                try await snippets.change(.add, name: name, text: text)
                 return "Added “\(Snippets.normalized(name))”. Send it with `/snippet`."
             case "edit":
-                try await parts.snippets.change(.edit, name: name, text: text)
+                try await snippets.change(.edit, name: name, text: text)
                 return "Changed “\(Snippets.normalized(name))”."
             case "remove":
-                try await parts.snippets.change(.remove, name: name, text: nil)
+                try await snippets.change(.remove, name: name, text: nil)
                 return "Removed “\(Snippets.normalized(name))”."
             case "list":
-                let all = try await parts.snippets.all()
+                let all = try await snippets.all()
                 guard !all.isEmpty else { return "No snippets yet. Add one with `/snippets add`." }
                 let lines = all.keys.sorted().map { "• `\($0)` — \(MessageText.clip(all[$0] ?? "", limit: 80).replacingOccurrences(of: "\n", with: " "))" }
                 return MessageText.clip(lines.joined(separator: "\n"), limit: MessageText.discordLimit)

@@ -9,10 +9,12 @@ extension Desk {
     /// Pages of the mirror counted for the card, at most (beyond: "at least").
     static let cardPages = 10
 
-    func userCard(_ owner: UserID, thread: Snowflake) async throws -> String {
+    func userCard(_ owner: UserID, thread: Snowflake, app: AppSettings) async throws -> String {
         guard let record = try await parts.store.user(owner) else { return "ThreadDesk has no record of this thread's user." }
         let device = record.installation ?? record.pendingInstallation
-        var lines = ["**User** `\(record.id.rawValue)` · " + (parts.identityVerified ? "identity verified by the app" : "identity not verified (no IDENTITY_SECRET)")]
+        let verified = app.identitySecret != nil ? "identity verified by the app" : "identity not verified (no IDENTITY_SECRET)"
+        let ofApp = parts.catalog.isShared ? " of **\(app.name)** (`\(app.id)`)" : ""
+        var lines = ["**User** `\(record.id.local.rawValue)`\(ofApp) · " + verified]
         let os = [device?.osPlatform, device?.osVersion].compactMap { $0 }.joined(separator: " ")
         lines.append(
             [
@@ -20,7 +22,7 @@ extension Desk {
             ].map { "**\($0.0)** \(Self.shown($0.1))" }.joined(separator: " · "))
         lines.append("**First seen** \(Self.when(record.createdAt)) · **Last active** \(Self.when(record.updatedAt))")
         let push = record.pushToken == nil ? "no" : "yes (\(record.pushEnvironment?.rawValue ?? "production"))"
-        let readUpTo = record.lastReadMessageID.map { "https://discord.com/channels/\(parts.guildID)/\(thread)/\($0)" } ?? "nothing yet"
+        let readUpTo = record.lastReadMessageID.map { "https://discord.com/channels/\(app.guildID)/\(thread)/\($0)" } ?? "nothing yet"
         // The same count as the badge, `GET /v1/unread` and the export: read from the mirror.
         let unread = try await LiveFeed(store: parts.store).unreadCount(record)
         lines.append("**Push** \(push) · **Unread** \(unread) · **Read up to** \(readUpTo)")

@@ -21,9 +21,9 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         let away: SupportAvailability
         let status: StatusTags?
         let settings: DeskSettings
-        let guildID: String
-        /// Whether every session's id is vouched for by the app's backend (`IDENTITY_SECRET`).
-        let identityVerified: Bool
+        /// The apps: the commands are registered in each one's guild and act within the app of
+        /// the thread they are used in.
+        let catalog: AppCatalog
         let logger: Logger
         let time: ServerTime
     }
@@ -143,16 +143,21 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     private func registerIfChanged() async throws {
         let application = try await applicationID()
         let commands = DeskCommandDefinitions.all(permissions: parts.settings.permissions)
-        let fingerprint = DeskCommandDefinitions.fingerprint(commands, applicationID: application, guildID: parts.guildID)
-        // Registered already, and still there (an admin may have removed them): one read, no create.
-        if try await parts.store.globalValue(DeskCommandDefinitions.registeredKey) == fingerprint,
-            Set(try await parts.discord.guildCommandNames(applicationID: application, guildID: parts.guildID)) == Set(commands.map(\.name))
-        {
-            return
+        // Every guild an app lives in; the first app's guild keeps the key from before there were several.
+        let first = parts.catalog.apps[0].guildID
+        for guild in parts.catalog.guilds.sorted() {
+            let key = guild == first ? DeskCommandDefinitions.registeredKey : "\(DeskCommandDefinitions.registeredKey)/\(guild)"
+            let fingerprint = DeskCommandDefinitions.fingerprint(commands, applicationID: application, guildID: guild)
+            // Registered already, and still there (an admin may have removed them): one read, no create.
+            if try await parts.store.globalValue(key) == fingerprint,
+                Set(try await parts.discord.guildCommandNames(applicationID: application, guildID: guild)) == Set(commands.map(\.name))
+            {
+                continue
+            }
+            try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: guild, commands)
+            try await parts.store.setGlobalValue(key, to: fingerprint)
+            parts.logger.notice("Registered the slash commands in the guild", metadata: ["guild": "\(guild)", "commands": "\(commands.map(\.name))"])
         }
-        try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: parts.guildID, commands)
-        try await parts.store.setGlobalValue(DeskCommandDefinitions.registeredKey, to: fingerprint)
-        parts.logger.notice("Registered the slash commands in the guild", metadata: ["commands": "\(commands.map(\.name))"])
     }
 
     private func answer(_ interaction: DiscordInteraction) async {

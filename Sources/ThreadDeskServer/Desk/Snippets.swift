@@ -2,12 +2,22 @@ import Foundation
 import ThreadDeskCore
 import ThreadDeskStore
 
-/// Canned replies, kept per deployment in the store (one value, written under a job lock so two
+/// Canned replies, kept per app in the store (one value, written under a job lock so two
 /// replicas' edits cannot lose each other's) and filled in with the user's installation info.
 struct Snippets: Sendable {
     let store: any GlobalValues & JobLocks
+    /// Whose they are: each app's agents keep their own.
+    var app: AppID = .default
 
-    static let key = "desk/snippets"
+    /// The app's snippets: `desk/snippets`, the key from before there were several apps, for the default.
+    var key: String { app == .default ? "desk/snippets" : "desk/snippets/\(app)" }
+
+    /// The same store's snippets of `app`.
+    func of(_ app: AppID) -> Snippets {
+        var snippets = self
+        snippets.app = app
+        return snippets
+    }
     /// At most this many snippets, each a name of 1–32 characters and a text Discord can post.
     static let limit = 100
     static let nameLength = 1...32
@@ -22,7 +32,7 @@ struct Snippets: Sendable {
     }
 
     func all() async throws -> [String: String] {
-        guard let stored = try await store.globalValue(Self.key), let data = stored.data(using: .utf8) else { return [:] }
+        guard let stored = try await store.globalValue(key), let data = stored.data(using: .utf8) else { return [:] }
         return (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
     }
 
@@ -49,7 +59,7 @@ struct Snippets: Sendable {
                 throw Problem.invalidText
             }
         }
-        let done: Void? = try await store.exclusively(Self.key) {
+        let done: Void? = try await store.exclusively(key) {
             var snippets = try await all()
             switch change {
             case .add:
@@ -65,7 +75,7 @@ struct Snippets: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
             let data = try encoder.encode(snippets)
-            try await store.setGlobalValue(Self.key, to: String(decoding: data, as: UTF8.self))
+            try await store.setGlobalValue(key, to: String(decoding: data, as: UTF8.self))
         }
         guard done != nil else { throw Problem.busy }
     }

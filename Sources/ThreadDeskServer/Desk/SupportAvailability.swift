@@ -4,10 +4,14 @@ import DiscordREST
 import ThreadDeskCore
 import ThreadDeskStore
 
-/// Whether support is in (the hours, or an agent's `/away on`), and the away message a user who
-/// writes meanwhile gets: once per interval, as support, silent (the user is in the app: no alert).
+/// Whether support is in for an app (its hours, or an agent's `/away on` in one of its threads),
+/// and the away message a user of it who writes meanwhile gets: once per interval, as support,
+/// silent (the user is in the app: no alert).
 struct SupportAvailability: Sendable {
+    /// The away message's interval.
     let settings: DeskSettings
+    /// Each app's hours and away message.
+    let catalog: AppCatalog
     let store: any GlobalValues
     let voice: SupportVoice
     let ingestion: MirrorIngestion
@@ -16,8 +20,9 @@ struct SupportAvailability: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    /// The store's note of `/away on` (on every replica).
-    static let overrideKey = "desk/away"
+    /// The store's note of `/away on` for `app` (on every replica); the default app's is the key
+    /// from before there were several.
+    static func overrideKey(_ app: AppID) -> String { app == .default ? "desk/away" : "desk/away/\(app)" }
 
     struct Status: Sendable, Equatable {
         var away: Bool
@@ -25,20 +30,20 @@ struct SupportAvailability: Sendable {
         var nextOpening: Date?
     }
 
-    /// Whether support is away now, and when it is next in by the hours.
+    /// Whether support is away for `app` now, and when it is next in by its hours.
     /// - Throws: The store's errors (the note of `/away on`).
-    func status() async throws -> Status {
-        if try await store.globalValue(Self.overrideKey) == "on" { return Status(away: true, nextOpening: nil) }
-        guard let hours = settings.hours else { return Status(away: false, nextOpening: nil) }
+    func status(of app: AppSettings) async throws -> Status {
+        if try await store.globalValue(Self.overrideKey(app.id)) == "on" { return Status(away: true, nextOpening: nil) }
+        guard let hours = app.supportHours else { return Status(away: false, nextOpening: nil) }
         let date = now()
         return hours.isOpen(at: date) ? Status(away: false, nextOpening: nil) : Status(away: true, nextOpening: hours.nextOpening(after: date))
     }
 
-    /// `/away on|off`, for every replica.
+    /// `/away on|off` for `app`, for every replica.
     /// - Parameter away: Whether support is away whatever the hours say.
     /// - Throws: The store's errors.
-    func set(away: Bool) async throws {
-        try await store.setGlobalValue(Self.overrideKey, to: away ? "on" : nil)
+    func set(away: Bool, app: AppID) async throws {
+        try await store.setGlobalValue(Self.overrideKey(app), to: away ? "on" : nil)
     }
 
     /// After a user's message went in (the caller holds the user): the away message, when
@@ -46,13 +51,14 @@ struct SupportAvailability: Sendable {
     /// user's message stands.
     /// - Parameter context: The user's record, held by the caller; notes when the message went.
     func answer(_ context: inout UserContext) async {
-        guard let message = settings.awayMessage, let record = context.record, let thread = record.threadID else { return }
+        guard let record = context.record, let app = catalog.app(of: record.id), let message = app.awayMessage, let thread = record.threadID
+        else { return }
         let date = now()
         if let sent = record.live.awaySentAt, date.timeIntervalSince(sent) < settings.awayInterval / .seconds(1) { return }
         do {
-            guard try await status().away else { return }
+            guard try await status(of: app).away else { return }
             // Silent: listed and streamed, counted unread, no alert.
-            let posted = try await voice.say(NoteMarkers.silentPrefixes[1] + " " + message, in: thread, as: nil)
+            let posted = try await voice.say(NoteMarkers.silentPrefixes[1] + " " + message, in: thread, of: app.forumChannelID, as: nil)
             context.record?.live.awaySentAt = date
             try await ingestion.ingestOwn(posted, record: context.record)
             if let status, let id = Snowflake(thread) { status.conversation(in: id, isNow: .needsReply) }

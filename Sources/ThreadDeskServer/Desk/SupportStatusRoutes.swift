@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ThreadDeskStore
 import ThreadDeskWire
 
 /// `GET /v1/support-status`: open or away (the hours, or an agent's `/away on`), and when support
@@ -12,8 +13,8 @@ struct SupportStatusRoutes: Sendable {
     }
 
     @Sendable func status(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        _ = try context.user()
-        let status = try await away.status()
+        guard let app = away.catalog.app(of: try context.user().id) else { throw APIError.unauthorized }
+        let status = try await away.status(of: app)
         return try jsonResponse(
             SupportStatus(
                 status: status.away ? .away : .open,

@@ -3,34 +3,34 @@ import Logging
 import Synchronization
 import ThreadDeskStore
 
-/// How ThreadDesk speaks as support: through a webhook of the forum, under the name of the agent
+/// How ThreadDesk speaks as support: through a webhook of the thread's forum, under the name of the agent
 /// who asked (or the team's). The bot's own posts are the app user's words, so anything support
 /// says must come from someone else; the mirror takes any author but the bot for support.
 final class SupportVoice: Sendable {
     private let discord: DiscordClient<AnyClock>
     private let locks: any JobLocks
-    private let forumChannelID: String
     private let settings: DeskSettings
     private let logger: Logger
-    private let webhook = Mutex<DiscordWebhook?>(nil)
+    /// Each forum's, by the forum's id.
+    private let webhooks = Mutex<[String: DiscordWebhook]>([:])
     /// What the webhook is called in the forum's integrations.
     static let webhookName = "ThreadDesk"
 
-    init(discord: DiscordClient<AnyClock>, locks: any JobLocks, forumChannelID: String, settings: DeskSettings, logger: Logger) {
-        (self.discord, self.locks, self.forumChannelID, self.settings, self.logger) = (discord, locks, forumChannelID, settings, logger)
+    init(discord: DiscordClient<AnyClock>, locks: any JobLocks, settings: DeskSettings, logger: Logger) {
+        (self.discord, self.locks, self.settings, self.logger) = (discord, locks, settings, logger)
     }
 
-    /// Posts `text` into `thread` as support, named `speaker` (an agent) or the team.
-    func say(_ text: String, in thread: String, as speaker: String?) async throws -> DiscordMessage {
+    /// Posts `text` into `thread` of `forum` as support, named `speaker` (an agent) or the team.
+    func say(_ text: String, in thread: String, of forum: String, as speaker: String?) async throws -> DiscordMessage {
         let message = DiscordWebhookMessage(content: text, username: settings.speakerName(speaker))
-        let hook = try await currentWebhook()
+        let hook = try await currentWebhook(of: forum)
         do {
             return try await discord.executeWebhook(hook, threadID: thread, message)
         } catch .api(let error) where error.code == .unknownWebhook || error.code == .invalidWebhookToken {
             // Someone deleted it in the forum's settings: make another, once.
             logger.notice("The forum's ThreadDesk webhook is gone; making a new one")
-            webhook.withLock { if $0?.id == hook.id { $0 = nil } }
-            return try await discord.executeWebhook(try await currentWebhook(), threadID: thread, message)
+            webhooks.withLock { if $0[forum]?.id == hook.id { $0[forum] = nil } }
+            return try await discord.executeWebhook(try await currentWebhook(of: forum), threadID: thread, message)
         } catch {
             throw error
         }
@@ -38,19 +38,19 @@ final class SupportVoice: Sendable {
 
     /// The forum's webhook made by this bot's application, made when there is none. Looked up
     /// once a process; made under a job lock so that replicas starting together make one.
-    private func currentWebhook() async throws -> DiscordWebhook {
-        if let known = webhook.withLock({ $0 }) { return known }
+    private func currentWebhook(of forum: String) async throws -> DiscordWebhook {
+        if let known = webhooks.withLock({ $0[forum] }) { return known }
         let application = try await discord.currentApplication().id
-        let found: DiscordWebhook? = try await locks.exclusively("desk-webhook") {
-            let existing = try await discord.webhooks(in: forumChannelID).first {
+        let found: DiscordWebhook? = try await locks.exclusively("desk-webhook/\(forum)") {
+            let existing = try await discord.webhooks(in: forum).first {
                 $0.applicationId == application && $0.token != nil && $0.type == 1
             }
             if let existing { return existing }
-            logger.notice("Making the forum's webhook, through which ThreadDesk speaks as support")
-            return try await discord.createWebhook(in: forumChannelID, name: Self.webhookName)
+            logger.notice("Making the forum's webhook, through which ThreadDesk speaks as support", metadata: ["forum": "\(forum)"])
+            return try await discord.createWebhook(in: forum, name: Self.webhookName)
         }
         guard let found else { throw WebhookBusy() }
-        webhook.withLock { $0 = found }
+        webhooks.withLock { $0[forum] = found }
         return found
     }
 

@@ -9,11 +9,11 @@ import ThreadDeskWire
 enum Caller: Sendable {
     /// A user, by one of their live tokens (`Authorization: Bearer`).
     case user(UserRecord, token: String)
-    /// The app, by the app key (`X-App-Key`); a bearer token, if one came, is the client's
-    /// earlier session (a renewal or another device).
-    case app(presentedToken: String?)
-    /// The reference system's client, by the legacy key (`x-api-key`).
-    case legacy
+    /// An app, by its key (`X-App-Key`); a bearer token, if one came, is the client's earlier
+    /// session (a renewal or another device).
+    case app(AppSettings, presentedToken: String?)
+    /// The reference system's client of an app, by the app's legacy key (`x-api-key`).
+    case legacy(AppSettings)
     /// The gateway daemon, by the gateway secret.
     case daemon
 }
@@ -57,8 +57,26 @@ extension ThreadDeskRequestContext {
 
     /// The earlier session's token a client presented beside the app key, if any.
     var presentedToken: String? {
-        guard case .app(let token) = caller else { return nil }
+        guard case .app(_, let token) = caller else { return nil }
         return token
+    }
+
+    /// The app the caller is of: the one its key names, or its user's. Nil for the daemon (and
+    /// for a user of an app no longer configured, whose token then opens nothing).
+    func app(in catalog: AppCatalog) -> AppSettings? {
+        switch caller {
+        case .app(let app, _), .legacy(let app): app
+        case .user(let record, _): catalog.app(of: record.id)
+        case .daemon, nil: nil
+        }
+    }
+
+    /// The app of a route only an app's key (or legacy key) reaches (401 otherwise).
+    func keyedApp() throws(APIError) -> AppSettings {
+        switch caller {
+        case .app(let app, _), .legacy(let app): return app
+        default: throw APIError.badAppKey
+        }
     }
 }
 
@@ -124,23 +142,34 @@ struct SecretAuthentication: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// The app key in `X-App-Key` (401 `invalid_app_key` otherwise); a bearer token beside it is
-    /// the client's earlier session.
-    static func app(key: String) -> Self {
-        Self(secret: key, presented: { $0.headers[.appKey] }, refusal: .badAppKey) { .app(presentedToken: $0.bearerToken) }
-    }
-
-    /// The legacy key in `x-api-key` (401 `invalid_api_key` otherwise).
-    static func legacy(key: String) -> Self {
-        Self(secret: key, presented: { $0.headers[.apiKey] }, refusal: .badAPIKey) { _ in .legacy }
-    }
-
     /// The gateway secret as a bearer token (401 `invalid_gateway_secret` otherwise).
     static func daemon(secret: String) -> Self {
         Self(
             secret: secret, presented: { $0.bearerToken },
             refusal: APIError(.unauthorized, .invalidGatewaySecret, "The gateway secret is missing or wrong.")
         ) { _ in .daemon }
+    }
+}
+
+/// Requires the key of one of the deployment's apps (`X-App-Key`, 401 `invalid_app_key`
+/// otherwise), or with `legacy` one of their legacy keys (`x-api-key`, 401 `invalid_api_key`):
+/// the key names the app the request acts for, and nothing of another app is reached with it.
+struct AppKeyAuthentication: RouterMiddleware {
+    let catalog: AppCatalog
+    var legacy = false
+
+    func handle(
+        _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        if legacy {
+            guard let key = request.headers[.apiKey], let app = catalog.app(forLegacyKey: key) else { throw APIError.badAPIKey }
+            context.caller = .legacy(app)
+        } else {
+            guard let key = request.headers[.appKey], let app = catalog.app(forKey: key) else { throw APIError.badAppKey }
+            context.caller = .app(app, presentedToken: request.bearerToken)
+        }
+        return try await next(request, context)
     }
 }
 

@@ -17,8 +17,8 @@ struct V1Groups {
     /// App Attest, when it is on.
     let attest: AttestService?
 
-    init(router: Router<ThreadDeskRequestContext>, appKey: String, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
-        app = router.group("v1").add(middleware: SecretAuthentication.app(key: appKey))
+    init(router: Router<ThreadDeskRequestContext>, catalog: AppCatalog, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
+        app = router.group("v1").add(middleware: AppKeyAuthentication(catalog: catalog))
         let attesting = attest?.mode == .off ? nil : attest
         users = router.group("v1").add(
             middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, attest: attesting))

@@ -14,18 +14,19 @@ struct LegacyRoutes: Sendable {
     let devices: DeviceService
     let diagnostics: DiagnosticsService
     let quotas: Quotas
-    let apiKey: String
+    /// Each app's legacy key names the app whose users the ids are.
+    let catalog: AppCatalog
 
     /// Behind the legacy key; a route whose user is in its path is charged before its handler
     /// (a message's user is in its body, so the handler charges it once the body is read).
     func register(on router: Router<ThreadDeskRequestContext>) {
-        let legacy = router.group().add(middleware: SecretAuthentication.legacy(key: apiKey))
+        let legacy = router.group().add(middleware: AppKeyAuthentication(catalog: catalog, legacy: true))
         legacy.post("new-message", use: newMessage)
-        legacy.group().add(middleware: LimitMiddleware(quotas: quotas) { context in .read(try Self.userID(context.parameters.get("userId") ?? "")) })
+        legacy.group().add(middleware: LimitMiddleware(quotas: quotas) { context in .read(try Self.userID(context.parameters.get("userId") ?? "", context: context)) })
             .get("messages/:userId", use: messages)
         legacy.group()
             .add(middleware: LimitMiddleware(quotas: quotas) { context in
-                .diagnostics(try Self.userID(String((context.parameters.get("key") ?? "").prefix(11))))
+                .diagnostics(try Self.userID(String((context.parameters.get("key") ?? "").prefix(11)), context: context))
             })
             .post("upload-diagnostics/:key", use: uploadDiagnostics)
     }
@@ -47,7 +48,7 @@ struct LegacyRoutes: Sendable {
 
     @Sendable func newMessage(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let body = try await request.decode(NewMessage.self, limit: Request.smallBodyLimit)
-        let user = try Self.userID(body.userId)
+        let user = try Self.userID(body.userId, context: context)
         let address = quotas.clientAddress(request, context)
         try await quotas.charge(.send(user), address: address)
         let text = try APIError.validText(body.content)
@@ -69,7 +70,7 @@ struct LegacyRoutes: Sendable {
     }
 
     @Sendable func messages(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        let user = try Self.userID(context.parameters.get("userId") ?? "")
+        let user = try Self.userID(context.parameters.get("userId") ?? "", context: context)
         let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         let cursor = try after.map { raw in
             guard let id = Snowflake(raw) else { throw APIError.badRequest(.invalidAfter, "after must be a message id.") }
@@ -80,7 +81,7 @@ struct LegacyRoutes: Sendable {
 
     @Sendable func uploadDiagnostics(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let key = context.parameters.get("key") ?? ""
-        let user = try Self.userID(String(key.prefix(11)))
+        let user = try Self.userID(String(key.prefix(11)), context: context)
         let address = quotas.clientAddress(request, context)
         let (bytes, document, holdsSlot) = try await request.jsonObject(limit: DiagnosticsRoutes.limit, gate: diagnostics.largeBodies)
         defer { if holdsSlot { diagnostics.largeBodies.leave() } }
@@ -90,12 +91,12 @@ struct LegacyRoutes: Sendable {
         return try jsonResponse(["success": "true", "filename": result.filename])
     }
 
-    /// Legacy ids are the reference app's `xxx-xxx-xxx`.
-    static func userID(_ raw: String) throws -> UserID {
+    /// Legacy ids are the reference app's `xxx-xxx-xxx`, of the app whose legacy key came.
+    static func userID(_ raw: String, context: ThreadDeskRequestContext) throws -> UserID {
         guard let id = UserID(raw), id.isLegacyShaped else {
             throw APIError.badRequest(.invalidUserId, "userId must have the form xxx-xxx-xxx.")
         }
-        return id
+        return UserID(app: try context.keyedApp().id, local: id)
     }
 }
 

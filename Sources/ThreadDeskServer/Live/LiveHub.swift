@@ -216,7 +216,7 @@ final class LiveHub: Service, Sendable {
 
     private func received(_ payload: String) {
         guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)),
-            announcement.origin != origin, let user = UserID(announcement.user)
+            announcement.origin != origin, let user = UserID(storageKey: announcement.user)
         else { return }
         if announcement.tokens == true {
             deliver(user, .tokensChanged)

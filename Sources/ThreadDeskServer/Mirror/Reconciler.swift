@@ -17,9 +17,8 @@ struct Reconciler: Sendable {
     let discord: DiscordClient<AnyClock>
     let feed: FeedState
     let sync: MirrorSync
-    /// The forum whose active threads are listed, and its guild.
-    let guildID: String
-    let forumChannelID: String
+    /// The apps: the active threads of each guild are listed (one call a guild), those of their forums kept.
+    let catalog: AppCatalog
     let settings: MirrorSettings
     let metrics: ServerMetrics
     let logger: Logger
@@ -52,8 +51,10 @@ struct Reconciler: Sendable {
             return
         }
         var threads: [Snowflake: UserID] = [:]
-        let active = try await discord.activeThreads(guildID: guildID).threads
-        for channel in active where channel.parentId == forumChannelID {
+        let forums = catalog.forums
+        var active: [DiscordChannel] = []
+        for guild in catalog.guilds.sorted() { active += try await discord.activeThreads(guildID: guild).threads }
+        for channel in active where channel.parentId.map(forums.contains) == true {
             guard let id = Snowflake(channel.id) else { continue }
             let mirrored = try await store.mirrorThread(id)
             var behind = false

@@ -38,7 +38,7 @@ struct DataExporter: Sendable {
     /// - Throws: The store's errors (the unread count).
     func kept(_ record: UserRecord) async throws -> KeptUserData {
         KeptUserData(
-            userId: record.id.rawValue, createdAt: Self.timestamp(record.createdAt), updatedAt: Self.timestamp(record.updatedAt),
+            userId: record.id.local.rawValue, createdAt: Self.timestamp(record.createdAt), updatedAt: Self.timestamp(record.updatedAt),
             installation: (record.installation ?? record.pendingInstallation).map(Self.fields),
             pushTokenRegistered: record.pushToken != nil, pushEnvironment: record.pushToken == nil ? nil : record.pushEnvironment?.rawValue,
             unreadCount: try await LiveFeed(store: store).unreadCount(record), lastReadMessageId: record.lastReadMessageID,

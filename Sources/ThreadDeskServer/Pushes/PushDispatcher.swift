@@ -17,6 +17,8 @@ import ThreadDeskWire
 final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     let store: any UserRecords & MirrorStore & PushQueue
     let apns: PushSender
+    /// Each app's topic.
+    let catalog: AppCatalog
     let settings: PushSettings
     let metrics: ServerMetrics
     let logger: Logger
@@ -32,10 +34,11 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     var description: String { "PushDispatcher" }
 
     init(
-        store: any UserStore, apns: PushSender, settings: PushSettings, metrics: ServerMetrics, logger: Logger, time: ServerTime,
-        work: BackgroundWork = .untracked
+        store: any UserStore, apns: PushSender, settings: PushSettings, catalog: AppCatalog, metrics: ServerMetrics, logger: Logger,
+        time: ServerTime, work: BackgroundWork = .untracked
     ) {
         self.work = work
+        self.catalog = catalog
         self.store = store
         self.apns = apns
         self.settings = settings
@@ -164,19 +167,22 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
             logger.warning("Gave up on a push older than the push age limit", metadata: ["user": "\(context.id.logValue)", "attempts": "\(attempts)"])
             return .abandoned
         }
-        guard var record = context.record, let token = record.pushToken else { return .abandoned }
+        // A user of an app no longer configured gets nothing (its topic is unknown).
+        guard var record = context.record, let token = record.pushToken, let app = catalog.app(of: record.id) else { return .abandoned }
+        let topic = app.apnsTopic ?? apns.settings.topic
         let environment = record.pushEnvironment.map { APNsEnvironment(rawValue: $0.rawValue)! } ?? apns.settings.defaultEnvironment
         let badge = try await LiveFeed(store: store).unreadCount(record)
         if NoteMarkers.isSilent(message.content) {
             // No alert: the app refreshes in the background (pending only when those are on).
-            return try await sendBackground(message, badge: badge, to: token, environment: environment, attempts: attempts)
+            return try await sendBackground(message, badge: badge, to: token, topic: topic, environment: environment, attempts: attempts)
         }
         let text = message.content.isEmpty ? Self.attachmentSummary(message) : message.content
-        let alert = APNsNotification(
-            title: settings.title, body: text, badge: badge, sound: settings.sound, threadID: context.id.rawValue,
+        var alert = APNsNotification(
+            title: settings.title, body: text, badge: badge, sound: settings.sound, threadID: context.id.local.rawValue,
             category: settings.category, custom: [PushPayload.messageID: message.id.description],
             // A retry after an answer that was lost replaces the first delivery on the device instead of doubling it.
             collapseID: message.id.description)
+        alert.topic = topic
         do {
             try await apns.client.send(alert, to: token, environment: environment)
         } catch APNsError.rejected(let status, let reason, _) where reason.invalidatesDeviceToken {
@@ -198,9 +204,9 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
         }
         metrics.pushes(outcome: "sent")
         if settings.background {
-            _ = try? await apns.client.send(
-                APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description]), to: token,
-                environment: environment)
+            var background = APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description])
+            background.topic = topic
+            _ = try? await apns.client.send(background, to: token, environment: environment)
         }
         return .sent
     }
@@ -213,12 +219,12 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
 
     /// A silent reply's only push: in the background, retried like an alert.
     private func sendBackground(
-        _ message: MirroredMessage, badge: Int, to token: String, environment: APNsEnvironment, attempts: Int
+        _ message: MirroredMessage, badge: Int, to token: String, topic: String, environment: APNsEnvironment, attempts: Int
     ) async throws -> PushState {
+        var notification = APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description])
+        notification.topic = topic
         do {
-            try await apns.client.send(
-                APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description]), to: token,
-                environment: environment)
+            try await apns.client.send(notification, to: token, environment: environment)
         } catch APNsError.rejected {
             metrics.pushes(outcome: "rejected")
             return .abandoned

@@ -58,7 +58,7 @@ struct SessionRoutes: Sendable {
             try await quotas.charge(.session, address: device.map { Quotas.deviceKey($0, network: network) } ?? network)
         }
         let session = try await sessions.open(
-            userID: userID, userHash: body.userHash, presentedToken: context.presentedToken, installation: installation, device: device)
+            app: try context.keyedApp(), userID: userID, userHash: body.userHash, presentedToken: context.presentedToken, installation: installation, device: device)
         return try jsonResponse(session, status: .created)
     }
 

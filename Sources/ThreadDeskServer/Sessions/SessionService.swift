@@ -11,10 +11,9 @@ struct SessionService: Sendable {
     let devices: DeviceService
     /// Ends the streams of tokens that end.
     let live: LiveHub
-    /// The app backend's secret for `userHash` (`IDENTITY_SECRET`), nil when ids are not vouched for.
-    let verifier: IdentityVerifier?
-    /// Whether the legacy routes are on (a reference-system id may then adopt its thread by name).
-    let legacyRoutes: Bool
+    /// The apps: each its own `userHash` secret and legacy routes; a token of an app no longer
+    /// configured opens nothing.
+    let catalog: AppCatalog
     /// How long an unused token lives.
     var settings = SessionSettings()
     let now: @Sendable () -> Date
@@ -22,7 +21,8 @@ struct SessionService: Sendable {
     /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
     /// proven (its current token, or the app backend's `userHash`). Every session gets a new token.
     /// - Parameters:
-    ///   - requested: The id the client asks for; nil for a new one.
+    ///   - app: The app whose key opened it: the user is its.
+    ///   - requested: The id the client asks for (as the app knows it); nil for a new one.
     ///   - userHash: The app backend's signature of `requested` (required with `IDENTITY_SECRET`).
     ///   - presentedToken: A token the client holds: proof that `requested` is its own.
     ///   - installation: The device's info, noted in the thread when it changed.
@@ -30,12 +30,16 @@ struct SessionService: Sendable {
     /// - Throws: `SupportFailure.invalidUserHash`, `SupportFailure.userClaimed` for an id in use
     ///   without proof, `DiscordError` from the device note, and the store's errors.
     func open(
-        userID requested: UserID?, userHash: String?, presentedToken: String?, installation: InstallationInfo?, device: String? = nil
+        app: AppSettings, userID requested: UserID?, userHash: String?, presentedToken: String?, installation: InstallationInfo?,
+        device: String? = nil
     ) async throws -> Session {
+        // The app's backend secret for `userHash` (`IDENTITY_SECRET`), nil when ids are not vouched for.
+        let verifier = app.identitySecret.map(IdentityVerifier.init(secret:))
+        let legacyRoutes = app.legacyAPIKey != nil
         if let requested, let verifier {
             guard let userHash, verifier.verify(userHash, for: requested) else { throw SupportFailure.invalidUserHash }
         }
-        let id = requested ?? UserID.generate()
+        let id = UserID(app: app.id, local: requested ?? UserID.generate())
         // An attested device's token names the device (see `UserToken.generate(for:device:)`).
         let token = UserToken.generate(for: id, device: device)
         let adoption = requested.flatMap { ThreadNotes.adoptionNote(for: $0, verified: verifier != nil, legacyRoutes: legacyRoutes) }
@@ -74,7 +78,7 @@ struct SessionService: Sendable {
             endedTokens = !tokensBefore.isSubset(of: record.liveTokenHashes)
             if let installation { try await devices.applyInstallation(installation, to: &context) }
         }
-        return Session(userId: id.description, token: token)
+        return Session(userId: id.local.description, token: token)
     }
 
     /// Ends the session of `token` (sign-out on one device); the user's other tokens stay live.
@@ -116,7 +120,7 @@ struct SessionService: Sendable {
         } else {
             found = try await store.user(forTokenHash: hash)
         }
-        guard var record = found else { throw SupportFailure.notAuthenticated }
+        guard var record = found, catalog.app(of: record.id) != nil else { throw SupportFailure.notAuthenticated }
         let now = now()
         let lastUse = record.tokenUsedAt[hash]
         if let idle = settings.idleAfter, let lastUse, now.timeIntervalSince(lastUse) >= idle / .seconds(1) {

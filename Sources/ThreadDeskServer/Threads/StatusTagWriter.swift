@@ -15,10 +15,9 @@ final class StatusTagWriter: Sendable {
     private let store: any GlobalValues & JobLocks & UserRecords & MirrorStore
     /// The gateway feed, whose epoch says whether a note of the thread's tags can be trusted.
     private let feed: FeedState?
-    private let forumChannelID: String
     private let logger: Logger
-    /// The tags' ids, once the forum has them.
-    private let ids = Mutex<[ConversationStatus: String]?>(nil)
+    /// The tags' ids in each forum (each app's has its own), once the forum has them.
+    private let ids = Mutex<[String: [ConversationStatus: String]]>([:])
     /// Threads whose change is under way in this process, with what the gateway said of each meanwhile.
     private let watches = Mutex<[Snowflake: StatusTags.Watch]>([:])
     /// Threads of erased users (a few ids per erasure, for the life of the process).
@@ -26,9 +25,9 @@ final class StatusTagWriter: Sendable {
 
     init(
         names: StatusTagNames, discord: DiscordClient<AnyClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore,
-        feed: FeedState?, forumChannelID: String, logger: Logger
+        feed: FeedState?, logger: Logger
     ) {
-        (self.names, self.discord, self.store, self.feed, self.forumChannelID, self.logger) = (names, discord, store, feed, forumChannelID, logger)
+        (self.names, self.discord, self.store, self.feed, self.logger) = (names, discord, store, feed, logger)
     }
 
     /// The thread's user was erased: nothing more is written of it.
@@ -36,12 +35,12 @@ final class StatusTagWriter: Sendable {
     func isForgotten(_ thread: Snowflake) -> Bool { forgotten.withLock { $0.contains(thread) } }
 
     /// Looks the tags up again on the next change (one was renamed or deleted in the forum).
-    func forgetTagIDs() { ids.withLock { $0 = nil } }
+    func forgetTagIDs() { ids.withLock { $0 = [:] } }
 
     /// The ids of the three tags, adding to the forum those it lacks (matched by name, any case).
     /// - Throws: Discord's refusal, or `TagsMissing` when the forum did not keep them.
-    func tagIDs() async throws -> [ConversationStatus: String] {
-        if let known = ids.withLock({ $0 }) { return known }
+    func tagIDs(forum forumChannelID: String) async throws -> [ConversationStatus: String] {
+        if let known = ids.withLock({ $0[forumChannelID] }) { return known }
         var forum = try await discord.channel(forumChannelID)
         let missing = ConversationStatus.allCases.filter { status in
             !(forum.availableTags ?? []).contains { $0.name.lowercased() == names.name(of: status).lowercased() }
@@ -49,14 +48,14 @@ final class StatusTagWriter: Sendable {
         if !missing.isEmpty {
             let kept = (forum.availableTags ?? []).map { DiscordForumTagEdit(id: $0.id, name: $0.name, moderated: $0.moderated ?? false) }
             forum = try await discord.modifyForumTags(forumChannelID, kept + missing.map { DiscordForumTagEdit(name: names.name(of: $0)) })
-            logger.notice("Added the status tags to the forum", metadata: ["tags": "\(missing.map { names.name(of: $0) })"])
+            logger.notice("Added the status tags to the forum", metadata: ["forum": "\(forumChannelID)", "tags": "\(missing.map { names.name(of: $0) })"])
         }
         var found: [ConversationStatus: String] = [:]
         for status in ConversationStatus.allCases {
             found[status] = forum.availableTags?.first { $0.name.lowercased() == names.name(of: status).lowercased() }?.id
         }
         guard found.count == ConversationStatus.allCases.count else { throw StatusTags.TagsMissing() }
-        ids.withLock { $0 = found }
+        ids.withLock { $0[forumChannelID] = found }
         return found
     }
 

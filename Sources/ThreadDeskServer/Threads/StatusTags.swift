@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskWire
 
@@ -25,7 +26,7 @@ import ThreadDeskWire
 /// makes them and keeps the note.
 final class StatusTags: Service, Sendable, CustomStringConvertible {
     private let writer: StatusTagWriter
-    private let store: any JobLocks
+    private let store: any JobLocks & UserRecords & MirrorStore
     private let logger: Logger
     private let time: ServerTime
     /// The status each thread should show, not yet applied.
@@ -46,13 +47,17 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
 
     init(
         names: StatusTagNames, discord: DiscordClient<AnyClock>, store: any GlobalValues & JobLocks & UserRecords & MirrorStore,
-        feed: FeedState?, forumChannelID: String, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
+        feed: FeedState?, catalog: AppCatalog, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
     ) {
-        writer = StatusTagWriter(names: names, discord: discord, store: store, feed: feed, forumChannelID: forumChannelID, logger: logger)
+        writer = StatusTagWriter(names: names, discord: discord, store: store, feed: feed, logger: logger)
+        self.catalog = catalog
         (self.store, self.logger, self.time, self.work) = (store, logger, time, work)
         // The first round (the forum's tags) is due.
         work.raise(Self.workName)
     }
+
+    /// Each app's forum has its own tags.
+    private let catalog: AppCatalog
 
     /// Raised while a status waits to be applied or a round runs (the tests' settled signal).
     private let work: BackgroundWork
@@ -102,12 +107,12 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Makes sure of the forum's tags, then applies every status waiting. False when something is
+    /// Makes sure of every forum's tags, then applies every status waiting. False when something is
     /// left for the next round (Discord refused or did not answer).
     func round() async -> Bool {
-        let ids: [ConversationStatus: String]
+        var forumTags: [String: [ConversationStatus: String]] = [:]
         do {
-            ids = try await writer.tagIDs()
+            for forum in catalog.forums.sorted() { forumTags[forum] = try await writer.tagIDs(forum: forum) }
         } catch {
             logger.warning("Could not set up the forum's status tags; trying again", metadata: ["error": "\(error)"])
             return false
@@ -119,6 +124,8 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         var done = true
         for (thread, next) in pending.sorted(by: { $0.key < $1.key }) {
             do {
+                // The tags of the forum of the thread's app; a thread of nobody's shows nothing.
+                guard let forum = try await forum(of: thread), let ids = forumTags[forum] else { continue }
                 // One replica at a time per thread: the store's note and Discord stay in step.
                 let applied: Void? = try await store.exclusively(Self.key(thread)) {
                     do {
@@ -150,9 +157,16 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         return done
     }
 
-    /// The ids of the three tags, adding to the forum those it lacks.
+    /// The ids of the three tags in the first app's forum, adding to it those it lacks.
     /// - Throws: Discord's refusal, or `TagsMissing`.
-    func tagIDs() async throws -> [ConversationStatus: String] { try await writer.tagIDs() }
+    func tagIDs() async throws -> [ConversationStatus: String] { try await writer.tagIDs(forum: catalog.apps[0].forumChannelID) }
+
+    /// The forum of the app whose user's thread `thread` is; nil for a thread of nobody's.
+    private func forum(of thread: Snowflake) async throws -> String? {
+        let owner: UserID?
+        if let recorded = try await store.userID(forThread: thread.description) { owner = recorded } else { owner = try await store.mirrorThread(thread)?.owner }
+        return owner.flatMap(catalog.app(of:))?.forumChannelID
+    }
 
     /// The gateway says what a forum thread shows now; see `StatusTagWriter.heard`.
     /// - Throws: The store's errors (the caller records a gap in the feed).

@@ -20,17 +20,15 @@ struct ThreadService: Sendable {
     /// Told of a thread just made (its first status then needs no read); nil when status tags are off.
     let status: StatusTags?
     let quotas: Quotas
-    let guildID: String
-    let forumChannelID: String
-    let defaultTagID: String?
-    /// Whether the legacy routes are on (a reference-system id may then adopt its thread by name).
-    let legacyRoutes: Bool
+    /// Each user's thread is made in their app's forum (its default tag; its legacy routes, when
+    /// on, let a reference-system id adopt its thread by name).
+    let catalog: AppCatalog
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
 
     var unrecorded: UnrecordedThreads {
-        UnrecordedThreads(store: store, discord: discord, bot: bot, guildID: guildID, forumChannelID: forumChannelID)
+        UnrecordedThreads(store: store, discord: discord, bot: bot, catalog: catalog)
     }
 
     /// Posts `message` into the user's thread, creating the thread with it as the starter post
@@ -57,7 +55,7 @@ struct ThreadService: Sendable {
         _ message: DiscordMessageCreate, in context: inout UserContext, from address: String?, mayStartThread: Bool = true,
         notes: inout [DiscordMessage]
     ) async throws -> DiscordMessage {
-        guard var record = context.record else { throw SupportFailure.notAuthenticated }
+        guard var record = context.record, let app = catalog.app(of: record.id) else { throw SupportFailure.notAuthenticated }
         var lockedThread: String?
         if let thread = record.threadID {
             do {
@@ -80,7 +78,7 @@ struct ThreadService: Sendable {
         // Every limit says yes before Discord is asked anything, the search included.
         if let address { try await quotas.charge(.thread, address: address) }
         let unrecorded = ThreadNotes.unrecordedThreadKey(record.id)
-        if let adoption = ThreadNotes.adoption(try await store.globalValue(unrecorded), for: record.id, legacyRoutes: legacyRoutes),
+        if let adoption = ThreadNotes.adoption(try await store.globalValue(unrecorded), for: record.id, legacyRoutes: app.legacyAPIKey != nil),
             let adopted = try await existingThread(for: record.id, adoption, posting: message)
         {
             // An earlier attempt made the thread and then failed before the store kept it.
@@ -95,7 +93,7 @@ struct ThreadService: Sendable {
         try await store.setGlobalValue(unrecorded, to: ThreadNotes.attemptNote(at: now(), starter: starter))
         let created: DiscordForumThread
         do {
-            created = try await startThread(with: message, for: record)
+            created = try await startThread(with: message, for: record, in: app)
         } catch let error as DiscordError {
             // Discord answered no: it made no thread, and there is none to look for next time.
             if case .api = error { try await store.setGlobalValue(unrecorded, to: nil) }
@@ -114,7 +112,7 @@ struct ThreadService: Sendable {
             // What it shows is in Discord's answer: its first status needs no read of it.
             await status?.started(thread, tags: created.channel.appliedTags ?? [])
         }
-        notes += await afterThreadCreated(created.channel.id, continuing: lockedThread, in: &context)
+        notes += await afterThreadCreated(created.channel.id, continuing: lockedThread, app: app, in: &context)
         return created.message
     }
 
@@ -138,26 +136,22 @@ struct ThreadService: Sendable {
         return (found.thread, found.starter?.content == message.content ? found.starter : nil)
     }
 
-    private func startThread(with message: DiscordMessageCreate, for record: UserRecord) async throws -> DiscordForumThread {
+    private func startThread(with message: DiscordMessageCreate, for record: UserRecord, in app: AppSettings) async throws -> DiscordForumThread {
         let installation = record.pendingInstallation ?? record.installation
         var thread = DiscordForumThreadCreate(name: Self.threadName(firstMessage: message, installation: installation), message: message)
         do {
-            return try await discord.startForumThread(in: forumChannelID, thread)
+            return try await discord.startForumThread(in: app.forumChannelID, thread)
         } catch .api(let error) where error.code == .maximumActiveThreads {
-            // The forum is full: never leave a user unable to write. Make room, then try once more.
-            try await archiveIdleThreads()
-            return try await retryStart(thread)
+            // The forum is full: never leave a user unable to write. Make room, then try once more
+            // (the second and last try).
+            try await archiveIdleThreads(of: app)
+            return try await discord.startForumThread(in: app.forumChannelID, thread)
         } catch .api(let error) where error.code == .tagRequired {
-            thread.appliedTags = [try await defaultTag()]
-            return try await retryStart(thread)
+            thread.appliedTags = [try await defaultTag(of: app)]
+            return try await discord.startForumThread(in: app.forumChannelID, thread)
         } catch {
             throw error
         }
-    }
-
-    /// The second and last try at starting a thread, after making it possible.
-    private func retryStart(_ thread: DiscordForumThreadCreate) async throws -> DiscordForumThread {
-        try await discord.startForumThread(in: forumChannelID, thread)
     }
 
     /// How many of the least recently active ThreadDesk threads a full forum archives at once.
@@ -167,10 +161,10 @@ struct ThreadService: Sendable {
     /// An archived thread comes back when its user writes again.
     /// - Throws: `DiscordError` when the active threads cannot be read or one cannot be archived,
     ///   and the store's errors.
-    func archiveIdleThreads() async throws {
-        let active = try await discord.activeThreads(guildID: guildID).threads
+    func archiveIdleThreads(of app: AppSettings) async throws {
+        let active = try await discord.activeThreads(guildID: app.guildID).threads
         var ours: [DiscordChannel] = []
-        for thread in active where thread.parentId == forumChannelID {
+        for thread in active where thread.parentId == app.forumChannelID {
             if try await store.userID(forThread: thread.id) != nil { ours.append(thread) }
         }
         let lastActive = { (thread: DiscordChannel) in Snowflake(thread.lastMessageId ?? thread.id) ?? Snowflake(0) }
@@ -179,20 +173,23 @@ struct ThreadService: Sendable {
             _ = try await discord.modifyThread(thread.id, archived: true)
         }
         metrics.threadsArchived.increment(by: Int64(idlest.count))
-        logger.notice("The support forum is full (160006): archived its idlest ThreadDesk threads", metadata: ["archived": "\(idlest.count)"])
+        logger.notice(
+            "The support forum is full (160006): archived its idlest ThreadDesk threads", metadata: ["app": "\(app.id)", "archived": "\(idlest.count)"])
     }
 
     /// The configured default tag, or the forum's first.
-    private func defaultTag() async throws -> String {
-        if let tag = defaultTagID { return tag }
-        let forum = try await discord.channel(forumChannelID)
+    private func defaultTag(of app: AppSettings) async throws -> String {
+        if let tag = app.defaultTagID { return tag }
+        let forum = try await discord.channel(app.forumChannelID)
         guard let tag = forum.availableTags?.first?.id else { throw SupportFailure.forumNeedsTag }
         return tag
     }
 
     /// Notes support should see at the top of a new thread: where a locked conversation went on
     /// from, and the device info that was waiting for a thread. Returns those posted.
-    private func afterThreadCreated(_ thread: String, continuing locked: String?, in context: inout UserContext) async -> [DiscordMessage] {
+    private func afterThreadCreated(_ thread: String, continuing locked: String?, app: AppSettings, in context: inout UserContext) async
+        -> [DiscordMessage]
+    {
         var notes: [DiscordMessage] = []
         do {
             if let locked {
@@ -203,7 +200,7 @@ struct ThreadService: Sendable {
             if let pending = context.record?.pendingInstallation ?? context.record?.installation {
                 // The thread is named for the conversation: its first note says whose it is.
                 var lines = pending.note.components(separatedBy: "\n")
-                lines.insert("- User: `\(context.id.rawValue)`", at: 1)
+                lines.insert("- User: `\(context.id.local.rawValue)`" + (catalog.isShared ? " of \(app.name)" : ""), at: 1)
                 let note = MessageText.clip(lines.joined(separator: "\n"))
                 notes.append(try await discord.createMessage(
                     in: thread, .init(content: note, nonce: ThreadNotes.nonce("device", id: context.id, thread))))

@@ -9,8 +9,8 @@ struct UnrecordedThreads: Sendable {
     let store: any UserRecords & GlobalValues & MirrorStore
     let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
-    let guildID: String
-    let forumChannelID: String
+    /// Each user's threads are in their app's forum.
+    let catalog: AppCatalog
 
     /// A thread that may be the user's, with its starter post when it could be read.
     struct Candidate: Sendable {
@@ -22,11 +22,13 @@ struct UnrecordedThreads: Sendable {
     /// nobody else's, and started with the post the attempt noted (without a noted starter: named
     /// for the user), newest first.
     func candidates(for id: UserID, _ adoption: ThreadNotes.Adoption) async throws -> [Candidate] {
+        guard let app = catalog.app(of: id) else { return [] }
         let bot = try await self.bot.id()
-        let active = try await discord.activeThreads(guildID: guildID).threads
+        let active = try await discord.activeThreads(guildID: app.guildID).threads
+        let name = id.local.rawValue
         let matching = active.filter { thread in
-            thread.parentId == forumChannelID && thread.ownerId == bot.description
-                && (adoption.starter != nil || thread.name == id.rawValue || thread.name?.hasPrefix(id.rawValue + " · ") == true)
+            thread.parentId == app.forumChannelID && thread.ownerId == bot.description
+                && (adoption.starter != nil || thread.name == name || thread.name?.hasPrefix(name + " · ") == true)
                 && thread.threadMetadata?.locked != true
                 && (Snowflake(thread.id).map { (adoption.madeAfter...adoption.madeBefore).contains($0.date) } ?? false)
         }
