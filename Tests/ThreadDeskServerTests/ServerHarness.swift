@@ -183,8 +183,9 @@ func temporaryStorePath() -> String {
 /// it (a role's id, say). Not a closure parameter of `withServer`, so trailing closures still
 /// mean the configuration and the body.
 struct EmulatorPreparation: Sendable {
-    let apply: @Sendable (DiscordEmulator, inout ServerConfiguration) -> Void
-    init(_ apply: @escaping @Sendable (DiscordEmulator, inout ServerConfiguration) -> Void) { self.apply = apply }
+    /// May call Discord (the emulator) as an admin would, e.g. to make a forum.
+    let apply: @Sendable (DiscordEmulator, inout ServerConfiguration) async throws -> Void
+    init(_ apply: @escaping @Sendable (DiscordEmulator, inout ServerConfiguration) async throws -> Void) { self.apply = apply }
 }
 
 func withServer(
@@ -195,10 +196,13 @@ func withServer(
     store storeURL: String? = nil,
     time: ServerTime = .system,
     prepare: EmulatorPreparation = .init { _, _ in },
+    apnsTopics: [String] = [],
     _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (Harness) async throws -> Void
 ) async throws {
-    try await APNsEmulator.withRunning(logger: testLogger()) { apns in
+    var apnsConfiguration = APNsEmulator.Configuration()
+    apnsConfiguration.otherTopics = apnsTopics
+    try await APNsEmulator.withRunning(configuration: apnsConfiguration, logger: testLogger()) { apns in
     // Discord's 3 s to answer an interaction is the emulator's to test, on a clock it moves; here
     // a loaded machine must not make the server's answer late.
     var emulatorConfiguration = emulatorConfiguration
@@ -238,7 +242,7 @@ func withServer(
         // The slash commands' registration is a Discord call of its own too: their tests switch it on.
         configuration.desk.commands = false
         if drivenClock { configuration.discordGlobalLimit = max(configuration.discordGlobalLimit, 100_000) }
-        prepare.apply(emulator, &configuration)
+        try await prepare.apply(emulator, &configuration)
         configure(&configuration)
         // A user's lock waited for as long as a test's requests may take (the server's 30 s is a
         // client's patience, not a test's): fifty sends queued on one user on a machine busy with

@@ -71,6 +71,15 @@ extension ThreadDeskRequestContext {
         }
     }
 
+    /// The id of the app the caller is of (see `app(in:)`), without the catalog.
+    var appID: AppID? {
+        switch caller {
+        case .app(let app, _), .legacy(let app): app.id
+        case .user(let record, _): record.id.app
+        case .daemon, nil: nil
+        }
+    }
+
     /// The app of a route only an app's key (or legacy key) reaches (401 otherwise).
     func keyedApp() throws(APIError) -> AppSettings {
         switch caller {

@@ -156,9 +156,13 @@ struct Quotas: Sendable {
         return network
     }
 
-    /// The client's network address, whatever device it is.
+    /// The client's network address, whatever device it is; for a caller of an app other than
+    /// the default, within that app (`<app>|<address>`): what one app's clients spend of the
+    /// per-address limits never counts against another's.
     func networkAddress(_ request: Request, _ context: ThreadDeskRequestContext) -> String {
-        addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
+        let address = addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
+        guard let app = context.appID, app != .default else { return address }
+        return "\(app)|\(address)"
     }
 
     /// The limits key of an attested device seen from `network`.

@@ -1,0 +1,207 @@
+import APNsEmulator
+import DiscordEmulator
+import DiscordREST
+import Foundation
+import HTTPTypes
+import Testing
+import ThreadDeskCore
+import ThreadDeskServer
+import ThreadDeskStore
+
+/// Several apps on one deployment: `APPS_FILE` read and checked, and two apps — each its own key,
+/// forum and APNs topic — that share a user id and never reach each other.
+@Suite("Several apps, one deployment", .timeLimit(.minutes(2)))
+struct AppsTests {
+    static func parse(_ json: String, guild: String? = "100") throws(ConfigurationProblem) -> [AppSettings] {
+        try AppsFile.parse(Data(json.utf8), guildID: guild, relativeTo: URL(fileURLWithPath: NSTemporaryDirectory()))
+    }
+
+    @Test func aGoodFileNamesEachAppsKeyForumAndSettings() throws {
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "beta-key-0123456789abcdef\n".write(to: folder.appendingPathComponent("beta.key"), atomically: true, encoding: .utf8)
+        let file = folder.appendingPathComponent("apps.json")
+        try #"""
+            {"apps": [
+              {"id": "alpha", "name": "Alpha", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "201",
+               "supportHours": "UTC Mon-Fri 09:00-17:00", "awayMessage": "Back soon", "apns": {"topic": "com.example.alpha"}},
+              {"id": "beta", "appKeyFile": "beta.key", "forumChannelID": "202", "guildID": "300", "identitySecret": "\#(String(repeating: "s", count: 32))"}
+            ]}
+            """#.write(to: file, atomically: true, encoding: .utf8)
+        let apps = try AppsFile.read(path: file.path, guildID: "100")
+        #expect(apps.map(\.id.rawValue) == ["alpha", "beta"])
+        #expect(apps[0].guildID == "100" && apps[1].guildID == "300", "the deployment's guild unless the app names its own")
+        #expect(apps[1].appKey == "beta-key-0123456789abcdef" && apps[1].name == "beta")
+        #expect(apps[0].apnsTopic == "com.example.alpha" && apps[1].apnsTopic == nil)
+        #expect(apps[0].supportHours != nil && apps[0].awayMessage == "Back soon")
+        let catalog = AppCatalog(apps)
+        #expect(catalog.app(forKey: "beta-key-0123456789abcdef")?.id == apps[1].id)
+        #expect(catalog.app(forKey: "alpha-key-0123456789abcde") == nil)
+        #expect(catalog.app(forForum: "202")?.id.rawValue == "beta" && catalog.forums == ["201", "202"])
+        #expect(!String(describing: apps[0]).contains("alpha-key") && !String(reflecting: apps[1]).contains("beta-key"))
+    }
+
+    @Test func aBadFileIsRefusedWithEveryProblemNamed() {
+        let bad = #"""
+            {"apps": [
+              {"id": "alpha", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "201", "faqChannel": "5"},
+              {"id": "alpha", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "201"},
+              {"id": "Not A Slug", "appKey": "short", "forumChannelID": "x"},
+              {"id": "gamma", "appKey": "gamma-key-0123456789abcdef", "apns": {"topic": "t", "keyID": "k"}},
+              {"id": "delta", "appKey": "delta-key-0123456789abcdef", "appKeyFile": "d.key", "forumChannelID": "204"}
+            ], "extra": true}
+            """#
+        #expect {
+            try Self.parse(bad)
+        } throws: { error in
+            guard let problem = error as? ConfigurationProblem else { return false }
+            let said = problem.invalid.joined(separator: "\n")
+            let expected = [
+                #"unknown field "extra""#, #"apps[0] ("alpha"): unknown field "faqChannel""#,
+                #"apps "alpha" and "alpha" have the same id"#, #"have the same appKey"#, #"have the same forumChannelID (201)"#,
+                #"apps[2] ("Not A Slug"): id (a slug"#, #"apps[2] ("Not A Slug"): appKey (16–256"#,
+                #"apps[2] ("Not A Slug"): forumChannelID (a Discord id"#, #"apps[3] ("gamma"): forumChannelID missing"#,
+                #"apps[3] ("gamma"): unknown field "apns.keyID""#, #"apps[4] ("delta"): appKey and appKeyFile both set"#,
+            ]
+            return expected.allSatisfy(said.contains)
+        }
+        #expect(throws: ConfigurationProblem.self) { try Self.parse(#"{"apps": []}"#) }
+        #expect(throws: ConfigurationProblem.self) { try Self.parse("not json") }
+        #expect(throws: ConfigurationProblem.self, "no guild anywhere") {
+            try Self.parse(#"{"apps": [{"id": "a", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "1"}]}"#, guild: nil)
+        }
+    }
+
+    @Test func anAppsVariableBesideTheFileIsRefused() throws {
+        let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apps-\(UUID().uuidString).json")
+        try #"{"apps": [{"id": "a", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "1"}]}"#.write(
+            to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let base = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "9", "APPS_FILE": file.path]
+        let configuration = try ServerConfiguration(environment: base)
+        #expect(configuration.catalog.apps.map(\.id.rawValue) == ["a"])
+        #expect {
+            try ServerConfiguration(environment: base.merging(["APP_KEY": "k", "SUPPORT_HOURS": "UTC Mon 09:00-10:00"]) { $1 })
+        } throws: { error in
+            let said = (error as? ConfigurationProblem)?.invalid ?? []
+            return said.contains("APP_KEY (set per app in APPS_FILE)") && said.contains("SUPPORT_HOURS (set per app in APPS_FILE)")
+        }
+    }
+
+    @Test func aUserIDOfOneAppIsNeverAnotherAppsKey() throws {
+        let beta = try #require(AppID("beta"))
+        let local = try #require(UserID("beta/alice") == nil ? UserID("alice") : nil, "an app's input cannot name another app")
+        let scoped = UserID(app: beta, local: local)
+        #expect(scoped.app == beta && scoped.local == local && scoped != local)
+        #expect(UserID(storageKey: scoped.rawValue) == scoped)
+        #expect(UserID(app: .default, local: local) == local, "the default app's keys are the ids from before")
+        #expect(UserID(storageKey: "default/alice") == nil && UserID(storageKey: "Beta/alice") == nil)
+        let token = UserToken.generate(for: scoped)
+        #expect(UserToken.user(in: token) == scoped)
+        let secret = IdentityVerifier(secret: String(repeating: "x", count: 32))
+        #expect(secret.userHash(for: scoped) == secret.userHash(for: local), "the app's backend signs the id it knows")
+    }
+
+    /// Two apps, each with its own forum (the second made through Discord's channel route, as an
+    /// admin would) and APNs topic, and one user id in both.
+    static let betaTopic = "com.example.beta"
+    static func twoApps() -> EmulatorPreparation {
+        EmulatorPreparation { emulator, configuration in
+            let endpoints = await emulator.endpoints()
+            let admin = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: testLogger())
+            let forum = try await admin.createForum(guildID: endpoints.guildID, name: "beta-support", tags: ["open"])
+            var alpha = AppSettings(
+                id: AppID("alpha")!, name: "Alpha", appKey: "alpha-key-0123456789abcdef", guildID: endpoints.guildID,
+                forumChannelID: endpoints.forumChannelID)
+            alpha.awayMessage = "Alpha is away"
+            var beta = AppSettings(
+                id: AppID("beta")!, name: "Beta", appKey: "beta-key-0123456789abcdef", guildID: endpoints.guildID, forumChannelID: forum.id)
+            beta.apnsTopic = betaTopic
+            configuration.apps = [alpha, beta]
+        }
+    }
+
+    static func open(_ server: Harness, key: String, user: String?, token: String? = nil) async throws -> Harness.Reply {
+        try await server.request(
+            .post, "/v1/session", token: token, headers: [.init("X-App-Key")!: key], json: user.map { #"{"userId":"\#($0)"}"# } ?? "{}")
+    }
+
+    @Test func twoAppsShareAUserIDAndNeverReachEachOther() async throws {
+        try await withServer(gateway: true, prepare: Self.twoApps(), apnsTopics: [Self.betaTopic]) { server in
+            let apps = server.configuration.catalog.apps
+            let (alpha, beta) = (apps[0], apps[1])
+            #expect(try await Self.open(server, key: "not-a-key-of-any-app", user: nil).status == .unauthorized)
+
+            // The same id in both apps: two users, each answered with the id as the app knows it.
+            let a = try await Self.open(server, key: alpha.appKey, user: "same-user").decode(Harness.Session.self)
+            let b = try await Self.open(server, key: beta.appKey, user: "same-user").decode(Harness.Session.self)
+            #expect(a.userId == "same-user" && b.userId == "same-user" && a.token != b.token)
+            for (token, device) in [(a.token, String(repeating: "aa", count: 32)), (b.token, String(repeating: "bb", count: 32))] {
+                let set = try await server.request(.put, "/v1/push-token", token: token, json: #"{"token":"\#(device)","environment":"development"}"#)
+                #expect(set.status == .noContent)
+            }
+            #expect(try await server.send("hello from alpha", token: a.token).status == .created)
+            #expect(try await server.send("hello from beta", token: b.token).status == .created)
+
+            // Each in its own app's forum.
+            let local = try #require(UserID("same-user"))
+            let alphaThread = try #require(try await server.store.user(UserID(app: alpha.id, local: local))?.threadID)
+            let betaThread = try #require(try await server.store.user(UserID(app: beta.id, local: local))?.threadID)
+            let threads = server.emulator.threads()
+            #expect(threads.first { $0.id == alphaThread }?.parentID == alpha.forumChannelID)
+            #expect(threads.first { $0.id == betaThread }?.parentID == beta.forumChannelID)
+
+            // A reply in beta's forum reaches beta's user only, pushed with beta's topic.
+            _ = try server.emulator.replyAsAgent(inThread: betaThread, content: "answer for beta")
+            try await server.settled()
+            let contents = { (token: String) async throws -> [String] in
+                let reply = try await server.request(.get, "/v1/messages", token: token)
+                return (reply.json["messages"]?.arrayValue ?? []).compactMap { $0["content"]?.stringValue }
+            }
+            #expect(try await contents(a.token) == ["hello from alpha"])
+            #expect(try await contents(b.token) == ["hello from beta", "answer for beta"])
+            let pushes = server.apns.deliveries
+            #expect(pushes.count == 1 && pushes.first?.topic == Self.betaTopic && pushes.first?.deviceToken == String(repeating: "bb", count: 32))
+            #expect(pushes.first?.aps["thread-id"] as? String == "same-user", "the device sees the id its app knows")
+            _ = try server.emulator.replyAsAgent(inThread: alphaThread, content: "answer for alpha")
+            try await server.settled()
+            #expect(server.apns.deliveries.last?.topic == server.configuration.apns?.topic, "alpha has no topic of its own: the deployment's")
+
+            // Neither app's key opens the other's user, not even beside that user's own token.
+            #expect(try await Self.open(server, key: alpha.appKey, user: "same-user", token: b.token).status == .conflict)
+            #expect(try await Self.open(server, key: beta.appKey, user: "same-user", token: a.token).status == .conflict)
+            // Each app's own token renews its own session.
+            #expect(try await Self.open(server, key: beta.appKey, user: "same-user", token: b.token).status == .created)
+
+            // The export names the id as the app knows it, and holds only the app's conversation.
+            let export = try await server.request(.get, "/v1/me/export", token: a.token)
+            #expect(export.json["user"]?["userId"]?.stringValue == "same-user")
+            #expect(!String(decoding: export.body, as: UTF8.self).contains("beta"))
+
+            // Erasing beta's user leaves alpha's.
+            #expect(try await server.request(.delete, "/v1/me", token: b.token).status == .noContent)
+            try await server.settled()
+            #expect(try await server.request(.get, "/v1/messages", token: b.token).status == .unauthorized)
+            #expect(try await contents(a.token) == ["hello from alpha", "answer for alpha"])
+        }
+    }
+
+    @Test func awayIsPerApp() async throws {
+        try await withServer(gateway: true, prepare: Self.twoApps(), apnsTopics: [Self.betaTopic]) { server in
+            let apps = server.configuration.catalog.apps
+            let a = try await Self.open(server, key: apps[0].appKey, user: nil).decode(Harness.Session.self)
+            let b = try await Self.open(server, key: apps[1].appKey, user: nil).decode(Harness.Session.self)
+            try await server.store.setGlobalValue("desk/away/alpha", to: "on")
+            let status = { (token: String) async throws -> String? in
+                try await server.request(.get, "/v1/support-status", token: token).json["status"]?.stringValue
+            }
+            #expect(try await status(a.token) == "away")
+            #expect(try await status(b.token) == "open")
+            #expect(try await server.send("anyone there?", token: a.token).status == .created)
+            let thread = try #require(try await server.store.user(UserID(app: apps[0].id, local: UserID(a.userId)!))?.threadID)
+            let posted = try await server.discordClient.messages(in: thread, after: "0", limit: 10).map(\.content)
+            #expect(posted.contains { $0.hasSuffix("Alpha is away") }, "alpha's away message, in alpha's thread")
+        }
+    }
+}
