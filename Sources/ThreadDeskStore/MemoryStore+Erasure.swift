@@ -43,6 +43,11 @@ extension MemoryStore {
             .prefix(max(0, limit)).map { $0 }
     }
 
+    public func users(of app: AppID, after: UserID?, limit: Int) async throws -> [UserID] {
+        let ids = state.withLock { $0.users.keys.filter { $0.app == app && $0.rawValue > (after?.rawValue ?? "") } }
+        return Array(ids.sorted { $0.rawValue < $1.rawValue }.prefix(max(0, limit)))
+    }
+
     public func conversation(of owner: UserID, after: Snowflake?, limit: Int) async throws -> MirrorPage {
         let shown = mirror.withLock { state in
             state.messages.values.filter { message in

@@ -57,6 +57,16 @@ extension PostgresStore {
         }
     }
 
+    public func users(of app: AppID, after: UserID?, limit: Int) async throws -> [UserID] {
+        let pattern = app.userKeyPattern
+        let cursor = after?.rawValue ?? ""
+        let rows =
+            app == .default
+            ? try await query("SELECT id FROM users WHERE id NOT LIKE \(pattern) AND id COLLATE \"C\" > \(cursor) ORDER BY id COLLATE \"C\" LIMIT \(max(0, limit))")
+            : try await query("SELECT id FROM users WHERE id LIKE \(pattern) AND id COLLATE \"C\" > \(cursor) ORDER BY id COLLATE \"C\" LIMIT \(max(0, limit))")
+        return try rows.compactMap { UserID(storageKey: try $0.decode(String.self)) }
+    }
+
     public func conversation(of owner: UserID, after: Snowflake?, limit: Int) async throws -> MirrorPage {
         let rows = try await query(
             """

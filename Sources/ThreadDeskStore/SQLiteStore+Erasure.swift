@@ -58,6 +58,16 @@ extension SQLiteStore {
         }
     }
 
+    public func users(of app: AppID, after: UserID?, limit: Int) async throws -> [UserID] {
+        try read { db in
+            try String.fetchAll(
+                db,
+                sql: "SELECT id FROM users WHERE id \(app == .default ? "NOT LIKE" : "LIKE") ? AND id > ? ORDER BY id LIMIT ?",
+                arguments: [app.userKeyPattern, after?.rawValue ?? "", max(0, limit)]
+            ).compactMap { UserID(storageKey: $0) }
+        }
+    }
+
     public func conversation(of owner: UserID, after: Snowflake?, limit: Int) async throws -> MirrorPage {
         let messages = try read { db in
             try Row.fetchAll(

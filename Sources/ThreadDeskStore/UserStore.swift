@@ -41,6 +41,16 @@ public protocol UserErasure: Sendable {
     /// Users whose last activity — their record's last change, or a message in one of their
     /// threads — is before `date`, at most `limit`, in the order of their records' last change.
     func inactiveUsers(before date: Date, limit: Int) async throws -> [UserActivity]
+
+    /// The users of `app` whose key sorts after `after`, in the order of their keys, at most
+    /// `limit` (`threaddesk admin app delete` erases them a page at a time).
+    func users(of app: AppID, after: UserID?, limit: Int) async throws -> [UserID]
+}
+
+extension AppID {
+    /// The SQL `LIKE` pattern of its users' keys (`<app>/…`; for the default app, keys without a
+    /// `/`, matched with `NOT LIKE`). A slug holds neither `%` nor `_`.
+    var userKeyPattern: String { self == .default ? "%/%" : "\(rawValue)/%" }
 }
 
 /// What an erasure is about to remove, and what else goes with it.

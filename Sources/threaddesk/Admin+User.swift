@@ -17,13 +17,19 @@ extension Admin {
     struct UserOptions: ParsableArguments {
         @Option(help: "The .env file to read; variables already in the environment win.") var envFile = ".env"
         @Option(help: "The store (default: STORE_URL from the environment or .env).") var store: String?
+        @Option(help: "The app the user belongs to (an id of APPS_FILE); the single app's by default.") var app = AppID.default.rawValue
 
         var environment: [String: String] { DotEnv.environment(path: envFile) }
         var storeURL: String { store ?? environment["STORE_URL"] ?? ServerConfiguration.defaultStoreURL }
 
         func userID(_ raw: String) throws -> UserID {
             guard let id = UserID(raw) else { throw ValidationError("not a user id: 1–128 characters of letters, digits and - _ . : @") }
-            return id
+            return UserID(app: try appID(), local: id)
+        }
+
+        func appID() throws -> AppID {
+            guard let app = AppID(app) else { throw ValidationError("not an app id: 1–32 of a-z, 0-9 and -") }
+            return app
         }
 
         /// Runs `body` with the administration of the store, and Discord's configuration when `discord`.
@@ -97,7 +103,7 @@ extension Admin {
         func run() async throws {
             let id = try options.userID(id)
             let erased = try await options.run(discord: true) { try await $0.delete(id) }
-            print(erased ? "Erased \(id.rawValue)" : "Nothing kept about \(id.rawValue)")
+            print(erased ? "Erased \(id.local.rawValue)" : "Nothing kept about \(id.local.rawValue)")
         }
     }
 
@@ -109,14 +115,16 @@ extension Admin {
 
         func run() async throws {
             guard limit > 0 else { throw ValidationError("--limit must be 1 or more") }
-            let users = try await options.run { try await $0.inactive(for: inactive, limit: limit + 1) }
-            for user in users.prefix(limit) { print("\(user.id.rawValue)\t\(user.lastActivity.formatted(.iso8601))") }
+            let app = try options.appID()
+            // Every app's inactive users, those of --app shown (retention is the deployment's).
+            let users = try await options.run { try await $0.inactive(for: inactive, limit: 10_000_000) }.filter { $0.id.app == app }
+            for user in users.prefix(limit) { print("\(user.id.local.rawValue)\t\(user.lastActivity.formatted(.iso8601))") }
             if users.count > limit { FileHandle.standardError.write(Data("More users are inactive; raise --limit to list them.\n".utf8)) }
         }
     }
 
     static func nothingKept(_ id: UserID) -> ExitCode {
-        FileHandle.standardError.write(Data("ThreadDesk keeps nothing about \(id.rawValue)\n".utf8))
+        FileHandle.standardError.write(Data("ThreadDesk keeps nothing about \(id.local.rawValue)\n".utf8))
         return ExitCode(1)
     }
 

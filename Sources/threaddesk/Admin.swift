@@ -8,7 +8,7 @@ import ThreadDeskStore
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operations on a deployment's data (backups, migrations, a user's data).",
-        subcommands: [Backup.self, Migrations.self, User.self])
+        subcommands: [Backup.self, Migrations.self, User.self, App.self])
 
     struct StoreOptions: ParsableArguments {
         @Option(help: "The .env file to read; variables already in the environment win.") var envFile = ".env"

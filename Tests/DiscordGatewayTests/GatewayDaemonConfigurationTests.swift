@@ -1,4 +1,5 @@
 import DiscordGateway
+import Foundation
 import Logging
 import Testing
 
@@ -36,5 +37,18 @@ struct GatewayDaemonConfigurationTests {
         #expect(try GatewayDaemonConfiguration(environment: zstd).compression == .zstdStream)
         let printed = String(describing: settings) + String(reflecting: settings)
         #expect(!printed.contains("bot-token-value") && !printed.contains(String(repeating: "s", count: 32)))
+    }
+
+    /// One daemon serves every app: with the server's apps file, every app's forum.
+    @Test func readsEveryAppsForumFromTheAppsFile() throws {
+        let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apps-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let base = ["DISCORD_TOKEN": "t", "SERVER_URL": "http://h", "GATEWAY_SECRET": String(repeating: "s", count: 32), "APPS_FILE": file.path]
+        try #"{"apps": [{"id": "a", "forumChannelID": "11"}, {"id": "b", "forumChannelID": "22"}]}"#.write(to: file, atomically: true, encoding: .utf8)
+        #expect(try GatewayDaemonConfiguration(environment: base).forumChannelIDs == ["11", "22"])
+        try #"{"apps": [{"id": "a", "forumChannelID": "11"}, {"id": "b"}]}"#.write(to: file, atomically: true, encoding: .utf8)
+        #expect(throws: GatewayDaemonConfiguration.Problem(missing: [], invalid: ["APPS_FILE (every app's forumChannelID, a Discord id)"])) {
+            try GatewayDaemonConfiguration(environment: base)
+        }
     }
 }

@@ -3,6 +3,7 @@ import DiscordEmulator
 import DiscordREST
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -202,6 +203,44 @@ struct AppsTests {
             let thread = try #require(try await server.store.user(UserID(app: apps[0].id, local: UserID(a.userId)!))?.threadID)
             let posted = try await server.discordClient.messages(in: thread, after: "0", limit: 10).map(\.content)
             #expect(posted.contains { $0.hasSuffix("Alpha is away") }, "alpha's away message, in alpha's thread")
+        }
+    }
+
+    /// An app taken out of the file keeps its data, opens nothing, and goes with `admin app delete`.
+    @Test func anAppRemovedFromTheFileKeepsItsDataUntilDeleted() async throws {
+        let storeURL = "sqlite://\(temporaryStorePath())"
+        let local = try #require(UserID("kept-user"))
+        let tokens = Mutex<(alpha: String, beta: String)>(("", ""))
+        do {
+            try await withServer(store: storeURL, prepare: Self.twoApps(), apnsTopics: [Self.betaTopic]) { server in
+                let apps = server.configuration.catalog.apps
+                let a = try await Self.open(server, key: apps[0].appKey, user: local.rawValue).decode(Harness.Session.self)
+                let b = try await Self.open(server, key: apps[1].appKey, user: local.rawValue).decode(Harness.Session.self)
+                #expect(try await server.send("alpha's", token: a.token).status == .created)
+                #expect(try await server.send("beta's", token: b.token).status == .created)
+                tokens.withLock { $0 = (a.token, b.token) }
+                // Still configured: not erased.
+                await #expect(throws: UserAdministration.AppStillConfigured.self) {
+                    try await UserAdministration(store: server.store, configuration: server.configuration, logger: testLogger()).deleteApp(apps[1].id)
+                }
+            }
+        }
+        let (alphaToken, betaToken) = tokens.withLock { $0 }
+        // The deployment again, beta gone from its file.
+        try await withServer(store: storeURL, prepare: Self.twoApps()) { configuration in
+            configuration.apps = configuration.apps.map { Array($0.prefix(1)) }
+        } _: { server in
+            let beta = try #require(AppID("beta"))
+            #expect(server.configuration.catalog[beta] == nil)
+            #expect(try await server.request(.get, "/v1/messages", token: betaToken).status == .unauthorized, "a removed app's token opens nothing")
+            #expect(try await server.request(.get, "/v1/messages", token: alphaToken).status == .ok)
+            #expect(try await server.store.user(UserID(app: beta, local: local)) != nil, "its data is kept")
+
+            let admin = UserAdministration(store: server.store, configuration: server.configuration, logger: testLogger())
+            #expect(try await admin.deleteApp(beta) == 1)
+            #expect(try await server.store.user(UserID(app: beta, local: local)) == nil)
+            #expect(try await server.store.users(of: beta, after: nil, limit: 10).isEmpty)
+            #expect(try await server.store.user(UserID(app: AppID("alpha")!, local: local)) != nil, "the other app's user of the same id stays")
         }
     }
 }

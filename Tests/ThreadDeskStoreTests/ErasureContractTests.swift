@@ -203,6 +203,25 @@ struct UserErasureContract {
         }
     }
 
+    /// Each app's users, in pages: the default app's are the keys without an app part.
+    @Test(arguments: StoreKind.available)
+    func usersAreListedByApp(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let beta = AppID("beta")!
+            let locals = ["a:1", "b@x", "c.d", "z"].map { UserID($0)! }
+            for local in locals {
+                for id in [local, UserID(app: beta, local: local), UserID(app: AppID("beta-2")!, local: local)] {
+                    try await store.withUser(id) { $0.record = UserRecord(id: id, now: Date()) }
+                }
+            }
+            #expect(try await store.users(of: .default, after: nil, limit: 10) == locals)
+            let first = try await store.users(of: beta, after: nil, limit: 3)
+            #expect(first == locals.prefix(3).map { UserID(app: beta, local: $0) })
+            #expect(try await store.users(of: beta, after: first.last, limit: 3) == [UserID(app: beta, local: locals[3])])
+            #expect(try await store.users(of: AppID("gamma")!, after: nil, limit: 3).isEmpty)
+        }
+    }
+
     /// The whole conversation of a user, every thread of theirs, visible messages only, in pages.
     @Test(arguments: StoreKind.available)
     func theConversationSpansEveryThreadOfTheUser(kind: StoreKind) async throws {

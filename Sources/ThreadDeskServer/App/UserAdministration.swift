@@ -12,12 +12,14 @@ public struct UserAdministration: Sendable {
     let exporter: DataExporter
     /// nil without a Discord configuration: erasing needs one, the rest does not.
     let eraser: UserEraser?
+    let configuration: ServerConfiguration?
     let logger: Logger
 
     /// `configuration` is what `serve` reads; without one, users can be shown, exported and
     /// listed but not erased.
     public init(store: any UserStore, configuration: ServerConfiguration?, logger: Logger) {
         self.store = store
+        self.configuration = configuration
         self.logger = logger
         exporter = DataExporter(store: store, sync: nil, now: Date.init)
         eraser = configuration.map { configuration in
@@ -86,6 +88,47 @@ public struct UserAdministration: Sendable {
             }
         }
         return erased
+    }
+
+    /// Erases every user of `app` as `delete(_:)` erases one (`threaddesk admin app delete`), a
+    /// page at a time; a user whose erasure fails is left, named in the error, and the rest go on.
+    /// - Parameter progress: Told of each user erased.
+    /// - Returns: How many users were erased.
+    /// - Throws: `AppStillConfigured` while the configuration still lists the app; the store's
+    ///   errors; `UsersLeft` when some could not be erased (their threads could not be settled).
+    public func deleteApp(_ app: AppID, progress: (UserID) -> Void = { _ in }) async throws -> Int {
+        guard let configuration else { throw NoDiscordConfiguration() }
+        guard configuration.catalog[app] == nil else { throw AppStillConfigured(app: app) }
+        var erased = 0
+        var failed: [UserID] = []
+        var after: UserID?
+        while true {
+            let page = try await store.users(of: app, after: after, limit: 100)
+            guard let last = page.last else { break }
+            for id in page {
+                do {
+                    if try await delete(id) { erased += 1 }
+                    progress(id)
+                } catch {
+                    logger.warning("Could not erase a user of the app", metadata: ["user": "\(id.logValue)", "error": "\(error)"])
+                    failed.append(id)
+                }
+            }
+            after = last
+        }
+        guard failed.isEmpty else { throw UsersLeft(app: app, count: failed.count) }
+        return erased
+    }
+
+    public struct AppStillConfigured: Error, CustomStringConvertible {
+        let app: AppID
+        public var description: String { "the app \(app) is still in APPS_FILE: remove it there (and restart the servers) first" }
+    }
+
+    public struct UsersLeft: Error, CustomStringConvertible {
+        let app: AppID
+        let count: Int
+        public var description: String { "\(count) users of \(app) could not be erased (their threads could not be settled); run it again" }
     }
 
     /// Users whose last activity is older than `age`, at most `limit`.
