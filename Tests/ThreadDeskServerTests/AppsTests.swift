@@ -168,6 +168,11 @@ struct AppsTests {
             _ = try server.emulator.replyAsAgent(inThread: alphaThread, content: "answer for alpha")
             try await server.settled()
             #expect(server.apns.deliveries.last?.topic == server.configuration.apns?.topic, "alpha has no topic of its own: the deployment's")
+            // Several apps: the series worth telling apart carry the app.
+            #expect(try await server.metric(#"threaddesk_pushes_total{app="beta",outcome="sent"}"#) == 1)
+            #expect(try await server.metric(#"threaddesk_pushes_total{app="alpha",outcome="sent"}"#) == 1)
+            #expect(try await server.metric(#"threaddesk_messages_accepted_total{app="alpha"}"#) == 1)
+            #expect(try await server.metric(#"threaddesk_messages_posted_total{app="beta"}"#) == 1)
 
             // Neither app's key opens the other's user, not even beside that user's own token.
             #expect(try await Self.open(server, key: alpha.appKey, user: "same-user", token: b.token).status == .conflict)

@@ -34,6 +34,8 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     onInternalServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    var metrics = metrics
+    metrics.labelsApps = configuration.catalog.isShared
     let root = ServerRoot(
         configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, time: time, work: work, logger: logger)
     extraRoutes(root.router)

@@ -55,7 +55,7 @@ struct ConversationService: Sendable {
         }
         if let accepted {
             intake.announce(accepted)
-            metrics.messagesAccepted.increment()
+            metrics.accepted(app: id.app)
         }
         return try await sentMessage(messageIDs, text: text)
     }

@@ -337,14 +337,14 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             if let failure = error as? DiscordError, Self.meansDiscordIsDown(failure) {
                 discordFailing.withLock { $0 = true }
             }
-            metrics.outboxFailure(code: "passing")
+            metrics.outboxFailure(code: "passing", app: owner.app)
             logFailure("Discord did not take a message; it waits in the outbox", error: error, owner: owner)
             return .later
         }
         try await keep(posted, notes: notes, of: item, from: posting, removing: true, fence: fence, firstGone: firstGone)
         if discordFailing.withLock({ failing in defer { failing = false }; return failing }) { await discordIsBack() }
         if item.kind == .message {
-            metrics.messagesPosted.increment()
+            metrics.posted(app: owner.app)
             if !item.files.isEmpty { metrics.filesUploaded.increment(by: Int64(item.files.count)) }
         }
         return .delivered
@@ -426,7 +426,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     private func refuse(_ item: OutboxItem, _ refusal: DeliveryFailure, fence: OutboxFence, owner: UserID) async throws {
         var item = item
         item.failure = refusal
-        metrics.outboxFailure(code: refusal.code)
+        metrics.outboxFailure(code: refusal.code, app: owner.app)
         logger.warning(
             "Discord refused a message for good; it is marked failed",
             metadata: ["user": "\(owner.logValue)", "code": "\(refusal.code)", "reason": "\(refusal.message)"])

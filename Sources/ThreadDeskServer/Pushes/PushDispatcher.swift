@@ -163,7 +163,7 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     private func send(_ message: MirroredMessage, attempts: Int, context: inout UserContext) async throws -> PushState {
         guard message.isSupportReply else { return .abandoned }
         guard now().timeIntervalSince(message.id.date) < settings.maxAge / .seconds(1) else {
-            metrics.pushes(outcome: "expired")
+            metrics.pushes(outcome: "expired", app: context.id.app)
             logger.warning("Gave up on a push older than the push age limit", metadata: ["user": "\(context.id.logValue)", "attempts": "\(attempts)"])
             return .abandoned
         }
@@ -174,7 +174,7 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
         let badge = try await LiveFeed(store: store).unreadCount(record)
         if NoteMarkers.isSilent(message.content) {
             // No alert: the app refreshes in the background (pending only when those are on).
-            return try await sendBackground(message, badge: badge, to: token, topic: topic, environment: environment, attempts: attempts)
+            return try await sendBackground(message, badge: badge, to: token, topic: topic, app: app.id, environment: environment, attempts: attempts)
         }
         let text = message.content.isEmpty ? Self.attachmentSummary(message) : message.content
         var alert = APNsNotification(
@@ -191,18 +191,18 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
             record.pushEnvironment = nil
             record.updatedAt = now()
             context.record = record
-            metrics.pushes(outcome: "unregistered")
+            metrics.pushes(outcome: "unregistered", app: context.id.app)
             return .abandoned
         } catch APNsError.rejected(let status, let reason, _) {
             // Retrying would be refused the same way.
             logger.error("APNs refused a push", metadata: ["user": "\(context.id.logValue)", "status": "\(status)", "reason": "\(reason)"])
-            metrics.pushes(outcome: "rejected")
+            metrics.pushes(outcome: "rejected", app: context.id.app)
             return .abandoned
         } catch {
-            metrics.pushes(outcome: "unavailable")
+            metrics.pushes(outcome: "unavailable", app: context.id.app)
             return retryLater(after: attempts)
         }
-        metrics.pushes(outcome: "sent")
+        metrics.pushes(outcome: "sent", app: context.id.app)
         if settings.background {
             var background = APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description])
             background.topic = topic
@@ -219,20 +219,20 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
 
     /// A silent reply's only push: in the background, retried like an alert.
     private func sendBackground(
-        _ message: MirroredMessage, badge: Int, to token: String, topic: String, environment: APNsEnvironment, attempts: Int
+        _ message: MirroredMessage, badge: Int, to token: String, topic: String, app: AppID, environment: APNsEnvironment, attempts: Int
     ) async throws -> PushState {
         var notification = APNsNotification(pushType: .background, badge: badge, custom: [PushPayload.messageID: message.id.description])
         notification.topic = topic
         do {
             try await apns.client.send(notification, to: token, environment: environment)
         } catch APNsError.rejected {
-            metrics.pushes(outcome: "rejected")
+            metrics.pushes(outcome: "rejected", app: app)
             return .abandoned
         } catch {
-            metrics.pushes(outcome: "unavailable")
+            metrics.pushes(outcome: "unavailable", app: app)
             return retryLater(after: attempts)
         }
-        metrics.pushes(outcome: "silent")
+        metrics.pushes(outcome: "silent", app: app)
         return .sent
     }
 

@@ -1,12 +1,12 @@
 import HTTPTypes
 import Prometheus
+import ThreadDeskCore
 
 /// The server's Prometheus metrics, served at `GET /metrics`. Each application gets its own
 /// registry, so tests (and the sandbox) can run several side by side.
 public struct ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let storeLatency: DurationHistogram
-    let messagesPosted: Counter
     let filesUploaded: Counter
     let gatewayEventsSkipped: Counter
     let attachmentsServed: Counter
@@ -24,7 +24,10 @@ public struct ServerMetrics: Sendable {
     let typingDropped: Counter
     let outboxDepth: Gauge
     let outboxOldest: Gauge
-    let messagesAccepted: Counter
+    /// Whether the series that are worth telling apart per app (messages, pushes, the outbox's
+    /// failures) carry an `app` label: a deployment of several apps (`APPS_FILE`). A metric keeps
+    /// one set of labels for good, so this is decided once, as the server is built.
+    var labelsApps = false
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -32,7 +35,6 @@ public struct ServerMetrics: Sendable {
             "threaddesk_store_duration_seconds",
             buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)],
             help: "Time inside withUser, Discord calls included")
-        messagesPosted = registry.counter("threaddesk_messages_posted_total", help: "User messages posted to Discord")
         filesUploaded = registry.counter("threaddesk_files_uploaded_total", help: "Files users sent with their messages")
         gatewayEventsSkipped = registry.counter(
             "threaddesk_gateway_events_skipped_total", help: "Events from the gateway daemon of a type or shape this server does not know")
@@ -56,7 +58,6 @@ public struct ServerMetrics: Sendable {
         outboxDepth = registry.gauge("threaddesk_outbox_depth", help: "User messages accepted and not yet in Discord (failed ones included)")
         outboxOldest = registry.gauge(
             "threaddesk_outbox_oldest_seconds", help: "How long the oldest message of the outbox has waited for Discord (0 when none)")
-        messagesAccepted = registry.counter("threaddesk_messages_accepted_total", help: "User messages accepted into the outbox")
         threadsArchived = registry.counter(
             "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
     }
@@ -70,10 +71,23 @@ public struct ServerMetrics: Sendable {
 
     /// A message Discord refused for good (`code`: Discord's error code), or one that failed for
     /// a reason that passes and waits for another try (`code` `passing`).
-    func outboxFailure(code: String) {
-        registry.counter("threaddesk_outbox_failures_total", labels: [("code", code)], help: "Outbox deliveries that failed, by Discord's code")
-            .increment()
+    func outboxFailure(code: String, app: AppID) {
+        registry.counter(
+            "threaddesk_outbox_failures_total", labels: appLabel(app) + [("code", code)], help: "Outbox deliveries that failed, by Discord's code"
+        ).increment()
     }
+
+    /// A user message accepted into the outbox.
+    func accepted(app: AppID) {
+        registry.counter("threaddesk_messages_accepted_total", labels: appLabel(app), help: "User messages accepted into the outbox").increment()
+    }
+
+    /// A user message the outbox posted to Discord.
+    func posted(app: AppID) {
+        registry.counter("threaddesk_messages_posted_total", labels: appLabel(app), help: "User messages posted to Discord").increment()
+    }
+
+    private func appLabel(_ app: AppID) -> [(String, String)] { labelsApps ? [("app", app.rawValue)] : [] }
 
     func quotaRefused(_ quota: String) {
         registry.counter("threaddesk_quota_refusals_total", labels: [("quota", quota)], help: "Requests refused by a quota")
@@ -107,8 +121,8 @@ public struct ServerMetrics: Sendable {
         registry.counter("threaddesk_export_pages_total", help: "Pages of user data exports served").increment()
     }
 
-    func pushes(outcome: String) {
-        registry.counter("threaddesk_pushes_total", labels: [("outcome", outcome)], help: "Push notifications by outcome")
+    func pushes(outcome: String, app: AppID) {
+        registry.counter("threaddesk_pushes_total", labels: appLabel(app) + [("outcome", outcome)], help: "Push notifications by outcome")
             .increment()
     }
 
