@@ -248,4 +248,40 @@ struct AppsTests {
             #expect(try await server.store.user(UserID(app: AppID("alpha")!, local: local)) != nil, "the other app's user of the same id stays")
         }
     }
+
+    /// The doctor checks every app's guild, forum, permissions and tags, and names the app in each finding.
+    @Test func theDoctorChecksEveryApp() async throws {
+        try await APNsEmulator.withRunning(logger: testLogger()) { apns in
+            try await DiscordEmulator.withRunning(configuration: .init(), logger: testLogger()) { emulator in
+                let endpoints = await emulator.endpoints()
+                let admin = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: testLogger())
+                let second = try await admin.createForum(guildID: endpoints.guildID, name: "beta-support")
+                var configuration = ServerConfiguration(
+                    discordToken: endpoints.botToken, discordAPIURL: endpoints.restURL, guildID: endpoints.guildID,
+                    forumChannelID: endpoints.forumChannelID, appKey: "unused")
+                let key = { (name: String) in "\(name)-key-0123456789abcdef" }
+                configuration.apps = [
+                    AppSettings(id: AppID("alpha")!, name: "Alpha", appKey: key("alpha"), guildID: endpoints.guildID, forumChannelID: endpoints.forumChannelID),
+                    AppSettings(id: AppID("beta")!, name: "Beta", appKey: key("beta"), guildID: endpoints.guildID, forumChannelID: second.id),
+                    AppSettings(id: AppID("gamma")!, name: "Gamma", appKey: key("gamma"), guildID: endpoints.guildID, forumChannelID: "1"),
+                ]
+                configuration.storeURL = "sqlite://\(temporaryStorePath())"
+                configuration.gatewaySecret = String(repeating: "g", count: 32)
+                let credentials = await apns.credentials()
+                var settings = APNsSettings(
+                    keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)
+                (settings.url, settings.caCertificatePEM) = (credentials.url, credentials.caCertificatePEM)
+                configuration.apns = settings
+                var options = Doctor.Options()
+                options.identifyTimeout = .seconds(30)
+                let report = await Doctor(configuration: configuration, options: options, logger: testLogger()).run()
+                let forums = report.checks.filter { $0.name == "discord.forum" }
+                #expect(forums.count == 3)
+                #expect(forums.filter(\.passed).map { String($0.detail.prefix(11)) } == ["app alpha: ", "app beta: #"])
+                let gamma = try #require(forums.first { !$0.passed })
+                #expect(gamma.detail.hasPrefix("app gamma: the channel 1 cannot be read") && gamma.fix?.contains("forumChannelID in APPS_FILE") == true)
+                #expect(report.checks.filter { $0.name == "discord.tags" }.count == 2, "tags are checked in each forum that could be read")
+            }
+        }
+    }
 }

@@ -29,36 +29,54 @@ extension Doctor {
             checks.append(DoctorCheck("discord.intent", failed: "cannot read the application: \(error)", fix: "check that DISCORD_TOKEN is a bot token"))
         }
         checks.append(await gatewayCheck(discord))
+        let catalog = configuration.catalog
+        for app in catalog.apps {
+            // Each app's guild, forum, permissions and tags, each finding naming the app when there are several.
+            let found = await appChecks(app, discord: discord, bot: bot)
+            checks += catalog.isShared ? found.checks.map { $0.naming(app) } : found.checks
+            if app.id == catalog.apps[0].id, let guild = found.guild, let faq = await faqCheck(discord, guild: guild, bot: bot.id) {
+                checks.append(faq)
+            }
+        }
+        return checks
+    }
+
+    /// The checks of one app's guild and forum, and its guild when it could be read.
+    private func appChecks(_ app: AppSettings, discord: DiscordClient<AnyClock>, bot: DiscordUser) async -> (checks: [DoctorCheck], guild: DiscordGuild?) {
+        let shared = configuration.catalog.isShared
+        let guildSetting = shared ? "the app's guildID in APPS_FILE (or DISCORD_GUILD_ID)" : "DISCORD_GUILD_ID"
+        let forumSetting = shared ? "the app's forumChannelID in APPS_FILE" : "DISCORD_FORUM_CHANNEL_ID"
+        var checks: [DoctorCheck] = []
         let guild: DiscordGuild
         do {
-            guild = try await discord.guild(configuration.guildID)
+            guild = try await discord.guild(app.guildID)
             checks.append(DoctorCheck("discord.guild", passed: "\(guild.name) (\(guild.id))"))
         } catch {
             checks.append(
                 DoctorCheck(
-                    "discord.guild", failed: "the guild \(configuration.guildID) cannot be read (\(Self.short(error)))",
-                    fix: "check DISCORD_GUILD_ID (Developer Mode → right-click the server → Copy Server ID) and invite the bot there"))
-            return checks
+                    "discord.guild", failed: "the guild \(app.guildID) cannot be read (\(Self.short(error)))",
+                    fix: "check \(guildSetting) (Developer Mode → right-click the server → Copy Server ID) and invite the bot there"))
+            return (checks, nil)
         }
         let forum: DiscordChannel
         do {
-            forum = try await discord.channel(configuration.forumChannelID)
+            forum = try await discord.channel(app.forumChannelID)
         } catch {
             checks.append(
                 DoctorCheck(
-                    "discord.forum", failed: "the channel \(configuration.forumChannelID) cannot be read (\(Self.short(error)))",
-                    fix: "check DISCORD_FORUM_CHANNEL_ID and that the bot may View Channel there"))
-            return checks
+                    "discord.forum", failed: "the channel \(app.forumChannelID) cannot be read (\(Self.short(error)))",
+                    fix: "check \(forumSetting) and that the bot may View Channel there"))
+            return (checks, guild)
         }
-        guard forum.type == 15, forum.guildId == configuration.guildID else {
+        guard forum.type == 15, forum.guildId == app.guildID else {
             checks.append(
                 DoctorCheck(
                     "discord.forum",
                     failed: forum.type == 15
                         ? "the forum \(forum.id) belongs to another guild (\(forum.guildId ?? "none"))"
                         : "the channel \(forum.id) is not a forum (type \(forum.type), a forum is 15)",
-                    fix: "set DISCORD_FORUM_CHANNEL_ID to a forum channel of the guild DISCORD_GUILD_ID"))
-            return checks
+                    fix: "set \(forumSetting) to a forum channel of the guild \(shared ? app.guildID : "DISCORD_GUILD_ID")"))
+            return (checks, guild)
         }
         checks.append(DoctorCheck("discord.forum", passed: "#\(forum.name ?? forum.id) (\(forum.id)), a forum"))
         let permissions: DiscordPermissions
@@ -73,11 +91,10 @@ extension Doctor {
                 DoctorCheck(
                     "discord.permissions", failed: "the bot's roles cannot be read (\(Self.short(error)))",
                     fix: "invite the bot to the guild with the bot scope"))
-            return checks
+            return (checks, guild)
         }
-        checks.append(tagCheck(forum, permissions: permissions))
-        if let faq = await faqCheck(discord, guild: guild, bot: bot.id) { checks.append(faq) }
-        return checks
+        checks.append(tagCheck(forum, permissions: permissions, defaultTagID: app.defaultTagID))
+        return (checks, guild)
     }
 
     /// What ThreadDesk needs in the forum, with this configuration.
@@ -101,11 +118,11 @@ extension Doctor {
 
     /// A forum that requires a tag needs one ThreadDesk can apply: DISCORD_DEFAULT_TAG_ID, or the
     /// forum's first tag; a moderated tag only with Manage Threads.
-    func tagCheck(_ forum: DiscordChannel, permissions: DiscordPermissions) -> DoctorCheck {
+    func tagCheck(_ forum: DiscordChannel, permissions: DiscordPermissions, defaultTagID: String?) -> DoctorCheck {
         guard forum.requiresTag else { return DoctorCheck("discord.tags", passed: "posts need no tag") }
         let tags = forum.availableTags ?? []
         let chosen: DiscordForumTag?
-        if let id = configuration.defaultTagID {
+        if let id = defaultTagID {
             chosen = tags.first { $0.id == id }
             guard chosen != nil else {
                 return DoctorCheck(

@@ -80,6 +80,13 @@ public struct DoctorCheck: Sendable, Codable, Equatable {
         self.fix = fix
     }
 
+    /// The same finding, saying which app it is about (a deployment of several apps).
+    func naming(_ app: AppSettings) -> DoctorCheck {
+        var check = self
+        check.detail = "app \(app.id): " + detail
+        return check
+    }
+
     /// `✓ name: detail`, or `✗ name: detail → fix`.
     public var line: String {
         passed ? "✓ \(name): \(detail)" : "✗ \(name): \(detail) → \(fix ?? "")"
