@@ -284,4 +284,65 @@ struct AppsTests {
             }
         }
     }
+
+    /// Each forum gets the status tags; the desk acts within the app of the thread it is used in.
+    @Test func tagsAndTheDeskArePerApp() async throws {
+        try await withServer(gateway: true, prepare: Self.twoApps(), apnsTopics: [Self.betaTopic], DeskTests.deskOn) { server in
+            let apps = server.configuration.catalog.apps
+            let a = try await Self.open(server, key: apps[0].appKey, user: "desk-user").decode(Harness.Session.self)
+            let b = try await Self.open(server, key: apps[1].appKey, user: "desk-user").decode(Harness.Session.self)
+            #expect(try await server.send("alpha needs help", token: a.token).status == .created)
+            #expect(try await server.send("beta needs help", token: b.token).status == .created)
+            try await server.settled()
+            let local = try #require(UserID("desk-user"))
+            let alphaThread = try #require(try await server.store.user(UserID(app: apps[0].id, local: local))?.threadID)
+            let betaThread = try #require(try await server.store.user(UserID(app: apps[1].id, local: local))?.threadID)
+
+            // Each forum got the three tags, and each thread shows its own forum's "needs reply".
+            for (app, thread) in [(apps[0], alphaThread), (apps[1], betaThread)] {
+                let forum = try await server.discordClient.channel(app.forumChannelID)
+                let needsReply = try #require(forum.availableTags?.first { $0.name == "needs reply" }, "\(app.id)'s forum has the tags")
+                #expect(DeskTests.thread(server, thread)?.appliedTags.contains(needsReply.id) == true)
+            }
+
+            // A snippet added in beta's thread is beta's; alpha's agents do not see it.
+            let added = try await DeskTests.run(
+                server, "snippets", in: betaThread, [.subcommand("add", [.string("name", "hello"), .string("text", "Hello from Beta support")])])
+            #expect(added.content?.contains("Added") == true)
+            let listed = try await DeskTests.run(server, "snippets", in: alphaThread, [.subcommand("list", [])])
+            #expect(listed.content?.contains("No snippets yet") == true)
+            let missing = try await DeskTests.run(server, "snippet", in: alphaThread, [.string("name", "hello")])
+            #expect(missing.content?.contains("no snippet named") == true)
+
+            // /user names the id as the app knows it, and the app.
+            let card = try #require(try await DeskTests.run(server, "user", in: betaThread).content)
+            #expect(card.contains("`desk-user` of **Beta** (`beta`)") && !card.contains("beta/desk-user"))
+
+            // /away in alpha's thread makes alpha away, not beta.
+            let away = try await DeskTests.run(server, "away", in: alphaThread, [.subcommand("on", [])])
+            #expect(away.content?.contains("Support is away") == true)
+            let status = { (token: String) async throws -> String? in
+                try await server.request(.get, "/v1/support-status", token: token).json["status"]?.stringValue
+            }
+            #expect(try await status(a.token) == "away")
+            #expect(try await status(b.token) == "open")
+        }
+    }
+
+    /// The FAQ forum's answers are the first app's: another app's users are never suggested them.
+    @Test func theFAQForumFeedsOnlyItsOwnApp() async throws {
+        let prepare = EmulatorPreparation { emulator, configuration in
+            try await Self.twoApps().apply(emulator, &configuration)
+            configuration.faqChannelID = emulator.faqChannelID
+            _ = try emulator.postFAQ(title: "Cancel my subscription", answer: "The App Store manages it.", tags: ["billing"])
+        }
+        try await withServer(gateway: true, prepare: prepare, apnsTopics: [Self.betaTopic]) { server in
+            let apps = server.configuration.catalog.apps
+            let a = try await Self.open(server, key: apps[0].appKey, user: nil).decode(Harness.Session.self)
+            let b = try await Self.open(server, key: apps[1].appKey, user: nil).decode(Harness.Session.self)
+            try await SuggestionTests.settled(server, posts: 1)
+            #expect(try await SuggestionTests.titles(server, "subscription", token: a.token) == ["Cancel my subscription"])
+            #expect(try await SuggestionTests.titles(server, "subscription", token: b.token).isEmpty)
+        }
+    }
 }

@@ -48,6 +48,8 @@ extension ServerRoot {
         let desk: Desk?
         /// The curated answers' forum; nil without `FAQ_CHANNEL_ID`.
         let faq: FAQMirror?
+        /// Each app's curated answers (the FAQ forum's are the first app's).
+        let faqBooks: FAQShelf
         let gatewayEvents: GatewayEventHandler
 
         /// - Parameter work: Told of the background work as it comes and goes (the tests' settled signal).
@@ -96,6 +98,7 @@ extension ServerRoot {
             let voice = SupportVoice(discord: discord, locks: store, settings: configuration.desk, logger: logger)
             away = SupportAvailability(settings: configuration.desk, catalog: catalog, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
             let faqBook = configuration.faqChannelID.map { _ in FAQBook() }
+            faqBooks = FAQShelf(faqBook.map { [catalog.apps[0].id: $0] } ?? [:])
             faq = configuration.faqChannelID.map { forum in
                 FAQMirror(
                     book: faqBook ?? FAQBook(),
@@ -111,7 +114,7 @@ extension ServerRoot {
                 users: users, store: store, devices: devices, live: hub, catalog: catalog, settings: configuration.sessions, now: now)
             let messageIDs = MessageIDs()
             outbox = OutboxDelivery(
-                store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBook, settings: configuration.outbox,
+                store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
                 ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, work: work)
             let intake = OutboxIntake(
                 store: store, threads: threads, ingestion: ingestion, outbox: outbox, ids: messageIDs, settings: configuration.outbox, now: now)
@@ -131,7 +134,7 @@ extension ServerRoot {
                 metrics: metrics, logger: logger, now: now)
             uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
             attachments = AttachmentProxy(
-                store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL, httpClient: { shared.cdnClient.client }), metrics: metrics, logger: logger, now: now, faq: faqBook)
+                store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL, httpClient: { shared.cdnClient.client }), metrics: metrics, logger: logger, now: now, faq: faqBooks)
             eraser = UserEraser(
                 store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status,
                 unrecorded: threads.unrecorded, metrics: metrics, logger: logger)

@@ -38,7 +38,7 @@ extension ServerRoot {
             .register(on: v1)
         DeviceRoutes(devices: features.devices).register(on: v1)
         SupportStatusRoutes(away: features.away).register(on: v1)
-        SuggestionRoutes(book: features.faq?.book).register(on: v1)
+        SuggestionRoutes(books: features.faqBooks).register(on: v1)
         DiagnosticsRoutes(diagnostics: features.diagnostics, quotas: features.quotas).register(on: v1)
         LiveRoutes(
             live: features.live, users: store, quotas: features.quotas, timeout: configuration.requestTimeout, metrics: metrics,

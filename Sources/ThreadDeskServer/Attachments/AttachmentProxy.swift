@@ -22,8 +22,8 @@ struct AttachmentProxy: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
-    /// The curated answers, whose files every user may fetch; nil without a FAQ forum.
-    var faq: FAQBook? = nil
+    /// Each app's curated answers, whose files its users may download too.
+    var faq = FAQShelf()
     /// Fresh URLs signed since the mirror last learned the message, by attachment id.
     let fresh = FreshURLs()
     /// A download (the whole body) must end by then, however slowly the app reads.
@@ -71,7 +71,7 @@ struct AttachmentProxy: Sendable {
         {
             if let index = OutboxFiles.index(found) { return try await waiting(found, file: index, of: message) }
             attachment = found
-        } else if let found = await faq?.attachment(id) {
+        } else if let found = await faq.book(for: record.id.app)?.attachment(id) {
             attachment = found
         } else {
             throw SupportFailure.attachmentNotFound(gone: false)

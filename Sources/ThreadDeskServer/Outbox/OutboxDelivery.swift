@@ -25,7 +25,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// The away message, for a user who wrote while support is away.
     let away: SupportAvailability?
     /// The curated answers, to name the one the user saw before writing; nil without a FAQ forum.
-    let faq: FAQBook?
+    let faq: FAQShelf
     let settings: OutboxSettings
     /// Ids for a placeholder thread, when the user's thread is gone and no new one may be made yet.
     let ids: MessageIDs
@@ -48,7 +48,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
 
     init(
         store: any UserStore, users: UserSerializer, threads: ThreadService, ingestion: MirrorIngestion, away: SupportAvailability?,
-        faq: FAQBook?, settings: OutboxSettings, ids: MessageIDs, metrics: ServerMetrics, logger: Logger, time: ServerTime,
+        faq: FAQShelf, settings: OutboxSettings, ids: MessageIDs, metrics: ServerMetrics, logger: Logger, time: ServerTime,
         waits: WaitTracker? = nil, work: BackgroundWork = .untracked
     ) {
         self.waits = waits
@@ -468,7 +468,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// A `:ninja:` note after the user's message naming the curated answer they saw before writing
     /// it, so the agent does not send it again. Posted once (nonce); a failure costs only the note.
     private func noteSuggestion(_ id: String, item: OutboxItem, in context: UserContext) async {
-        guard let faq, let answer = await faq.answer(id), let record = context.record, let thread = record.threadID else { return }
+        guard let answer = await faq.book(for: context.id.app)?.answer(id), let record = context.record, let thread = record.threadID else { return }
         do {
             let posted = try await threads.discord.createMessage(
                 in: thread, .init(content: SuggestionNote.text(for: answer), nonce: ThreadNotes.nonce("suggestion", id: context.id, item.idempotencyKey, answer.id)))

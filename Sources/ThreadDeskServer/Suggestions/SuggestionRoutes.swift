@@ -7,8 +7,8 @@ import ThreadDeskWire
 /// `GET /v1/suggestions?q=`: the curated answers that best match what the user is typing, from
 /// memory (no Discord call, no store read but the token's), limited like reads.
 struct SuggestionRoutes: Sendable {
-    /// nil when no FAQ forum is configured: the answer is always empty.
-    let book: FAQBook?
+    /// Each app's curated answers; a user of an app without a FAQ forum always gets none.
+    let books: FAQShelf
     static let maxQueryLength = 200
     /// Unicode scalars at most: one character may be any number of them (a run of combining
     /// marks or Hangul jamo), and a word's typo lookups cost its length squared.
@@ -19,13 +19,13 @@ struct SuggestionRoutes: Sendable {
     }
 
     @Sendable func suggestions(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
-        _ = try context.user()
+        let user = try context.user()
         let query = request.uri.queryParameters["q"].map(String.init) ?? ""
         guard (1...Self.maxQueryLength).contains(query.count), query.unicodeScalars.count <= Self.maxQueryScalars,
             !query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !"\n\r\t".unicodeScalars.contains($0) }) else {
             throw APIError.badRequest(.invalidQuery, "q must be 1 to \(Self.maxQueryLength) characters of text.")
         }
-        guard let book else { return try jsonResponse(Suggestions(suggestions: [])) }
+        guard let book = books.book(for: user.id.app) else { return try jsonResponse(Suggestions(suggestions: [])) }
         var suggestions: [Suggestion] = []
         for answer in await book.suggestions(for: query) {
             let files = await book.attachments(of: answer.id).map {
