@@ -1,4 +1,8 @@
 import APNsEmulator
+import AppAttest
+import ThreadDeskWire
+import SoftwareAttester
+import Crypto
 import DiscordEmulator
 import DiscordREST
 import Foundation
@@ -343,6 +347,54 @@ struct AppsTests {
             try await SuggestionTests.settled(server, posts: 1)
             #expect(try await SuggestionTests.titles(server, "subscription", token: a.token) == ["Cancel my subscription"])
             #expect(try await SuggestionTests.titles(server, "subscription", token: b.token).isEmpty)
+        }
+    }
+
+    /// App Attest checks the app's own bundle ids: a key one app's copy attested opens nothing of another's.
+    @Test func attestationIsPerApp() async throws {
+        let attester = try SoftwareAttester()
+        let prepare = EmulatorPreparation { emulator, configuration in
+            try await Self.twoApps().apply(emulator, &configuration)
+            configuration.apps?[0].attestBundleIDs = [attester.bundleID]
+            configuration.apps?[1].attestBundleIDs = ["com.example.beta"]
+            configuration.attest.mode = .optional
+            configuration.attest.teamID = attester.teamID
+            configuration.attest.extraRootPEM = attester.rootCertificatePEM
+        }
+        try await withServer(prepare: prepare, apnsTopics: [Self.betaTopic]) { server in
+            let apps = server.configuration.catalog.apps
+            let key = attester.generateKey()
+            let keyHeader = { (app: AppSettings) -> HTTPFields in [.init("X-App-Key")!: app.appKey] }
+            let challenge = { (app: AppSettings) async throws -> String in
+                let reply = try await server.request(.post, "/v1/attest/challenge", headers: keyHeader(app))
+                return try #require(reply.json["challenge"]?.stringValue)
+            }
+            let attestation = { (app: AppSettings) async throws -> Harness.Reply in
+                let nonce = try await challenge(app)
+                let object = try attester.attest(key, clientDataHash: Array(SHA256.hash(data: Data(nonce.utf8))))
+                let body = SessionRequest(attestation: AttestationPayload(
+                    keyId: key.idBase64, attestationObject: Data(object).base64EncodedString(), challenge: nonce))
+                return try await server.request(
+                    .post, "/v1/session", headers: keyHeader(app), json: String(decoding: try JSONEncoder().encode(body), as: UTF8.self))
+            }
+            let refused = try await attestation(apps[1])
+            #expect(refused.status == .unauthorized && refused.errorCode == "attestation_app_id_mismatch", "alpha's bundle is not beta's")
+            #expect(try await attestation(apps[0]).status == .created)
+
+            // An assertion by alpha's key opens no session with beta's key.
+            let asserted = { (app: AppSettings) async throws -> Harness.Reply in
+                let nonce = try await challenge(app)
+                let body = Data("{}".utf8)
+                let clientData = AppAttestAssertion.clientData(method: "POST", path: "/v1/session", challenge: nonce, body: Array(body))
+                let signature = try attester.assert(key, clientDataHash: Array(SHA256.hash(data: clientData)))
+                let header = AppAttestAssertion.header(keyId: key.idBase64, challenge: nonce, assertion: Data(signature).base64EncodedString())
+                var headers = keyHeader(app)
+                headers[.init(AppAttestAssertion.headerName)!] = header
+                return try await server.request(.post, "/v1/session", headers: headers, raw: body)
+            }
+            let other = try await asserted(apps[1])
+            #expect(other.status == .unauthorized && other.errorCode == "assertion_app_id_mismatch")
+            #expect(try await asserted(apps[0]).status == .created)
         }
     }
 }

@@ -250,8 +250,23 @@ extension ServerConfiguration {
         privacy.read(value, problem: &problem)
         sessions.read(value, problem: &problem)
         attest.read(value, problem: &problem)
-        if appsFile != nil, attest.mode != .off {
-            problem.invalid.append("APP_ATTEST (not with APPS_FILE yet: each app's attestation must check its own bundle ids)")
+        if let apps, attest.mode != .off {
+            // Each app's attestations carry its own bundle ids: with several apps, each names them.
+            if apps.allSatisfy({ $0.attestBundleIDs != nil }) { problem.missing.removeAll { $0 == "APP_ATTEST_BUNDLE_IDS" } }
+            if apps.count > 1 {
+                for app in apps where app.attestBundleIDs == nil {
+                    problem.invalid.append("APPS_FILE app \"\(app.id)\": appAttest.bundleIDs (each app names its own when APP_ATTEST is on)")
+                }
+                var owners: [String: AppID] = [:]
+                for app in apps {
+                    for bundle in app.attestBundleIDs ?? [] {
+                        if let first = owners[bundle] {
+                            problem.invalid.append("APPS_FILE: apps \"\(first)\" and \"\(app.id)\" both attest \(bundle)")
+                        }
+                        owners[bundle] = app.id
+                    }
+                }
+            }
         }
         if attest.mode == .required, legacyAPIKey != nil || apps?.contains(where: { $0.legacyAPIKey != nil }) == true {
             // The legacy routes take a shared key and any user id: a way around App Attest.

@@ -108,7 +108,7 @@ extension ServerRoot {
             }
             // Its first read of the forum is due.
             if faq != nil { work.raise(FAQMirror.workName) }
-            attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, store: store, metrics: metrics, now: now)
+            attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, catalog: catalog, store: store, metrics: metrics, now: now)
             devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
             sessions = SessionService(
                 users: users, store: store, devices: devices, live: hub, catalog: catalog, settings: configuration.sessions, now: now)

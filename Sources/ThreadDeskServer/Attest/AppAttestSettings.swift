@@ -34,7 +34,15 @@ public struct AppAttestSettings: Sendable {
 
     public init() {}
 
-    public var appIDs: [String] { bundleIDs.map { "\(teamID).\($0)" } }
+    public var appIDs: [String] { appIDs(bundleIDs: nil) }
+
+    /// The App IDs of an app whose own bundle ids are `bundleIDs` (nil: `APP_ATTEST_BUNDLE_IDS`).
+    public func appIDs(bundleIDs own: [String]?) -> [String] { (own ?? bundleIDs).map { "\(teamID).\($0)" } }
+
+    /// Whether `id` is a bundle id as Apple writes them (what `APP_ATTEST_BUNDLE_IDS` lists).
+    static func isBundleID(_ id: String) -> Bool {
+        !id.isEmpty && id.count <= 155 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-.".contains($0)) }
+    }
 
     /// Reads the `APP_ATTEST_*` variables, adding what is missing or wrong to `problem`.
     mutating func read(_ value: (String) -> String?, problem: inout ConfigurationProblem) {

@@ -33,7 +33,8 @@ struct AssertionMiddleware: RouterMiddleware {
             }
             return try await next(request, context)
         }
-        let pending = try await attest.check(header: request.headers[.appAttestAssertion], expected: device)
+        guard let app = context.appID else { throw APIError.unauthorized }
+        let pending = try await attest.check(header: request.headers[.appAttestAssertion], expected: device, app: app)
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
         var context = context

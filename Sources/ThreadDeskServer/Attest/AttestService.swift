@@ -12,7 +12,9 @@ import Synchronization
 /// against the same state. Attestation blobs and assertions never reach a log.
 struct AttestService: Sendable {
     let settings: AppAttestSettings
-    let verifier: AppAttestVerifier
+    /// Each app's: its App IDs (the team's and its bundle ids) are the only ones its attestations
+    /// and assertions may carry, so a key one app's copy made opens nothing of another's.
+    let verifiers: [AppID: AppAttestVerifier]
     let store: any DeviceAttestations
     let now: @Sendable () -> Date
     /// The roots a kept key may have been attested by (see `AppAttestVerifier.rootName`):
@@ -26,11 +28,21 @@ struct AttestService: Sendable {
     /// Where outcomes are counted (`threaddesk_app_attest_total`).
     let metrics: ServerMetrics?
 
-    init(settings: AppAttestSettings, store: any DeviceAttestations, metrics: ServerMetrics? = nil, now: @escaping @Sendable () -> Date) {
+    init(
+        settings: AppAttestSettings, catalog: AppCatalog, store: any DeviceAttestations, metrics: ServerMetrics? = nil,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.settings = settings
         self.metrics = metrics
-        verifier = AppAttestVerifier(
-            appIDs: settings.appIDs, environments: settings.environments, extraRootPEMs: settings.extraRootPEM.map { [$0] } ?? [])
+        verifiers = Dictionary(
+            catalog.apps.map { app in
+                (
+                    app.id,
+                    AppAttestVerifier(
+                        appIDs: settings.appIDs(bundleIDs: app.attestBundleIDs), environments: settings.environments,
+                        extraRootPEMs: settings.extraRootPEM.map { [$0] } ?? [])
+                )
+            }, uniquingKeysWith: { first, _ in first })
         self.store = store
         self.now = now
         trustedRoots = Set(["apple"] + (settings.extraRootPEM.flatMap(AppAttestVerifier.rootName(pem:)).map { [$0] } ?? []))
@@ -55,8 +67,8 @@ struct AttestService: Sendable {
     /// - Parameter payload: The key id, attestation object and challenge the app sent.
     /// - Throws: `DeviceCheckFailure.attestation` for a broken rule, `.challenge` for a challenge
     ///   used, expired or unknown; the store's errors.
-    func verify(_ payload: AttestationPayload) async throws -> DeviceKey {
-        try await counted("attestation", accepted: false) { try await verifying(payload) }
+    func verify(_ payload: AttestationPayload, app: AppID) async throws -> DeviceKey {
+        try await counted("attestation", accepted: false) { try await verifying(payload, app: app) }
     }
 
     /// Keeps a key `verify` accepted: from now on the device's identity.
@@ -73,8 +85,8 @@ struct AttestService: Sendable {
     /// - Throws: `DeviceCheckFailure` (`assertionRequired`, `assertion(.malformed)`, `wrongDevice`,
     ///   `unknownKey`, `keyNoLongerTrusted`, `challenge`); `CorruptDeviceKey` when the stored key is
     ///   unreadable; the store's errors.
-    func check(header: String?, expected: String?) async throws -> PendingAssertion {
-        try await counted("assertion", accepted: false) { try await checking(header: header, expected: expected) }
+    func check(header: String?, expected: String?, app: AppID) async throws -> PendingAssertion {
+        try await counted("assertion", accepted: false) { try await checking(header: header, expected: expected, app: app) }
     }
 
     /// Verifies a checked assertion over the request and raises the key's counter.
@@ -112,7 +124,8 @@ struct AttestService: Sendable {
 
     /// Verifies a new key's attestation over its challenge; the key, for `keep` once the
     /// caller's limits said yes (nothing is stored here but the challenge's use).
-    private func verifying(_ payload: AttestationPayload) async throws -> DeviceKey {
+    private func verifying(_ payload: AttestationPayload, app: AppID) async throws -> DeviceKey {
+        guard let verifier = verifiers[app] else { throw DeviceCheckFailure.attestation(.rpIDMismatch) }
         guard let keyID = Self.bytes(payload.keyId), keyID.count == 32, let object = Self.bytes(payload.attestationObject),
             payload.challenge.utf8.count <= 128
         else { throw DeviceCheckFailure.attestation(.malformed("keyId and attestationObject must be base64")) }
@@ -140,8 +153,8 @@ struct AttestService: Sendable {
     /// Verifies the assertion in `header` over this request (method, path, body), by `expected`
     /// when the session is already a device's; raises the key's counter. Returns the device.
     /// - Throws: What `check` and `complete` throw.
-    func assert(header: String?, method: String, path: String, body: ByteBufferView, expected: String?) async throws -> String {
-        try await complete(try await check(header: header, expected: expected), method: method, path: path, body: body)
+    func assert(header: String?, method: String, path: String, body: ByteBufferView, expected: String?, app: AppID) async throws -> String {
+        try await complete(try await check(header: header, expected: expected, app: app), method: method, path: path, body: body)
     }
 
     /// An assertion header whose form, key and device were checked; its signature over the body
@@ -151,11 +164,13 @@ struct AttestService: Sendable {
         let key: DeviceKey
         let challenge: String
         let assertion: [UInt8]
+        /// The app whose App IDs the assertion must carry.
+        let app: AppID
     }
 
     /// What can be checked before the body is read: the header is there and well-formed, names
     /// the expected device, and that key is known and still trusted; then the challenge is spent.
-    private func checking(header: String?, expected: String?) async throws -> PendingAssertion {
+    private func checking(header: String?, expected: String?, app: AppID) async throws -> PendingAssertion {
         guard let header else { throw DeviceCheckFailure.assertionRequired }
         guard let parts = Self.parse(header), let keyID = Self.bytes(parts.keyId), keyID.count == 32,
             let assertion = Self.bytes(parts.assertion)
@@ -168,7 +183,7 @@ struct AttestService: Sendable {
         guard (try? P256.Signing.PublicKey(x963Representation: key.publicKey)) != nil else { throw CorruptDeviceKey(keyID: device) }
         // Spent before a byte of the body is read: one challenge cannot start many slow uploads.
         try await use(parts.challenge)
-        return PendingAssertion(device: device, key: key, challenge: parts.challenge, assertion: assertion)
+        return PendingAssertion(device: device, key: key, challenge: parts.challenge, assertion: assertion, app: app)
     }
 
     /// Whether this server still accepts `key`: not when it was attested by a root, or in an
@@ -185,6 +200,7 @@ struct AttestService: Sendable {
         var hasher = SHA256()
         hasher.update(data: AppAttestAssertion.clientData(method: method, path: path, challenge: pending.challenge, body: []))
         body.withContiguousStorageIfAvailable { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) } ?? hasher.update(data: Array(body))
+        guard let verifier = verifiers[pending.app] else { throw DeviceCheckFailure.assertion(.rpIDMismatch) }
         let counter: UInt32
         do {
             counter = try verifier.verifyAssertion(

@@ -48,7 +48,7 @@ struct SessionRoutes: Sendable {
             // Every attempt counts against the address, failed ones too; the key is kept only
             // once it verified and the network's new keys and the device's session limit said yes.
             try await quotas.charge(.attestation, address: network)
-            let key = try await attest.verify(attestation)
+            let key = try await attest.verify(attestation, app: try context.keyedApp().id)
             try await quotas.charge(.newKey, address: network)
             try await quotas.charge(.session, address: Quotas.deviceKey(key.keyID, network: network))
             try await attest.keep(key)
@@ -73,7 +73,7 @@ struct SessionRoutes: Sendable {
             // A renewal of an attested session needs its device's assertion.
             return try await attest.assert(
                 header: request.headers[.appAttestAssertion], method: request.method.rawValue, path: request.uri.path,
-                body: bytes.readableBytesView, expected: renewing)
+                body: bytes.readableBytesView, expected: renewing, app: try context.keyedApp().id)
         }
         if attest.mode == .required {
             attest.count(.attestationRequired, step: "attestation")

@@ -21,6 +21,10 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
     public var legacyAPIKey: String?
     /// The APNs topic (the app's bundle id) its pushes are sent for; nil: the deployment's `APNS_TOPIC`.
     public var apnsTopic: String?
+    /// The bundle ids App Attest accepts for this app (`appAttest.bundleIDs`); nil:
+    /// `APP_ATTEST_BUNDLE_IDS`. With several apps each should name its own: a key attested for one
+    /// app's bundle id opens nothing of another's.
+    public var attestBundleIDs: [String]?
     /// When support is in for this app; nil: always.
     public var supportHours: SupportHours?
     /// What a user of this app who writes while support is away gets; nil: nothing.

@@ -9,9 +9,10 @@ public enum AppsFile {
     /// The fields an app may have; any other is refused (a typo must not pass for a default).
     static let fields: Set<String> = [
         "id", "name", "appKey", "appKeyFile", "guildID", "forumChannelID", "defaultTagID", "identitySecret", "legacyAPIKey", "apns",
-        "supportHours", "awayMessage",
+        "appAttest", "supportHours", "awayMessage",
     ]
     static let apnsFields: Set<String> = ["topic"]
+    static let attestFields: Set<String> = ["bundleIDs"]
     /// Past this the file is refused unread (it is a list of apps, not a database).
     static let maxBytes = 1 << 20
 
@@ -125,6 +126,17 @@ public enum AppsFile {
                     if apns["topic"] == nil { problem("apns.topic missing") }
                 } else {
                     problem("apns (an object: {\"topic\": \"com.example.app\"})")
+                }
+            }
+            if let attest = fields["appAttest"] {
+                let bundleIDs = (attest as? [String: Any])?["bundleIDs"] as? [String]
+                if let attest = attest as? [String: Any] {
+                    for key in attest.keys.sorted() where !AppsFile.attestFields.contains(key) { problem("unknown field \"appAttest.\(key)\"") }
+                }
+                if let bundleIDs, !bundleIDs.isEmpty, bundleIDs.allSatisfy(AppAttestSettings.isBundleID) {
+                    app.attestBundleIDs = bundleIDs
+                } else {
+                    problem("appAttest (an object: {\"bundleIDs\": [\"com.example.app\"]})")
                 }
             }
             if let hours = string(fields, "supportHours") {
