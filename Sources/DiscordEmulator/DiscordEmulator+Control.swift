@@ -163,6 +163,15 @@ extension DiscordEmulator {
     }
 
     /// The forum's tags, id → name.
+    /// The names of every forum's tags, by their ids (a guild with several forums).
+    public var tagNames: [String: String] {
+        world.state.withLock { state in
+            Dictionary(
+                state.channels.values.filter { $0.type == .guildForum }.flatMap(\.availableTags).map { ($0.id.description, $0.name) },
+                uniquingKeysWith: { first, _ in first })
+        }
+    }
+
     public var forumTagNames: [String: String] {
         world.state.withLock { state in
             Dictionary((state.channels[world.forumID]?.availableTags ?? []).map { ($0.id.description, $0.name) }, uniquingKeysWith: { first, _ in first })

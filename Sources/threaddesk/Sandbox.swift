@@ -2,12 +2,14 @@ import APNs
 import APNsEmulator
 import ArgumentParser
 import Crypto
+import DiscordREST
 import DiscordEmulator
 import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
 import SoftwareAttester
+import ThreadDeskCore
 import ThreadDeskServer
 import UnixSignals
 
@@ -23,7 +25,10 @@ struct Sandbox: AsyncParsableCommand {
         var logger = Logger(label: "threaddesk.sandbox")
         logger.logLevel = .notice
         let emulator = DiscordEmulator(configuration: .init(), logger: logger)
-        let apnsEmulator = try APNsEmulator(logger: logger)
+        var apnsConfiguration = APNsEmulator.Configuration()
+        // The second app's pushes go to its own topic (one key signs for both).
+        apnsConfiguration.otherTopics = [SandboxServer.secondTopic]
+        let apnsEmulator = try APNsEmulator(configuration: apnsConfiguration, logger: logger)
         let server = SandboxServer(
             discord: emulator, apns: apnsEmulator, port: port, dataDirectory: dataDirectory, maxStreamSeconds: maxStreamSeconds,
             logger: logger)
@@ -45,13 +50,14 @@ struct Sandbox: AsyncParsableCommand {
 
               Agent console  \(api)/sandbox/console   (the forum as Discord shows it; reply, add notes, see pushes)
               App widget     \(api)/sandbox/widget    (plays the app user: send messages, see replies, upload diagnostics)
+                             \(api)/sandbox/widget?app=\(SandboxServer.secondApp)   (the same as a user of the second app, in its own forum)
 
               Terminal chat  swift run --package-path Clients/ThreadDeskKit threaddesk-chat --server \(api)
               App Attest     optional: add --attest to the chat to open the session as an attested device
                              (the sandbox's software attester, \(api)/sandbox/attester; never Apple's root)
               API            \(api)      (OpenAPI document: \(api)/openapi.yaml)
-              App key        \(configuration.appKey)
-              Legacy key     \(configuration.legacyAPIKey ?? "-")
+              App keys       \(configuration.catalog.apps.map { "\($0.id): \($0.appKey)" }.joined(separator: "\n                             "))
+              Legacy key     \(configuration.catalog.apps[0].legacyAPIKey ?? "-")
               Discord (fake) \(discord.restURL)
               Agent control  \(discord.controlURL)
               APNs (fake)    \(apns)   (deliveries: curl -sk --http2 \(apns)/_emulator/deliveries)
@@ -86,13 +92,27 @@ struct SandboxServer: Service {
     let maxStreamSeconds: Int
     let logger: Logger
 
+    /// Two apps on one deployment, as a developer with two apps runs it: the second in a forum of
+    /// its own, made as an admin makes one (`POST /guilds/{id}/channels`), with its own APNs topic.
+    static let secondApp = "tides"
+    static let secondTopic = "com.example.tides"
+
     func run() async throws {
         let endpoints = await discord.endpoints()
         var configuration = ServerConfiguration(
             discordToken: endpoints.botToken, discordAPIURL: endpoints.restURL, guildID: endpoints.guildID,
             forumChannelID: endpoints.forumChannelID, appKey: "sandbox-" + Sandbox.randomHex(12))
         configuration.port = port
-        configuration.legacyAPIKey = "sandbox-legacy-" + Sandbox.randomHex(8)
+        let admin = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: logger)
+        let secondForum = try await admin.createForum(guildID: endpoints.guildID, name: "tides-support", tags: ["ios"])
+        var first = AppSettings(
+            id: .default, name: "Sandbox app", appKey: configuration.appKey, guildID: endpoints.guildID, forumChannelID: endpoints.forumChannelID)
+        first.legacyAPIKey = "sandbox-legacy-" + Sandbox.randomHex(8)
+        var second = AppSettings(
+            id: AppID(Self.secondApp)!, name: "Tides", appKey: "sandbox-\(Self.secondApp)-" + Sandbox.randomHex(12), guildID: endpoints.guildID,
+            forumChannelID: secondForum.id)
+        second.apnsTopic = Self.secondTopic
+        second.attestBundleIDs = ["com.example.tides"]
         configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
         // One browser plays every user here: quotas per address would only get in the way.
         configuration.quotas = .off
@@ -119,11 +139,13 @@ struct SandboxServer: Service {
         configuration.attest.mode = .optional
         configuration.attest.teamID = attester.attester.teamID
         configuration.attest.bundleIDs = [attester.attester.bundleID]
+        first.attestBundleIDs = [attester.attester.bundleID]
+        configuration.apps = [first, second]
         configuration.attest.extraRootPEM = attester.attester.rootCertificatePEM
         // A test root only beside its own (development) keys, as APP_ATTEST_EXTRA_ROOT requires.
         configuration.attest.environments = [attester.attester.environment]
         let store = try makeStore(url: configuration.storeURL, logger: logger)
-        let pages = SandboxRoutes(discord: discord, apns: apns, appKey: configuration.appKey, legacyKey: configuration.legacyAPIKey)
+        let pages = SandboxRoutes(discord: discord, apns: apns, catalog: configuration.catalog)
         let app = buildApplication(
             configuration: configuration, store: store, inProcessGateway: true, logger: logger,
             extraRoutes: { router in

@@ -13,12 +13,14 @@ import ThreadDeskServer
 struct SandboxRoutes: Sendable {
     let discord: DiscordEmulator
     let apns: APNsEmulator
-    let appKey: String
-    let legacyKey: String?
+    /// The sandbox's apps: the widget opens as either, the console shows both forums.
+    let catalog: AppCatalog
 
     struct ThreadView: Codable, Sendable {
         var id: String
         var name: String
+        /// The name of the app whose forum the thread is in.
+        var app: String
         var archived: Bool
         var locked: Bool
         var messages: [MessageView]
@@ -77,7 +79,7 @@ struct SandboxRoutes: Sendable {
         sandbox.get("widget") { _, _ in Self.page(PackageResources.widget_html, type: "text/html; charset=utf-8") }
         sandbox.get("sandbox.css") { _, _ in Self.page(PackageResources.sandbox_css, type: "text/css; charset=utf-8") }
         // The keys a widget (or a test run against the sandbox) needs; sandbox secrets only.
-        sandbox.get("api/config") { _, _ in try Self.json(["appKey": appKey, "legacyKey": legacyKey]) }
+        sandbox.get("api/config") { _, _ in try Self.json(config()) }
         sandbox.get("api/state") { _, _ in try Self.json(state()) }
         // The agent starts typing (as Discord's client does while a reply is being written).
         sandbox.post("api/threads/:id/typing") { _, context in
@@ -130,12 +132,31 @@ struct SandboxRoutes: Sendable {
         }
     }
 
+    struct Config: Codable, Sendable {
+        struct App: Codable, Sendable {
+            var id: String
+            var name: String
+            var appKey: String
+        }
+        /// The first app's key and legacy key (what the pages used before there were two apps).
+        var appKey: String
+        var legacyKey: String?
+        var apps: [App]
+    }
+
+    func config() -> Config {
+        let first = catalog.apps[0]
+        return Config(
+            appKey: first.appKey, legacyKey: first.legacyAPIKey, apps: catalog.apps.map { .init(id: $0.id.rawValue, name: $0.name, appKey: $0.appKey) })
+    }
+
     func state() -> State {
-        let tagNames = discord.forumTagNames
-        // The support forum's threads; the FAQ forum's posts are curated answers, not conversations.
-        let threads = discord.threads().reversed().filter { $0.parentID != discord.faqChannelID }.map { thread in
-            ThreadView(
-                id: thread.id, name: thread.name, archived: thread.archived, locked: thread.locked,
+        let tagNames = discord.tagNames
+        // The apps' forums' threads; the FAQ forum's posts are curated answers, not conversations.
+        let threads = discord.threads().reversed().compactMap { thread -> ThreadView? in
+            guard let app = thread.parentID.flatMap(catalog.app(forForum:)) else { return nil }
+            return ThreadView(
+                id: thread.id, name: thread.name, app: app.name, archived: thread.archived, locked: thread.locked,
                 messages: discord.messages(inThread: thread.id).map { message in
                     MessageView(
                         id: message.id, author: message.authorIsBot && message.webhookID == nil ? "app" : "agent", authorName: message.authorName,

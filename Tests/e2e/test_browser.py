@@ -286,3 +286,34 @@ def test_the_widget_says_when_support_is_away(sandbox, browser):
     browser.refresh()
     WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
     WebDriverWait(browser, 20).until(lambda d: not d.find_element(By.ID, "away-banner").is_displayed(), message="the banner stayed")
+
+
+def test_the_widget_opens_as_either_app_and_the_console_shows_both_forums(sandbox, browser):
+    """The sandbox runs two apps: the widget opened with ?app=tides is a user of the second app,
+    whose message starts a thread in that app's own forum; the console lists both forums' threads,
+    each named with its app."""
+    config = requests.get(sandbox["url"] + "/sandbox/api/config", timeout=5).json()
+    assert [app["id"] for app in config["apps"]] == ["default", "tides"], config["apps"]
+    sent = {}
+    for app, query in (("Sandbox app", ""), ("Tides", "?app=tides")):
+        browser.get(sandbox["url"] + "/sandbox/widget" + query)
+        WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+        assert browser.find_element(By.ID, "app-name").text == app
+        line = f"hello from {app} ({uuid.uuid4().hex[:8]})"
+        browser.find_element(By.ID, "message-input").send_keys(line)
+        browser.find_element(By.ID, "send-button").click()
+        sent[app] = line
+    deadline = time.monotonic() + 20
+    found = {}
+    while len(found) < 2 and time.monotonic() < deadline:
+        state = requests.get(sandbox["url"] + "/sandbox/api/state", timeout=5).json()
+        for app, line in sent.items():
+            thread = next((t for t in state["threads"] if any(line in m["content"] for m in t["messages"])), None)
+            if thread:
+                found[app] = thread
+        time.sleep(0.1)
+    assert set(found) == {"Sandbox app", "Tides"}, f"threads found for {sorted(found)}"
+    assert found["Tides"]["app"] == "Tides" and found["Sandbox app"]["app"] == "Sandbox app"
+    assert found["Tides"]["id"] != found["Sandbox app"]["id"]
+    # Each forum's thread holds its own app user's message only.
+    assert not any(sent["Sandbox app"] in m["content"] for m in found["Tides"]["messages"])
