@@ -8,6 +8,7 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import Synchronization
+import TestSupport
 import Testing
 import ThreadDeskCore
 import ThreadDeskServer
@@ -221,12 +222,16 @@ struct AppsTests {
         let local = try #require(UserID("kept-user"))
         let tokens = Mutex<(alpha: String, beta: String)>(("", ""))
         do {
-            try await withServer(store: storeURL, prepare: Self.twoApps(), apnsTopics: [Self.betaTopic]) { server in
+            try await withServer(store: storeURL, prepare: Self.twoApps(), apnsTopics: [Self.betaTopic], { $0.discordBudget = .seconds(1) }) { server in
                 let apps = server.configuration.catalog.apps
                 let a = try await Self.open(server, key: apps[0].appKey, user: local.rawValue).decode(Harness.Session.self)
                 let b = try await Self.open(server, key: apps[1].appKey, user: local.rawValue).decode(Harness.Session.self)
                 #expect(try await server.send("alpha's", token: a.token).status == .created)
                 #expect(try await server.send("beta's", token: b.token).status == .created)
+                // One more of beta's waits in the outbox when the deployment stops.
+                server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1000, status: 503)
+                #expect(try await server.accept("beta's last", token: b.token).status == .created)
+                try await server.settled()
                 tokens.withLock { $0 = (a.token, b.token) }
                 // Still configured: not erased.
                 await #expect(throws: UserAdministration.AppStillConfigured.self) {
@@ -235,8 +240,9 @@ struct AppsTests {
             }
         }
         let (alphaToken, betaToken) = tokens.withLock { $0 }
-        // The deployment again, beta gone from its file.
-        try await withServer(store: storeURL, prepare: Self.twoApps()) { configuration in
+        // The deployment again, beta gone from its file, a minute later (beta's waiting message is due).
+        let clock = ManualClock()
+        try await withServer(store: storeURL, time: .driven(by: clock, from: Date().addingTimeInterval(60)), prepare: Self.twoApps()) { configuration in
             configuration.apps = configuration.apps.map { Array($0.prefix(1)) }
         } _: { server in
             let beta = try #require(AppID("beta"))
@@ -244,6 +250,10 @@ struct AppsTests {
             #expect(try await server.request(.get, "/v1/messages", token: betaToken).status == .unauthorized, "a removed app's token opens nothing")
             #expect(try await server.request(.get, "/v1/messages", token: alphaToken).status == .ok)
             #expect(try await server.store.user(UserID(app: beta, local: local)) != nil, "its data is kept")
+            // Its waiting message is not posted anywhere: it fails for good, and nothing retries it.
+            try await server.settled(driving: clock)
+            let waiting = try await server.store.outbox(of: UserID(app: beta, local: local))
+            #expect(waiting.count == 1 && waiting.first?.failure?.code == "app_not_served", "\(waiting)")
 
             let admin = UserAdministration(store: server.store, configuration: server.configuration, logger: testLogger())
             #expect(try await admin.deleteApp(beta) == 1)

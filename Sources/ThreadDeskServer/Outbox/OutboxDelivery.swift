@@ -457,6 +457,10 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// Discord's refusal of a message for good (a 4xx that a retry would get again); nil for
     /// what passes (5xx, 429, timeouts, the store, a forum that needs a tag).
     static func refusal(_ error: any Error) -> DeliveryFailure? {
+        // The user's app was taken out of the configuration: retrying cannot help.
+        if error is ThreadService.AppNotServed {
+            return DeliveryFailure(code: "app_not_served", message: "This app is not served any more.")
+        }
         // Its thread is gone and the send was not asserted: a new thread needs a signed request.
         if case .assertionRequired? = error as? DeviceCheckFailure {
             return DeliveryFailure(code: "assertion_required", message: "The thread is gone; a new one needs the device's assertion: send the message again.")

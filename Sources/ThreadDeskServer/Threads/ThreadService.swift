@@ -55,7 +55,8 @@ struct ThreadService: Sendable {
         _ message: DiscordMessageCreate, in context: inout UserContext, from address: String?, mayStartThread: Bool = true,
         notes: inout [DiscordMessage]
     ) async throws -> DiscordMessage {
-        guard var record = context.record, let app = catalog.app(of: record.id) else { throw SupportFailure.notAuthenticated }
+        guard var record = context.record else { throw SupportFailure.notAuthenticated }
+        guard let app = catalog.app(of: record.id) else { throw AppNotServed(app: record.id.app) }
         var lockedThread: String?
         if let thread = record.threadID {
             do {
@@ -231,6 +232,13 @@ struct ThreadService: Sendable {
         }
         let name = [excerpt, installation?.appLabel].compactMap { $0 }.joined(separator: " · ")
         return MessageText.clip(name, limit: 100)
+    }
+
+    /// The user's app is no longer in the configuration (taken out of `APPS_FILE`): nothing of
+    /// theirs is posted (its forum is not the deployment's any more).
+    struct AppNotServed: Error, CustomStringConvertible {
+        let app: AppID
+        var description: String { "the app \(app) is not served by this deployment any more" }
     }
 
     /// How much of the first message a thread's name shows, in UTF-16 units (the ellipsis included).
