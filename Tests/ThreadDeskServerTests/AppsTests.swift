@@ -407,4 +407,37 @@ struct AppsTests {
             #expect(try await asserted(apps[0]).status == .created)
         }
     }
+
+    /// A single-app deployment moved to an apps file naming its app `default`: every user, token,
+    /// thread and conversation goes on as before, and the new app's users are apart.
+    @Test func oneAppBecomesTheDefaultOfSeveral() async throws {
+        let storeURL = "sqlite://\(temporaryStorePath())"
+        let before = Mutex<(token: String, userId: String, thread: String)?>(nil)
+        // The forum of the single app, kept across both runs (the emulator's is made anew each time).
+        try await withServer(store: storeURL) { server in
+            let user = try await server.session(#"{"userId":"old-user"}"#)
+            #expect(try await server.send("from before", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            before.withLock { $0 = (user.token, user.userId, thread) }
+        }
+        let old = try #require(before.withLock { $0 })
+        // No gateway, and nothing that reads Discord: this run's emulator is new and never held
+        // the old thread (a read would find it deleted).
+        try await withServer(store: storeURL, prepare: Self.twoApps()) { configuration in
+            configuration.apps?[0].id = .default
+        } _: { server in
+            let apps = server.configuration.catalog.apps
+            #expect(apps[0].id == .default)
+            // The old token opens the old user: the same record, keyed as before, and its conversation.
+            #expect(try await server.request(.get, "/v1/support-status", token: old.token).status == .ok)
+            let id = try #require(UserID(old.userId))
+            #expect(try await server.store.user(id)?.threadID == old.thread)
+            #expect(try await server.store.conversation(of: id, after: nil, limit: 10).messages.map(\.content) == ["from before"])
+            // The old id with the default app's key is the old user (claimed: its token proves it);
+            // with the new app's key it is a new user of that app.
+            #expect(try await Self.open(server, key: apps[0].appKey, user: old.userId).status == .conflict)
+            #expect(try await Self.open(server, key: apps[0].appKey, user: old.userId, token: old.token).status == .created)
+            #expect(try await Self.open(server, key: apps[1].appKey, user: old.userId).status == .created)
+        }
+    }
 }
