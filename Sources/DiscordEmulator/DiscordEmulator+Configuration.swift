@@ -52,6 +52,9 @@ extension DiscordEmulator {
         public var interactionTokenLifetime: Duration = .seconds(900)
         /// What the windows above are measured on.
         public var clock = Clock()
+        /// Whether the bot is in a second guild too (`Endpoints.secondGuildID`): READY lists it and
+        /// a GUILD_CREATE follows for it; its channels are made through `POST /guilds/{id}/channels`.
+        public var secondGuild = false
         public var guildName = "ThreadDesk Support"
         public var forumName = "support"
         public var faqForumName = "faq"

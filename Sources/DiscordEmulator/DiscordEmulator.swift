@@ -19,6 +19,8 @@ public final class DiscordEmulator: Service, Sendable {
         public var botUserID: String
         public var applicationID: String
         public var guildID: String
+        /// A second guild the bot is in, without channels until one is made in it.
+        public var secondGuildID: String
         public var forumChannelID: String
         public var agentUserID: String
         /// A second forum whose posts are curated answers.
@@ -102,6 +104,7 @@ public final class DiscordEmulator: Service, Sendable {
             restURL: base + "/api/v10", gatewayURL: base.replacingOccurrences(of: "http://", with: "ws://") + "/gateway",
             controlURL: base + "/_emulator", botToken: world.token, botUserID: world.bot.id.description,
             applicationID: world.applicationID.description, guildID: world.guildID.description,
+            secondGuildID: world.secondGuildID.description,
             forumChannelID: world.forumID.description, agentUserID: world.agent.id.description,
             faqChannelID: world.faqForumID.description
         )

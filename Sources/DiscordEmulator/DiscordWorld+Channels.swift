@@ -72,7 +72,7 @@ extension DiscordWorld {
     func createGuildChannel(
         guild: Snowflake, name: String, type: Int, availableTags: [String], by member: Snowflake
     ) throws(DiscordFailure) -> JSON {
-        guard guild == guildID else { throw .unknownGuild }
+        guard isGuild(guild) else { throw .unknownGuild }
         guard (1...100).contains(name.utf16.count) else {
             throw .invalidForm(["name"], code: "BASE_TYPE_BAD_LENGTH", message: "Must be between 1 and 100 in length.")
         }
@@ -87,7 +87,9 @@ extension DiscordWorld {
             let held = state.roles.filter { roles.contains($0.id) }.reduce(state.everyonePermissions) { $0 | $1.permissions }
             guard member == agent.id || held & (Permissions.administrator | Permissions.manageChannels) != 0 else { throw .missingPermissions }
             let id = ids.next()
-            state.channels[id] = EmulatedChannel(id: id, type: kind, name: name, availableTags: availableTags.map { (ids.next(), $0) })
+            var channel = EmulatedChannel(id: id, type: kind, name: name, availableTags: availableTags.map { (ids.next(), $0) })
+            channel.guildID = guild
+            state.channels[id] = channel
             state.gateway.dispatch("CHANNEL_CREATE", json(state.channels[id]!), intent: .guilds, author: nil)
             return json(state.channels[id]!)
         }
@@ -103,7 +105,7 @@ extension DiscordWorld {
             state.gateway.dispatch(
                 "THREAD_DELETE",
                 [
-                    "id": .string(id.description), "guild_id": .string(guildID.description),
+                    "id": .string(id.description), "guild_id": .string(guild(of: channel).description),
                     "parent_id": JSON(channel.parentID?.description), "type": JSON(channel.type.rawValue),
                 ],
                 intent: .guilds, author: nil)
@@ -113,10 +115,10 @@ extension DiscordWorld {
 
     /// `GET /guilds/{guild}/threads/active`: every unarchived thread of the guild.
     func activeThreads(guild: Snowflake) throws(DiscordFailure) -> JSON {
-        guard guild == guildID else { throw .unknownGuild }
+        guard isGuild(guild) else { throw .unknownGuild }
         return state.withLock { state in
             let threads = state.channels.values
-                .filter { $0.isThread && $0.thread?.archived == false }
+                .filter { $0.isThread && $0.thread?.archived == false && self.guild(of: $0) == guild }
                 .sorted { $0.id < $1.id }
             return [
                 "has_more": false,

@@ -50,7 +50,7 @@ extension DiscordWorld {
     /// Checks the path's application and guild as Discord does before anything else.
     func checkCommandPath(application: Snowflake, guild: Snowflake?) throws(DiscordFailure) {
         guard application == applicationID else { throw .unknownApplication }
-        if let guild, guild != guildID { throw .unknownGuild }
+        if let guild, !isGuild(guild) { throw .unknownGuild }
     }
 
     /// A new role, announced as GUILD_ROLE_CREATE.

@@ -1,3 +1,4 @@
+import DiscordREST
 import Deadlines
 import Synchronization
 import Foundation
@@ -99,7 +100,7 @@ extension DiscordWorld {
         let ready: JSON = [
             "v": 10,
             "user": bot.selfJSON,
-            "guilds": [["id": .string(guildID.description), "unavailable": true]],
+            "guilds": .array(guilds.map { ["id": .string($0.description), "unavailable": true] }),
             "session_id": .string(sessionID),
             "session_type": "normal",
             "resume_gateway_url": .string(resumeGatewayURL),
@@ -114,8 +115,10 @@ extension DiscordWorld {
         state.gateway.dispatch("READY", ready, intent: .guilds, author: nil, onlySession: sessionID)
         state.gateway.sessions[sessionID]!.intents = intents
         if intents & GatewayIntent.guilds.rawValue != 0 {
-            state.gateway.dispatch(
-                "GUILD_CREATE", guildCreate(state: state), intent: .guilds, author: nil, onlySession: sessionID)
+            for guild in guilds {
+                state.gateway.dispatch(
+                    "GUILD_CREATE", guildCreate(guild, state: state), intent: .guilds, author: nil, onlySession: sessionID)
+            }
         }
     }
 
@@ -152,14 +155,16 @@ extension DiscordWorld {
         baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/gateway"
     }
 
-    func guildCreate(state: State) -> JSON {
-        let joined = JSON.string(ISO8601.string(guildID.date))
-        let channels = state.channels.values.filter { !$0.isThread }.sorted { $0.id < $1.id }
-        let threads = state.channels.values.filter { $0.isThread && $0.thread?.archived == false }
+    /// GUILD_CREATE of `guild` (the first guild's when nil): its channels and active threads.
+    func guildCreate(_ guild: Snowflake? = nil, state: State) -> JSON {
+        let guild = guild ?? guildID
+        let joined = JSON.string(ISO8601.string(guild.date))
+        let channels = state.channels.values.filter { !$0.isThread && self.guild(of: $0) == guild }.sorted { $0.id < $1.id }
+        let threads = state.channels.values.filter { $0.isThread && $0.thread?.archived == false && self.guild(of: $0) == guild }
             .sorted { $0.id < $1.id }
         return [
-            "id": .string(guildID.description),
-            "name": .string(configuration.guildName),
+            "id": .string(guild.description),
+            "name": .string(guild == guildID ? configuration.guildName : configuration.guildName + " (second)"),
             "icon": nil, "icon_hash": nil, "splash": nil, "discovery_splash": nil, "banner": nil, "description": nil,
             "owner_id": .string(agent.id.description),
             "afk_channel_id": nil, "afk_timeout": 300,

@@ -8,9 +8,9 @@ import Synchronization
 extension DiscordWorld {
     /// `GET /guilds/{guild}`: the guild without the gateway's extras (members, channels, threads).
     func guild(_ id: Snowflake) throws(DiscordFailure) -> JSON {
-        guard id == guildID else { throw .unknownGuild }
+        guard isGuild(id) else { throw .unknownGuild }
         return state.withLock { state in
-            guard case .object(var object) = guildCreate(state: state) else { return .null }
+            guard case .object(var object) = guildCreate(id, state: state) else { return .null }
             for key in ["joined_at", "large", "unavailable", "member_count", "members", "channels", "threads", "voice_states",
                 "presences", "stage_instances", "guild_scheduled_events", "soundboard_sounds"]
             {
@@ -29,13 +29,13 @@ extension DiscordWorld {
 
     /// `GET /guilds/{guild}/roles`.
     func guildRoles(_ id: Snowflake) throws(DiscordFailure) -> JSON {
-        guard id == guildID else { throw .unknownGuild }
+        guard isGuild(id) else { throw .unknownGuild }
         return state.withLock { rolesJSON(state: $0) }
     }
 
     /// `GET /guilds/{guild}/members/{user}`.
     func guildMember(_ id: Snowflake, user userID: Snowflake) throws(DiscordFailure) -> JSON {
-        guard id == guildID else { throw .unknownGuild }
+        guard isGuild(id) else { throw .unknownGuild }
         return try state.withLock { state throws(DiscordFailure) -> JSON in
             guard let user = state.users[userID] else { throw .unknownMember }
             return [

@@ -54,7 +54,7 @@ extension DiscordWorld {
     private func interactionJSON(
         _ interaction: EmulatedInteraction, channel: EmulatedChannel, options: [JSON], permissions held: UInt64, state: State
     ) -> JSON {
-        let guild = JSON.string(guildID.description)
+        let guild = JSON.string(self.guild(of: channel).description)
         let permissions = JSON.string(String(held))
         var data: [String: JSON] = [
             "id": .string(interaction.commandID.description), "name": .string(interaction.commandName), "type": 1,

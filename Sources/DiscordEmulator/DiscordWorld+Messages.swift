@@ -49,6 +49,7 @@ extension DiscordWorld {
             thread: ThreadMetadata(autoArchiveDuration: autoArchiveDuration, createdAt: now)
         )
         thread.appliedTags = appliedTags
+        thread.guildID = forum.guildID
         state.channels[id] = thread
         state.channels[forumID]?.lastMessageID = id
         state.gateway.dispatch(
@@ -208,7 +209,7 @@ extension DiscordWorld {
             "MESSAGE_DELETE",
             [
                 "id": .string(messageID.description), "channel_id": .string(channelID.description),
-                "guild_id": .string(guildID.description),
+                "guild_id": .string(guild(of: state.channels[channelID]).description),
             ],
             intent: .guildMessages, author: nil)
     }
@@ -225,7 +226,7 @@ extension DiscordWorld {
                     "MESSAGE_REACTION_ADD",
                     [
                         "user_id": .string(bot.id.description), "channel_id": .string(channelID.description),
-                        "message_id": .string(messageID.description), "guild_id": .string(guildID.description),
+                        "message_id": .string(messageID.description), "guild_id": .string(guild(of: state.channels[channelID]).description),
                         "emoji": ["id": nil, "name": .string(emoji)], "burst": false, "type": 0,
                         "message_author_id": .string(state.messages[channelID]![index].authorID.description),
                     ],
@@ -247,7 +248,7 @@ extension DiscordWorld {
                 "MESSAGE_REACTION_REMOVE",
                 [
                     "user_id": .string(bot.id.description), "channel_id": .string(channelID.description),
-                    "message_id": .string(messageID.description), "guild_id": .string(guildID.description),
+                    "message_id": .string(messageID.description), "guild_id": .string(guild(of: state.channels[channelID]).description),
                     "emoji": ["id": nil, "name": .string(emoji)], "burst": false, "type": 0,
                 ],
                 intent: .guildMessageReactions, author: nil)
@@ -264,7 +265,7 @@ extension DiscordWorld {
             state.gateway.dispatch(
                 "TYPING_START",
                 [
-                    "channel_id": .string(channelID.description), "guild_id": .string(guildID.description),
+                    "channel_id": .string(channelID.description), "guild_id": .string(guild(of: state.channels[channelID]).description),
                     "user_id": .string(userID.description), "timestamp": JSON(Int(now.timeIntervalSince1970)),
                     "member": [
                         "user": user.json, "roles": [], "joined_at": "2024-01-01T00:00:00.000000+00:00", "deaf": false,

@@ -20,7 +20,7 @@ extension DiscordWorld {
                 token: String((0..<68).map { _ in alphabet.randomElement()! }), applicationID: applicationID)
             state.webhooks[webhook.id] = webhook
             announceWebhooks(of: channelID, state: &state)
-            return webhook.json(guildID: guildID, creator: bot.json)
+            return webhook.json(guildID: guild(of: state.channels[webhook.channelID]), creator: bot.json)
         }
     }
 
@@ -29,14 +29,14 @@ extension DiscordWorld {
             guard state.channels[channelID] != nil else { throw .unknownChannel }
             return .array(
                 state.webhooks.values.filter { $0.channelID == channelID }.sorted { $0.id < $1.id }
-                    .map { $0.json(guildID: guildID, creator: bot.json) })
+                    .map { $0.json(guildID: guild(of: state.channels[channelID]), creator: bot.json) })
         }
     }
 
     func webhook(_ id: Snowflake) throws(DiscordFailure) -> JSON {
         try state.withLock { state throws(DiscordFailure) -> JSON in
             guard let webhook = state.webhooks[id] else { throw .unknownWebhook }
-            return webhook.json(guildID: guildID, creator: bot.json)
+            return webhook.json(guildID: guild(of: state.channels[webhook.channelID]), creator: bot.json)
         }
     }
 
@@ -94,7 +94,7 @@ extension DiscordWorld {
     private func announceWebhooks(of channelID: Snowflake, state: inout State) {
         state.gateway.dispatch(
             "WEBHOOKS_UPDATE",
-            ["guild_id": .string(guildID.description), "channel_id": .string(channelID.description)],
+            ["guild_id": .string(guild(of: state.channels[channelID]).description), "channel_id": .string(channelID.description)],
             intent: .guildWebhooks, author: nil)
     }
 }

@@ -93,6 +93,10 @@ final class DiscordWorld: Sendable {
     let configuration: DiscordEmulator.Configuration
     let ids = SnowflakeGenerator()
     let guildID: Snowflake
+    /// A second guild the bot is in (apps may live in different guilds of one bot): the same
+    /// roles and members as the first, and no channels until an admin makes one
+    /// (`POST /guilds/{guild}/channels`).
+    let secondGuildID: Snowflake
     let forumID: Snowflake
     /// A second forum, for curated answers (ThreadDesk's `DISCORD_FAQ_CHANNEL_ID`).
     let faqForumID: Snowflake
@@ -136,8 +140,19 @@ final class DiscordWorld: Sendable {
             id: faqForumID, type: .guildForum, name: configuration.faqForumName,
             availableTags: [(ids.next(), "television"), (ids.next(), "billing")]
         )
+        // Last, so every earlier id stays what it was before there was a second guild.
+        self.secondGuildID = ids.next()
         self.state = Mutex(state)
     }
+
+    /// Whether `id` is one of the bot's guilds.
+    func isGuild(_ id: Snowflake) -> Bool { guilds.contains(id) }
+
+    /// The bot's guilds: the first, and the second when the configuration has one.
+    var guilds: [Snowflake] { configuration.secondGuild ? [guildID, secondGuildID] : [guildID] }
+
+    /// The guild `channel` is in.
+    func guild(of channel: EmulatedChannel?) -> Snowflake { channel?.guildID ?? guildID }
 
     var baseURL: String {
         get { baseURLStorage.withLock { $0 } }
@@ -206,7 +221,7 @@ final class DiscordWorld: Sendable {
     }
 
     func json(_ channel: EmulatedChannel) -> JSON {
-        channel.json(guildID: guildID)
+        channel.json(guildID: guild(of: channel))
     }
 
     // MARK: Lookups shared by the REST routes

@@ -131,6 +131,8 @@ struct EmulatedChannel: Sendable {
     var id: Snowflake
     var type: ChannelType
     var name: String
+    /// The guild it is in; nil: the emulator's first guild.
+    var guildID: Snowflake?
     var parentID: Snowflake?
     var ownerID: Snowflake?
     var lastMessageID: Snowflake?

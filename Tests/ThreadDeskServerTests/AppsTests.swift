@@ -440,4 +440,40 @@ struct AppsTests {
             #expect(try await Self.open(server, key: apps[1].appKey, user: old.userId).status == .created)
         }
     }
+
+    /// Apps in different guilds of the same bot: the second app's forum in a second guild.
+    @Test func anAppInAnotherGuild() async throws {
+        let prepare = EmulatorPreparation { emulator, configuration in
+            let endpoints = await emulator.endpoints()
+            let admin = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: testLogger())
+            let forum = try await admin.createForum(guildID: endpoints.secondGuildID, name: "beta-support")
+            let alpha = AppSettings(
+                id: AppID("alpha")!, name: "Alpha", appKey: "alpha-key-0123456789abcdef", guildID: endpoints.guildID,
+                forumChannelID: endpoints.forumChannelID)
+            var beta = AppSettings(
+                id: AppID("beta")!, name: "Beta", appKey: "beta-key-0123456789abcdef", guildID: endpoints.secondGuildID, forumChannelID: forum.id)
+            beta.apnsTopic = Self.betaTopic
+            configuration.apps = [alpha, beta]
+        }
+        var emulator = DiscordEmulator.Configuration.fastWindows(scale: 0.02)
+        emulator.secondGuild = true
+        try await withServer(emulator: emulator, gateway: true, prepare: prepare, apnsTopics: [Self.betaTopic], DeskTests.deskOn) { server in
+            let apps = server.configuration.catalog.apps
+            let b = try await Self.open(server, key: apps[1].appKey, user: "far-user").decode(Harness.Session.self)
+            let device = String(repeating: "cd", count: 32)
+            #expect(try await server.request(.put, "/v1/push-token", token: b.token, json: #"{"token":"\#(device)","environment":"development"}"#).status == .noContent)
+            #expect(try await server.send("hello from the other guild", token: b.token).status == .created)
+            let thread = try #require(try await server.store.user(UserID(app: apps[1].id, local: UserID("far-user")!))?.threadID)
+            let channel = try await server.discordClient.channel(thread)
+            #expect(channel.guildId == server.discord.secondGuildID && channel.parentId == apps[1].forumChannelID)
+            // The reply comes over the one gateway connection, is pushed with beta's topic.
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "answer from the other guild")
+            try await server.settled()
+            #expect(server.apns.deliveries(to: device).map(\.topic) == [Self.betaTopic])
+            // The desk's commands are registered in both guilds and answer in the second.
+            let card = try #require(try await DeskTests.run(server, "user", in: thread).content)
+            #expect(card.contains("`far-user` of **Beta**"))
+            #expect(card.contains("https://discord.com/channels/\(server.discord.secondGuildID)/") || card.contains("nothing yet"))
+        }
+    }
 }
