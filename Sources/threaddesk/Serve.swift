@@ -15,9 +15,11 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let (configuration, logger) = try resolve()
-        if configuration.identitySecret == nil {
+        let catalog = configuration.catalog
+        for app in catalog.apps where app.identitySecret == nil {
+            let setting = catalog.isShared ? "identitySecret of app \(app.id) (APPS_FILE)" : "IDENTITY_SECRET"
             logger.warning(
-                "IDENTITY_SECRET is not set: a client may choose its own userId, and the first to claim an id owns it once it is used (a second device cannot join it). Set it if your app has a backend that can sign user ids.")
+                "\(setting) is not set: a client may choose its own userId, and the first to claim an id owns it once it is used (a second device cannot join it). Set it if your app has a backend that can sign user ids.")
         }
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let app = buildApplication(configuration: configuration, store: store, inProcessGateway: gateway, logger: logger)

@@ -55,7 +55,9 @@ struct AppsTests {
               {"id": "alpha", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "201"},
               {"id": "Not A Slug", "appKey": "short", "forumChannelID": "x"},
               {"id": "gamma", "appKey": "gamma-key-0123456789abcdef", "apns": {"topic": "t", "keyID": "k"}},
-              {"id": "delta", "appKey": "delta-key-0123456789abcdef", "appKeyFile": "d.key", "forumChannelID": "204"}
+              {"id": "delta", "appKey": "delta-key-0123456789abcdef", "appKeyFile": "d.key", "forumChannelID": "204"},
+              {"id": "eps", "appKey": "eps-key-0123456789abcdef", "forumChannelID": "205", "identitySecret": "\#(String(repeating: "s", count: 32))"},
+              {"id": "zeta", "appKey": "zeta-key-0123456789abcdef", "forumChannelID": "206", "identitySecret": "\#(String(repeating: "s", count: 32))"}
             ], "extra": true}
             """#
         #expect {
@@ -69,6 +71,7 @@ struct AppsTests {
                 #"apps[2] ("Not A Slug"): id (a slug"#, #"apps[2] ("Not A Slug"): appKey (16–256"#,
                 #"apps[2] ("Not A Slug"): forumChannelID (a Discord id"#, #"apps[3] ("gamma"): forumChannelID missing"#,
                 #"apps[3] ("gamma"): unknown field "apns.keyID""#, #"apps[4] ("delta"): appKey and appKeyFile both set"#,
+                #"apps "eps" and "zeta" have the same identitySecret"#,
             ]
             return expected.allSatisfy(said.contains)
         }
@@ -250,10 +253,14 @@ struct AppsTests {
             #expect(try await server.request(.get, "/v1/messages", token: betaToken).status == .unauthorized, "a removed app's token opens nothing")
             #expect(try await server.request(.get, "/v1/messages", token: alphaToken).status == .ok)
             #expect(try await server.store.user(UserID(app: beta, local: local)) != nil, "its data is kept")
-            // Its waiting message is not posted anywhere: it fails for good, and nothing retries it.
+            // Its waiting message is posted nowhere: it waits (for a replica that serves its app, or
+            // the app's deletion), looked at again only every ten minutes.
             try await server.settled(driving: clock)
             let waiting = try await server.store.outbox(of: UserID(app: beta, local: local))
-            #expect(waiting.count == 1 && waiting.first?.failure?.code == "app_not_served", "\(waiting)")
+            #expect(waiting.count == 1 && waiting.first?.failure == nil, "\(waiting)")
+            let now = Date().addingTimeInterval(60)  // the server's clock is a minute ahead
+            #expect((waiting.first?.nextAttempt ?? .distantPast) > now.addingTimeInterval(300))
+            #expect(server.discordPosts == 0)
 
             let admin = UserAdministration(store: server.store, configuration: server.configuration, logger: testLogger())
             #expect(try await admin.deleteApp(beta) == 1)
@@ -474,6 +481,19 @@ struct AppsTests {
             let card = try #require(try await DeskTests.run(server, "user", in: thread).content)
             #expect(card.contains("`far-user` of **Beta**"))
             #expect(card.contains("https://discord.com/channels/\(server.discord.secondGuildID)/") || card.contains("nothing yet"))
+        }
+    }
+
+    /// An app's sessions-per-app budget is its own: one app's key spending it leaves another's.
+    @Test func appWideLimitsArePerApp() async throws {
+        try await withServer(prepare: Self.twoApps(), apnsTopics: [Self.betaTopic], { $0.quotas.sessionsPerApp = QuotaLimit(2, per: .seconds(3600)) }) { server in
+            let apps = server.configuration.catalog.apps
+            for _ in 0..<2 {
+                let opened = try await Self.open(server, key: apps[0].appKey, user: nil)
+                #expect(opened.status == .created)
+            }
+            #expect(try await Self.open(server, key: apps[0].appKey, user: nil).status == .tooManyRequests)
+            #expect(try await Self.open(server, key: apps[1].appKey, user: nil).status == .created, "beta's budget is its own")
         }
     }
 }

@@ -36,6 +36,7 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     var metrics = metrics
     metrics.labelsApps = configuration.catalog.isShared
+    metrics.registerMessageSeries(apps: configuration.catalog.apps.map(\.id))
     let root = ServerRoot(
         configuration: configuration, store: store, metrics: metrics, inProcessGateway: inProcessGateway, time: time, work: work, logger: logger)
     extraRoutes(root.router)

@@ -143,21 +143,34 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     private func registerIfChanged() async throws {
         let application = try await applicationID()
         let commands = DeskCommandDefinitions.all(permissions: parts.settings.permissions)
-        // Every guild an app lives in; the first app's guild keeps the key from before there were several.
+        // Every guild an app lives in, each on its own: one Discord refuses leaves the others'
+        // commands registered. The first app's guild keeps the key from before there were several.
         let first = parts.catalog.apps[0].guildID
+        var failure: (any Error)?
         for guild in parts.catalog.guilds.sorted() {
-            let key = guild == first ? DeskCommandDefinitions.registeredKey : "\(DeskCommandDefinitions.registeredKey)/\(guild)"
-            let fingerprint = DeskCommandDefinitions.fingerprint(commands, applicationID: application, guildID: guild)
-            // Registered already, and still there (an admin may have removed them): one read, no create.
-            if try await parts.store.globalValue(key) == fingerprint,
-                Set(try await parts.discord.guildCommandNames(applicationID: application, guildID: guild)) == Set(commands.map(\.name))
-            {
-                continue
+            do {
+                let key = guild == first ? DeskCommandDefinitions.registeredKey : "\(DeskCommandDefinitions.registeredKey)/\(guild)"
+                try await register(commands, in: guild, application: application, key: key)
+            } catch {
+                parts.logger.warning("Could not register the slash commands in a guild", metadata: ["guild": "\(guild)", "error": "\(error)"])
+                failure = error
             }
-            try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: guild, commands)
-            try await parts.store.setGlobalValue(key, to: fingerprint)
-            parts.logger.notice("Registered the slash commands in the guild", metadata: ["guild": "\(guild)", "commands": "\(commands.map(\.name))"])
         }
+        if let failure { throw failure }
+    }
+
+    /// Registers `commands` in `guild` unless the store's note `key` says they are there already
+    /// and Discord agrees (an admin may have removed them): one read, no create.
+    private func register(_ commands: [DiscordApplicationCommand], in guild: String, application: String, key: String) async throws {
+        let fingerprint = DeskCommandDefinitions.fingerprint(commands, applicationID: application, guildID: guild)
+        if try await parts.store.globalValue(key) == fingerprint,
+            Set(try await parts.discord.guildCommandNames(applicationID: application, guildID: guild)) == Set(commands.map(\.name))
+        {
+            return
+        }
+        try await parts.discord.overwriteGuildCommands(applicationID: application, guildID: guild, commands)
+        try await parts.store.setGlobalValue(key, to: fingerprint)
+        parts.logger.notice("Registered the slash commands in the guild", metadata: ["guild": "\(guild)", "commands": "\(commands.map(\.name))"])
     }
 
     private func answer(_ interaction: DiscordInteraction) async {

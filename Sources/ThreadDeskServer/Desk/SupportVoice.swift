@@ -41,7 +41,9 @@ final class SupportVoice: Sendable {
     private func currentWebhook(of forum: String) async throws -> DiscordWebhook {
         if let known = webhooks.withLock({ $0[forum] }) { return known }
         let application = try await discord.currentApplication().id
-        let found: DiscordWebhook? = try await locks.exclusively("desk-webhook/\(forum)") {
+        // One lock for every forum (the name from before there were several): replicas of either
+        // version, starting together, make one webhook per forum.
+        let found: DiscordWebhook? = try await locks.exclusively("desk-webhook") {
             let existing = try await discord.webhooks(in: forum).first {
                 $0.applicationId == application && $0.token != nil && $0.type == 1
             }

@@ -14,13 +14,23 @@ extension Doctor {
             ]
         }
         var checks: [DoctorCheck] = []
-        let appIDs = settings.appIDs.joined(separator: ", ")
-        if let topic = configuration.apns?.topic, !settings.bundleIDs.contains(topic) {
+        // Each app's bundle ids (its own, or APP_ATTEST_BUNDLE_IDS) must name its APNs topic.
+        let catalog = configuration.catalog
+        var mismatches: [String] = []
+        for app in catalog.apps {
+            let bundles = app.attestBundleIDs ?? settings.bundleIDs
+            if let topic = app.apnsTopic ?? configuration.apns?.topic, !bundles.contains(topic) {
+                let whose = catalog.isShared ? "app \(app.id): its APNs topic" : "APNS_TOPIC"
+                mismatches.append("\(whose) \(topic) is not among \(catalog.isShared ? "its App Attest bundle ids" : "APP_ATTEST_BUNDLE_IDS") (\(bundles.joined(separator: ", ")))")
+            }
+        }
+        if !mismatches.isEmpty {
             checks.append(
                 DoctorCheck(
-                    "attest.app", failed: "APNS_TOPIC \(topic) is not among APP_ATTEST_BUNDLE_IDS (\(settings.bundleIDs.joined(separator: ", ")))",
-                    fix: "both name the app's bundle id: correct the one that is wrong, or add the topic to APP_ATTEST_BUNDLE_IDS"))
+                    "attest.app", failed: mismatches.joined(separator: "; "),
+                    fix: "both name the app's bundle id: correct the one that is wrong, or add the topic to the app's bundle ids"))
         } else {
+            let appIDs = catalog.apps.flatMap { settings.appIDs(bundleIDs: $0.attestBundleIDs) }.joined(separator: ", ")
             checks.append(DoctorCheck("attest.app", passed: "\(settings.mode.rawValue), for \(appIDs)"))
         }
         let root = AppAttestVerifier.appleRootValidity

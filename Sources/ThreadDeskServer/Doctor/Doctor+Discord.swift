@@ -34,7 +34,8 @@ extension Doctor {
             // Each app's guild, forum, permissions and tags, each finding naming the app when there are several.
             let found = await appChecks(app, discord: discord, bot: bot)
             checks += catalog.isShared ? found.checks.map { $0.naming(app) } : found.checks
-            if app.id == catalog.apps[0].id, let guild = found.guild, let faq = await faqCheck(discord, guild: guild, bot: bot.id) {
+            // The FAQ forum (the first app's) once its app's forum checks got through, as before.
+            if app.id == catalog.apps[0].id, found.completed, let guild = found.guild, let faq = await faqCheck(discord, guild: guild, bot: bot.id) {
                 checks.append(faq)
             }
         }
@@ -42,7 +43,9 @@ extension Doctor {
     }
 
     /// The checks of one app's guild and forum, and its guild when it could be read.
-    private func appChecks(_ app: AppSettings, discord: DiscordClient<AnyClock>, bot: DiscordUser) async -> (checks: [DoctorCheck], guild: DiscordGuild?) {
+    private func appChecks(
+        _ app: AppSettings, discord: DiscordClient<AnyClock>, bot: DiscordUser
+    ) async -> (checks: [DoctorCheck], guild: DiscordGuild?, completed: Bool) {
         let shared = configuration.catalog.isShared
         let guildSetting = shared ? "the app's guildID in APPS_FILE (or DISCORD_GUILD_ID)" : "DISCORD_GUILD_ID"
         let forumSetting = shared ? "the app's forumChannelID in APPS_FILE" : "DISCORD_FORUM_CHANNEL_ID"
@@ -56,7 +59,7 @@ extension Doctor {
                 DoctorCheck(
                     "discord.guild", failed: "the guild \(app.guildID) cannot be read (\(Self.short(error)))",
                     fix: "check \(guildSetting) (Developer Mode → right-click the server → Copy Server ID) and invite the bot there"))
-            return (checks, nil)
+            return (checks, nil, false)
         }
         let forum: DiscordChannel
         do {
@@ -66,7 +69,7 @@ extension Doctor {
                 DoctorCheck(
                     "discord.forum", failed: "the channel \(app.forumChannelID) cannot be read (\(Self.short(error)))",
                     fix: "check \(forumSetting) and that the bot may View Channel there"))
-            return (checks, guild)
+            return (checks, guild, false)
         }
         guard forum.type == 15, forum.guildId == app.guildID else {
             checks.append(
@@ -76,7 +79,7 @@ extension Doctor {
                         ? "the forum \(forum.id) belongs to another guild (\(forum.guildId ?? "none"))"
                         : "the channel \(forum.id) is not a forum (type \(forum.type), a forum is 15)",
                     fix: "set \(forumSetting) to a forum channel of the guild \(shared ? app.guildID : "DISCORD_GUILD_ID")"))
-            return (checks, guild)
+            return (checks, guild, false)
         }
         checks.append(DoctorCheck("discord.forum", passed: "#\(forum.name ?? forum.id) (\(forum.id)), a forum"))
         let permissions: DiscordPermissions
@@ -91,10 +94,10 @@ extension Doctor {
                 DoctorCheck(
                     "discord.permissions", failed: "the bot's roles cannot be read (\(Self.short(error)))",
                     fix: "invite the bot to the guild with the bot scope"))
-            return (checks, guild)
+            return (checks, guild, false)
         }
         checks.append(tagCheck(forum, permissions: permissions, defaultTagID: app.defaultTagID))
-        return (checks, guild)
+        return (checks, guild, true)
     }
 
     /// What ThreadDesk needs in the forum, with this configuration.

@@ -100,18 +100,18 @@ struct Quotas: Sendable {
             [("sessions per network", "session:n:\(network)", settings.sessionsPerNetwork)]
         case .session where isDevice(address):
             [("sessions per device", "session:a:\(address)", settings.sessionsPerAddress),
-             ("sessions per app", "session:app", settings.sessionsPerApp)]
+             ("sessions per app", Self.appBucket("session:app", network: network), settings.sessionsPerApp)]
         case .session where attestMode == .optional:
             [("unattested sessions per address", "session:a:\(address)", settings.unattestedSessionsPerAddress),
-             ("sessions per app", "session:app", settings.sessionsPerApp)]
+             ("sessions per app", Self.appBucket("session:app", network: network), settings.sessionsPerApp)]
         case .session:
             [("sessions per address", "session:a:\(address)", settings.sessionsPerAddress),
-             ("sessions per app", "session:app", settings.sessionsPerApp)]
+             ("sessions per app", Self.appBucket("session:app", network: network), settings.sessionsPerApp)]
         case .challenge:
             // App-key routes: always the network address. The app's bucket bounds the challenges
             // the store holds, however many addresses ask.
             [("attestation challenges per address", "challenge:a:\(network)", settings.challengesPerAddress),
-             ("attestation challenges per app", "challenge:app", settings.challengesPerApp)]
+             ("attestation challenges per app", Self.appBucket("challenge:app", network: network), settings.challengesPerApp)]
         case .attestation:
             [("attestations per address", "attest:a:\(network)", settings.attestationsPerAddress)]
         case .newKey:
@@ -163,6 +163,14 @@ struct Quotas: Sendable {
         let address = addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
         guard let app = context.appID, app != .default else { return address }
         return "\(app)|\(address)"
+    }
+
+    /// The bucket `name` of the app whose network address `network` is (`networkAddress`: an app
+    /// other than the default's is its prefix): each app's own, the default's the key from before
+    /// there were several.
+    static func appBucket(_ name: String, network: String) -> String {
+        guard let bar = network.firstIndex(of: "|") else { return name }
+        return "\(name):\(network[..<bar])"
     }
 
     /// The limits key of an attested device seen from `network`.

@@ -53,7 +53,17 @@ struct Reconciler: Sendable {
         var threads: [Snowflake: UserID] = [:]
         let forums = catalog.forums
         var active: [DiscordChannel] = []
-        for guild in catalog.guilds.sorted() { active += try await discord.activeThreads(guildID: guild).threads }
+        // Each guild on its own: one app's guild Discord refuses leaves the others' threads checked
+        // (the gap counts as reconciled only once every guild was read).
+        var unread: [String] = []
+        for guild in catalog.guilds.sorted() {
+            do {
+                active += try await discord.activeThreads(guildID: guild).threads
+            } catch {
+                logger.warning("Could not list a guild's active threads", metadata: ["guild": "\(guild)", "error": "\(error)"])
+                unread.append(guild)
+            }
+        }
         for channel in active where channel.parentId.map(forums.contains) == true {
             guard let id = Snowflake(channel.id) else { continue }
             let mirrored = try await store.mirrorThread(id)
@@ -75,7 +85,15 @@ struct Reconciler: Sendable {
             if let pace, index > 0, index % pace == 0 { try await time.sleep(for: .seconds(1)) }
             try await sync.reconcile(thread, owner: owner)
         }
+        guard unread.isEmpty else { throw GuildsUnread(guilds: unread) }
         if afterGap { try await feed.reconciled(state.epoch) }
         logger.info("Reconciliation done", metadata: ["reason": "\(reason)", "threads": "\(threads.count)", "after_gap": "\(afterGap)"])
+    }
+
+    /// Guilds whose active threads could not be listed: the run is a failure (retried), after
+    /// checking every other guild's threads.
+    struct GuildsUnread: Error, CustomStringConvertible {
+        let guilds: [String]
+        var description: String { "the active threads of \(guilds.joined(separator: ", ")) could not be listed" }
     }
 }

@@ -253,6 +253,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         }
     }
 
+    /// How long a message of an app this replica does not serve waits before it is looked at again.
+    static let appNotServedRetry: Duration = .seconds(600)
+
     /// The wait before the next attempt after `attempts` failed ones: doubling from `retryBase` up to `retryCap`.
     private func backoff(after attempts: Int) -> Duration {
         min(settings.retryCap, settings.retryBase * Double(1 << min(max(attempts - 1, 0), 20)))
@@ -319,6 +322,15 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             // The thread is gone (or locked) and no new one was made: the user's messages wait in a
             // placeholder again, where the user sees them, until a send may make the new thread.
             if posted.isEmpty, record.threadID != nil, error is DeviceCheckFailure { try await leaveLostThread(item) }
+            if error is ThreadService.AppNotServed {
+                // Not this replica's app (any more, or not yet: a replica whose apps file is older
+                // than another's, during a rolling restart): the message waits, untouched, for a
+                // replica that serves its app, or for `admin app delete`.
+                item.nextAttempt = time.now().addingTimeInterval(Self.appNotServedRetry / .seconds(1))
+                try await store.updateOutboxItem(item, fence: fence)
+                logger.notice("A message of an app this replica does not serve waits", metadata: ["app": "\(owner.app)"])
+                return .later
+            }
             if let refusal = Self.refusal(error) {
                 try await refuse(item, refusal, fence: fence, owner: owner)
                 return .refused
@@ -457,10 +469,6 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// Discord's refusal of a message for good (a 4xx that a retry would get again); nil for
     /// what passes (5xx, 429, timeouts, the store, a forum that needs a tag).
     static func refusal(_ error: any Error) -> DeliveryFailure? {
-        // The user's app was taken out of the configuration: retrying cannot help.
-        if error is ThreadService.AppNotServed {
-            return DeliveryFailure(code: "app_not_served", message: "This app is not served any more.")
-        }
         // Its thread is gone and the send was not asserted: a new thread needs a signed request.
         if case .assertionRequired? = error as? DeviceCheckFailure {
             return DeliveryFailure(code: "assertion_required", message: "The thread is gone; a new one needs the device's assertion: send the message again.")

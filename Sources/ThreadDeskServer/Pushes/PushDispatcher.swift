@@ -167,8 +167,10 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
             logger.warning("Gave up on a push older than the push age limit", metadata: ["user": "\(context.id.logValue)", "attempts": "\(attempts)"])
             return .abandoned
         }
-        // A user of an app no longer configured gets nothing (its topic is unknown).
-        guard var record = context.record, let token = record.pushToken, let app = catalog.app(of: record.id) else { return .abandoned }
+        guard var record = context.record, let token = record.pushToken else { return .abandoned }
+        // An app this replica does not serve (taken out of the apps file, or not in this replica's
+        // yet): its topic is unknown here; tried again later (the push age limit ends it).
+        guard let app = catalog.app(of: record.id) else { return retryLater(after: attempts) }
         let topic = app.apnsTopic ?? apns.settings.topic
         let environment = record.pushEnvironment.map { APNsEnvironment(rawValue: $0.rawValue)! } ?? apns.settings.defaultEnvironment
         let badge = try await LiveFeed(store: store).unreadCount(record)

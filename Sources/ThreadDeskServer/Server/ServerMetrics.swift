@@ -77,6 +77,16 @@ public struct ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// The message series of every app at 0 from the start (one series without an app label on a
+    /// deployment of one app, as before there were several), so a dashboard sees them before the
+    /// first message.
+    func registerMessageSeries(apps: [AppID]) {
+        for app in apps {
+            _ = registry.counter("threaddesk_messages_accepted_total", labels: appLabel(app), help: "User messages accepted into the outbox")
+            _ = registry.counter("threaddesk_messages_posted_total", labels: appLabel(app), help: "User messages posted to Discord")
+        }
+    }
+
     /// A user message accepted into the outbox.
     func accepted(app: AppID) {
         registry.counter("threaddesk_messages_accepted_total", labels: appLabel(app), help: "User messages accepted into the outbox").increment()

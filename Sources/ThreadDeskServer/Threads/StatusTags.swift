@@ -110,22 +110,30 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// Makes sure of every forum's tags, then applies every status waiting. False when something is
     /// left for the next round (Discord refused or did not answer).
     func round() async -> Bool {
+        // Each forum on its own: one app's forum Discord refuses leaves the others' tags going.
         var forumTags: [String: [ConversationStatus: String]] = [:]
-        do {
-            for forum in catalog.forums.sorted() { forumTags[forum] = try await writer.tagIDs(forum: forum) }
-        } catch {
-            logger.warning("Could not set up the forum's status tags; trying again", metadata: ["error": "\(error)"])
-            return false
+        var done = true
+        for forum in catalog.forums.sorted() {
+            do {
+                forumTags[forum] = try await writer.tagIDs(forum: forum)
+            } catch {
+                logger.warning("Could not set up the forum's status tags; trying again", metadata: ["forum": "\(forum)", "error": "\(error)"])
+                done = false
+            }
         }
         let pending = desired.withLock { desired in
             defer { desired.removeAll() }
             return desired
         }
-        var done = true
         for (thread, next) in pending.sorted(by: { $0.key < $1.key }) {
             do {
-                // The tags of the forum of the thread's app; a thread of nobody's shows nothing.
-                guard let forum = try await forum(of: thread), let ids = forumTags[forum] else { continue }
+                // The tags of the forum of the thread's app; a forum whose tags are not set up yet
+                // keeps its threads' statuses for the next round.
+                let forum = try await forum(of: thread)
+                guard let ids = forumTags[forum] else {
+                    desired.withLock { if $0[thread] == nil { $0[thread] = next } }
+                    continue
+                }
                 // One replica at a time per thread: the store's note and Discord stay in step.
                 let applied: Void? = try await store.exclusively(Self.key(thread)) {
                     do {
@@ -161,11 +169,12 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// - Throws: Discord's refusal, or `TagsMissing`.
     func tagIDs() async throws -> [ConversationStatus: String] { try await writer.tagIDs(forum: catalog.apps[0].forumChannelID) }
 
-    /// The forum of the app whose user's thread `thread` is; nil for a thread of nobody's.
-    private func forum(of thread: Snowflake) async throws -> String? {
+    /// The forum of the app whose user's thread `thread` is; the first app's for a thread whose
+    /// owner the store does not know (a thread just made: as before there were several apps).
+    private func forum(of thread: Snowflake) async throws -> String {
         let owner: UserID?
         if let recorded = try await store.userID(forThread: thread.description) { owner = recorded } else { owner = try await store.mirrorThread(thread)?.owner }
-        return owner.flatMap(catalog.app(of:))?.forumChannelID
+        return (owner.flatMap(catalog.app(of:)) ?? catalog.apps[0]).forumChannelID
     }
 
     /// The gateway says what a forum thread shows now; see `StatusTagWriter.heard`.

@@ -74,6 +74,10 @@ public enum AppsFile {
         twice("appKey", { $0.appKey }, shown: { _ in "" })
         twice("forumChannelID", { $0.forumChannelID }, shown: { " (\($0))" })
         twice("legacyAPIKey", { $0.legacyAPIKey }, shown: { _ in "" })
+        // One secret for two apps would let a user of one, with the hash their app's backend gave
+        // them, open the account of the same id in the other.
+        twice("identitySecret", { $0.identitySecret }, shown: { _ in "" })
+        twice("apns.topic", { $0.apnsTopic }, shown: { " (\($0))" })
         let appKeys = Set(apps.map(\.appKey))
         for app in apps where app.legacyAPIKey.map(appKeys.contains) == true {
             problems.append("APPS_FILE: app \"\(app.id)\": its legacyAPIKey is an appKey")
