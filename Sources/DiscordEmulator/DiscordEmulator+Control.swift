@@ -133,8 +133,11 @@ extension DiscordEmulator {
     /// Refused (50013) to a member who may not create posts there, as Discord's client would.
     @discardableResult
     public func postFAQ(
-        title: String, answer: String, tags: [String] = [], attachments: [UploadedFile] = [], as member: String? = nil
+        title: String, answer: String, tags: [String] = [], attachments: [UploadedFile] = [], as member: String? = nil,
+        in forumID: String? = nil
     ) throws(DiscordFailure) -> String {
+        // The FAQ forum unless another forum is named (another app's FAQ forum).
+        let forum = try forumID.map(Self.snowflake) ?? world.faqForumID
         let files = attachments.map {
             EmulatedAttachment(id: world.ids.next(), filename: $0.filename, contentType: $0.contentType, description: nil, data: $0.data)
         }
@@ -142,11 +145,11 @@ extension DiscordEmulator {
         return try world.state.withLock { state throws(DiscordFailure) -> String in
             guard state.users[author] != nil else { throw .unknownMember }
             let needed = Permissions.viewChannel | Permissions.sendMessages
-            guard world.permissions(of: author, in: world.faqForumID, state: state) & needed == needed else { throw .missingPermissions }
-            let available = state.channels[world.faqForumID]?.availableTags ?? []
+            guard world.permissions(of: author, in: forum, state: state) & needed == needed else { throw .missingPermissions }
+            let available = state.channels[forum]?.availableTags ?? []
             let ids = tags.compactMap { name in available.first { $0.name == name }?.id }
             let json = try world.startForumThread(
-                in: world.faqForumID, name: title, autoArchiveDuration: 4320, appliedTags: ids,
+                in: forum, name: title, autoArchiveDuration: 4320, appliedTags: ids,
                 message: NewMessage(content: answer, attachments: files, reference: nil), author: author, state: &state)
             return json["id"]?.stringValue ?? ""
         }

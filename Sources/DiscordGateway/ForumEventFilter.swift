@@ -7,8 +7,8 @@ import Foundation
 public actor ForumEventFilter {
     /// The support forums (one per app).
     public let forumIDs: Set<String>
-    /// The FAQ forum, whose posts are curated answers (`DISCORD_FAQ_CHANNEL_ID`); nil: none.
-    public let faqForumID: String?
+    /// The FAQ forums (one per app that has one), whose posts are curated answers.
+    public let faqForumIDs: Set<String>
     private let discord: DiscordClient<AnyClock>?
     private var parents: [String: String] = [:]
     private static let decoder: JSONDecoder = {
@@ -18,12 +18,12 @@ public actor ForumEventFilter {
     }()
 
     public init(forumID: String, faqForumID: String? = nil, discord: DiscordClient<AnyClock>?) {
-        self.init(forumIDs: [forumID], faqForumID: faqForumID, discord: discord)
+        self.init(forumIDs: [forumID], faqForumIDs: faqForumID.map { [$0] } ?? [], discord: discord)
     }
 
-    public init(forumIDs: Set<String>, faqForumID: String? = nil, discord: DiscordClient<AnyClock>?) {
+    public init(forumIDs: Set<String>, faqForumIDs: Set<String> = [], discord: DiscordClient<AnyClock>?) {
         self.forumIDs = forumIDs
-        self.faqForumID = faqForumID
+        self.faqForumIDs = faqForumIDs
         self.discord = discord
     }
 
@@ -33,9 +33,9 @@ public actor ForumEventFilter {
             for thread in (data["threads"]?.arrayValue ?? []) + (data["channels"]?.arrayValue ?? []) { remember(thread) }
             return []
         case "GUILD_ROLE_CREATE", "GUILD_ROLE_UPDATE", "GUILD_ROLE_DELETE":
-            return faqForumID == nil ? [] : [.faqAccessChanged]
+            return faqForumIDs.isEmpty ? [] : [.faqAccessChanged]
         case "CHANNEL_UPDATE":
-            guard let faqForumID, data["id"]?.stringValue == faqForumID else { return [] }
+            guard data["id"]?.stringValue.map(faqForumIDs.contains) == true else { return [] }
             return [.faqAccessChanged]
         case "THREAD_LIST_SYNC":
             for thread in data["threads"]?.arrayValue ?? [] { remember(thread) }
@@ -55,7 +55,7 @@ public actor ForumEventFilter {
             guard let id = data["id"]?.stringValue else { return [] }
             let parent = data["parent_id"]?.stringValue ?? parents[id]
             parents[id] = nil
-            if let faqForumID, parent == faqForumID { return [.faqPostDeleted(threadID: id)] }
+            if parent.map(faqForumIDs.contains) == true { return [.faqPostDeleted(threadID: id)] }
             return parent.map(forumIDs.contains) == true ? [.threadDeleted(threadID: id)] : []
         case "MESSAGE_CREATE":
             guard let channel = data["channel_id"]?.stringValue else { return [] }
@@ -102,7 +102,7 @@ public actor ForumEventFilter {
 
     /// A thread of the FAQ forum, as a post: archived posts stay answers.
     private func faqPost(_ thread: JSON) -> [ForumEvent] {
-        guard let faqForumID, thread["parent_id"]?.stringValue == faqForumID, let id = thread["id"]?.stringValue else { return [] }
+        guard thread["parent_id"]?.stringValue.map(faqForumIDs.contains) == true, let id = thread["id"]?.stringValue else { return [] }
         let tags = (thread["applied_tags"]?.arrayValue ?? []).compactMap(\.stringValue)
         return [.faqPost(threadID: id, title: thread["name"]?.stringValue ?? "", tagIDs: tags)]
     }
@@ -110,9 +110,9 @@ public actor ForumEventFilter {
     /// A message that starts a FAQ post (a forum post's starter shares the thread's id); a thread
     /// not seen yet (an archived post) is looked up once.
     private func isFAQStarter(_ message: JSON) async -> Bool {
-        guard let faqForumID, let channel = message["channel_id"]?.stringValue, message["id"]?.stringValue == channel else { return false }
+        guard !faqForumIDs.isEmpty, let channel = message["channel_id"]?.stringValue, message["id"]?.stringValue == channel else { return false }
         if parents[channel] == nil { _ = await isInForum(channel) }
-        return parents[channel] == faqForumID
+        return parents[channel].map(faqForumIDs.contains) == true
     }
 
     private func remember(_ channel: JSON) {

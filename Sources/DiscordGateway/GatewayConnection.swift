@@ -23,8 +23,8 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
         public var token: String
         /// The support forums whose threads' events are handed over: one per app.
         public var forumChannelIDs: Set<String>
-        /// The FAQ forum whose posts are forwarded too; nil: none.
-        public var faqChannelID: String?
+        /// The FAQ forums (one per app that has one) whose posts are forwarded too.
+        public var faqChannelIDs: Set<String> = []
         public var discordAPIURL = "https://discord.com/api/v10"
         public var intents = GatewayStateMachine.supportIntents
         public var backoffBase: Duration = .seconds(1)
@@ -120,7 +120,7 @@ public final class GatewayConnection: Service, Sendable, CustomStringConvertible
                 identifyBudget: gateway.sessionStartLimit.remaining, backoffBase: self.configuration.backoffBase,
                 backoffCap: self.configuration.backoffCap, identifySpacing: self.configuration.identifySpacing))
             let filter = ForumEventFilter(
-                forumIDs: self.configuration.forumChannelIDs, faqForumID: self.configuration.faqChannelID, discord: self.discord)
+                forumIDs: self.configuration.forumChannelIDs, faqForumIDs: self.configuration.faqChannelIDs, discord: self.discord)
             // Events are handed over in order by one long-lived task, so a connection torn down
             // mid-way never cancels the handling of an event it already read.
             let (events, eventQueue) = AsyncStream.makeStream(of: EventBatch.self)

@@ -11,8 +11,9 @@ public struct GatewayDaemonConfiguration: Sendable {
     /// The support forums: `DISCORD_FORUM_CHANNEL_ID`, or every app's of `APPS_FILE` (the
     /// server's file: one connection serves every app).
     public var forumChannelIDs: Set<String>
-    /// `DISCORD_FAQ_CHANNEL_ID`: the FAQ forum, whose posts are forwarded too.
-    public var faqChannelID: String?
+    /// `DISCORD_FAQ_CHANNEL_ID`, or every app's `faqChannelID` of `APPS_FILE`: the FAQ forums,
+    /// whose posts are forwarded too.
+    public var faqChannelIDs: Set<String> = []
     public var discordAPIURL = "https://discord.com/api/v10"
     public var serverURL: String
     public var gatewaySecret: String
@@ -46,7 +47,7 @@ public struct GatewayDaemonConfiguration: Sendable {
         }
         discordToken = required("DISCORD_TOKEN")
         if let file = value("APPS_FILE") {
-            forumChannelIDs = Self.forums(inAppsFile: file, problem: &problem)
+            (forumChannelIDs, faqChannelIDs) = Self.forums(inAppsFile: file, problem: &problem)
         } else {
             let forum = required("DISCORD_FORUM_CHANNEL_ID")
             forumChannelIDs = [forum]
@@ -64,7 +65,7 @@ public struct GatewayDaemonConfiguration: Sendable {
         }
         if let url = value("DISCORD_API_URL") { discordAPIURL = url }
         if let faq = value("DISCORD_FAQ_CHANNEL_ID") {
-            if faq.allSatisfy({ $0.isASCII && $0.isNumber }) { faqChannelID = faq } else { problem.invalid.append("DISCORD_FAQ_CHANNEL_ID (a Discord id, digits only)") }
+            if faq.allSatisfy({ $0.isASCII && $0.isNumber }) { faqChannelIDs = [faq] } else { problem.invalid.append("DISCORD_FAQ_CHANNEL_ID (a Discord id, digits only)") }
         }
         if let text = value("DISCORD_GLOBAL_LIMIT") {
             if let limit = Int(text), (1...50).contains(limit) {
@@ -80,20 +81,26 @@ public struct GatewayDaemonConfiguration: Sendable {
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 
-    /// Every app's `forumChannelID` in the apps file (the server checks the rest of it).
-    static func forums(inAppsFile path: String, problem: inout Problem) -> Set<String> {
+    /// Every app's `forumChannelID`, and `faqChannelID` where it has one, in the apps file (the
+    /// server checks the rest of it).
+    static func forums(inAppsFile path: String, problem: inout Problem) -> (support: Set<String>, faq: Set<String>) {
         guard let data = FileManager.default.contents(atPath: path),
             let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let apps = root["apps"] as? [[String: Any]]
         else {
             problem.invalid.append("APPS_FILE (unreadable, or not {\"apps\": [ … ]})")
-            return []
+            return ([], [])
         }
         let forums = apps.compactMap { $0["forumChannelID"] as? String }
         guard !forums.isEmpty, forums.count == apps.count, forums.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt64($0) != nil }) else {
             problem.invalid.append("APPS_FILE (every app's forumChannelID, a Discord id)")
-            return []
+            return ([], [])
         }
-        return Set(forums)
+        let faqs = apps.compactMap { $0["faqChannelID"] as? String }
+        guard faqs.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt64($0) != nil }) else {
+            problem.invalid.append("APPS_FILE (an app's faqChannelID, a Discord id)")
+            return ([], [])
+        }
+        return (Set(forums), Set(faqs))
     }
 }
 
@@ -118,7 +125,7 @@ public func buildGatewayServices(
     var gateway = GatewayConnection.Configuration(
         token: configuration.discordToken, forumChannelIDs: configuration.forumChannelIDs, discordAPIURL: configuration.discordAPIURL)
     gateway.compression = configuration.compression
-    gateway.faqChannelID = configuration.faqChannelID
+    gateway.faqChannelIDs = configuration.faqChannelIDs
     adjust(&forwarding, &gateway)
     let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, logger: logger)
     var rest = DiscordClient<AnyClock>.Configuration(baseURL: gateway.discordAPIURL, token: gateway.token)

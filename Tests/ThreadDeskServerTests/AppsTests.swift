@@ -350,20 +350,31 @@ struct AppsTests {
         }
     }
 
-    /// The FAQ forum's answers are the first app's: another app's users are never suggested them.
-    @Test func theFAQForumFeedsOnlyItsOwnApp() async throws {
+    /// Each app's FAQ forum feeds its own users' suggestions only, and over one gateway connection.
+    @Test func eachAppsFAQForumFeedsOnlyItsOwnUsers() async throws {
         let prepare = EmulatorPreparation { emulator, configuration in
             try await Self.twoApps().apply(emulator, &configuration)
-            configuration.faqChannelID = emulator.faqChannelID
-            _ = try emulator.postFAQ(title: "Cancel my subscription", answer: "The App Store manages it.", tags: ["billing"])
+            let endpoints = await emulator.endpoints()
+            let admin = DiscordClient(configuration: .init(baseURL: endpoints.restURL, token: endpoints.botToken), logger: testLogger())
+            let betaFAQ = try await admin.createForum(guildID: endpoints.guildID, name: "beta-faq", tags: ["billing"])
+            configuration.apps?[0].faqChannelID = emulator.faqChannelID
+            configuration.apps?[1].faqChannelID = betaFAQ.id
+            _ = try emulator.postFAQ(title: "Cancel my alpha subscription", answer: "Alpha: the App Store manages it.", tags: ["billing"])
+            _ = try emulator.postFAQ(title: "Cancel my beta subscription", answer: "Beta: Settings › Plan.", tags: ["billing"], in: betaFAQ.id)
         }
         try await withServer(gateway: true, prepare: prepare, apnsTopics: [Self.betaTopic]) { server in
             let apps = server.configuration.catalog.apps
             let a = try await Self.open(server, key: apps[0].appKey, user: nil).decode(Harness.Session.self)
             let b = try await Self.open(server, key: apps[1].appKey, user: nil).decode(Harness.Session.self)
-            try await SuggestionTests.settled(server, posts: 1)
-            #expect(try await SuggestionTests.titles(server, "subscription", token: a.token) == ["Cancel my subscription"])
-            #expect(try await SuggestionTests.titles(server, "subscription", token: b.token).isEmpty)
+            try await SuggestionTests.settled(server, posts: 2)
+            #expect(try await SuggestionTests.titles(server, "cancel subscription", token: a.token) == ["Cancel my alpha subscription"])
+            #expect(try await SuggestionTests.titles(server, "cancel subscription", token: b.token) == ["Cancel my beta subscription"])
+            // A post written while the server runs reaches its own app's book only (the gateway's event).
+            let forum = try #require(apps[1].faqChannelID)
+            _ = try server.emulator.postFAQ(title: "Export my beta data", answer: "Beta: Settings › Export.", in: forum)
+            try await server.settled()
+            #expect(try await SuggestionTests.titles(server, "export data", token: b.token) == ["Export my beta data"])
+            #expect(try await SuggestionTests.titles(server, "export data", token: a.token).isEmpty)
         }
     }
 

@@ -40,14 +40,10 @@ extension ServerConfiguration {
             // Each app's own settings are in the file; the same variable beside it would leave
             // unsaid which app it is for.
             let perApp = [
-                "APP_KEY", "DISCORD_FORUM_CHANNEL_ID", "DISCORD_DEFAULT_TAG_ID", "IDENTITY_SECRET", "LEGACY_API_KEY", "SUPPORT_HOURS", "AWAY_MESSAGE",
+                "APP_KEY", "DISCORD_FORUM_CHANNEL_ID", "DISCORD_DEFAULT_TAG_ID", "DISCORD_FAQ_CHANNEL_ID", "IDENTITY_SECRET", "LEGACY_API_KEY",
+                "SUPPORT_HOURS", "AWAY_MESSAGE",
             ]
             for name in perApp where value(name) != nil { problem.invalid.append("\(name) (set per app in APPS_FILE)") }
-            // Not per app yet: one forum of curated answers, or one attestation policy, would be
-            // shared by every app.
-            for name in ["DISCORD_FAQ_CHANNEL_ID"] where value(name) != nil {
-                problem.invalid.append("\(name) (not with APPS_FILE yet: each app's FAQ forum must feed only its own suggestions)")
-            }
         }
         let guild = appsFile == nil ? snowflake("DISCORD_GUILD_ID") : value("DISCORD_GUILD_ID") ?? ""
         if appsFile != nil, !guild.isEmpty, !(guild.allSatisfy { $0.isASCII && $0.isNumber } && UInt64(guild) != nil) {

@@ -102,6 +102,7 @@ public struct ServerConfiguration: Sendable {
         if let apps, !apps.isEmpty { return AppCatalog(apps) }
         var app = AppSettings(id: .default, name: desk.teamName, appKey: appKey, guildID: guildID, forumChannelID: forumChannelID)
         app.defaultTagID = defaultTagID
+        app.faqChannelID = faqChannelID
         app.identitySecret = identitySecret
         app.legacyAPIKey = legacyAPIKey
         app.supportHours = desk.hours

@@ -46,9 +46,9 @@ extension ServerRoot {
         // What support does in Discord.
         /// The desk's slash commands; nil when `DESK_COMMANDS=off`.
         let desk: Desk?
-        /// The curated answers' forum; nil without `FAQ_CHANNEL_ID`.
-        let faq: FAQMirror?
-        /// Each app's curated answers (the FAQ forum's are the first app's).
+        /// Every app's forum of curated answers (`DISCORD_FAQ_CHANNEL_ID`, or `faqChannelID` per app).
+        let faq: FAQForums
+        /// Each app's curated answers.
         let faqBooks: FAQShelf
         let gatewayEvents: GatewayEventHandler
 
@@ -97,17 +97,21 @@ extension ServerRoot {
                 catalog: catalog, metrics: metrics, logger: logger, now: now)
             let voice = SupportVoice(discord: discord, locks: store, settings: configuration.desk, logger: logger)
             away = SupportAvailability(settings: configuration.desk, catalog: catalog, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
-            let faqBook = configuration.faqChannelID.map { _ in FAQBook() }
-            faqBooks = FAQShelf(faqBook.map { [catalog.apps[0].id: $0] } ?? [:])
-            faq = configuration.faqChannelID.map { forum in
-                FAQMirror(
-                    book: faqBook ?? FAQBook(),
-                    authors: FAQAuthors(
-                        discord: discord, bot: bot, guildID: configuration.guildID, forumID: forum, access: DeskAccess(configuration.desk), time: time),
-                    discord: discord, guildID: configuration.guildID, forumID: forum, logger: logger, time: time, bus: store.bus, store: store, work: work)
+            // Each app's FAQ forum, in its app's guild, and the book its users' suggestions come from.
+            let mirrors = catalog.apps.compactMap { app in
+                app.faqChannelID.map { forum in
+                    FAQMirror(
+                        book: FAQBook(),
+                        authors: FAQAuthors(
+                            discord: discord, bot: bot, guildID: app.guildID, forumID: forum, access: DeskAccess(configuration.desk), time: time),
+                        discord: discord, guildID: app.guildID, forumID: forum, logger: logger, time: time, bus: store.bus, store: store, work: work,
+                        app: app.id)
+                }
             }
-            // Its first read of the forum is due.
-            if faq != nil { work.raise(FAQMirror.workName) }
+            faq = FAQForums(mirrors, discord: discord, logger: logger)
+            faqBooks = FAQShelf(Dictionary(mirrors.map { ($0.app, $0.book) }, uniquingKeysWith: { first, _ in first }))
+            // Their first reads are due.
+            for mirror in mirrors { work.raise(mirror.workName) }
             attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, catalog: catalog, store: store, metrics: metrics, now: now)
             devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
             sessions = SessionService(

@@ -107,11 +107,13 @@ struct ServerRoot {
             (features.receipts, true),
             (features.status, true),
             (features.desk, true),
-            (features.faq, true),
             (watchdog, false),
             (gateway, true),
         ]
-        services = list.compactMap { entry in entry.service.map { Background(service: $0, waitsForSchema: entry.waitsForSchema) } }
+        // Each app's FAQ forum mirror, before the gateway that feeds them.
+        let faqs: [(service: (any Service)?, waitsForSchema: Bool)] = features.faq.mirrors.map { ($0, true) }
+        let ordered = Array(list.dropLast()) + faqs + Array(list.suffix(1))
+        services = ordered.compactMap { entry in entry.service.map { Background(service: $0, waitsForSchema: entry.waitsForSchema) } }
     }
 
     /// `serve --gateway`: the Discord gateway in this process, handing its events straight to the
@@ -123,7 +125,7 @@ struct ServerRoot {
             token: configuration.discordToken, forumChannelIDs: configuration.catalog.forums, discordAPIURL: configuration.discordAPIURL)
         gateway.backoffBase = configuration.gatewayBackoffBase
         gateway.compression = configuration.gatewayCompression
-        gateway.faqChannelID = configuration.faqChannelID
+        gateway.faqChannelIDs = configuration.catalog.faqForums
         return InProcessGateway(
             // One Discord client per process: the gateway's REST calls share the API's budget.
             connection: GatewayConnection(

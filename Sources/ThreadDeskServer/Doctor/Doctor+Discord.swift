@@ -34,9 +34,9 @@ extension Doctor {
             // Each app's guild, forum, permissions and tags, each finding naming the app when there are several.
             let found = await appChecks(app, discord: discord, bot: bot)
             checks += catalog.isShared ? found.checks.map { $0.naming(app) } : found.checks
-            // The FAQ forum (the first app's) once its app's forum checks got through, as before.
-            if app.id == catalog.apps[0].id, found.completed, let guild = found.guild, let faq = await faqCheck(discord, guild: guild, bot: bot.id) {
-                checks.append(faq)
+            // The app's FAQ forum once its support forum's checks got through.
+            if found.completed, let guild = found.guild, let faq = await faqCheck(discord, guild: guild, bot: bot.id, app: app) {
+                checks.append(catalog.isShared ? faq.naming(app) : faq)
             }
         }
         return checks

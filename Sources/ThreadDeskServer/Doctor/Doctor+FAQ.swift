@@ -5,8 +5,8 @@ import DiscordREST
 /// doctor names who may post there without being allowed the desk: those posts would be no answers,
 /// and the forum is support's voice.
 extension Doctor {
-    func faqCheck(_ discord: DiscordClient<AnyClock>, guild: DiscordGuild, bot: String) async -> DoctorCheck? {
-        guard let id = configuration.faqChannelID else { return nil }
+    func faqCheck(_ discord: DiscordClient<AnyClock>, guild: DiscordGuild, bot: String, app: AppSettings) async -> DoctorCheck? {
+        guard let id = app.faqChannelID else { return nil }
         let forum: DiscordChannel
         do {
             forum = try await discord.channel(id)

@@ -22,7 +22,8 @@ struct GatewayEventHandler: ForumEventSink {
     /// Answers the slash commands; nil when they are off.
     let desk: Desk?
     /// Keeps the curated answers; nil without a FAQ forum.
-    let faq: FAQMirror?
+    /// Every app's FAQ forum.
+    let faq: FAQForums
     /// Keeps the threads' status tags; nil when they are off.
     let status: StatusTags?
     /// How long one event's ingestion may take.
@@ -51,7 +52,7 @@ struct GatewayEventHandler: ForumEventSink {
         for event in events {
             if case .gap = event {
                 gap = true
-                faq?.reload()
+                faq.reload()
             }
             if case .typing(let channel, let user) = event {
                 await live.relayTyping(channelID: channel, userID: user)
@@ -62,7 +63,7 @@ struct GatewayEventHandler: ForumEventSink {
                 continue
             }
             if Self.isFAQ(event) {
-                _ = await faq?.apply(event)
+                _ = await faq.apply(event)
                 continue
             }
             if case .threadUpdated = event, status == nil { continue }

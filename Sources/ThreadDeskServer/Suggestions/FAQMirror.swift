@@ -5,6 +5,7 @@ import DiscordREST
 import Logging
 import ServiceLifecycle
 import Synchronization
+import ThreadDeskCore
 import ThreadDeskStore
 
 /// Keeps `FAQBook` in step with the FAQ forum: every post read through REST at start (the guild's
@@ -38,19 +39,23 @@ struct FAQMirror: Service, CustomStringConvertible {
     /// Where the book's snapshot is kept; nil keeps none.
     var store: (any GlobalValues)? = nil
     var work: BackgroundWork = .untracked
+    /// The app whose FAQ forum it is: its users alone are suggested its answers.
+    var app: AppID = .default
     let progress = ReadProgress()
     /// Wakes the loop that writes the book's snapshot.
     let snapshotWanted = WakeSignal()
     let snapshotRequests = SnapshotRequests()
-    static let snapshotWorkName = "FAQ snapshot"
-    /// The store's key of the book's snapshot.
-    static let snapshotKey = "faq-snapshot"
+    /// The store's key of the book's snapshot: the key from before there were several apps for
+    /// the default app's, the app's own for another's.
+    var snapshotKey: String { app == .default ? "faq-snapshot" : "faq-snapshot/\(app)" }
+    /// The names of its work for `BackgroundWork` (each app's forum its own).
+    var workName: String { app == .default ? "FAQ forum" : "FAQ forum \(app)" }
+    var snapshotWorkName: String { app == .default ? "FAQ snapshot" : "FAQ snapshot \(app)" }
     /// Between two starters read while the book already holds answers: 10 a second at most, a
     /// fifth of Discord's global 50 (1,000 posts in 100 s), the rest left to the users.
     static let heldReadInterval = Duration.milliseconds(100)
     /// Answers a first read hands to an empty book at a time (each batch rebuilds the index once).
     static let coldBatch = 100
-    static let workName = "FAQ forum"
     /// Archived pages read at most (100 posts each).
     static let maxArchivedPages = 100
 
@@ -66,7 +71,7 @@ struct FAQMirror: Service, CustomStringConvertible {
                     group.addTask {
                         for await post in changed {
                             await self.refresh(post)
-                            work.end(Self.workName)
+                            work.end(workName)
                         }
                     }
                     group.addTask {
@@ -74,11 +79,12 @@ struct FAQMirror: Service, CustomStringConvertible {
                         let connections = Atomic(0)
                         await bus.listen(
                             receive: { payload in
-                                guard let change = FAQChange(payload), change.origin != origin else { return }
+                                // Word of another forum's change (another app's FAQ) is not this book's.
+                                guard let change = FAQChange(payload), change.origin != origin, change.forum == nil || change.forum == forumID else { return }
                                 // At once, in the order word comes: a post changed after it is judged anew.
                                 if change.access == true { authors.forget() }
                                 if let post = change.post {
-                                    work.begin(Self.workName)
+                                    work.begin(workName)
                                     posts.yield(post)
                                 }
                             },
@@ -98,14 +104,14 @@ struct FAQMirror: Service, CustomStringConvertible {
         var delay = Duration.seconds(5)
         while !Task.isCancelled {
             do {
-                work.raise(Self.workName)
+                work.raise(workName)
                 let count = try await load()
                 // A gap during the read asked for another: the work stays pending until that one.
-                progress.endRead { work.lower(Self.workName) }
+                progress.endRead { work.lower(workName) }
                 logger.info("Curated answers read from the FAQ forum", metadata: ["answers": "\(count)"])
                 delay = .seconds(5)
             } catch {
-                progress.endRead(failed: true) { work.lower(Self.workName) }
+                progress.endRead(failed: true) { work.lower(workName) }
                 if Task.isCancelled { return }
                 logger.warning("Could not read the FAQ forum; trying again", metadata: ["error": "\(error)", "in": "\(delay)"])
                 guard (try? await time.sleep(for: delay)) != nil else { return }
@@ -157,7 +163,7 @@ struct FAQMirror: Service, CustomStringConvertible {
 
     /// Events may have been missed (a gap, a new gateway session): read the forum again.
     func reload() {
-        progress.gap { work.raise(Self.workName) }
+        progress.gap { work.raise(workName) }
         reloads.signal()
     }
 
@@ -165,7 +171,7 @@ struct FAQMirror: Service, CustomStringConvertible {
     private func restore() async {
         guard let store else { return }
         do {
-            guard let text = try await store.globalValue(Self.snapshotKey) else { return }
+            guard let text = try await store.globalValue(snapshotKey) else { return }
             let snapshot = try JSONDecoder().decode(FAQBook.Snapshot.self, from: Data(text.utf8))
             guard snapshot.forum == forumID, await book.restore(snapshot) else { return }
             let answers = await book.count
@@ -178,7 +184,7 @@ struct FAQMirror: Service, CustomStringConvertible {
     /// Asks for the book's snapshot to be kept (by `snapshotLoop`, which writes the latest).
     private func keepSnapshot() {
         guard store != nil else { return }
-        work.begin(Self.snapshotWorkName)
+        work.begin(snapshotWorkName)
         snapshotRequests.add()
         snapshotWanted.signal()
     }
@@ -191,11 +197,11 @@ struct FAQMirror: Service, CustomStringConvertible {
             guard requests > 0 else { continue }
             do {
                 let data = try JSONEncoder().encode(await book.snapshot(forum: forumID))
-                try await store.setGlobalValue(Self.snapshotKey, to: String(decoding: data, as: UTF8.self))
+                try await store.setGlobalValue(snapshotKey, to: String(decoding: data, as: UTF8.self))
             } catch {
                 logger.notice("Could not keep the curated answers in the store", metadata: ["error": "\(error)"])
             }
-            work.end(Self.snapshotWorkName, count: requests)
+            work.end(snapshotWorkName, count: requests)
         }
     }
 
@@ -268,13 +274,13 @@ struct FAQMirror: Service, CustomStringConvertible {
             // The next post or edit is judged by the roles and overwrites as they are now, here
             // and on the other replicas.
             authors.forget()
-            await announce(FAQChange(origin: origin, access: true))
+            await announce(FAQChange(origin: origin, access: true, forum: forumID))
             return true
         default: return false
         }
         let applied = await applyHere(event)
         keepSnapshot()
-        await announce(FAQChange(origin: origin, post: post))
+        await announce(FAQChange(origin: origin, post: post, forum: forumID))
         return applied
     }
 
@@ -355,12 +361,14 @@ struct FAQChange: Codable, Equatable {
     var origin: String
     var post: String?
     var access: Bool?
+    /// The FAQ forum it is about (each app has its own); nil from a replica of a version before.
+    var forum: String?
 
-    init(origin: String, post: String? = nil, access: Bool? = nil) {
-        (self.origin, self.post, self.access) = (origin, post, access)
+    init(origin: String, post: String? = nil, access: Bool? = nil, forum: String? = nil) {
+        (self.origin, self.post, self.access, self.forum) = (origin, post, access, forum)
     }
 
-    private enum CodingKeys: String, CodingKey { case origin = "faqOrigin", post = "faqPost", access = "faqAccess" }
+    private enum CodingKeys: String, CodingKey { case origin = "faqOrigin", post = "faqPost", access = "faqAccess", forum = "faqForum" }
 
     init?(_ payload: String) {
         guard let change = try? JSONDecoder().decode(FAQChange.self, from: Data(payload.utf8)) else { return nil }

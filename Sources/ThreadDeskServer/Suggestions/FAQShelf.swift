@@ -1,8 +1,8 @@
 import ThreadDeskCore
 
-/// Each app's curated answers: the book of its FAQ forum, so one app's answers are never
-/// suggested, named or served to another's users. Today the FAQ forum (`DISCORD_FAQ_CHANNEL_ID`)
-/// is the first app's; the other apps have none.
+/// Each app's curated answers: the book of its FAQ forum (`DISCORD_FAQ_CHANNEL_ID`, or the app's
+/// `faqChannelID` in `APPS_FILE`), so one app's answers are never suggested, named or served to
+/// another's users.
 struct FAQShelf: Sendable {
     private let books: [AppID: FAQBook]
 

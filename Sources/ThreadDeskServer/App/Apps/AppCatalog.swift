@@ -48,6 +48,9 @@ public struct AppCatalog: Sendable {
     /// Every app's forum.
     public var forums: Set<String> { Set(byForum.keys) }
 
+    /// Every app's FAQ forum.
+    public var faqForums: Set<String> { Set(apps.compactMap(\.faqChannelID)) }
+
     /// Every guild an app lives in.
     public var guilds: Set<String> { Set(apps.map(\.guildID)) }
 

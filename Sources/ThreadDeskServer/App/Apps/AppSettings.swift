@@ -13,6 +13,8 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
     public var guildID: String
     /// The forum the app's users' threads are made in.
     public var forumChannelID: String
+    /// The app's forum of curated answers (`faqChannelID`): its users alone are suggested them.
+    public var faqChannelID: String?
     /// Applied when the forum requires a tag; the forum's first tag when not set.
     public var defaultTagID: String?
     /// The app backend's secret for `userHash`; nil when its user ids are not vouched for.

@@ -8,7 +8,7 @@ import ThreadDeskSettings
 public enum AppsFile {
     /// The fields an app may have; any other is refused (a typo must not pass for a default).
     static let fields: Set<String> = [
-        "id", "name", "appKey", "appKeyFile", "guildID", "forumChannelID", "defaultTagID", "identitySecret", "legacyAPIKey", "apns",
+        "id", "name", "appKey", "appKeyFile", "guildID", "forumChannelID", "faqChannelID", "defaultTagID", "identitySecret", "legacyAPIKey", "apns",
         "appAttest", "supportHours", "awayMessage",
     ]
     static let apnsFields: Set<String> = ["topic"]
@@ -73,6 +73,11 @@ public enum AppsFile {
         twice("id", { $0.id }, shown: { _ in "" })
         twice("appKey", { $0.appKey }, shown: { _ in "" })
         twice("forumChannelID", { $0.forumChannelID }, shown: { " (\($0))" })
+        twice("faqChannelID", { $0.faqChannelID }, shown: { " (\($0))" })
+        let forums = Set(apps.map(\.forumChannelID))
+        for app in apps where app.faqChannelID.map(forums.contains) == true {
+            problems.append("APPS_FILE: app \"\(app.id)\": its faqChannelID is another app's support forum")
+        }
         twice("legacyAPIKey", { $0.legacyAPIKey }, shown: { _ in "" })
         // One secret for two apps would let a user of one, with the hash their app's backend gave
         // them, open the account of the same id in the other.
@@ -118,6 +123,8 @@ public enum AppsFile {
             if guild == nil { problem("guildID missing (and no DISCORD_GUILD_ID)") }
             var app = AppSettings(id: id ?? .default, name: name, appKey: key ?? "", guildID: guild ?? "", forumChannelID: forum ?? "")
             app.defaultTagID = snowflake(fields, "defaultTagID", required: false)
+            app.faqChannelID = snowflake(fields, "faqChannelID", required: false)
+            if let faq = app.faqChannelID, faq == forum { problem("faqChannelID (a forum of its own, not the support forum)") }
             app.identitySecret = string(fields, "identitySecret")
             if let secret = app.identitySecret, secret.utf8.count < ServerConfiguration.minimumSecretLength {
                 problem("identitySecret (at least \(ServerConfiguration.minimumSecretLength) characters: it signs every user id)")
