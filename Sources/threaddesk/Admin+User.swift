@@ -116,8 +116,13 @@ extension Admin {
         func run() async throws {
             guard limit > 0 else { throw ValidationError("--limit must be 1 or more") }
             let app = try options.appID()
-            // Every app's inactive users, those of --app shown (retention is the deployment's).
-            let users = try await options.run { try await $0.inactive(for: inactive, limit: 10_000_000) }.filter { $0.id.app == app }
+            // Those of --app among every app's inactive users (retention is the deployment's): a
+            // first read of as many as asked, enough when they are all the app's (one app), and a
+            // wider one only when other apps' users are among them.
+            var users = try await options.run { try await $0.inactive(for: inactive, limit: limit + 1) }
+            if users.contains(where: { $0.id.app != app }) {
+                users = try await options.run { try await $0.inactive(for: inactive, limit: 1_000_000) }.filter { $0.id.app == app }
+            }
             for user in users.prefix(limit) { print("\(user.id.local.rawValue)\t\(user.lastActivity.formatted(.iso8601))") }
             if users.count > limit { FileHandle.standardError.write(Data("More users are inactive; raise --limit to list them.\n".utf8)) }
         }

@@ -108,6 +108,8 @@ struct SandboxServer: Service {
         var first = AppSettings(
             id: .default, name: "Sandbox app", appKey: configuration.appKey, guildID: endpoints.guildID, forumChannelID: endpoints.forumChannelID)
         first.legacyAPIKey = "sandbox-legacy-" + Sandbox.randomHex(8)
+        // The first app's forum of curated answers (see below).
+        first.faqChannelID = endpoints.faqChannelID
         var second = AppSettings(
             id: AppID(Self.secondApp)!, name: "Tides", appKey: "sandbox-\(Self.secondApp)-" + Sandbox.randomHex(12), guildID: endpoints.guildID,
             forumChannelID: secondForum.id)

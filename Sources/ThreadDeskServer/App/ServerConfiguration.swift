@@ -22,8 +22,9 @@ public struct ServerConfiguration: Sendable {
     public var desk = DeskSettings()
     public var appKey: String
     /// The apps of `APPS_FILE`; nil: one app, `default`, made of `appKey`, `forumChannelID`,
-    /// `guildID`, `identitySecret`, `legacyAPIKey`, the desk's hours and away message and the
-    /// APNs topic (see `catalog`).
+    /// `faqChannelID`, `defaultTagID`, `guildID`, `identitySecret`, `legacyAPIKey`, the desk's hours
+    /// and away message and the APNs topic (see `catalog`). When set, those single-app fields are
+    /// not read: each app carries its own.
     public var apps: [AppSettings]?
     public var identitySecret: String?
     public var legacyAPIKey: String?
