@@ -2,21 +2,32 @@
 import PackageDescription
 
 // ThreadDeskKit: the client SDK for ThreadDesk. No dependencies beyond Foundation
-// (FoundationNetworking on Linux), so an app adds it with one line and pulls in nothing else.
-// `ThreadDeskWire` holds the API's request, response and event types; the server builds on the
-// same module, so the two cannot drift apart.
+// (FoundationNetworking on Linux) and Observation, so an app adds it with one line and links
+// nothing else. `ThreadDeskWire` holds the API's request, response and event types; the server
+// builds on the same module, so the two cannot drift apart. `ThreadDeskUI` is a thin SwiftUI
+// screen over the Kit's `SupportConversation` (empty where SwiftUI does not exist).
+//
+// swift-docc-plugin is a command plugin (`swift package generate-documentation`): nothing of it
+// is built into an app.
 let package = Package(
     name: "ThreadDeskKit",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "ThreadDeskKit", targets: ["ThreadDeskKit"]),
+        .library(name: "ThreadDeskUI", targets: ["ThreadDeskUI"]),
         .library(name: "ThreadDeskWire", targets: ["ThreadDeskWire"]),
         .executable(name: "threaddesk-chat", targets: ["threaddesk-chat"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "ThreadDeskWire"),
         .target(name: "ThreadDeskKit", dependencies: ["ThreadDeskWire"]),
+        .target(name: "ThreadDeskUI", dependencies: ["ThreadDeskKit"]),
         .executableTarget(name: "threaddesk-chat", dependencies: ["ThreadDeskKit"]),
+        // `bench/conversation.sh`: not a product, so an app depending on the Kit never builds it.
+        .executableTarget(name: "conversation-bench", dependencies: ["ThreadDeskKit"], path: "Benchmarks/conversation-bench"),
         .testTarget(name: "ThreadDeskKitTests", dependencies: ["ThreadDeskKit"]),
     ],
     swiftLanguageModes: [.v6]

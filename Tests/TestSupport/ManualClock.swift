@@ -24,6 +24,10 @@ public final class ManualClock: Clock, Sendable {
     public var minimumResolution: Duration { .zero }
     public var now: Instant { state.withLock { $0.now } }
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    /// How long from now each sleeping task sleeps, soonest first.
+    public var sleepsLeft: [Duration] {
+        state.withLock { state in state.sleepers.map { state.now.duration(to: $0.deadline) }.sorted() }
+    }
     /// The earliest moment a task sleeps until, or nil when none sleeps.
     public var nextDeadline: Instant? { state.withLock { $0.sleepers.map(\.deadline).min() } }
 

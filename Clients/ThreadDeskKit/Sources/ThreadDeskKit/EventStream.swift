@@ -22,6 +22,19 @@ public enum ThreadDeskEvent: Sendable, Hashable {
     case connection(ConnectionState)
 }
 
+/// A live event and the stream position to resume after once it is handled
+/// (``ThreadDeskClient/updates(resumingAfter:)``).
+public struct LiveUpdate: Sendable, Hashable {
+    public var event: ThreadDeskEvent
+    /// The `Last-Event-ID` to resume after; nil before the stream delivered any event.
+    public var position: String?
+
+    public init(event: ThreadDeskEvent, position: String?) {
+        self.event = event
+        self.position = position
+    }
+}
+
 /// How ``ThreadDeskEvent``s arrive.
 public enum ConnectionState: Sendable, Hashable {
     /// The live stream is open.

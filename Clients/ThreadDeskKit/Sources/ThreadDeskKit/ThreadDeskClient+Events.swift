@@ -10,17 +10,34 @@ extension ThreadDeskClient {
     /// missed or repeated; when the stream keeps failing, new messages are polled for and the
     /// stream is tried again later. Stop iterating (or cancel the task) to close it.
     ///
-    /// - Parameter lastEventID: resume after this event id (from ``lastDeliveredEventID``).
+    /// - Parameter lastEventID: resume after this event id (a ``LiveUpdate/position`` of an
+    ///   earlier sequence, from ``updates(resumingAfter:)``).
     public nonisolated func events(resumingAfter lastEventID: String? = nil) -> AsyncStream<ThreadDeskEvent> {
         AsyncStream(bufferingPolicy: .bufferingNewest(1000)) { continuation in
             let task = Task {
                 var feed = LiveFeedState(lastEventID: lastEventID)
-                await self.runEvents(&feed, continuation)
+                await self.runEvents(&feed) { event, _ in continuation.yield(event) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }
     }
+
+    /// The live events with their stream positions: what ``events(resumingAfter:)`` delivers,
+    /// each with the position to resume after once it is handled (kept by an app that stops the
+    /// stream in the background and resumes it in the foreground without gaps or repeats).
+    public nonisolated func updates(resumingAfter lastEventID: String? = nil) -> AsyncStream<LiveUpdate> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1000)) { continuation in
+            let task = Task {
+                var feed = LiveFeedState(lastEventID: lastEventID)
+                await self.runEvents(&feed) { event, position in continuation.yield(LiveUpdate(event: event, position: position)) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    typealias EventSink = @Sendable (ThreadDeskEvent, _ position: String?) -> Void
 
     /// Where a sequence of events stands: the stream position, and which messages it delivered
     /// (so a poll and a stream replay never announce one twice).
@@ -43,7 +60,7 @@ extension ThreadDeskClient {
         }
     }
 
-    private func runEvents(_ feed: inout LiveFeedState, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async {
+    private func runEvents(_ feed: inout LiveFeedState, _ continuation: EventSink) async {
         while !Task.isCancelled {
             do {
                 try await streamOnce(&feed, continuation)
@@ -77,13 +94,13 @@ extension ThreadDeskClient {
         }
     }
 
-    private func pause(_ wait: TimeInterval, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async throws {
-        continuation.yield(.connection(.reconnecting(after: wait)))
+    private func pause(_ wait: TimeInterval, _ continuation: EventSink) async throws {
+        continuation(.connection(.reconnecting(after: wait)), nil)
         try await Time.sleep(wait)
     }
 
     /// One connection of the stream, until it ends.
-    private func streamOnce(_ feed: inout LiveFeedState, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async throws {
+    private func streamOnce(_ feed: inout LiveFeedState, _ continuation: EventSink) async throws {
         let idleTimeout = configuration.streamIdleTimeout
         try await authorized { token throws(ThreadDeskError) in
             var request = request("v1/events", token: token)
@@ -104,7 +121,7 @@ extension ThreadDeskClient {
                             throw ThreadDeskError.server(status: 406, code: .http(status: 406), message: "not an event stream", retryAfter: nil)
                         } else {
                             opened = true
-                            continuation.yield(.connection(.live))
+                            continuation(.connection(.live), feed.lastEventID)
                         }
                     case .body(let bytes):
                         if refused != nil {
@@ -117,7 +134,7 @@ extension ThreadDeskClient {
                             feed.lastEventID = parser.lastEventID
                             feed.failures = 0
                             if case .messageCreated(let message) = event, !feed.firstDelivery(of: message.id) { continue }
-                            continuation.yield(event)
+                            continuation(event, feed.lastEventID)
                         }
                     }
                 }
@@ -135,8 +152,8 @@ extension ThreadDeskClient {
     }
 
     /// Polls for new messages for `streamRetryInterval`, then lets the stream be tried again.
-    private func poll(_ feed: inout LiveFeedState, _ continuation: AsyncStream<ThreadDeskEvent>.Continuation) async throws {
-        continuation.yield(.connection(.polling))
+    private func poll(_ feed: inout LiveFeedState, _ continuation: EventSink) async throws {
+        continuation(.connection(.polling), feed.lastEventID)
         let until = Time.now + configuration.streamRetryInterval
         var unread: Int?
         while Time.now < until {
@@ -147,7 +164,7 @@ extension ThreadDeskClient {
                     while more {
                         let page = try await messages(after: feed.newestMessageID ?? newest, limit: 100)
                         for message in page.messages where feed.firstDelivery(of: message.id) {
-                            continuation.yield(.messageCreated(message))
+                            continuation(.messageCreated(message), feed.lastEventID)
                         }
                         more = page.hasMore && !page.messages.isEmpty
                     }
@@ -159,7 +176,7 @@ extension ThreadDeskClient {
                 let count = try await unreadCount()
                 if count != unread {
                     unread = count
-                    continuation.yield(.unread(count: count))
+                    continuation(.unread(count: count), feed.lastEventID)
                 }
             } catch .server(401, _, _, _) {
                 throw CancellationError()

@@ -50,6 +50,14 @@ public actor ThreadDeskClient {
         return try await createSession(presenting: nil, installation: installation)
     }
 
+    /// The user of the session kept on this device, read without a network call; nil when none
+    /// is kept, or when it belongs to another user than the configured one.
+    public func keptUserID() async -> String? {
+        if session == nil { session = try? await loadStoredSession() }
+        guard let session, configuration.userID == nil || configuration.userID == session.userId else { return nil }
+        return session.userId
+    }
+
     /// Replaces the token with a new one (the current one proves the identity), e.g. after it
     /// may have leaked, then ends the old one. If the answer is lost the old token still works,
     /// so renewing never locks the user out. Also the way back in with `userHash` when the kept
@@ -247,7 +255,14 @@ public actor ThreadDeskClient {
     /// message; support gets a note naming it.
     @discardableResult
     public func send(_ text: String, files: [OutgoingFile] = [], suggestionID: String? = nil) async throws(ThreadDeskError) -> SupportMessage {
-        let entry = OutboxEntry(text: text, files: files, suggestionID: suggestionID)
+        try await send(OutboxEntry(text: text, files: files, suggestionID: suggestionID))
+    }
+
+    /// Sends an outbox entry the app made itself (to show it as "sending…" under its id before
+    /// the server has it), as ``send(_:files:suggestionID:)`` does; sending one that waits in the
+    /// outbox already sends it again under the same idempotency key, so the server posts it once.
+    @discardableResult
+    public func send(_ entry: OutboxEntry) async throws(ThreadDeskError) -> SupportMessage {
         do {
             try await configuration.outbox.put(entry)
         } catch {
@@ -278,6 +293,17 @@ public actor ThreadDeskClient {
             }
         }
         return sent
+    }
+
+    /// Takes a message the server never confirmed out of the outbox: it will not be sent. (One
+    /// the server had already taken before the answer was lost is the user's message all the
+    /// same: ``delete(_:)`` removes it.)
+    public func discardPending(_ idempotencyKey: String) async throws(ThreadDeskError) {
+        do {
+            try await configuration.outbox.remove(idempotencyKey)
+        } catch {
+            throw .invalidResponse("the outbox failed: \(error)")
+        }
     }
 
     /// Messages waiting for the server's confirmation, oldest first (show them as "sending…").
@@ -358,6 +384,21 @@ public actor ThreadDeskClient {
         try await authorized { token throws(ThreadDeskError) in
             let path = attachment.url.hasPrefix("/") ? String(attachment.url.dropFirst()) : attachment.url
             var request = request(path, token: token)
+            request.setValue("*/*", forHTTPHeaderField: "Accept")
+            return try await transport.send(request).body
+        }
+    }
+
+    /// The bytes at one of ThreadDesk's own URLs (an attachment's), fetched with the token. A URL
+    /// of another host is refused: the token goes to the configured server only.
+    public func data(at url: URL) async throws(ThreadDeskError) -> Data {
+        let server = configuration.serverURL
+        guard url.scheme == server.scheme, url.host == server.host, url.port == server.port,
+            url.path.hasPrefix(server.path.hasSuffix("/") ? server.path : server.path + "/") || server.path.isEmpty
+        else { throw .invalidResponse("\(url) is not on the ThreadDesk server") }
+        return try await authorized { token throws(ThreadDeskError) in
+            var request = URLRequest(url: url)
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             request.setValue("*/*", forHTTPHeaderField: "Accept")
             return try await transport.send(request).body
         }
@@ -501,10 +542,7 @@ public actor ThreadDeskClient {
     /// The id of the support message a ThreadDesk push announces (`userInfo` of the
     /// notification), nil for any other push.
     public nonisolated static func messageID(fromPush userInfo: [AnyHashable: Any]) -> String? {
-        guard let id = userInfo[PushPayload.messageID] as? String, !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            return nil
-        }
-        return id
+        SupportPush(userInfo: userInfo)?.messageID
     }
 
     /// The message a push announced, fetched (nil when it is no longer visible).
