@@ -6,9 +6,6 @@ import PackageDescription
 // nothing else. `ThreadDeskWire` holds the API's request, response and event types; the server
 // builds on the same module, so the two cannot drift apart. `ThreadDeskUI` is a thin SwiftUI
 // screen over the Kit's `SupportConversation` (empty where SwiftUI does not exist).
-//
-// swift-docc-plugin is a command plugin (`swift package generate-documentation`): nothing of it
-// is built into an app.
 let package = Package(
     name: "ThreadDeskKit",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
@@ -17,9 +14,6 @@ let package = Package(
         .library(name: "ThreadDeskUI", targets: ["ThreadDeskUI"]),
         .library(name: "ThreadDeskWire", targets: ["ThreadDeskWire"]),
         .executable(name: "threaddesk-chat", targets: ["threaddesk-chat"]),
-    ],
-    dependencies: [
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "ThreadDeskWire"),
@@ -32,3 +26,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The DocC catalog is built with swift-docc-plugin (`swift package generate-documentation`,
+// scripts/test). The plugin is added only when THREADDESK_DOCS is set, so an app that adds the
+// Kit resolves no dependency at all.
+if Context.environment["THREADDESK_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

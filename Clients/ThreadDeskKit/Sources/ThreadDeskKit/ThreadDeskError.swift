@@ -3,7 +3,7 @@ import Foundation
 /// What went wrong talking to ThreadDesk.
 public enum ThreadDeskError: Error, Sendable, CustomStringConvertible {
     /// The server answered with an error: its status, its code (a code this SDK has no name
-    /// for arrives as itself: ``ErrorCode/isKnown`` is false), its message, and how long it asked to wait in seconds (429, 503).
+    /// for arrives as itself: `ErrorCode.isKnown` is false), its message, and how long it asked to wait in seconds (429, 503).
     case server(status: Int, code: ErrorCode, message: String, retryAfter: TimeInterval?)
     /// No answer: no network, a timeout, a connection cut. Safe to retry.
     case transport(String)

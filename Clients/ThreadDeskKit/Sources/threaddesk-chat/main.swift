@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import ThreadDeskKit
 
 #if canImport(FoundationNetworking)
@@ -83,68 +84,100 @@ struct Options {
     }
 }
 
-/// What is on the screen: each message once, in the order it arrived, and where the user's own
-/// stand on their way to support (kept by ThreadDesk, sent, or refused).
-actor Screen {
-    private var shown: [String: MessageDelivery] = [:]
-    private var lastTyping: Date?
-    /// The user's messages Discord refused, newest last: `/retry` and `/delete` act on the last.
-    private(set) var failed: [SupportMessage] = []
+/// What is on the screen: the conversation model's messages, each printed once as it appears,
+/// then what changes about it (a message of the user's delivered, refused), support typing and
+/// suggestions. Rendered again each time the model changes (`withObservationTracking`).
+@MainActor
+final class Screen {
+    private var shown: [String: ConversationMessage.Delivery] = [:]
+    /// Words of the user's messages printed while on the device, whose server copy is the same message.
+    private var unconfirmed: [String: String] = [:]
+    private var typing = false
+    private var suggestions: [String] = []
+    private var connection: SupportConversation.Connection = .connecting
+    private let time: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm"
+        return formatter
+    }()
 
-    /// Shows a message the first time it comes, and a change of its delivery after that.
-    /// - Returns: Whether it was new on the screen.
-    func show(_ message: SupportMessage) -> Bool {
-        let delivery = message.delivery ?? .sent
-        if let before = shown[message.id] {
-            if message.author == .user, before != delivery {
-                shown[message.id] = delivery
-                report(message, delivery)
+    func follow(_ conversation: SupportConversation) {
+        withObservationTracking {
+            render(conversation)
+        } onChange: {
+            Task { @MainActor in self.follow(conversation) }
+        }
+    }
+
+    private func render(_ conversation: SupportConversation) {
+        let messages = conversation.messages
+        let local = Set(messages.lazy.filter { !$0.isConfirmed }.map(\.id))
+        var vanished: [String] = []
+        for (id, text) in unconfirmed where !local.contains(id) {
+            vanished.append(text)
+            unconfirmed[id] = nil
+        }
+        for message in messages {
+            if let before = shown[message.id] {
+                if message.isFromUser, before != message.delivery {
+                    shown[message.id] = message.delivery
+                    report(message, from: before)
+                }
+                continue
             }
-            return false
+            shown[message.id] = message.delivery
+            if message.isFromUser, message.isConfirmed, let index = vanished.firstIndex(of: message.text) {
+                // The same message, now the server's: only its delivery is news.
+                vanished.remove(at: index)
+                if message.delivery != .queued { report(message, from: .queued) }
+                continue
+            }
+            if !message.isConfirmed { unconfirmed[message.id] = message.text }
+            show(message)
         }
-        shown[message.id] = delivery
-        lastTyping = nil
-        let who = message.author == .user ? "you" : "\(message.authorName ?? "support") (support)"
-        var line = "[\(Self.time(message.createdAt))] \(who): \(message.content)"
-        if message.author == .user, delivery == .queued { line += "  (sending…)" }
-        for file in message.attachments { line += "\n    [file: \(file.filename), \(file.size) bytes]" }
+        if conversation.isSupportTyping != typing {
+            typing = conversation.isSupportTyping
+            if typing { say("support is typing…") }
+        }
+        let ids = conversation.suggestions.map(\.id)
+        if ids != suggestions {
+            suggestions = ids
+            for suggestion in conversation.suggestions.prefix(3) { note("💡 \(suggestion.title)\n   \(suggestion.answer)") }
+        }
+        if conversation.connection != connection {
+            connection = conversation.connection
+            if connection == .polling { note("live updates unavailable; checking every few seconds") }
+        }
+    }
+
+    private func show(_ message: ConversationMessage) {
+        let who: String
+        if case .support(let name) = message.author { who = "\(name ?? "support") (support)" } else { who = "you" }
+        var line = "[\(time.string(from: message.date))] \(who): \(message.text)"
+        if message.isFromUser, message.delivery == .pending || message.delivery == .queued { line += "  (sending…)" }
+        for file in message.files { line += "\n    [file: \(file.filename), \(file.size) bytes]" }
         say(line)
-        if message.author == .user, delivery == .failed { report(message, delivery) }
-        return true
+        if message.isFromUser, case .failed = message.delivery { report(message, from: .pending) }
     }
 
-    private func report(_ message: SupportMessage, _ delivery: MessageDelivery) {
-        let excerpt = message.content.count > 40 ? message.content.prefix(40) + "…" : Substring(message.content)
-        failed.removeAll { $0.id == message.id }
-        switch delivery {
-        case .queued: note("sending again: \(excerpt)")
+    private func report(_ message: ConversationMessage, from before: ConversationMessage.Delivery) {
+        let excerpt = message.text.count > 40 ? message.text.prefix(40) + "…" : Substring(message.text)
+        switch message.delivery {
+        case .pending: if before != .pending { note("not confirmed yet; it will be sent when ThreadDesk answers again: \(excerpt)") }
+        case .queued: if before != .pending { note("sending again: \(excerpt)") }
         case .sent: note("sent: \(excerpt)")
-        case .failed:
-            failed.append(message)
-            note("not delivered (\(message.deliveryError?.message ?? "refused")): \(excerpt) — /retry sends it again, /delete removes it")
+        case .failed(let reason):
+            note("not delivered (\(reason ?? "refused")): \(excerpt) — /retry sends it again, /delete removes it")
         }
-    }
-
-    func forget(_ id: String) { failed.removeAll { $0.id == id } }
-
-    func typing(until: Date) {
-        guard until > Date(), lastTyping.map({ Date().timeIntervalSince($0) > 5 }) ?? true else { return }
-        lastTyping = Date()
-        say("support is typing…")
     }
 
     func note(_ text: String) { say("· \(text)") }
-
-    static func time(_ iso: String) -> String {
-        // "2026-11-23T21:44:59.123Z" → "21:44"
-        guard let t = iso.firstIndex(of: "T") else { return iso }
-        return String(iso[iso.index(after: t)...].prefix(5))
-    }
 }
 
 struct Chat {
     let options: Options
 
+    @MainActor
     func run() async throws {
         let appKey = try await resolveAppKey()
         let host = "\(options.server.host ?? "server")_\(options.server.port ?? 0)"
@@ -157,33 +190,31 @@ struct Chat {
             configuration.appAttest = SandboxAttestProvider(attesterURL: options.server.appendingPathComponent("sandbox/attester"))
         }
         let client = ThreadDeskClient(configuration)
-        let screen = Screen()
-
-        let session = try await client.open(installation: ThreadDeskClient.currentInstallation().merging(["client": "threaddesk-chat"]) { $1 })
+        let session = try await client.open()
         let attested = options.attest && session.token.contains(".")
         say("Connected to \(options.server.absoluteString) as \(session.userId)\(attested ? " (an attested device)" : "").")
-        let history = try await client.messages(limit: 20)
-        for message in history.messages { _ = await screen.show(message) }
-        for message in try await client.flushOutbox() { _ = await screen.show(message) }
-        if let newest = history.messages.last(where: { $0.author == .support }) { _ = try? await client.markRead(newest.id) }
-        say("Type a message and press Enter. /ask TEXT, /file PATH, /diagnostics PATH, /quit.")
 
-        let events = Task {
-            for await event in client.events() {
-                switch event {
-                case .messageCreated(let message), .messageUpdated(let message):
-                    if await screen.show(message), message.author == .support { _ = try? await client.markRead(message.id) }
-                case .typing(let until): await screen.typing(until: until)
-                case .connection(.polling): await screen.note("live updates unavailable; checking every few seconds")
-                case .reset: await screen.note("reconnected after a long time; /quit and start again to see everything")
-                default: break
-                }
+        var settings = SupportConversation.Options()
+        settings.installation = ThreadDeskClient.currentInstallation().merging(["client": "threaddesk-chat"]) { $1 }
+        let conversation = SupportConversation(
+            client: client, store: FileConversationStore(url: state.appendingPathComponent("conversation.json")), options: settings)
+        let screen = Screen()
+        screen.follow(conversation)
+        conversation.start()
+        // The prompt once the conversation is live (its history on screen), or after a few seconds without a network.
+        await Self.until(seconds: 10) { conversation.connection == .live && !conversation.isSynchronizing }
+        say("Type a message and press Enter. /ask TEXT, /file PATH, /diagnostics PATH, /quit.")
+        // What is on the screen is read: the chat is in front.
+        let reader = Task { @MainActor in
+            var seen = conversation.unreadCount
+            while !Task.isCancelled {
+                if conversation.unreadCount > 0, conversation.unreadCount != seen || seen > 0 { conversation.markRead() }
+                seen = conversation.unreadCount
+                await Self.untilChanged { conversation.unreadCount }
             }
         }
-        defer { events.cancel() }
+        defer { reader.cancel() }
 
-        // The answer shown by /ask, sent with the next message.
-        var suggestionShown: String?
         for await line in Self.lines() {
             let text = line.trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { continue }
@@ -192,45 +223,72 @@ struct Chat {
                 if text == "/help" {
                     say(ThreadDeskChat.usage)
                 } else if text == "/retry" || text == "/delete" {
-                    guard let last = await screen.failed.last else {
-                        await screen.note("every message of yours reached support")
+                    guard let last = conversation.messages.last(where: { if case .failed = $0.delivery { $0.isFromUser } else { false } }) else {
+                        screen.note("every message of yours reached support")
                         continue
                     }
                     if text == "/retry" {
-                        _ = await screen.show(try await client.retry(last))
+                        conversation.retry(last)
                     } else {
-                        try await client.delete(last.id)
-                        await screen.forget(last.id)
-                        await screen.note("deleted")
+                        conversation.delete(last)
+                        screen.note("deleted")
                     }
                 } else if text == "/read" {
-                    if let newest = try await client.messages(limit: 1).messages.last { _ = try await client.markRead(newest.id) }
-                    await screen.note("marked read")
+                    conversation.markRead()
+                    screen.note("marked read")
                 } else if text.hasPrefix("/file ") {
                     let parts = text.dropFirst(6).split(separator: " ", maxSplits: 1)
-                    let file = try OutgoingFile(contentsOf: URL(fileURLWithPath: String(parts[0])))
-                    _ = await screen.show(try await client.send(parts.count > 1 ? String(parts[1]) : "", files: [file]))
+                    conversation.draftFiles = [try OutgoingFile(contentsOf: URL(fileURLWithPath: String(parts[0])))]
+                    conversation.draft = parts.count > 1 ? String(parts[1]) : ""
+                    conversation.send()
                 } else if text.hasPrefix("/diagnostics ") {
                     let data = try Data(contentsOf: URL(fileURLWithPath: String(text.dropFirst(13))))
                     let result = try await client.uploadDiagnostics(json: data)
-                    await screen.note("diagnostics uploaded as \(result.filename) (\(result.size) bytes)")
+                    screen.note("diagnostics uploaded as \(result.filename) (\(result.size) bytes)")
                 } else if text.hasPrefix("/ask ") {
-                    let found = try await client.suggestions(for: String(text.dropFirst(5)))
-                    if found.isEmpty { await screen.note("no answer matches; write to support") }
-                    for suggestion in found.prefix(3) { await screen.note("💡 \(suggestion.title)\n   \(suggestion.answer)") }
-                    suggestionShown = found.first?.id
+                    // The model asks once the typing pauses; its answers appear as 💡 lines, and the
+                    // first goes with the next message so support knows what was read.
+                    conversation.draft = String(text.dropFirst(5))
+                    await Self.until(seconds: 10) { !conversation.suggestions.isEmpty }
+                    if conversation.suggestions.isEmpty { screen.note("no answer matches; write to support") }
+                    conversation.suggestions.first.map(conversation.opened)
                 } else if text.hasPrefix("/") {
-                    await screen.note("unknown command; /help lists them")
+                    screen.note("unknown command; /help lists them")
                 } else {
-                    _ = await screen.show(try await client.send(text, suggestionID: suggestionShown))
-                    suggestionShown = nil
+                    conversation.draft = text
+                    conversation.send()
                 }
-            } catch ThreadDeskError.pending {
-                await screen.note("not confirmed yet; it will be sent when ThreadDesk answers again")
             } catch {
-                await screen.note("\(error)")
+                screen.note("\(error)")
             }
         }
+        // What is on its way gets the time to arrive (it stays in the outbox for the next launch if not).
+        await Self.until(seconds: 10) { !conversation.messages.contains { $0.delivery == .pending } }
+        await conversation.stop()
+    }
+
+    /// Waits until `condition` holds (checked each time the model changes), at most `seconds`.
+    @MainActor
+    static func until(seconds: Double, _ condition: @escaping @MainActor () -> Bool) async {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !condition(), ContinuousClock.now < deadline {
+            await untilChanged(within: deadline) { condition() }
+        }
+    }
+
+    /// Returns once what `read` reads changes, or at `deadline`.
+    @MainActor
+    static func untilChanged<T>(within deadline: ContinuousClock.Instant? = nil, _ read: @escaping @MainActor () -> T) async {
+        let changed = AsyncStream<Void>.makeStream()
+        withObservationTracking { _ = read() } onChange: { changed.continuation.yield() }
+        let timer = deadline.map { deadline in
+            Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                changed.continuation.yield()
+            }
+        }
+        for await _ in changed.stream { break }
+        timer?.cancel()
     }
 
     /// The app key given, or the sandbox's (it publishes it for its own pages).

@@ -51,6 +51,21 @@ public struct ConversationMessage: Sendable, Codable, Hashable, Identifiable {
     /// The message this one answers.
     public var replyTo: String?
 
+    /// A message made by hand: for previews and tests.
+    public init(
+        id: String, text: String, files: [File] = [], author: Author, date: Date, delivery: Delivery = .sent, isEdited: Bool = false,
+        replyTo: String? = nil
+    ) {
+        self.id = id
+        self.text = text
+        self.files = files
+        self.author = author
+        self.date = date
+        self.delivery = delivery
+        self.isEdited = isEdited
+        self.replyTo = replyTo
+    }
+
     public var isFromUser: Bool { author == .user }
     /// Whether the server has it (its id is the server's).
     public var isConfirmed: Bool { delivery != .pending && !(Self.isLocal(id)) }
@@ -104,63 +119,5 @@ extension ConversationMessage {
         components.path = base + (parts.first.map(String.init) ?? "")
         components.percentEncodedQuery = parts.count > 1 ? String(parts[1]) : nil
         return components.url
-    }
-}
-
-/// The API's timestamps (RFC 3339: `2026-11-28T17:25:57.123+00:00`, `…Z`), read without a
-/// formatter per message: a page of a hundred costs microseconds, not milliseconds.
-enum Timestamp {
-    static func date(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        func number(_ start: Int, _ count: Int) -> Int? {
-            guard start + count <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[start..<start + count] {
-                guard (0x30...0x39).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            return value
-        }
-        guard bytes.count >= 20, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54 || bytes[10] == 0x74 || bytes[10] == 0x20,
-            bytes[13] == 0x3A, bytes[16] == 0x3A,
-            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
-        else { return nil }
-        var index = 19
-        var fraction = 0.0
-        if index < bytes.count, bytes[index] == 0x2E {
-            index += 1
-            var scale = 0.1
-            let start = index
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                fraction += Double(bytes[index] - 0x30) * scale
-                scale /= 10
-                index += 1
-            }
-            guard index > start else { return nil }
-        }
-        guard index < bytes.count else { return nil }
-        var offset = 0
-        switch bytes[index] {
-        case 0x5A, 0x7A:
-            guard index + 1 == bytes.count else { return nil }
-        case 0x2B, 0x2D:
-            guard index + 6 == bytes.count, bytes[index + 3] == 0x3A, let hours = number(index + 1, 2), let minutes = number(index + 4, 2),
-                hours < 24, minutes < 60
-            else { return nil }
-            offset = (hours * 3600 + minutes * 60) * (bytes[index] == 0x2D ? -1 : 1)
-        default:
-            return nil
-        }
-        // Days from the civil date (Howard Hinnant's algorithm), valid for the proleptic Gregorian calendar.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }

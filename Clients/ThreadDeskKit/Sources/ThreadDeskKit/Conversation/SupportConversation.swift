@@ -71,6 +71,8 @@ public final class SupportConversation {
     /// Older messages exist on the server than the first one here.
     public private(set) var hasEarlier = false
     public private(set) var isLoadingEarlier = false
+    /// Catching up with the server (after the stream came back, or at launch).
+    public private(set) var isSynchronizing = false
     /// The last failure of something the user did (sending aside: a message shows its own).
     public private(set) var lastError: ThreadDeskError?
     /// The text being written. Setting it reports typing to support (throttled) and asks for
@@ -104,13 +106,16 @@ public final class SupportConversation {
     @ObservationIgnored private var work: [UUID: Task<Void, Never>] = [:]
 
     /// - Parameters:
+    ///   - client: the client the conversation talks through.
     ///   - store: where the conversation is kept on the device (``FileConversationStore/standard()``
     ///     in an app); nil keeps nothing.
-    ///   - clock: what the typing expiry, debounce and throttles wait on (a test's own clock).
+    ///   - options: page size, debounce and throttles (``Options``).
     public convenience init(client: ThreadDeskClient, store: (any ConversationStore)? = nil, options: Options = Options()) {
         self.init(client: client, store: store, options: options, clock: ContinuousClock())
     }
 
+    /// As ``init(client:store:options:)``, with `clock` what the typing expiry, debounce and
+    /// throttles wait on (a test's own clock).
     public init<C: Clock>(client: ThreadDeskClient, store: (any ConversationStore)?, options: Options = Options(), clock: C)
     where C.Duration == Duration {
         self.client = client
@@ -262,6 +267,8 @@ public final class SupportConversation {
     /// first connection: new messages since the newest here, support's status, and the
     /// device's unsent messages sent.
     private func synchronize() async {
+        isSynchronizing = true
+        defer { isSynchronizing = false }
         do {
             if let newest = timeline.newestConfirmed?.id {
                 var after = newest
