@@ -278,6 +278,84 @@ struct SupportConversationTests {
         await online.stop()
     }
 
+    /// A message the server could not take yet (the user's queue full while Discord is down) is
+    /// sent again by itself while the stream stays live: on the model's clock, not at the next reconnect.
+    @Test func aMessageTheServerCouldNotTakeIsSentAgainWhileLive() async throws {
+        try await withSDKServer({
+            $0.outbox.maxMessagesPerUser = 1
+            $0.outbox.retryBase = .milliseconds(50)
+            $0.outbox.retryCap = .milliseconds(200)
+        }) { server in
+            try await Self.sentAgainWhileLive(server)
+        }
+    }
+
+    @MainActor
+    static func sentAgainWhileLive(_ server: SDKHarness) async throws {
+        let clock = ManualClock()
+        let conversation = SupportConversation(client: server.client { $0.sendAttempts = 1 }, store: nil, clock: clock)
+        let log = StateLog(conversation)
+        conversation.start()
+        try await log.wait("live") { $0.connection == "live" }
+        server.emulator.failRequests("POST", "/channels/{channel_id}/threads", count: 1_000, status: 503)
+        conversation.draft = "first"
+        conversation.send()
+        try await log.wait("first queued") { $0.line("first")?.delivery == .queued }
+        conversation.draft = "second"
+        conversation.send()
+        // The server's queue for this user is full (503, come back in 30 s): kept on the device.
+        try await clock.changes.wait(for: "the redelivery sleeping on the clock", timeout: .seconds(90)) { _ in
+            clock.sleepsLeft.contains(.seconds(5))
+        }
+        #expect(conversation.messages.last?.text == "second" && conversation.messages.last?.delivery == .pending)
+        server.emulator.failRequests("POST", "/channels/{channel_id}/threads", count: 0)
+        try await log.wait("first sent") { $0.line("first")?.delivery == .sent }
+        clock.advance(by: .seconds(5))
+        try await log.wait("second sent") { $0.line("second")?.delivery == .sent }
+        #expect(conversation.messages.map(\.text) == ["first", "second"])
+        #expect(conversation.connection == .live)
+        await conversation.stop()
+    }
+
+    /// After a sign-out, the next user sees nothing of the one before, and nothing of theirs is sent.
+    @Test func theNextUserSeesNothingOfTheOneBefore() async throws {
+        try await withSDKServer { server in
+            try await Self.nextUser(server)
+        }
+    }
+
+    @MainActor
+    static func nextUser(_ server: SDKHarness) async throws {
+        let client = server.client()
+        let conversation = SupportConversation(client: client, store: InMemoryConversationStore(), clock: ManualClock())
+        let log = StateLog(conversation)
+        conversation.start()
+        try await log.wait("live") { $0.connection == "live" }
+        conversation.draft = "mine, sent"
+        conversation.send()
+        let refused = String(repeating: "too long ", count: 3_000)
+        conversation.draft = refused
+        conversation.send()
+        try await log.wait("one sent, one refused") { state in
+            guard case .failed = state.line(refused.trimmingCharacters(in: .whitespaces))?.delivery else { return false }
+            return state.line("mine, sent")?.delivery == .sent
+        }
+        let first = try #require(await client.userID)
+        await conversation.stop()
+        try await client.signOut()
+        conversation.start()
+        try await log.wait("the next user, live") { $0.connection == "live" && $0.lines.isEmpty }
+        let second = try #require(await client.userID)
+        #expect(first != second)
+        // Nothing of the first user's: not on screen, not in the outbox, not sent as the second.
+        conversation.draft = "hello from the next user"
+        conversation.send()
+        try await log.wait("the next user's message sent") { $0.line("hello from the next user")?.delivery == .sent }
+        #expect(conversation.messages.map(\.text) == ["hello from the next user"])
+        #expect(try await client.messages().messages.map(\.content) == ["hello from the next user"])
+        await conversation.stop()
+    }
+
     static func isSubsequence<T: Equatable>(_ values: [T], of order: [T]) -> Bool {
         var index = order.startIndex
         for value in values {

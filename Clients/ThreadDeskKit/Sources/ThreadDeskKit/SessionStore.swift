@@ -46,12 +46,25 @@ public struct FileSessionStore: SessionStore {
 /// Files only their owner may read, replaced atomically.
 enum PrivateFile {
     static func write(_ data: Data, to url: URL) throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteUnknown)
+        let folder = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: folder.path) {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+        // Created owner-only from the first byte (not made so afterwards), written, flushed to disk.
+        let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteNoPermission) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var written = true
+        do {
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            written = false
         }
         // rename(2) replaces the old file in one step: a reader sees the old or the new, never half.
-        guard rename(temporary.path, url.path) == 0 else {
+        guard written, rename(temporary.path, url.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
             throw CocoaError(.fileWriteUnknown)
         }

@@ -43,12 +43,15 @@ public struct SupportPush: Sendable, Hashable {
 
     /// JSON numbers arrive as `NSNumber` on Apple platforms and as `Int` or `Double` elsewhere.
     private static func integer(_ value: Any?) -> Int? {
-        switch value {
-        case let value as Int: value
-        case let value as Double where value.rounded() == value && abs(value) < 1e9: Int(value)
-        case let value as NSNumber: value.intValue
+        let number: Double? = switch value {
+        case let value as Int: Double(value)
+        case let value as Double: value
+        case let value as NSNumber: value.doubleValue
         default: nil
         }
+        // A count: whole, not negative, not absurd (NaN, infinities and the like read as none).
+        guard let number, number.isFinite, number >= 0, number <= 1_000_000, number.rounded() == number else { return nil }
+        return Int(number)
     }
 }
 

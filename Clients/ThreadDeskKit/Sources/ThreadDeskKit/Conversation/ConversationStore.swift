@@ -45,7 +45,7 @@ public actor InMemoryConversationStore: ConversationStore {
 
     public init(_ snapshot: ConversationSnapshot? = nil, messageCap: Int = 1000) {
         self.snapshot = snapshot
-        self.messageCap = messageCap
+        self.messageCap = max(1, messageCap)
     }
 
     public func load() -> ConversationSnapshot? { snapshot }

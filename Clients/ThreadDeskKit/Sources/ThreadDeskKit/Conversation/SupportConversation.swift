@@ -91,18 +91,29 @@ public final class SupportConversation {
     @ObservationIgnored private var serverURL: URL { client.configuration.serverURL }
     @ObservationIgnored private var userID: String?
     @ObservationIgnored private var lastEventID: String?
-    /// Messages of the device by their outbox key: pending ones, and those refused before the
-    /// server took them (kept to be sent again).
+    /// The device's messages by their outbox key: waiting to be confirmed, or refused before the
+    /// server took them (kept to be sent again). One whose server copy came first (on the stream,
+    /// before the answer to its send) is off the screen but still here until its send confirms it.
     @ObservationIgnored private var localEntries: [String: OutboxEntry] = [:]
+    /// Keys whose send is under way.
     @ObservationIgnored private var delivering: Set<String> = []
+    /// Keys withdrawn while their send was under way.
     @ObservationIgnored private var discarded: Set<String> = []
+    /// New texts for messages whose send has been tried already (the key holds the old text):
+    /// applied as an edit once the server confirms the message.
+    @ObservationIgnored private var pendingEdits: [String: String] = [:]
+    /// Sends in a row that found no server, by key: the next waits longer.
+    @ObservationIgnored private var attempts: [String: Int] = [:]
     @ObservationIgnored private var openedSuggestionID: String?
     @ObservationIgnored private var lastTypingReport: Duration?
     @ObservationIgnored private var installationSent = false
+    @ObservationIgnored private var synchronizing = 0
     @ObservationIgnored private var runTask: Task<Void, Never>?
+    @ObservationIgnored private var runGeneration = 0
     @ObservationIgnored private var suggestionTask: Task<Void, Never>?
     @ObservationIgnored private var typingExpiry: Task<Void, Never>?
     @ObservationIgnored private var saveTask: Task<Void, Never>?
+    @ObservationIgnored private var statusRefresh: Task<Void, Never>?
     @ObservationIgnored private var work: [UUID: Task<Void, Never>] = [:]
 
     /// - Parameters:
@@ -132,21 +143,31 @@ public final class SupportConversation {
     /// alternative); calling it while running does nothing.
     public func start() {
         guard runTask == nil else { return }
-        runTask = Task { await self.run() }
+        runGeneration += 1
+        let generation = runGeneration
+        runTask = Task {
+            await self.run()
+            // Ended by itself (signed out, refused): the next start() starts again.
+            if self.runGeneration == generation { self.runTask = nil }
+        }
     }
 
-    /// Stops the stream (the app went to the background, the screen closed) and writes the
-    /// device store; ``start()`` resumes from the last event, without gaps or repeats.
+    /// Stops the stream (the app went to the background, the screen closed), waits for the work
+    /// under way to end (sends cancelled stay in the outbox, sent at the next start) and writes
+    /// the device store; ``start()`` resumes from the last event, without gaps or repeats.
     public func stop() async {
         let running = runTask
         runTask = nil
+        runGeneration += 1
         running?.cancel()
+        for task in [suggestionTask, typingExpiry, statusRefresh, saveTask] { task?.cancel() }
+        let pending = Array(work.values)
+        for task in pending { task.cancel() }
         await running?.value
-        for task in work.values { task.cancel() }
-        suggestionTask?.cancel()
-        typingExpiry?.cancel()
-        saveTask?.cancel()
+        for task in pending { await task.value }
         saveTask = nil
+        if isSupportTyping { isSupportTyping = false }
+        if connection != .offline(retryAt: nil) { connection = .offline(retryAt: nil) }
         await saveNow()
     }
 
@@ -157,15 +178,16 @@ public final class SupportConversation {
         let kept = await client.keptUserID()
         let keptSnapshot = kept == nil || kept == userID ? nil : await snapshot(of: kept!)
         let entries = (try? await client.pendingMessages()) ?? []
-        if let kept, kept != userID { adopt(userID: kept, keptSnapshot) }
-        for entry in entries where timeline.message(id: entry.id) == nil {
-            localEntries[entry.id] = entry
-            timeline.appendLocal(ConversationMessage(pending: entry))
-        }
+        if let kept, kept != userID { adopt(userID: kept, keptSnapshot, entries: entries) } else { showEntries(entries) }
+        if connection != .connecting { connection = .connecting }
         while !Task.isCancelled {
             do {
                 let session = try await client.open()
-                if session.userId != userID { adopt(userID: session.userId, await snapshot(of: session.userId)) }
+                if session.userId != userID {
+                    let snapshot = await snapshot(of: session.userId)
+                    let entries = (try? await client.pendingMessages()) ?? []
+                    adopt(userID: session.userId, snapshot, entries: entries)
+                }
                 break
             } catch {
                 lastError = error
@@ -192,19 +214,41 @@ public final class SupportConversation {
         return snapshot
     }
 
-    /// The session's user, with what the device kept of their conversation.
-    private func adopt(userID: String, _ snapshot: ConversationSnapshot?) {
+    /// The session's user, with what the device kept of their conversation and the outbox's
+    /// messages: nothing of a user before (their state, their messages) stays.
+    private func adopt(userID: String, _ snapshot: ConversationSnapshot?, entries: [OutboxEntry]) {
         if self.userID != nil {
-            timeline.replaceConfirmed(with: [])
+            for task in work.values { task.cancel() }
+            timeline = ConversationTimeline()
+            localEntries = [:]
+            discarded = []
+            pendingEdits = [:]
+            attempts = [:]
             lastEventID = nil
+            unreadCount = 0
+            lastReadMessageID = nil
+            hasEarlier = false
+            supportStatus = nil
+            suggestions = []
+            installationSent = false
         }
         self.userID = userID
-        guard let snapshot else { return }
-        timeline.merge(snapshot.messages)
-        lastEventID = snapshot.lastEventID
-        unreadCount = snapshot.unreadCount
-        lastReadMessageID = snapshot.lastReadMessageID
-        hasEarlier = snapshot.hasEarlier
+        if let snapshot {
+            timeline.merge(snapshot.messages)
+            lastEventID = snapshot.lastEventID
+            unreadCount = snapshot.unreadCount
+            lastReadMessageID = snapshot.lastReadMessageID
+            hasEarlier = snapshot.hasEarlier
+        }
+        showEntries(entries)
+    }
+
+    /// The outbox's messages, those not on screen yet (nor known already).
+    private func showEntries(_ entries: [OutboxEntry]) {
+        for entry in entries where localEntries[entry.id] == nil {
+            localEntries[entry.id] = entry
+            timeline.appendLocal(ConversationMessage(pending: entry))
+        }
     }
 
     // MARK: Events
@@ -212,12 +256,15 @@ public final class SupportConversation {
     /// Applies one live update (what ``run()`` does with each; public for apps that run the
     /// client's ``ThreadDeskClient/updates(resumingAfter:)`` themselves).
     public func apply(_ update: LiveUpdate) {
-        if let position = update.position { lastEventID = position }
+        // A reset's position counts once what it asks for (the newest page) is here.
+        if let position = update.position, !Self.isReset(update.event) { lastEventID = position }
         switch update.event {
         case .messageCreated(let message):
             let shown = ConversationMessage(message, server: serverURL)
-            timeline.dropLocalCopy(of: shown)
-            timeline.upsert(shown)
+            // The user's own message on the stream before the answer to its send: one copy on
+            // screen (a replay of a message held already takes nothing away).
+            if timeline.message(id: shown.id) == nil { timeline.dropLocalCopy(of: shown) }
+            upsert(shown)
             if !shown.isFromUser { supportSpoke() }
         case .messageUpdated(let message):
             timeline.upsert(ConversationMessage(message, server: serverURL))
@@ -230,7 +277,8 @@ public final class SupportConversation {
         case .typing(let until):
             supportTyping(until: until)
         case .reset:
-            background { await self.reload() }
+            let position = update.position
+            background { await self.reload(thenResumeAfter: position) }
         case .connection(let state):
             switch state {
             case .live:
@@ -245,6 +293,25 @@ public final class SupportConversation {
         scheduleSave()
     }
 
+    private static func isReset(_ event: ThreadDeskEvent) -> Bool {
+        if case .reset = event { true } else { false }
+    }
+
+    /// A server message from an answer or a page, which may be older than what the stream
+    /// brought meanwhile: a message support has (`sent`) is not taken back to `queued` by it.
+    private func upsert(_ message: ConversationMessage) {
+        if let held = timeline.message(id: message.id), Self.isStale(message, comparedWith: held) { return }
+        timeline.upsert(message)
+    }
+
+    private func merge(_ page: [ConversationMessage]) {
+        timeline.merge(page.filter { message in timeline.message(id: message.id).map { !Self.isStale(message, comparedWith: $0) } ?? true })
+    }
+
+    private static func isStale(_ message: ConversationMessage, comparedWith held: ConversationMessage) -> Bool {
+        held.delivery == .sent && message.delivery == .queued && held.text == message.text
+    }
+
     private func supportSpoke() {
         typingExpiry?.cancel()
         typingExpiry = nil
@@ -253,7 +320,8 @@ public final class SupportConversation {
 
     private func supportTyping(until: Date) {
         typingExpiry?.cancel()
-        let left = max(0, until.timeIntervalSinceNow)
+        // A device clock far behind the server's would keep it on for long: 15 s at most.
+        let left = min(15, until.timeIntervalSinceNow)
         guard left > 0 else { return supportSpoke() }
         if !isSupportTyping { isSupportTyping = true }
         typingExpiry = Task {
@@ -267,55 +335,102 @@ public final class SupportConversation {
     /// first connection: new messages since the newest here, support's status, and the
     /// device's unsent messages sent.
     private func synchronize() async {
-        isSynchronizing = true
-        defer { isSynchronizing = false }
+        synchronizing += 1
+        if !isSynchronizing { isSynchronizing = true }
+        defer {
+            synchronizing -= 1
+            if synchronizing == 0 { isSynchronizing = false }
+        }
         do {
             if let newest = timeline.newestConfirmed?.id {
                 var after = newest
                 while true {
                     let page = try await client.messages(after: after, limit: 100)
-                    timeline.merge(page.messages.map { ConversationMessage($0, server: serverURL) })
+                    merge(page.messages.map { ConversationMessage($0, server: serverURL) })
                     guard page.hasMore, let last = page.messages.last?.id else { break }
                     after = last
                 }
             } else {
                 let page = try await client.messages(limit: options.pageSize)
-                timeline.merge(page.messages.map { ConversationMessage($0, server: serverURL) })
+                merge(page.messages.map { ConversationMessage($0, server: serverURL) })
                 hasEarlier = page.hasMore
             }
-            supportStatus = try await client.supportStatus()
+            updateStatus(try await client.supportStatus())
             if let installation = options.installation, !installationSent {
                 _ = try await client.updateInstallation(installation)
                 installationSent = true
             }
         } catch {
-            lastError = error
+            if !Task.isCancelled { lastError = error }
         }
-        for entry in localEntries.values.sorted(by: { $0.createdAt < $1.createdAt })
-        where timeline.message(id: entry.id)?.delivery == .pending {
-            deliver(entry)
-        }
+        guard !Task.isCancelled else { return }
+        deliverWaiting()
         scheduleSave()
     }
 
-    /// The server could not replay what was missed: its newest page replaces what is held.
-    private func reload() async {
+    /// Sends every message of the device that waits (shown or not), oldest first.
+    private func deliverWaiting() {
+        for entry in localEntries.values.sorted(by: { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }) {
+            if case .failed = timeline.message(id: entry.id)?.delivery { continue }
+            deliver(entry)
+        }
+    }
+
+    /// Support's status, asked again when the away time it names is over (hours, or `/away` ending).
+    private func updateStatus(_ status: SupportStatus) {
+        if supportStatus != status { supportStatus = status }
+        statusRefresh?.cancel()
+        statusRefresh = nil
+        guard status.status == .away, let opening = status.nextOpening.flatMap(Timestamp.date) else { return }
+        // At least 30 s: a server whose clock runs behind still says away for a moment after.
+        let left = max(30, opening.timeIntervalSinceNow)
+        statusRefresh = Task {
+            do { try await self.sleep(.milliseconds(Int64(min(left, 86_400) * 1000))) } catch { return }
+            guard let status = try? await self.client.supportStatus(), !Task.isCancelled else { return }
+            self.updateStatus(status)
+        }
+    }
+
+    /// The server could not replay what was missed: its newest page replaces what is held
+    /// (what came on the stream meanwhile kept), then the stream's position moves past the reset.
+    private func reload(thenResumeAfter position: String?) async {
         do {
             let page = try await client.messages(limit: options.pageSize)
-            timeline.replaceConfirmed(with: page.messages.map { ConversationMessage($0, server: serverURL) })
+            let fetched = page.messages.map { ConversationMessage($0, server: serverURL) }
+            let newer = fetched.last.map { newest in
+                timeline.messages[..<timeline.confirmedCount].filter { ConversationTimeline.precedes(newest.id, $0.id) }
+            } ?? []
+            timeline.replaceConfirmed(with: fetched)
+            timeline.merge(Array(newer))
             hasEarlier = page.hasMore
             unreadCount = try await client.unreadCount()
+            if let position { lastEventID = position }
         } catch {
-            lastError = error
+            if !Task.isCancelled { lastError = error }
         }
         scheduleSave()
     }
 
     /// A ThreadDesk push came (the app was woken, or the user tapped it): the badge's count, and
-    /// the message it announces fetched when the stream is not live to bring it.
+    /// the message it announces fetched when the stream is not live to bring it, kept at once
+    /// (the app may be suspended again right after).
     public func receive(_ push: SupportPush) async {
+        if let pushed = push.userID, let userID, pushed != userID, pushed != Self.localPart(of: userID) { return }
         if let badge = push.badge, badge != unreadCount { unreadCount = badge }
-        if connection != .live, userID != nil { await synchronize() }
+        guard connection != .live else { return }
+        if userID == nil {
+            guard let session = try? await client.open() else { return }
+            let snapshot = await snapshot(of: session.userId)
+            let entries = (try? await client.pendingMessages()) ?? []
+            if session.userId != userID { adopt(userID: session.userId, snapshot, entries: entries) }
+        }
+        await synchronize()
+        await saveNow()
+    }
+
+    /// A push names the user as the app knows them (without the server's app prefix).
+    private static func localPart(of userID: String) -> String {
+        userID.split(separator: "/", maxSplits: 1).last.map(String.init) ?? userID
     }
 
     // MARK: Actions
@@ -343,15 +458,20 @@ public final class SupportConversation {
     /// Sends a failed message again (or a pending one now).
     public func retry(_ message: ConversationMessage) {
         if let entry = localEntries[message.id] {
-            timeline.updateLocal(id: entry.id) { $0.delivery = .pending }
-            deliver(entry)
+            if case .failed = message.delivery {
+                // Refused before the server took it: the server kept nothing under its key.
+                replaceRefused(entry, text: entry.text)
+            } else {
+                attempts[entry.id] = nil
+                deliver(entry)
+            }
             return
         }
         guard message.isConfirmed, message.isFromUser, case .failed = message.delivery else { return }
         background {
             do throws(ThreadDeskError) {
                 let sent = try await self.client.edit(message.id, to: message.text)
-                self.timeline.upsert(ConversationMessage(sent, server: self.serverURL))
+                self.upsert(ConversationMessage(sent, server: self.serverURL))
             } catch {
                 self.lastError = error
             }
@@ -361,24 +481,35 @@ public final class SupportConversation {
     /// Changes the text of one of the user's messages (a failed one goes out again with it).
     public func edit(_ message: ConversationMessage, to text: String) {
         guard message.isFromUser, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return }
-        if var entry = localEntries[message.id] {
-            entry.text = text
-            localEntries[entry.id] = entry
-            timeline.updateLocal(id: entry.id) {
-                $0.text = text
-                $0.delivery = .pending
+        if let entry = localEntries[message.id] {
+            if case .failed = message.delivery {
+                replaceRefused(entry, text: text)
+            } else {
+                // Its key may have reached the server with the old text: the new one follows as an
+                // edit once the server confirms the message.
+                pendingEdits[entry.id] = text
+                timeline.updateLocal(id: entry.id) { $0.text = text }
             }
-            deliver(entry)
             return
         }
         background {
             do throws(ThreadDeskError) {
                 let edited = try await self.client.edit(message.id, to: text)
-                self.timeline.upsert(ConversationMessage(edited, server: self.serverURL))
+                self.upsert(ConversationMessage(edited, server: self.serverURL))
             } catch {
                 self.lastError = error
             }
         }
+    }
+
+    /// A message the server refused for good goes again as a new one (a new key), in its place.
+    private func replaceRefused(_ entry: OutboxEntry, text: String) {
+        let fresh = OutboxEntry(text: text, files: entry.files, suggestionID: entry.suggestionID)
+        localEntries[entry.id] = nil
+        timeline.remove(id: entry.id)
+        localEntries[fresh.id] = fresh
+        timeline.appendLocal(ConversationMessage(pending: fresh))
+        deliver(fresh)
     }
 
     /// Deletes one of the user's messages; one not yet sent never reaches support.
@@ -386,8 +517,9 @@ public final class SupportConversation {
         guard message.isFromUser else { return }
         if localEntries[message.id] != nil {
             localEntries[message.id] = nil
-            discarded.insert(message.id)
+            pendingEdits[message.id] = nil
             timeline.remove(id: message.id)
+            if delivering.contains(message.id) { discarded.insert(message.id) }
             background { try? await self.client.discardPending(message.id) }
             return
         }
@@ -414,7 +546,7 @@ public final class SupportConversation {
                 if self.unreadCount != state.count { self.unreadCount = state.count }
                 self.scheduleSave()
             } catch {
-                self.lastError = error
+                if !Task.isCancelled { self.lastError = error }
             }
         }
     }
@@ -426,7 +558,7 @@ public final class SupportConversation {
         defer { isLoadingEarlier = false }
         do {
             let page = try await client.messages(before: oldest, limit: options.pageSize)
-            timeline.merge(page.messages.map { ConversationMessage($0, server: serverURL) })
+            merge(page.messages.map { ConversationMessage($0, server: serverURL) })
             hasEarlier = page.hasMore
             scheduleSave()
         } catch {
@@ -449,20 +581,40 @@ public final class SupportConversation {
             defer { self.delivering.remove(entry.id) }
             do throws(ThreadDeskError) {
                 let sent = try await self.client.send(entry)
-                self.localEntries[entry.id] = nil
+                self.attempts[entry.id] = nil
                 if self.discarded.remove(entry.id) != nil {
                     // Withdrawn while the server was taking it: withdrawn there too.
                     try? await self.client.delete(sent.id)
                     return
                 }
-                self.timeline.confirm(localID: entry.id, as: ConversationMessage(sent, server: self.serverURL))
+                guard self.localEntries.removeValue(forKey: entry.id) != nil else { return }
+                self.timeline.remove(id: entry.id)
+                self.upsert(ConversationMessage(sent, server: self.serverURL))
+                if let text = self.pendingEdits.removeValue(forKey: entry.id) {
+                    self.edit(self.timeline.message(id: sent.id) ?? ConversationMessage(sent, server: self.serverURL), to: text)
+                }
             } catch .pending {
-                // Stays on the device; the next time the connection is live sends it.
+                // Kept on the device: tried again after a while (and whenever the stream comes back).
+                self.redeliverLater(entry)
             } catch {
+                guard !Task.isCancelled else { return }
                 // Refused for good before the server took it (too long, a file it does not take).
                 self.timeline.updateLocal(id: entry.id) { $0.delivery = .failed(reason: error.description) }
             }
             self.scheduleSave()
+        }
+    }
+
+    private func redeliverLater(_ entry: OutboxEntry) {
+        guard !Task.isCancelled, localEntries[entry.id] != nil else { return }
+        let attempt = attempts[entry.id, default: 0]
+        attempts[entry.id] = attempt + 1
+        // 5 s, doubling to 2 min: the client's own retries came before each of these.
+        let wait = Duration.seconds(min(120, 5 << min(attempt, 5)))
+        background {
+            do { try await self.sleep(wait) } catch { return }
+            guard let entry = self.localEntries[entry.id] else { return }
+            self.deliver(entry)
         }
     }
 
