@@ -39,6 +39,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        // Tracing (off by default): the API in the features, OpenTelemetry's OTLP/HTTP exporter
+        // behind it (not its gRPC one: no gRPC stack in the build).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.2.0"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // The client SDK: the server builds on its wire types, so the two cannot drift apart.
         .package(path: "Clients/ThreadDeskKit"),
     ],
@@ -102,10 +106,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Spans of a process (`Traces`: OpenTelemetry when TRACING=otlp, nothing otherwise) and the
+        // W3C trace context carried between processes and through the store.
+        .target(
+            name: "ThreadDeskTracing",
+            dependencies: [
+                "ThreadDeskSettings",
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "DiscordGateway",
             dependencies: [
                 "ThreadDeskSettings",
+                "ThreadDeskTracing",
                 "ZstdStream",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 "Deadlines",
@@ -197,6 +216,8 @@ let package = Package(
             name: "ThreadDeskServer",
             dependencies: [
                 "AppAttest",
+                "ThreadDeskTracing",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "ThreadDeskSettings",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "Deadlines",
@@ -391,6 +412,7 @@ let package = Package(
             name: "ThreadDeskServerTests",
             dependencies: [
                 "AppAttest",
+                "ThreadDeskTracing",
                 "SoftwareAttester",
                 "APNsEmulator",
                 "TestSupport",

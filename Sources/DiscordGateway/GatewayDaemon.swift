@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 @_exported import ThreadDeskSettings
+import ThreadDeskTracing
 
 /// `threaddesk gateway`'s settings, read from the environment and checked the way the server's
 /// are: every missing or malformed variable named in one message (the command exits 78).
@@ -22,6 +23,8 @@ public struct GatewayDaemonConfiguration: Sendable {
     public var discordGlobalLimit = 50
     /// `GATEWAY_COMPRESSION`: `zlib-stream` (default), `zstd-stream` or `none`.
     public var compression = TransportCompression.zlibStream
+    /// Spans of the events it forwards (`TRACING=otlp`): the server's spans of each batch are its children.
+    public var tracing = TracingSettings()
     /// The same floor the server holds `GATEWAY_SECRET` to.
     public static let minimumSecretLength = 32
 
@@ -78,6 +81,7 @@ public struct GatewayDaemonConfiguration: Sendable {
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
         }
+        tracing = TracingSettings(environment: environment, problems: &problem.invalid)
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 
@@ -110,10 +114,12 @@ public struct GatewayDaemonConfiguration: Sendable {
 public struct GatewayDaemonServices: Sendable {
     public let forwarder: HTTPEventForwarder
     public let connection: GatewayConnection
+    /// Sends the spans (tracing on); stops last, with what the others' last work left.
+    public let traceExporter: (any Service)?
 
     /// In the order a `ServiceGroup` should start them (it shuts them down in reverse: the
     /// connection first, so events already read still reach the forwarder).
-    public var services: [any Service] { [forwarder, connection] }
+    public var services: [any Service] { (traceExporter.map { [$0] } ?? []) + [forwarder, connection] }
 }
 
 public func buildGatewayServices(
@@ -127,12 +133,21 @@ public func buildGatewayServices(
     gateway.compression = configuration.compression
     gateway.faqChannelIDs = configuration.faqChannelIDs
     adjust(&forwarding, &gateway)
-    let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, logger: logger)
+    let traces: Traces
+    let exporter: (any Service)?
+    do {
+        (traces, exporter) = try configuration.tracing.makeTraces(serviceName: "threaddesk-gateway", logger: logger)
+    } catch {
+        logger.error("Tracing could not start; it is off", metadata: ["error": "\(error)"])
+        (traces, exporter) = (.off, nil)
+    }
+    let forwarder = HTTPEventForwarder(configuration: forwarding, clock: forwarderClock, traces: traces, logger: logger)
     var rest = DiscordClient<AnyClock>.Configuration(baseURL: gateway.discordAPIURL, token: gateway.token)
     rest.rateLimits.globalLimit = configuration.discordGlobalLimit
     let discord = DiscordClient(configuration: rest, logger: logger)
     return GatewayDaemonServices(
-        forwarder: forwarder, connection: GatewayConnection(configuration: gateway, sink: forwarder, discord: discord, logger: logger))
+        forwarder: forwarder, connection: GatewayConnection(configuration: gateway, sink: forwarder, discord: discord, logger: logger),
+        traceExporter: exporter)
 }
 
 extension GatewayDaemonConfiguration: CustomReflectable {

@@ -3,6 +3,7 @@ import Deadlines
 import DiscordREST
 import Foundation
 import Logging
+import ThreadDeskTracing
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -52,13 +53,17 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
     private let wakeUps = WakeSignal()
 
     private let ownsClient: Bool
+    /// Each post is a span, its W3C `traceparent` on the request: the server's spans of the batch are its children.
+    private let traces: Traces
 
     /// Without `httpClient` the forwarder makes its own, which fails an attempt as soon as the
     /// server refuses the connection (the forwarder's own backoff decides when to try again).
     public init(
-        configuration: Configuration, httpClient: HTTPClient? = nil, clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+        configuration: Configuration, httpClient: HTTPClient? = nil, clock: any Clock<Duration> = ContinuousClock(), traces: Traces = .off,
+        logger: Logger
     ) {
         self.configuration = configuration
+        self.traces = traces
         if let httpClient {
             self.http = httpClient
             ownsClient = false
@@ -129,12 +134,21 @@ public final class HTTPEventForwarder: ForumEventSink, Service, CustomStringConv
 
     /// One attempt at handing `batch` to the server; whether it took it.
     private func post(_ batch: [ForumEvent]) async -> Bool {
+        await traces.span("gateway.forward", kind: .producer, attributes: traces.isOn ? ["threaddesk.events": .int64(Int64(batch.count))] : [:]) { span in
+            let taken = await postTraced(batch)
+            if !taken { span.failed("the server did not take the batch") }
+            return taken
+        }
+    }
+
+    private func postTraced(_ batch: [ForumEvent]) async -> Bool {
         postAttempts.add(1, ordering: .relaxed)
         do {
             var request = HTTPClientRequest(url: configuration.serverURL + "/internal/gateway/events")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(configuration.secret)")
             request.headers.add(name: "Content-Type", value: "application/json")
+            if let traceparent = traces.traceparent() { request.headers.add(name: Traces.header, value: traceparent) }
             request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(ForumEventBatch(events: batch))))
             let response = try await http.execute(request, timeout: .seconds(30))
             _ = try await withTimeout(.seconds(30), "the server's answer to a batch") {

@@ -30,11 +30,11 @@ extension PostgresStore {
             let added = try await connection.rows(
                 """
                 INSERT INTO outbox_items (id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts, next_attempt_at,
-                    posted_parts, failure, size, may_start_thread)
+                    posted_parts, failure, size, may_start_thread, trace_parent)
                 VALUES (\(item.id.column), \(item.owner.rawValue), \(item.kind.rawValue), \(item.content), \(item.idempotencyKey),
                     \(item.suggestionID), \(item.acceptedAt.timeIntervalSince1970), \(item.attempts), \(item.nextAttempt.timeIntervalSince1970),
                     \(OutboxColumns.parts(item.postedParts)), \(OutboxColumns.failure(item.failure)), \(Int64(item.size)),
-                    \(item.mayStartThread))
+                    \(item.mayStartThread), \(item.traceparent))
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """, logger: logger)
             guard !added.isEmpty else {
@@ -59,16 +59,16 @@ extension PostgresStore {
     /// item without), from one statement, so a delivery ending meanwhile takes both or neither.
     private static let itemWithFiles = """
         SELECT i.id, i.owner, i.kind, i.content, i.idempotency_key, i.suggestion_id, i.accepted_at, i.attempts, i.next_attempt_at,
-            i.posted_parts, i.failure, f.filename, f.content_type, f.bytes, i.may_start_thread
+            i.posted_parts, i.failure, f.filename, f.content_type, f.bytes, i.may_start_thread, i.trace_parent
         FROM outbox_items i LEFT JOIN outbox_files f ON f.item_id = i.id
         """
 
     private static func items(_ rows: [PostgresRow]) throws -> [OutboxItem] {
         var items: [OutboxItem] = []
         for row in rows {
-            let (id, owner, kind, content, key, suggestion, accepted, attempts, next, parts, failure, filename, contentType, bytes, mayStart) =
+            let (id, owner, kind, content, key, suggestion, accepted, attempts, next, parts, failure, filename, contentType, bytes, mayStart, trace) =
                 try row.decode(
-                    (Int64, String, String, String, String, String?, Double, Int, Double, String, String?, String?, String?, ByteBuffer?, Bool).self)
+                    (Int64, String, String, String, String, String?, Double, Int, Double, String, String?, String?, String?, ByteBuffer?, Bool, String?).self)
             let file = filename.map { OutboxItem.File(filename: $0, contentType: contentType, bytes: Data(buffer: bytes ?? ByteBuffer())) }
             if let last = items.last, last.id.column == id {
                 if let file { items[items.count - 1].files.append(file) }
@@ -82,7 +82,7 @@ extension PostgresStore {
                     id: Snowflake(column: id), owner: ownerID, kind: itemKind, content: content, files: file.map { [$0] } ?? [],
                     idempotencyKey: key, suggestionID: suggestion, acceptedAt: Date(timeIntervalSince1970: accepted), attempts: attempts,
                     nextAttempt: Date(timeIntervalSince1970: next), postedParts: OutboxColumns.parts(parts),
-                    failure: OutboxColumns.failure(failure), mayStartThread: mayStart))
+                    failure: OutboxColumns.failure(failure), mayStartThread: mayStart, traceparent: trace))
         }
         return items
     }

@@ -148,7 +148,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 13
+    public static let schemaVersion = 14
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {
@@ -210,6 +210,8 @@ public final class PostgresStore: UserStore, Service {
         CREATE TABLE IF NOT EXISTS turn_windows (
             key TEXT PRIMARY KEY, opened_at TIMESTAMPTZ NOT NULL, used INTEGER NOT NULL, known_seconds DOUBLE PRECISION NOT NULL)
         """,
+        // The trace of an accepted message, continued by its delivery (schema 14).
+        "ALTER TABLE outbox_items ADD COLUMN IF NOT EXISTS trace_parent TEXT",
     ]
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.

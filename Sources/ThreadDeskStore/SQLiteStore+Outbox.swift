@@ -28,13 +28,14 @@ extension SQLiteStore {
             try db.execute(
                 sql: """
                     INSERT INTO outbox_items (id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts,
-                        next_attempt_at, posted_parts, failure, size, may_start_thread)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+                        next_attempt_at, posted_parts, failure, size, may_start_thread, trace_parent)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
                     """,
                 arguments: [
                     item.id.column, item.owner.rawValue, item.kind.rawValue, item.content, item.idempotencyKey, item.suggestionID,
                     item.acceptedAt.timeIntervalSince1970, item.attempts, item.nextAttempt.timeIntervalSince1970,
                     OutboxColumns.parts(item.postedParts), OutboxColumns.failure(item.failure), item.size, item.mayStartThread,
+                    item.traceparent,
                 ])
             guard db.changesCount > 0 else {
                 // Kept already: the same message (a commit retried) is no error; another's is.
@@ -51,7 +52,7 @@ extension SQLiteStore {
     }
 
     static let outboxColumns =
-        "id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts, next_attempt_at, posted_parts, failure, may_start_thread"
+        "id, owner, kind, content, idempotency_key, suggestion_id, accepted_at, attempts, next_attempt_at, posted_parts, failure, may_start_thread, trace_parent"
 
     private static func item(_ row: Row, files: [OutboxItem.File]) -> OutboxItem? {
         guard let owner = UserID(storageKey: row[1] as String), let kind = OutboxItem.Kind(rawValue: row[2]) else { return nil }
@@ -59,7 +60,7 @@ extension SQLiteStore {
             id: Snowflake(column: row[0]), owner: owner, kind: kind, content: row[3], files: files, idempotencyKey: row[4],
             suggestionID: row[5], acceptedAt: Date(timeIntervalSince1970: row[6]), attempts: row[7],
             nextAttempt: Date(timeIntervalSince1970: row[8]), postedParts: OutboxColumns.parts(row[9] as String),
-            failure: OutboxColumns.failure(row[10] as String?), mayStartThread: row[11])
+            failure: OutboxColumns.failure(row[10] as String?), mayStartThread: row[11], traceparent: row[12])
     }
 
     private static func files(_ db: Database, of ids: [Int64]) throws -> [Int64: [OutboxItem.File]] {

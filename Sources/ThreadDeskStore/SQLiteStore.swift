@@ -232,6 +232,9 @@ public final class SQLiteStore: UserStore {
                     ALTER TABLE outbox_items ADD COLUMN may_start_thread INTEGER NOT NULL DEFAULT 1;
                     """)
         }
+        migrator.registerMigration("v12: the trace of an accepted message") { db in
+            try db.execute(sql: "ALTER TABLE outbox_items ADD COLUMN trace_parent TEXT")
+        }
         return migrator
     }
 

@@ -332,6 +332,29 @@ struct ReplicaTests {
         }
     }
 
+    /// Tracing on: a reply ingested by replica A and written to the stream replica B holds is one
+    /// trace; the announcement through PostgreSQL carries it (`live.events` on B is the child of
+    /// `mirror.ingest` on A).
+    @Test func aReplyIngestedOnOneReplicaIsTracedToTheStreamOnTheOther() async throws {
+        try await SpanReceiver.withRunning { receiver, endpoint in
+            try await withReplicas(gatewayOnA: true, adjust: TracingTests.tracing(endpoint)) { a, b, discord, _, _, _ in
+                let opened = try await a.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
+                let token = try #require(try JSON.parse(opened.body)["token"]?.stringValue)
+                let auth: HTTPFields = [.authorization: "Bearer \(token)", .init("Idempotency-Key")!: "first"]
+                #expect(try await a.call(.post, "/v1/messages", headers: auth, json: #"{"content":"hello"}"#).status == .created)
+                try await settled(a, b)
+                let thread = try #require(discord.threads().first?.id)
+                let stream = try await EventStreamClient.open(port: try #require(Int(b.base.split(separator: ":").last ?? "")), token: token, http: b.http)
+                defer { stream.close() }
+                try await stream.next("the first unread count") { $0.name == "unread" }
+                let reply = try discord.replyAsAgent(inThread: thread, content: "traced across replicas")
+                try await stream.next("the reply on replica B") { $0.name == "message.created" && $0.data.contains(reply.id) }
+                let spans = try await receiver.someTrace(holding: ["gateway.events", "mirror.ingest", "live.events"])
+                #expect(try spans.named("live.events").parentID == spans.named("mirror.ingest").spanID)
+            }
+        }
+    }
+
     /// A token signed out through replica A ends its stream on replica B (the announcement goes
     /// through PostgreSQL, the path that wakes streams); another token's stream stays open.
     @Test func signingOutOnOneReplicaEndsTheTokensStreamOnTheOther() async throws {

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ThreadDeskCore
 import ThreadDeskSettings
+import ThreadDeskTracing
 
 /// Reading the configuration from the environment: every variable checked, every problem named.
 extension ServerConfiguration {
@@ -268,6 +269,7 @@ extension ServerConfiguration {
             // The legacy routes take a shared key and any user id: a way around App Attest.
             problem.invalid.append("LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)")
         }
+        tracing = TracingSettings(environment: environment, problems: &problem.invalid)
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 

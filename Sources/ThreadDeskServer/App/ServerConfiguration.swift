@@ -2,6 +2,7 @@
 import ThreadDeskCore
 import APNs
 import Foundation
+import ThreadDeskTracing
 import Logging
 import DiscordGateway
 
@@ -58,6 +59,8 @@ public struct ServerConfiguration: Sendable {
     public var apns: APNsSettings?
     public var push = PushSettings()
     public var outbox = OutboxSettings()
+    /// OpenTelemetry spans (`TRACING=otlp`), off by default.
+    public var tracing = TracingSettings()
     public var mirror = MirrorSettings()
     public var live = LiveSettings()
     public var quotas = QuotaSettings()

@@ -73,9 +73,11 @@ extension ServerRoot {
                 settings: .init(
                     keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
                     maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
-                bus: store.bus, metrics: metrics, logger: logger)
+                bus: store.bus, metrics: metrics, logger: logger, traces: shared.traces)
             pushes = shared.apns.map {
-                PushDispatcher(store: store, apns: $0, settings: configuration.push, catalog: catalog, metrics: metrics, logger: logger, time: time, work: work)
+                PushDispatcher(
+                    store: store, apns: $0, settings: configuration.push, catalog: catalog, metrics: metrics, logger: logger, time: time,
+                    traces: shared.traces, work: work)
             }
             status = configuration.statusTags.map {
                 StatusTags(
@@ -119,9 +121,10 @@ extension ServerRoot {
             let messageIDs = MessageIDs()
             outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
-                ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, work: work)
+                ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, traces: shared.traces, work: work)
             let intake = OutboxIntake(
-                store: store, threads: threads, ingestion: ingestion, outbox: outbox, ids: messageIDs, settings: configuration.outbox, now: now)
+                store: store, threads: threads, ingestion: ingestion, outbox: outbox, ids: messageIDs, settings: configuration.outbox,
+                traces: shared.traces, now: now)
             conversation = ConversationService(users: users, store: store, sync: sync, intake: intake, metrics: metrics)
             editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion, outbox: outbox, now: now)
             diagnostics = DiagnosticsService(users: users, intake: intake, metrics: metrics, now: now)
@@ -154,7 +157,7 @@ extension ServerRoot {
             gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
                 reconciliations: reconciliations, live: live, desk: desk, faq: faq, status: status, timeout: configuration.requestTimeout,
-                waits: shared.waits, logger: logger)
+                waits: shared.waits, traces: shared.traces, logger: logger)
         }
     }
 }

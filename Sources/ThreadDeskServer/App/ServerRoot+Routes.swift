@@ -19,6 +19,7 @@ extension ServerRoot {
             // own task: a Swift task keeps the memory of its deepest stack until it ends, and the
             // connection's task lives as long as the connection (an event stream: for an hour).
             router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: shared.waits, time: time))
+            router.add(middleware: TracingMiddleware(traces: shared.traces))
             router.add(middleware: AccessLogMiddleware())
             router.add(middleware: ErrorMiddleware(metrics: metrics))
             return router

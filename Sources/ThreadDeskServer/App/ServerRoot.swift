@@ -8,6 +8,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import ThreadDeskStore
+import ThreadDeskTracing
 
 /// The composition root: the whole server built from its configuration in one place, read top to
 /// bottom. `Shared` holds the outside connections (Discord, its CDN, APNs); `Features` every
@@ -34,6 +35,9 @@ struct ServerRoot {
         let apns: PushSender?
         /// Present with `DEBUG_WAIT_THRESHOLD`: every wait on Discord and the store is tracked.
         let waits: WaitTracker?
+        /// Spans (`TRACING=otlp`), and the exporter that sends them, run beside the rest.
+        let traces: Traces
+        let traceExporter: (any Service)?
 
         init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, time: ServerTime, logger: Logger) {
             self.metrics = metrics
@@ -58,6 +62,12 @@ struct ServerRoot {
                 }
             }
             waits = configuration.debugWaitThreshold.map { _ in WaitTracker() }
+            do {
+                (traces, traceExporter) = try configuration.tracing.makeTraces(serviceName: "threaddesk", logger: logger)
+            } catch {
+                logger.error("Tracing could not start; it is off", metadata: ["error": "\(error)"])
+                (traces, traceExporter) = (.off, nil)
+            }
         }
     }
 
@@ -87,9 +97,11 @@ struct ServerRoot {
         let gateway = inProcessGateway
             ? Self.gateway(configuration: configuration, shared: shared, features: features, health: gatewayHealth, work: work, logger: logger) : nil
         let list: [(service: (any Service)?, waitsForSchema: Bool)] = [
-            // The store's pool starts first and stops last; the outside connections close after
-            // everything that uses them stopped.
+            // The store's pool starts first and stops last (after the span exporter, which sends
+            // what the others' last work left); the outside connections close after everything
+            // that uses them stopped.
             (store.lifetime, false),
+            (shared.traceExporter, false),
             (shared.cdnClient, false),
             (shared.apns, false),
             (features.ingestionQueue, true),

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 import ThreadDeskWire
 
 /// The user's side of the conversation: sending (text and files) and reading, from the mirror.
@@ -40,7 +41,22 @@ struct ConversationService: Sendable {
     ) async throws -> SupportMessage {
         let fingerprint = SHA256.hash(data: Data(("message\u{0}" + text + (files.isEmpty ? "" : "\u{0}" + filesFingerprint)).utf8))
             .map { String(format: "%02x", $0) }.joined()
-        let (messageIDs, accepted) = try await users.withUser(id, idempotencyKey: idempotencyKey) { context -> ([String], OutboxIntake.Accepted?) in
+        // The store's transaction that accepts it: the trace goes on from here to its delivery.
+        let (messageIDs, accepted) = try await intake.traces.span("store.accept-message") { _ in
+            try await accept(text, files: files, fingerprint: fingerprint, suggestionID: suggestionID, idempotencyKey: idempotencyKey, for: id, from: address, mayStartThread: mayStartThread)
+        }
+        if let accepted {
+            intake.announce(accepted)
+            metrics.accepted(app: id.app)
+        }
+        return try await sentMessage(messageIDs, text: text)
+    }
+
+    private func accept(
+        _ text: String, files: [DiscordFile], fingerprint: String, suggestionID: String?, idempotencyKey: String, for id: UserID, from address: String,
+        mayStartThread: Bool
+    ) async throws -> ([String], OutboxIntake.Accepted?) {
+        try await users.withUser(id, idempotencyKey: idempotencyKey) { context -> ([String], OutboxIntake.Accepted?) in
             if let kept = context.keptResult {
                 guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }
                 return (kept.messageIDs, nil)
@@ -53,11 +69,6 @@ struct ConversationService: Sendable {
             context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: [accepted.id.description])
             return ([accepted.id.description], accepted)
         }
-        if let accepted {
-            intake.announce(accepted)
-            metrics.accepted(app: id.app)
-        }
-        return try await sentMessage(messageIDs, text: text)
     }
 
     /// The answer to a send: its first part as the mirror has it (also when an earlier attempt

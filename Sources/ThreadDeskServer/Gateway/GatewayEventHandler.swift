@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 
 /// What the gateway saw, whether heard in process or posted by the gateway daemon: each event's
 /// facts into the mirror behind its thread owner's earlier ones, agents' typing to the user's
@@ -29,6 +30,9 @@ struct GatewayEventHandler: ForumEventSink {
     /// How long one event's ingestion may take.
     let timeout: Duration
     let waits: WaitTracker?
+    /// A batch of events is a span (a child of the daemon's, when it posted them); each event's
+    /// ingestion, queued behind its owner's, goes on in that trace.
+    let traces: Traces
     let logger: Logger
 
     /// What the gateway saw, in order, into the mirror. Anything heard keeps the feed live; an
@@ -36,7 +40,11 @@ struct GatewayEventHandler: ForumEventSink {
     /// - Parameter events: The gateway's events, in the order it heard them.
     func deliver(_ events: [ForumEvent]) async {
         await WaitTracker.$current.withValue(waits ?? WaitTracker.current) {
-            await WaitTracker.run(job: "gateway events") { await handle(events) }
+            await WaitTracker.run(job: "gateway events") {
+                await traces.span("gateway.events", kind: .consumer, attributes: ["threaddesk.events": .int64(Int64(events.count))]) { _ in
+                    await handle(events)
+                }
+            }
         }
     }
 
@@ -70,14 +78,17 @@ struct GatewayEventHandler: ForumEventSink {
             guard let thread = Self.thread(of: event) else { continue }
             do {
                 guard let owner = try await ingestion.owner(of: thread) else { continue }
-                let accepted = queue.enqueue(owner) {
+                let accepted = queue.enqueue(owner, traces.carrying {
                     do {
-                        try await Deadline.within(self.timeout) { try await self.handle(event, thread: thread, owner: owner) }
+                        let attributes: SpanAttributes = self.traces.isOn ? ["threaddesk.event": .string(event.traceName)] : [:]
+                        try await self.traces.span("mirror.ingest", attributes: attributes) { _ in
+                            try await Deadline.within(self.timeout) { try await self.handle(event, thread: thread, owner: owner) }
+                        }
                     } catch {
                         self.logger.warning("Could not ingest a gateway event; reconciling", metadata: ["error": "\(error)"])
                         await self.recordGap()
                     }
-                }
+                })
                 if !accepted {
                     logger.warning("The ingestion queue is full; reconciling instead")
                     gap = true
@@ -165,5 +176,13 @@ struct GatewayEventHandler: ForumEventSink {
             guard let record = context.record else { return }
             try await ingestion.apply(facts, thread: thread, record: record)
         }
+    }
+}
+
+extension ForumEvent {
+    /// The event's kind, for its span (never its content).
+    var traceName: String {
+        let described = String(describing: self)
+        return String(described.prefix { $0 != "(" })
     }
 }

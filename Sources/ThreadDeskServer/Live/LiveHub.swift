@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 
 /// What an open event stream hears from the hub.
 enum LiveSignal: Sendable, Equatable {
@@ -72,7 +73,12 @@ final class LiveHub: Service, Sendable {
     private let origin = UUID().uuidString.prefix(8).lowercased()
     private let outboxSignal = WakeSignal()
 
-    init(settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger) {
+    /// A change heard in a trace (an agent's reply being ingested) wakes the streams in it, here
+    /// and, through the bus, on the replica that holds them.
+    let traces: Traces
+
+    init(settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger, traces: Traces = .off) {
+        self.traces = traces
         self.settings = settings
         self.bus = bus
         self.metrics = metrics
@@ -129,8 +135,8 @@ final class LiveHub: Service, Sendable {
 
     /// `user`'s conversation changed: wakes their streams everywhere.
     func changed(_ user: UserID) {
-        deliver(user, .changed)
-        announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: nil))
+        deliver(user, .changed, trace: traces.current())
+        announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: nil, trace: traces.traceparent()))
     }
 
     /// Some of `user`'s tokens ended: their streams everywhere check theirs and end if it was one.
@@ -145,9 +151,9 @@ final class LiveHub: Service, Sendable {
         announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: expiresAt.timeIntervalSince1970))
     }
 
-    private func deliver(_ user: UserID, _ signal: LiveSignal) {
+    private func deliver(_ user: UserID, _ signal: LiveSignal, trace: TraceContext? = nil) {
         let subscribers = state.withLock { state in state.streams[user].map { Array($0.values) } ?? [] }
-        for subscriber in subscribers { subscriber.signal(signal) }
+        for subscriber in subscribers { subscriber.signal(signal, trace: trace) }
     }
 
     private func broadcast(_ signal: LiveSignal) {
@@ -166,6 +172,8 @@ final class LiveHub: Service, Sendable {
         var typingUntil: Double?
         /// Some of the user's tokens ended.
         var tokens: Bool? = nil
+        /// The W3C `traceparent` of the change (tracing on).
+        var trace: String? = nil
     }
 
     /// What another process (`threaddesk admin`) announces when it ended every token of `user`:
@@ -223,7 +231,7 @@ final class LiveHub: Service, Sendable {
         } else if let until = announcement.typingUntil {
             deliver(user, .typing(expiresAt: Date(timeIntervalSince1970: until)))
         } else {
-            deliver(user, .changed)
+            deliver(user, .changed, trace: traces.context(traceparent: announcement.trace))
         }
     }
 

@@ -9,6 +9,7 @@ import NIOCore
 import ServiceLifecycle
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 import ThreadDeskWire
 
 /// `/v1/events`, `/v1/typing`, `/v1/read`, `/v1/unread`: the live conversation.
@@ -51,7 +52,8 @@ struct LiveRoutes: Sendable {
         // A stream needs little kernel buffer: a client that stops reading is found sooner and costs less.
         _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 16 * 1024)
         let stream = LiveStream(
-            feed: live.feed, users: users, subscriber: subscriber, now: live.now, lastEventID: lastEventID, timeout: timeout, metrics: metrics, logger: logger)
+            feed: live.feed, users: users, subscriber: subscriber, now: live.now, lastEventID: lastEventID, timeout: timeout, metrics: metrics,
+            traces: hub.traces, logger: logger)
         return Response(
             status: .ok,
             headers: [
@@ -96,6 +98,7 @@ struct LiveStream: Sendable {
     /// How long one read of the store may take.
     let timeout: Duration
     let metrics: ServerMetrics
+    let traces: Traces
     let logger: Logger
 
     func run(_ writer: inout any ResponseBodyWriter) async {
@@ -150,12 +153,19 @@ struct LiveStream: Sendable {
     private func handle(_ signal: LiveSignal, after position: Int64, _ writer: inout any ResponseBodyWriter) async throws -> Int64 {
         switch signal {
         case .changed:
-            subscriber.takeChange()
+            let trace = subscriber.takeChange()
             do {
                 let batch = try await Self.apart { [feed, subscriber, timeout] in
                     try await Deadline.within(timeout) { try await feed.events(subscriber.user, after: position) }
                 }
-                try await send(batch.events, &writer)
+                if let trace {
+                    // The events a traced change brought, written to the app: the end of its trace here.
+                    try await traces.span("live.events", kind: .producer, parent: trace, attributes: ["threaddesk.events": .int64(Int64(batch.events.count))]) { _ in
+                        try await send(batch.events, &writer)
+                    }
+                } else {
+                    try await send(batch.events, &writer)
+                }
                 return batch.position
             } catch let error as StoreUnavailableError {
                 // The next wake-up (or the client's reconnection) reads from the same position.

@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 
 /// One open stream of the hub: its signals, and what the hub watches (its lifetime, a stalled write).
 extension LiveHub {
@@ -25,6 +26,8 @@ extension LiveHub {
         /// only a signal: a full buffer may drop the signal, the next one (a keep-alive at the
         /// latest) still finds the flag.
         private let tokenCheckPending = Atomic<Bool>(false)
+        /// The trace of the latest change not yet read (tracing on): the events it brings are a span of it.
+        private let changeTrace = Mutex<TraceContext?>(nil)
         /// When the write in progress began (uptime nanoseconds), 0 when none is.
         private let writingSince = Atomic<UInt64>(0)
         /// Closes the stream's connection (a client that stopped reading never lets a write finish).
@@ -47,8 +50,9 @@ extension LiveHub {
         }
 
         /// The hub's own: coalesces changes and sets the token check before the signal goes.
-        func signal(_ signal: LiveSignal) {
+        func signal(_ signal: LiveSignal, trace: TraceContext? = nil) {
             if signal == .tokensChanged { tokenCheckPending.store(true, ordering: .sequentiallyConsistent) }
+            if let trace { changeTrace.withLock { $0 = trace } }
             if signal == .changed {
                 guard changePending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
             }
@@ -62,7 +66,14 @@ extension LiveHub {
         func requestTokenCheck() { tokenCheckPending.store(true, ordering: .sequentiallyConsistent) }
 
         /// Call before reading what changed: a change after this point wakes the stream again.
-        func takeChange() { changePending.store(false, ordering: .relaxed) }
+        /// Returns the trace of the change, when one came with it.
+        func takeChange() -> TraceContext? {
+            changePending.store(false, ordering: .relaxed)
+            return changeTrace.withLock { trace in
+                defer { trace = nil }
+                return trace
+            }
+        }
 
         /// Runs one write, so the hub can tell a stalled client.
         func writing<T>(_ body: () async throws -> T) async rethrows -> T {

@@ -7,6 +7,7 @@ import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 import ThreadDeskWire
 
 /// Delivers the messages the outbox accepted into their users' threads, in a task of its own:
@@ -35,6 +36,8 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// The debug watchdog's tracker (`DEBUG_WAIT_SECONDS`): a slow Discord call of a delivery is
     /// named as done for the outbox.
     let waits: WaitTracker?
+    /// Each delivery continues the trace of the send that accepted the message.
+    let traces: Traces
     /// This process, as the holder of the queues it delivers.
     let holder = "replica-" + UUID().uuidString
     /// How long the loop sleeps at most before it looks for due queues again (another replica may
@@ -49,9 +52,10 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     init(
         store: any UserStore, users: UserSerializer, threads: ThreadService, ingestion: MirrorIngestion, away: SupportAvailability?,
         faq: FAQShelf, settings: OutboxSettings, ids: MessageIDs, metrics: ServerMetrics, logger: Logger, time: ServerTime,
-        waits: WaitTracker? = nil, work: BackgroundWork = .untracked
+        waits: WaitTracker? = nil, traces: Traces = .off, work: BackgroundWork = .untracked
     ) {
         self.waits = waits
+        self.traces = traces
         (self.store, self.users, self.threads, self.ingestion, self.away, self.faq, self.ids) = (store, users, threads, ingestion, away, faq, ids)
         (self.settings, self.metrics, self.logger, self.time, self.work) = (settings, metrics, logger, time, work)
         // Queues due that no task has taken up yet (the clock moved past a backoff).
@@ -207,7 +211,11 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 // store may differ from the clock's in its last bit, and the store called it due.
                 if stopping.withLock({ $0 }) || item.nextAttempt.timeIntervalSince1970 > time.now().timeIntervalSince1970 { break }
                 guard try await claim(owner) else { return }
-                if case .later = try await deliver(item.id, of: owner) { break }
+                let outcome = try await traces.span(
+                    "outbox.deliver", kind: .producer, parent: traces.context(traceparent: item.traceparent),
+                    attributes: ["threaddesk.attempt": .int64(Int64(item.attempts + 1))]
+                ) { _ in try await deliver(item.id, of: owner) }
+                if case .later = outcome { break }
             }
             try await store.releaseOutbox(of: owner, holder: holder)
         } catch {
@@ -298,7 +306,9 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             for index in item.postedParts.count..<parts.count {
                 // The hold lasts one post: renewed before each, so a replica that dies frees its queues soon.
                 if index > 0 || !posted.isEmpty { guard try await claim(owner) else { throw OutboxHoldLost() } }
-                let message = try await threads.post(parts[index], in: &posting, from: nil, mayStartThread: item.mayStartThread, notes: &notes)
+                let message = try await traces.span("discord.post-message", kind: .client, attributes: ["threaddesk.part": .int64(Int64(index))]) { _ in
+                    try await threads.post(parts[index], in: &posting, from: nil, mayStartThread: item.mayStartThread, notes: &notes)
+                }
                 guard let discordID = Snowflake(message.id) else { throw DiscordError.invalidResponse("a message id that is no snowflake") }
                 if index == 0, item.kind == .message { try await store.saveMirrorAlias(discordID: discordID, messageID: item.id, owner: owner) }
                 item.postedParts.append(discordID)

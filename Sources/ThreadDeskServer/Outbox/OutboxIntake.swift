@@ -2,6 +2,7 @@ import DiscordREST
 import Foundation
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 import ThreadDeskWire
 
 /// Takes a user's message or diagnostics report into the outbox, inside the user's transaction:
@@ -15,6 +16,7 @@ struct OutboxIntake: Sendable {
     let outbox: OutboxDelivery
     let ids: MessageIDs
     let settings: OutboxSettings
+    let traces: Traces
     let now: @Sendable () -> Date
 
     /// What was accepted: the item's id, and where the user sees it (nil for a note they never see).
@@ -54,7 +56,7 @@ struct OutboxIntake: Sendable {
         context.enqueued.append(
             OutboxItem(
                 id: id, owner: record.id, kind: kind, content: content, files: files, idempotencyKey: idempotencyKey,
-                suggestionID: suggestionID, acceptedAt: time, mayStartThread: mayStartThread))
+                suggestionID: suggestionID, acceptedAt: time, mayStartThread: mayStartThread, traceparent: traces.traceparent()))
         if shown { context.accepted.append(try await queuedRow(id, content: content, files: files, in: thread, at: time)) }
         record.updatedAt = time
         context.record = record

@@ -7,6 +7,7 @@ import ServiceLifecycle
 import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
+import ThreadDeskTracing
 import ThreadDeskWire
 
 /// Sends the pushes the ingestion left pending, in a task of its own: users side by side (at
@@ -30,14 +31,19 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     private let wakeUps = WakeSignal()
     private let work: BackgroundWork
     static let workName = "pushes"
+    let traces: Traces
+    /// The trace of each user's latest reply waiting for its push, taken by the push (bounded: a
+    /// push whose trace was pushed out is sent all the same, in a trace of its own).
+    private let replyTraces = Mutex<[UserID: TraceContext]>([:])
 
     var description: String { "PushDispatcher" }
 
     init(
         store: any UserStore, apns: PushSender, settings: PushSettings, catalog: AppCatalog, metrics: ServerMetrics, logger: Logger,
-        time: ServerTime, work: BackgroundWork = .untracked
+        time: ServerTime, traces: Traces = .off, work: BackgroundWork = .untracked
     ) {
         self.work = work
+        self.traces = traces
         self.catalog = catalog
         self.store = store
         self.apns = apns
@@ -140,6 +146,13 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     }
 
     private func deliver(_ pushes: [DuePush], to user: UserID) async {
+        let trace = replyTraces.withLock { $0.removeValue(forKey: user) }
+        await traces.span("push.send", kind: .client, parent: trace, attributes: traces.isOn ? ["threaddesk.pushes": .int64(Int64(pushes.count))] : [:]) { _ in
+            await deliverTraced(pushes, to: user)
+        }
+    }
+
+    private func deliverTraced(_ pushes: [DuePush], to user: UserID) async {
         do {
             try await Deadline.within(settings.retryCap) {
                 try await store.withUser(user) { context in
@@ -248,6 +261,13 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
 extension PushDispatcher: MirrorListener {
     /// A reply entered waiting for its push: the dispatcher wakes.
     func mirrorTookIn(_ intake: MirrorIntake) {
-        if intake.pushesPending { wake() }
+        guard intake.pushesPending else { return }
+        if let trace = traces.current() {
+            replyTraces.withLock { traces in
+                if traces.count >= 10_000 { traces.removeAll() }
+                traces[intake.owner] = trace
+            }
+        }
+        wake()
     }
 }

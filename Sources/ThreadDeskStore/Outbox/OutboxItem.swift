@@ -48,13 +48,17 @@ public struct OutboxItem: Sendable, Hashable {
     /// Whether delivering it may make the user a new thread (App Attest: the send that accepted
     /// it was asserted, or needs none); when the thread is gone and it may not, it fails.
     public var mayStartThread: Bool
+    /// The W3C `traceparent` of the send that accepted it (tracing on): its delivery, in whatever
+    /// process and however much later, continues that trace.
+    public var traceparent: String?
 
     public init(
         id: Snowflake, owner: UserID, kind: Kind = .message, content: String, files: [File] = [], idempotencyKey: String,
         suggestionID: String? = nil, acceptedAt: Date, attempts: Int = 0, nextAttempt: Date? = nil, postedParts: [Snowflake] = [],
-        failure: DeliveryFailure? = nil, mayStartThread: Bool = true
+        failure: DeliveryFailure? = nil, mayStartThread: Bool = true, traceparent: String? = nil
     ) {
         self.mayStartThread = mayStartThread
+        self.traceparent = traceparent
         (self.id, self.owner, self.kind, self.content, self.files) = (id, owner, kind, content, files)
         (self.idempotencyKey, self.suggestionID, self.acceptedAt) = (idempotencyKey, suggestionID, acceptedAt)
         (self.attempts, self.nextAttempt, self.postedParts, self.failure) = (attempts, nextAttempt ?? acceptedAt, postedParts, failure)
