@@ -49,6 +49,7 @@ extension MemoryStore {
             var updated = item
             // The item's identity and what it carries stay: only its text and delivery change.
             (updated.owner, updated.kind, updated.files, updated.acceptedAt) = (kept.owner, kept.kind, kept.files, kept.acceptedAt)
+            updated.traceparent = kept.traceparent
             outbox.items[item.id] = updated
             return true
         }

@@ -10,16 +10,23 @@ import ServiceContextModule
 /// elsewhere: another process's W3C `traceparent` (``context(traceparent:)``), one kept with a
 /// message in the store or a queue (``traceparent()``).
 public struct Traces: Sendable {
-    let tracer: (any Tracer)?
+    /// One reference (8 bytes where it is kept, in every open stream among others).
+    private final class Backend: Sendable {
+        let tracer: any Tracer
+        init(_ tracer: any Tracer) { self.tracer = tracer }
+    }
+
+    private let backend: Backend?
+    var tracer: (any Tracer)? { backend?.tracer }
 
     /// No tracing: every span is free.
     public static let off = Traces(tracer: nil)
 
     public init(tracer: (any Tracer)?) {
-        self.tracer = tracer
+        backend = tracer.map(Backend.init)
     }
 
-    public var isOn: Bool { tracer != nil }
+    public var isOn: Bool { backend != nil }
 
     /// Runs `operation` in a span named `name`, a child of `parent` (by default the task's current
     /// span); errors thrown are recorded on it. With tracing off, just runs `operation`.
@@ -53,12 +60,23 @@ public struct Traces: Sendable {
     /// The context a `traceparent` names (from another process's request, or the store), for
     /// the spans that continue its trace. Nil when tracing is off or the value is not one.
     public func context(traceparent: String?) -> TraceContext? {
-        guard let tracer, let traceparent, traceparent.utf8.count <= 128 else { return nil }
+        guard let tracer, let traceparent, Self.isWellFormed(traceparent) else { return nil }
         var context = ServiceContext.topLevel
         tracer.extract([Self.header: traceparent], into: &context, using: DictionaryExtractor())
         // A value that names no span leaves the context as it was: no parent then.
         let found = TraceContext(context: context)
         return self.traceparent(of: found) == nil ? nil : found
+    }
+
+    /// A W3C `traceparent` of version 00: `00-<32 hex>-<16 hex>-<2 hex>`, ids not all zero. Checked
+    /// here, before the tracer sees it: anything else (any client may send anything) is no parent,
+    /// silently.
+    static func isWellFormed(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        guard bytes.count == 55, bytes[0] == 0x30, bytes[1] == 0x30, bytes[2] == 0x2D, bytes[35] == 0x2D, bytes[52] == 0x2D else { return false }
+        func hex(_ range: Range<Int>) -> Bool { bytes[range].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
+        func zero(_ range: Range<Int>) -> Bool { bytes[range].allSatisfy { $0 == 0x30 } }
+        return hex(3..<35) && hex(36..<52) && hex(53..<55) && !zero(3..<35) && !zero(36..<52)
     }
 
     /// The task's current span, to continue its trace in another task later (a queue's job, a

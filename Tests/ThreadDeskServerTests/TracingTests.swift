@@ -231,6 +231,32 @@ struct TracingTests {
         }
     }
 
+    /// On: only a well-formed W3C `traceparent` is a parent; anything else a client sends is none,
+    /// and the request is answered as ever.
+    @Test func aMalformedTraceparentIsNoParent() async throws {
+        var settings = TracingSettings()
+        settings.enabled = true
+        let traces = try settings.makeTraces(serviceName: "test", logger: testLogger()).traces
+        #expect(traces.context(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01") != nil)
+        for bad in [
+            "x", "", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", String(repeating: "0", count: 4096),
+        ] {
+            #expect(traces.context(traceparent: bad) == nil, "\(bad.prefix(60))")
+        }
+        try await SpanReceiver.withRunning { receiver, endpoint in
+            try await withServer(Self.tracing(endpoint)) { server in
+                let user = try await server.session()
+                let reply = try await server.request(.get, "/v1/unread", token: user.token, headers: [.init("traceparent")!: "x"])
+                #expect(reply.status == .ok)
+                // Its span is a root of a trace of its own.
+                let spans = try await receiver.someTrace(holding: ["GET /v1/unread"])
+                #expect(try spans.named("GET /v1/unread").parentID.isEmpty)
+            }
+        }
+    }
+
     /// Off (the default): no exporter, no span; a `traceparent` sent changes nothing.
     @Test func offByDefaultAndMalformedTraceContextIsIgnored() async throws {
         #expect(TracingSettings().enabled == false)

@@ -28,6 +28,8 @@ struct OutboxStoreContract {
             let report = OutboxItem.File(filename: "diagnostics.json", contentType: nil, bytes: Data("{}".utf8))
             var first = item(10, alice, files: [screenshot, report])
             first.suggestionID = "42"
+            // The accepting send's trace, continued by the delivery.
+            first.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
             let second = item(20, alice, at: 1)
             try await store.withUser(alice, idempotencyKey: "k") { context in
                 context.record = UserRecord(id: alice, now: start)

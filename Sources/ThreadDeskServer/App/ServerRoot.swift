@@ -97,11 +97,11 @@ struct ServerRoot {
         let gateway = inProcessGateway
             ? Self.gateway(configuration: configuration, shared: shared, features: features, health: gatewayHealth, work: work, logger: logger) : nil
         let list: [(service: (any Service)?, waitsForSchema: Bool)] = [
-            // The store's pool starts first and stops last (after the span exporter, which sends
-            // what the others' last work left); the outside connections close after everything
-            // that uses them stopped.
-            (store.lifetime, false),
+            // The span exporter stops last (it sends what the others' last work left, within 3 s),
+            // then the store's pool; the outside connections close after everything that uses
+            // them stopped.
             (shared.traceExporter, false),
+            (store.lifetime, false),
             (shared.cdnClient, false),
             (shared.apns, false),
             (features.ingestionQueue, true),

@@ -41,7 +41,7 @@ struct GatewayEventHandler: ForumEventSink {
     func deliver(_ events: [ForumEvent]) async {
         await WaitTracker.$current.withValue(waits ?? WaitTracker.current) {
             await WaitTracker.run(job: "gateway events") {
-                await traces.span("gateway.events", kind: .consumer, attributes: ["threaddesk.events": .int64(Int64(events.count))]) { _ in
+                await traces.span("gateway.events", kind: .consumer, attributes: traces.isOn ? ["threaddesk.events": .int64(Int64(events.count))] : [:]) { _ in
                     await handle(events)
                 }
             }
@@ -182,7 +182,7 @@ struct GatewayEventHandler: ForumEventSink {
 extension ForumEvent {
     /// The event's kind, for its span (never its content).
     var traceName: String {
-        let described = String(describing: self)
-        return String(described.prefix { $0 != "(" })
+        // The case's name, from the enum's reflection (its payload is never read).
+        Mirror(reflecting: self).children.first?.label ?? String(describing: self)
     }
 }

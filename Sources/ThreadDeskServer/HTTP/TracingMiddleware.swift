@@ -22,7 +22,3 @@ struct TracingMiddleware: RouterMiddleware {
         }
     }
 }
-
-extension HTTPField.Name {
-    static let traceparent = Self(Traces.header)!
-}

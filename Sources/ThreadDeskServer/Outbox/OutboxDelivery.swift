@@ -213,7 +213,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 guard try await claim(owner) else { return }
                 let outcome = try await traces.span(
                     "outbox.deliver", kind: .producer, parent: traces.context(traceparent: item.traceparent),
-                    attributes: ["threaddesk.attempt": .int64(Int64(item.attempts + 1))]
+                    attributes: traces.isOn ? ["threaddesk.attempt": .int64(Int64(item.attempts + 1))] : [:]
                 ) { _ in try await deliver(item.id, of: owner) }
                 if case .later = outcome { break }
             }
@@ -306,7 +306,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             for index in item.postedParts.count..<parts.count {
                 // The hold lasts one post: renewed before each, so a replica that dies frees its queues soon.
                 if index > 0 || !posted.isEmpty { guard try await claim(owner) else { throw OutboxHoldLost() } }
-                let message = try await traces.span("discord.post-message", kind: .client, attributes: ["threaddesk.part": .int64(Int64(index))]) { _ in
+                let message = try await traces.span("discord.post-message", kind: .client, attributes: traces.isOn ? ["threaddesk.part": .int64(Int64(index))] : [:]) { _ in
                     try await threads.post(parts[index], in: &posting, from: nil, mayStartThread: item.mayStartThread, notes: &notes)
                 }
                 guard let discordID = Snowflake(message.id) else { throw DiscordError.invalidResponse("a message id that is no snowflake") }

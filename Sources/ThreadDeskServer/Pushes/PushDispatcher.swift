@@ -146,7 +146,7 @@ final class PushDispatcher: Service, Sendable, CustomStringConvertible {
     }
 
     private func deliver(_ pushes: [DuePush], to user: UserID) async {
-        let trace = replyTraces.withLock { $0.removeValue(forKey: user) }
+        let trace = traces.isOn ? replyTraces.withLock { $0.removeValue(forKey: user) } : nil
         await traces.span("push.send", kind: .client, parent: trace, attributes: traces.isOn ? ["threaddesk.pushes": .int64(Int64(pushes.count))] : [:]) { _ in
             await deliverTraced(pushes, to: user)
         }
