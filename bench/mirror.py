@@ -121,6 +121,8 @@ def main() -> None:
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             users = list(pool.map(make_user, range(args.users)))
         tokens = [token for _, token in users]
+        # The outbox makes each thread after the send was answered: wait until all are there.
+        wait_for("every user's thread", lambda: len(requests.get(control + "/threads", timeout=10).json()) >= args.users, timeout=120)
         threads = requests.get(control + "/threads", timeout=10).json()
         # A thread is named after its first message ("hello from user N"), not its user.
         by_name = {thread["name"]: thread["id"] for thread in threads}
