@@ -245,6 +245,7 @@ let package = Package(
             name: "threaddesk",
             dependencies: [
                 "SoftwareAttester",
+                "ThreadDeskTracing",
                 "ThreadDeskServer",
                 "ThreadDeskStore",
                 "ThreadDeskCore",

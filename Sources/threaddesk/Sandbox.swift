@@ -11,6 +11,7 @@ import ServiceLifecycle
 import SoftwareAttester
 import ThreadDeskCore
 import ThreadDeskServer
+import ThreadDeskTracing
 import UnixSignals
 
 /// Everything on loopback against the built-in Discord emulator: no accounts, no keys.
@@ -128,6 +129,11 @@ struct SandboxServer: Service {
             title: "How do I cancel my subscription?", answer: "Subscriptions are managed by the App Store: Settings › your name › Subscriptions.",
             tags: ["billing"])
         configuration.live.maxStreamDuration = .seconds(max(1, maxStreamSeconds))
+        // TRACING=otlp (and TRACING_ENDPOINT…) works here too: point it at a local Jaeger to watch
+        // a send and a reply cross the server. A malformed value leaves tracing off, said once.
+        var tracingProblems: [String] = []
+        configuration.tracing = TracingSettings(environment: ProcessInfo.processInfo.environment, problems: &tracingProblems)
+        if !tracingProblems.isEmpty { logger.warning("Tracing is off: invalid \(tracingProblems.joined(separator: ", "))") }
         let credentials = await apns.credentials()
         var apnsSettings = APNsSettings(
             keyID: credentials.keyID, teamID: credentials.teamID, privateKeyPEM: credentials.privateKeyPEM, topic: credentials.topic)

@@ -184,7 +184,8 @@ struct TracingTests {
             try await withServer(Self.tracing(endpoint)) { server in
                 let trace = "0af7651916cd43dd8448eb211c80319c"
                 let daemonSpan = "b7ad6b7169203331"
-                let body = String(decoding: try JSONEncoder().encode(ForumEventBatch(events: [.alive])), as: UTF8.self)
+                let body = String(
+                    decoding: try JSONEncoder().encode(ForumEventBatch(events: [.alive, .typing(channelID: "1", userID: "2")])), as: UTF8.self)
                 let reply = try await server.request(
                     .post, "/internal/gateway/events",
                     headers: [.authorization: "Bearer test-gateway-secret", .init("traceparent")!: "00-\(trace)-\(daemonSpan)-01"], json: body)
@@ -227,6 +228,22 @@ struct TracingTests {
                 #expect(route.parentID == forward.spanID)
                 #expect(try spans.named("gateway.events").parentID == route.spanID)
                 await group.triggerGracefulShutdown()
+            }
+        }
+    }
+
+    /// The gateway's heartbeats alone are no trace: a batch of `alive` events makes no span.
+    @Test func heartbeatsAloneMakeNoSpan() async throws {
+        try await SpanReceiver.withRunning { receiver, endpoint in
+            try await withServer(Self.tracing(endpoint)) { server in
+                let heartbeat = String(decoding: try JSONEncoder().encode(ForumEventBatch(events: [.alive])), as: UTF8.self)
+                #expect(try await server.forward(heartbeat).status == .ok)
+                let typing = String(decoding: try JSONEncoder().encode(ForumEventBatch(events: [.typing(channelID: "1", userID: "2")])), as: UTF8.self)
+                #expect(try await server.forward(typing).status == .ok)
+                // The second batch's span came; by then the first's would have too (one exporter, in order).
+                let spans = try await receiver.someTrace(holding: ["gateway.events"])
+                #expect(spans.filter { $0.name == "gateway.events" }.count == 1)
+                #expect(receiver.spans.value.filter { $0.name == "gateway.events" }.count == 1)
             }
         }
     }

@@ -41,7 +41,9 @@ struct GatewayEventHandler: ForumEventSink {
     func deliver(_ events: [ForumEvent]) async {
         await WaitTracker.$current.withValue(waits ?? WaitTracker.current) {
             await WaitTracker.run(job: "gateway events") {
-                await traces.span("gateway.events", kind: .consumer, attributes: traces.isOn ? ["threaddesk.events": .int64(Int64(events.count))] : [:]) { _ in
+                // The gateway's heartbeats alone (`alive`) are no trace: they would be most of them.
+                guard traces.isOn, events.contains(where: { if case .alive = $0 { false } else { true } }) else { return await handle(events) }
+                await traces.span("gateway.events", kind: .consumer, attributes: ["threaddesk.events": .int64(Int64(events.count))]) { _ in
                     await handle(events)
                 }
             }
