@@ -17,8 +17,12 @@ public func fuzzTimestamp(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     whole = whole.replacingOccurrences(of: " ", with: "T").replacingOccurrences(of: "t", with: "T").replacingOccurrences(of: "z", with: "Z")
     formatter.formatOptions = [.withInternetDateTime]
     // Foundation's calendar is Julian before 1582 (RFC 3339's is Gregorian throughout): compared from 1600.
+    // The fraction is compared as a fraction: 23:59:59.999…9 may round to the next second in a Double.
     if let year = Int(whole.prefix(4)), year >= 1600, let reference = formatter.date(from: whole) {
-        precondition(abs(reference.timeIntervalSince1970 - date.timeIntervalSince1970.rounded(.down)) < 1, "\(text): \(date) vs \(reference)")
+        let digits = text.firstIndex(of: ".").map { dot in text[text.index(after: dot)...].prefix(while: { $0.isASCII && $0.isNumber }).prefix(6) } ?? ""
+        let fraction = Double("0.\(digits)0") ?? 0
+        let expected = reference.timeIntervalSince1970 + fraction
+        precondition(abs(expected - date.timeIntervalSince1970) < 0.001, "\(text): \(date) vs \(reference) + \(fraction)")
     }
     return 0
 }

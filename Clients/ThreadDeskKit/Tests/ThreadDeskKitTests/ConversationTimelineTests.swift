@@ -95,6 +95,10 @@ struct ConversationTimelineTests {
         #expect(Timestamp.date("2026-11-28T19:25:57+02:00") == reference)
         #expect(Timestamp.date("2026-11-28T12:25:57.5-05:00") == reference.addingTimeInterval(0.5))
         #expect(Timestamp.date("2024-02-29T00:00:00Z") == Date(timeIntervalSince1970: 1_709_164_800))
+        // Digits past the microsecond are dropped, not summed into the next second (a fuzz finding).
+        let long = Timestamp.date("2026-11-28T17:25:57." + String(repeating: "9", count: 120) + "Z")
+        #expect(try #require(long) < reference.addingTimeInterval(1))
+        #expect(try #require(long) > reference.addingTimeInterval(0.999))
         for bad in ["", "2026-11-28", "2026-13-01T00:00:00Z", "2026-11-28T17:25:57", "2026-11-28T17:25:57.Z", "2026-11-28T17:25:57+0200",
             "2026-11-28T17:25:57Zjunk", "２026-11-28T17:25:57Z"]
         {

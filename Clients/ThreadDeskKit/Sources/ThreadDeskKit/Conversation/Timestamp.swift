@@ -21,17 +21,19 @@ enum Timestamp {
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var index = 19
-        var fraction = 0.0
+        // The fraction to the microsecond (what a Date holds exactly for this century), as an integer:
+        // digits past the sixth are read and dropped (summing them as doubles made 59.999…9 a whole
+        // second later).
+        var microseconds = 0
         if index < bytes.count, bytes[index] == 0x2E {
             index += 1
-            var scale = 0.1
             let start = index
             while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                fraction += Double(bytes[index] - 0x30) * scale
-                scale /= 10
+                if index - start < 6 { microseconds = microseconds * 10 + Int(bytes[index] - 0x30) }
                 index += 1
             }
             guard index > start else { return nil }
+            for _ in min(index - start, 6)..<6 { microseconds *= 10 }
         }
         guard index < bytes.count else { return nil }
         var offset = 0
@@ -54,6 +56,6 @@ enum Timestamp {
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+        return Date(timeIntervalSince1970: Double(seconds) + Double(microseconds) / 1e6)
     }
 }
