@@ -26,8 +26,9 @@ enum LiveSignal: Sendable, Equatable {
 /// (PostgreSQL LISTEN/NOTIFY), in every other replica. A signal is only a wake-up: each stream
 /// reads what it missed from the mirror, so a lost or repeated signal never loses or repeats an event.
 ///
-/// One timer serves every stream: it sends the keep-alives and closes streams whose client has
-/// stopped reading (a write pending longer than `writeTimeout`), which frees what they hold.
+/// One timer serves every stream: it sends the keep-alives, a slice of the streams at each tick
+/// (`KeepAliveRounds`), and closes streams whose client has stopped reading (a write pending
+/// longer than `writeTimeout`), which frees what they hold.
 final class LiveHub: Service, Sendable {
     struct Settings: Sendable {
         var keepAlive: Duration = .seconds(20)
@@ -72,6 +73,8 @@ final class LiveHub: Service, Sendable {
     /// Tells this replica's own announcements from the others'.
     private let origin = UUID().uuidString.prefix(8).lowercased()
     private let outboxSignal = WakeSignal()
+    /// Wakes the timer resting while no stream was open.
+    private let streamOpened = WakeSignal()
 
     /// A change heard in a trace (an agent's reply being ingested) wakes the streams in it, here
     /// and, through the bus, on the replica that holds them.
@@ -114,6 +117,7 @@ final class LiveHub: Service, Sendable {
             evicted.finish()
             evicted.close()
         }
+        streamOpened.signal()
         metrics.liveStreams.set(to: Double(openStreams))
         return subscriber
     }
@@ -194,28 +198,24 @@ final class LiveHub: Service, Sendable {
         outboxSignal.signal()
     }
 
-    /// Sends what `announce` queued, one NOTIFY at a time (each bounded by the store's query deadline).
+    /// Sends what `announce` queued, all of it at once: the bus packs it into as few NOTIFYs as
+    /// their size allows (bounded by the store's query deadline).
     private func sendAnnouncements(_ bus: any LiveBus) async {
         while await outboxSignal.wait() {
             let batch = state.withLock { state in
                 defer { state.outbox.removeAll() }
                 return state.outbox
             }
-            var retry = false
-            for (key, text) in batch {
-                do {
-                    try await bus.announce(text)
-                } catch {
-                    // Changes catch up at the streams' next wake-up or reconnection; an ended token
-                    // has no later signal, so its announcement is tried again until it goes out.
-                    logger.notice("Could not announce a live event to other replicas", metadata: ["error": "\(error)"])
-                    if key.hasPrefix("tokens:") {
-                        state.withLock { state in if state.outbox[key] == nil { state.outbox[key] = text } }
-                        retry = true
-                    }
-                }
-            }
-            if retry {
+            guard !batch.isEmpty else { continue }
+            do {
+                try await bus.announce(Array(batch.values))
+            } catch {
+                // Changes catch up at the streams' next wake-up or reconnection; an ended token
+                // has no later signal, so its announcement is tried again until it goes out.
+                logger.notice("Could not announce live events to other replicas", metadata: ["error": "\(error)", "count": "\(batch.count)"])
+                let tokens = batch.filter { $0.key.hasPrefix("tokens:") }
+                guard !tokens.isEmpty else { continue }
+                state.withLock { state in state.outbox.merge(tokens) { queued, _ in queued } }
                 guard (try? await cancellableSleep(for: .seconds(1))) != nil else { return }
                 outboxSignal.signal()
             }
@@ -263,14 +263,12 @@ final class LiveHub: Service, Sendable {
     }
 
     private func tick() async {
-        let interval = min(settings.keepAlive, settings.writeTimeout / 2, max(settings.maxDuration / 10, .milliseconds(100)))
-        var sinceKeepAlive = Duration.zero
+        var rounds = KeepAliveRounds(keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxDuration)
         while !Task.isCancelled {
-            guard (try? await Task.sleep(for: interval)) != nil else { return }
-            sinceKeepAlive += interval
-            // Rounded to the nearest tick: never more than half a tick late.
-            let keepAlive = sinceKeepAlive + interval / 2 >= settings.keepAlive
-            if keepAlive { sinceKeepAlive = .zero }
+            // Ticks come often (a slice of the streams each): with none open, the timer rests.
+            if openStreams == 0, !(await streamOpened.wait()) { return }
+            guard (try? await Task.sleep(for: rounds.tick)) != nil else { return }
+            let slot = rounds.advance()
             let now = DispatchTime.now().uptimeNanoseconds
             for subscriber in allSubscribers() {
                 if subscriber.stalled(at: now, limit: settings.writeTimeout) {
@@ -281,7 +279,7 @@ final class LiveHub: Service, Sendable {
                 } else if subscriber.expired(at: now) {
                     // Ends the response normally; the client resumes from its last event.
                     subscriber.finish()
-                } else if keepAlive {
+                } else if let slot, rounds.isDue(subscriber.id, in: slot) {
                     subscriber.signal(.keepAlive)
                 }
             }

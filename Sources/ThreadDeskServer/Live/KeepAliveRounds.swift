@@ -1,0 +1,32 @@
+/// The hub's timer: when it ticks, and which streams get their keep-alive at each tick. The
+/// streams are spread by id over `slots` ticks of one interval, so a process holding many writes
+/// a slice of them at a time: 17,000 keep-alives written at once held every event behind them for
+/// a third of a second. Each stream still gets one keep-alive per interval.
+struct KeepAliveRounds: Sendable {
+    /// Ticks per keep-alive interval: one every 100 ms at most, at most 50.
+    let slots: Int
+    /// How long the timer sleeps between ticks; stall and lifetime checks run at each.
+    let tick: Duration
+    private let slotLength: Duration
+    private var sinceSlot = Duration.zero
+    private var slot = 0
+
+    init(keepAlive: Duration, writeTimeout: Duration, maxDuration: Duration) {
+        slots = max(1, min(50, Int(keepAlive / .milliseconds(100))))
+        slotLength = keepAlive / slots
+        tick = min(slotLength, writeTimeout / 2, max(maxDuration / 10, .milliseconds(100)))
+    }
+
+    /// One tick has passed: the slot whose streams get a keep-alive now, nil when none is due.
+    /// Rounded to the nearest tick: never more than half a tick late.
+    mutating func advance() -> Int? {
+        sinceSlot += tick
+        guard sinceSlot + tick / 2 >= slotLength else { return nil }
+        sinceSlot = .zero
+        slot = (slot + 1) % slots
+        return slot
+    }
+
+    /// Whether stream `id` gets its keep-alive in `slot`.
+    func isDue(_ id: UInt64, in slot: Int) -> Bool { id % UInt64(slots) == UInt64(slot) }
+}

@@ -1,0 +1,41 @@
+import Testing
+@testable import ThreadDeskServer
+
+@Suite("Keep-alive rounds")
+struct KeepAliveRoundsTests {
+    /// 17,000 streams at a 5 s interval: a tick every 100 ms writes a fiftieth of them, and every
+    /// stream gets exactly one keep-alive per interval.
+    @Test func manyStreamsAreSpreadOverTheIntervalOncePerInterval() throws {
+        var rounds = KeepAliveRounds(keepAlive: .seconds(5), writeTimeout: .seconds(30), maxDuration: .seconds(3600))
+        #expect(rounds.slots == 50)
+        #expect(rounds.tick == .milliseconds(100))
+        let streams: [UInt64] = Array(1...17_000)
+        var kept = [UInt64: Int]()
+        var largest = 0
+        for _ in 0..<50 {
+            let slot = try #require(rounds.advance(), "a slot at every tick")
+            let due = streams.filter { rounds.isDue($0, in: slot) }
+            largest = max(largest, due.count)
+            for id in due { kept[id, default: 0] += 1 }
+        }
+        #expect(kept.count == streams.count && kept.values.allSatisfy { $0 == 1 })
+        #expect(largest == 340)
+    }
+
+    /// A short interval (tests, 100 ms) keeps one slot: every stream at every tick, as before.
+    @Test func aShortIntervalIsOneSlot() {
+        var rounds = KeepAliveRounds(keepAlive: .milliseconds(100), writeTimeout: .milliseconds(500), maxDuration: .seconds(3600))
+        #expect(rounds.slots == 1 && rounds.tick == .milliseconds(100))
+        for _ in 0..<3 { #expect(rounds.advance() == 0) }
+        #expect(rounds.isDue(7, in: 0))
+    }
+
+    /// Stall checks may need ticks shorter than a slot: the slots still turn once per interval.
+    @Test func ticksShorterThanASlotStillTurnTheSlotsOncePerInterval() {
+        var rounds = KeepAliveRounds(keepAlive: .seconds(1), writeTimeout: .milliseconds(60), maxDuration: .seconds(3600))
+        #expect(rounds.slots == 10 && rounds.tick == .milliseconds(30))
+        // 10 slots of 100 ms, ticks of 30 ms: a slot every 3 ticks (90 ms, rounded to the nearest tick).
+        let slots = (0..<30).compactMap { _ in rounds.advance() }
+        #expect(slots == Array(1..<10) + [0])
+    }
+}
