@@ -25,6 +25,16 @@ needs `CAP_SYS_RESOURCE`: `LimitNOFILE=` in systemd, `ulimit -Hn` as root, `--ul
     swift build -c release --product threaddesk && swift build -c release --product discord-emulator
     python3 bench/live.py                                     # one node, SQLite, 100,000 streams
     scripts/with-postgres python3 bench/live.py --store postgres --streams 2000 --typing 0
+    scripts/with-postgres python3 bench/live.py --store postgres --replicas 6   # 10,000 then 100,000 streams
+
+`--replicas N` runs N `threaddesk serve` on one PostgreSQL (replica 0 with `--gateway`, the others
+plain), each within its own open-file limit, and sends the streams to them in turn as a
+round-robin load balancer would. The streams are opened in stages (`--stages 10000,100000`), each
+measured with all of its streams open: RSS and CPU per replica, keep-alives, reply →
+`message.created` on probe streams that sit on replicas 1…N-1 while replica 0 ingests the replies,
+and a fan-out (a reply to each of `--threaded` users at once, until every one of their open
+streams carried it). At the end, SIGTERM to every replica at once. N replicas hold at most
+N × (hard limit − 1,124) streams here.
 
 It prints Markdown table rows; copy them into bench/RESULTS.md with the machine and commit.
 """
@@ -161,21 +171,22 @@ class Stream:
         return self
 
 
-def worker(connection, port: int, source: str, tokens: list):
-    """A process holding one stream per token, from `source`; answers the coordinator's commands."""
+def worker(connection, ports: list, source: str, tokens: list):
+    """A process holding one stream per token (to the port beside it), from `source`; answers the
+    coordinator's commands."""
     raise_fd_limit()
-    asyncio.run(_worker(connection, port, source, tokens))
+    asyncio.run(_worker(connection, ports, source, tokens))
 
 
-async def _worker(connection, port, source, tokens):
+async def _worker(connection, ports, source, tokens):
     loop = asyncio.get_running_loop()
     streams = []
-    for index, token in enumerate(tokens):
+    for index, (port, token) in enumerate(zip(ports, tokens)):
         streams.append(Stream(port, token, source).start())
         if index % 250 == 249:
             await asyncio.sleep(0.02)
     try:
-        await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=300)
+        await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=600)
         connection.send(("open", len(streams)))
     except (asyncio.TimeoutError, OSError, RuntimeError) as error:
         failed = [s.task.exception() for s in streams if s.task.done() and not s.task.cancelled() and s.task.exception()]
@@ -198,8 +209,14 @@ async def _worker(connection, port, source, tokens):
             if pending:
                 await asyncio.wait(pending, timeout=120)
             ends = [s.ended for s in streams if s.ended is not None]
+            by_port = {}
+            for s in streams:
+                count, last = by_port.get(s.port, (0, None))
+                if s.ended is not None:
+                    count, last = count + 1, max(last or s.ended, s.ended)
+                by_port[s.port] = (count, last)
             connection.send(("ended", {"ended": len(ends), "of": len(streams), "last": max(ends) if ends else None,
-                                       "wall": time.time() - time.monotonic()}))
+                                       "wall": time.time() - time.monotonic(), "by_port": by_port}))
         elif command == "close":
             for stream in streams:
                 stream.task.cancel()
@@ -209,18 +226,21 @@ async def _worker(connection, port, source, tokens):
 
 
 class Workers:
-    def __init__(self, port: int, tokens: list, per_worker: int):
+    def __init__(self, ports, tokens: list, per_worker: int, first_address: int = 0):
+        """`ports`: one server port for all, or a list of one per token (a load balancer's choice)."""
         self.processes, self.pipes = [], []
+        ports = ports if isinstance(ports, list) else [ports] * len(tokens)
         context = multiprocessing.get_context("spawn")
         for index, start in enumerate(range(0, len(tokens), per_worker)):
             ours, theirs = context.Pipe()
-            source = f"127.0.0.{2 + index}"
-            process = context.Process(target=worker, args=(theirs, port, source, tokens[start:start + per_worker]), daemon=True)
+            source = f"127.0.{(2 + first_address + index) // 256}.{(2 + first_address + index) % 256}"
+            chunk = slice(start, start + per_worker)
+            process = context.Process(target=worker, args=(theirs, ports[chunk], source, tokens[chunk]), daemon=True)
             process.start()
             self.processes.append(process)
             self.pipes.append(ours)
 
-    def ask(self, command: str | None, timeout: float = 360):
+    def ask(self, command: str | None, timeout: float = 660):
         answers = []
         for pipe in self.pipes:
             if command is not None:
@@ -277,9 +297,11 @@ def reply(control: str, thread: str, text: str) -> dict:
     return answer.json()
 
 
-async def reply_latency(stream_port: int, control: str, users: list, thread_of: dict, replies: int):
+async def reply_latency(stream_port, control: str, users: list, thread_of: dict, replies: int):
+    """`stream_port`: the port of every probe's stream, or a list of one per user."""
     arrivals = {}
-    streams = [Stream(stream_port, token, "127.0.0.1", arrivals).start() for _, token in users]
+    ports = stream_port if isinstance(stream_port, list) else [stream_port] * len(users)
+    streams = [Stream(port, token, "127.0.0.1", arrivals).start() for port, (_, token) in zip(ports, users)]
     await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=60)
     delays = []
     for index in range(replies):
@@ -393,6 +415,137 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
         workers.stop()
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def make_users_spread(bases: list, count: int, threaded: int):
+    """Sessions (and the threaded users' first messages) through every replica in turn."""
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        return list(pool.map(lambda index: new_user(bases[index % len(bases)], index < threaded), range(count)))
+
+
+def replica_stages(args, servers, ports, control, hard):
+    """`--replicas N`: the streams go to the N replicas in turn, as a round-robin load balancer sends
+    them, and are opened in stages (`--stages`), each measured with all of its streams open. Replies
+    are ingested by replica 0 (the gateway's); the probes' streams sit on the other replicas."""
+    count = len(servers)
+    stages = sorted(args.stages)
+    total = stages[-1]
+    bases = [f"http://127.0.0.1:{port}" for port in ports]
+    made = time.monotonic()
+    users = make_users_spread(bases, (total + STREAMS_PER_USER - 1) // STREAMS_PER_USER, args.threaded)
+    print(f"<!-- {len(users):,} users made in {time.monotonic() - made:.0f} s -->", flush=True)
+    tokens = [token for _, token in users for _ in range(STREAMS_PER_USER)][:total]
+    targets = [ports[index % count] for index in range(total)]
+    threaded = users[:args.threaded]
+    # The outbox posts the first messages (and makes the threads) after answering.
+    deadline = time.monotonic() + 120
+    while len(thread_of := threads_by_user(control, threaded)) < len(threaded) and time.monotonic() < deadline:
+        time.sleep(1)
+    if len(thread_of) != len(threaded):
+        raise SystemExit(f"found {len(thread_of)} of {len(threaded)} threads in the emulator")
+    probes = threaded[:min(50, len(threaded))]
+    probe_ports = [ports[1 + index % (count - 1)] for index in range(len(probes))]
+
+    baseline = [rss_kib(server.pid) for server in servers]
+    workers, opened, rows, memory = [], 0, [], []
+    try:
+        for stage in stages:
+            started = time.monotonic()
+            batch = Workers(targets[opened:stage], tokens[opened:stage], args.per_worker, first_address=len(workers))
+            batch.ask(None)
+            open_seconds = time.monotonic() - started
+            workers.append(batch)
+            opened = stage
+            every = [answer for group in workers for answer in group.ask("stats")]
+            rss_open = [rss_kib(server.pid) for server in servers]
+            cpu_before = [cpu_seconds(server.pid) for server in servers]
+            time.sleep(args.idle)
+            cpu_idle = [(cpu_seconds(server.pid) - before) / args.idle for server, before in zip(servers, cpu_before)]
+            rss_idle = [rss_kib(server.pid) for server in servers]
+            second = [answer for group in workers for answer in group.ask("stats")]
+            alive = sum(s["alive"] for s in second)
+            reconnects = sum(s["reconnects"] for s in second)
+            got = [b - a for s1, s2 in zip(every, second) for a, b in zip(s1["keepalives"], s2["keepalives"])]
+            gaps = [g for s in second for g in s["gaps"]]
+            held = [targets[:stage].count(port) for port in ports]
+            for index in range(count):
+                memory.append((stage, index, held[index], baseline[index], rss_open[index], rss_idle[index],
+                               (max(rss_open[index], rss_idle[index]) - baseline[index]) / max(held[index], 1), cpu_idle[index]))
+
+            delays = asyncio.run(reply_latency(probe_ports, control, probes, thread_of, args.replies)) if args.replies else [0]
+
+            # Fan-out: a reply to every threaded user at once reaches each of their open streams.
+            before = [e for s in second for e in s["events"]]
+            expected = min(stage, len(threaded) * STREAMS_PER_USER)
+            burst = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda user: reply(control, thread_of[user[0]], "an answer"), threaded))
+            posted = time.monotonic() - burst
+            deadline = time.monotonic() + 120
+            while True:
+                stats = [answer for group in workers for answer in group.ask("stats")]
+                after = [e for s in stats for e in s["events"]]
+                carried = sum(1 for a, b in zip(before, after) if b > a)
+                if carried >= expected or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            fan_out = time.monotonic() - burst
+            rows.append((stage, open_seconds, reconnects, alive, min(got), statistics.median(got), percentile(gaps, 0.99), max(gaps),
+                         statistics.median(delays), percentile(delays, 0.99), max(delays), len(delays),
+                         len(threaded), carried, expected, posted, fan_out))
+            print(f"<!-- stage {stage:,} measured: {rows[-1]} -->", flush=True)
+
+        print(f"\n| streams held ({count} replicas) | opened in (reconnects) | alive | keep-alives per stream in {args.idle:.0f} s "
+              f"(min / median) | longest keep-alive gap (p99 / max) | reply → `message.created`, other replica: p50 / p99 / max "
+              f"(replies) | fan-out: replies at once → streams that carried one, all in |")
+        print("|---|---|---|---|---|---|---|")
+        for (stage, seconds, reconnects, alive, least, median, gap99, gapmax, p50, p99, worst, replies, fan, carried, expected,
+             posted, fan_out) in rows:
+            print(f"| {stage:,} of {args.requested:,} | {seconds:.0f} s ({reconnects}) | {alive:,} | {least} / {median:.0f} | "
+                  f"{gap99:.2f} / {gapmax:.2f} s (interval {args.keepalive} s) | {p50:.1f} / {p99:.1f} / {worst:.1f} ms ({replies}) | "
+                  f"{fan:,} → {carried:,} of {expected:,} in {fan_out:.2f} s (posting took {posted:.2f} s) |")
+        if len(rows) > 1:
+            print(f"\np99 at {rows[-1][0]:,} / p99 at {rows[0][0]:,}: **{rows[-1][9] / max(rows[0][9], 0.001):.2f}×**")
+        print("\n| streams held | replica | its streams | RSS before any stream | RSS all open | RSS after idle | per idle stream | "
+              "CPU while idle (share of a core) |\n|---|---|---|---|---|---|---|---|")
+        for stage, index, held, base, rss_open, rss_idle, per, cpu in memory:
+            role = "0 (gateway)" if index == 0 else str(index)
+            print(f"| {stage:,} | {role} | {held:,} | {base / 1024:.1f} MiB | {rss_open / 1024:.1f} MiB | {rss_idle / 1024:.1f} MiB | "
+                  f"{per:.1f} KiB | {cpu * 100:.1f} % |")
+
+        if args.shutdown:
+            stop_wall = time.time()
+            for process in servers:
+                process.send_signal(signal.SIGTERM)
+            exited = [None] * count
+            while any(e is None for e in exited) and time.time() - stop_wall < args.grace + 60:
+                for index, process in enumerate(servers):
+                    if exited[index] is None and process.poll() is not None:
+                        exited[index] = time.time() - stop_wall
+                time.sleep(0.01)
+            ends = [answer for group in workers for answer in group.ask("await-end", timeout=180)]
+            print(f"\n| SIGTERM to every replica with {opened:,} streams open | replica | process exited after | "
+                  f"its last stream ended after | its streams ended | grace |\n|---|---|---|---|---|---|")
+            for index, port in enumerate(ports):
+                ended = sum(e["by_port"].get(port, (0, None))[0] for e in ends)
+                lasts = [e["by_port"][port][1] + e["wall"] for e in ends if e["by_port"].get(port, (0, None))[1] is not None]
+                last = f"{max(lasts) - stop_wall:.2f} s" if lasts else "–"
+                held = targets[:opened].count(port)
+                code = servers[index].returncode
+                print(f"| | {'0 (gateway)' if index == 0 else index} | "
+                      f"{f'{exited[index]:.2f} s' if exited[index] is not None else 'still running'} (exit {code}) | {last} | "
+                      f"{ended:,} of {held:,} | {args.grace} s |", flush=True)
+        else:
+            for group in workers:
+                group.ask("close")
+    finally:
+        for group in workers:
+            group.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=str(ROOT / ".build/release/threaddesk"))
@@ -407,11 +560,27 @@ def main() -> None:
     parser.add_argument("--replies", type=int, default=500)
     parser.add_argument("--typing", type=int, default=0)
     parser.add_argument("--no-shutdown", dest="shutdown", action="store_false")
+    parser.add_argument("--replicas", type=int, default=0,
+                        help="N `threaddesk serve` on one PostgreSQL (0 gateway's, the rest plain); streams spread over them")
+    parser.add_argument("--stages", default="10000,100000",
+                        help="with --replicas: stream counts measured in turn, each with all its streams open")
     args = parser.parse_args()
 
     hard = raise_fd_limit()
     args.requested = args.streams
-    if args.streams + SERVER_FD_HEADROOM > hard:
+    if args.replicas:
+        if args.store != "postgres" or args.replicas < 2:
+            raise SystemExit("--replicas needs --store postgres and 2 or more replicas")
+        args.stages = [int(stage) for stage in args.stages.split(",")]
+        args.requested = max(args.stages)
+        # Each replica within its own open-file limit: the share of the largest stage must fit.
+        capacity = (hard - SERVER_FD_HEADROOM) * args.replicas
+        if args.requested > capacity:
+            print(f"<!-- the hard RLIMIT_NOFILE here is {hard:,}: {args.replicas} replicas hold {capacity:,} streams, "
+                  f"not {args.requested:,} -->", flush=True)
+            args.stages = sorted({min(stage, capacity) for stage in args.stages})
+        args.streams = max(args.stages)
+    elif args.streams + SERVER_FD_HEADROOM > hard:
         args.streams = max(0, hard - SERVER_FD_HEADROOM)
         print(f"<!-- the hard RLIMIT_NOFILE here is {hard:,}: one server process can hold {args.streams:,} streams, "
               f"not {args.requested:,} -->", flush=True)
@@ -441,6 +610,16 @@ def main() -> None:
         for name in ["QUOTA_SESSIONS_PER_ADDRESS", "QUOTA_SESSIONS_PER_APP", "QUOTA_SENDS_PER_USER", "QUOTA_SENDS_PER_ADDRESS",
                      "QUOTA_READS_PER_USER", "QUOTA_UPDATES_PER_USER", "QUOTA_THREADS_PER_ADDRESS", "QUOTA_THREADS_TOTAL"]:
             environment[name] = "0"
+        if args.replicas:
+            share = (args.streams + args.replicas - 1) // args.replicas + 100
+            environment["LIVE_MAX_STREAMS"] = environment["LIVE_STREAMS_PER_ADDRESS"] = str(share)
+            ports = [free_port() for _ in range(args.replicas)]
+            for index, port in enumerate(ports):
+                servers.append(start_server(args.binary, {**environment, "PORT": str(port)}, logs, f"replica-{index}", index == 0, hard))
+            for index, port in enumerate(ports):
+                wait_for(f"replica {index}", lambda: healthy(f"http://127.0.0.1:{port}"), timeout=60)
+            replica_stages(args, servers, ports, control, hard)
+            return
         port_a = free_port()
         servers.append(start_server(args.binary, {**environment, "PORT": str(port_a)}, logs, "a", True, hard))
         base_a = f"http://127.0.0.1:{port_a}"
