@@ -44,6 +44,7 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
+import random
 import pathlib
 import resource
 import shutil
@@ -105,6 +106,14 @@ def raise_fd_limit() -> int:
     return hard
 
 
+class Busy(Exception):
+    """A 503 answer to a stream's opening: try again after `retry_after` seconds."""
+
+    def __init__(self, retry_after: float):
+        super().__init__(f"503, retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
 class Stream:
     """One raw `GET /v1/events` connection (HTTP/1.1, chunked), parsed as it arrives."""
 
@@ -121,12 +130,19 @@ class Stream:
 
     async def run(self):
         # As an EventSource does: a connection refused or reset before the stream opened is tried
-        # again (a listen queue overflowing under a burst of connections resets some).
-        for attempt in range(5):
+        # again (a listen queue overflowing under a burst of connections resets some). As
+        # ThreadDeskKit does: a 503 (a replica's store pool busy under the burst) is tried again
+        # after its Retry-After.
+        for attempt in range(10):
             try:
                 return await self.connect()
+            except Busy as busy:
+                if self.ready.is_set() or attempt == 9:
+                    raise
+                self.reconnects += 1
+                await asyncio.sleep(busy.retry_after + random.random())
             except (ConnectionError, asyncio.IncompleteReadError):
-                if self.ready.is_set() or attempt == 4:
+                if self.ready.is_set() or attempt == 9:
                     raise
                 self.reconnects += 1
                 await asyncio.sleep(1 + attempt)
@@ -137,7 +153,11 @@ class Stream:
             writer.write(f"GET /v1/events HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.token}\r\n\r\n".encode())
             await writer.drain()
             head = await reader.readuntil(b"\r\n\r\n")
-            if b" 200 " not in head.split(b"\r\n")[0]:
+            status_line = head.split(b"\r\n")[0]
+            if b" 503 " in status_line:
+                retry = next((line.split(b":", 1)[1].strip() for line in head.split(b"\r\n") if line.lower().startswith(b"retry-after:")), b"2")
+                raise Busy(float(retry) if retry.isdigit() else 2.0)
+            if b" 200 " not in status_line:
                 raise RuntimeError(head.decode(errors="replace"))
             buffer = b""
             while True:
