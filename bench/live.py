@@ -60,7 +60,9 @@ import requests
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TYPING_ROUTE = "POST /channels/{channel_id}/typing"
-STREAMS_PER_USER = 5
+STREAMS_PER_USER = int(os.environ.get("STREAMS_PER_USER", "5"))
+# Each worker process opens 250 streams, then pauses this long (OPEN_RATE: streams a second per worker).
+OPEN_PAUSE = 250 / float(os.environ["OPEN_RATE"]) if os.environ.get("OPEN_RATE") else 0.02
 # The server keeps 1,024 descriptors for everything but streams (`OpenFileLimit.reserve`) and
 # answers 503 past that; 100 more for the reply probes' streams.
 SERVER_FD_HEADROOM = 1_024 + 100
@@ -109,9 +111,9 @@ def raise_fd_limit() -> int:
 class Busy(Exception):
     """A 503 answer to a stream's opening: try again after `retry_after` seconds."""
 
-    def __init__(self, retry_after: float):
-        super().__init__(f"503, retry after {retry_after} s")
-        self.retry_after = retry_after
+    def __init__(self, retry_after: float, code: str):
+        super().__init__(f"503 {code}, retry after {retry_after} s")
+        self.retry_after, self.code = retry_after, code
 
 
 class Stream:
@@ -125,6 +127,8 @@ class Stream:
         self.longest_gap = 0.0
         self.ended = None
         self.reconnects = 0
+        # Why each reconnection happened: the 503's error code, or the connection's error.
+        self.reasons = {}
         self.ready = asyncio.Event()
         self.task = None
 
@@ -140,11 +144,13 @@ class Stream:
                 if self.ready.is_set() or attempt == 9:
                     raise
                 self.reconnects += 1
+                self.reasons[busy.code] = self.reasons.get(busy.code, 0) + 1
                 await asyncio.sleep(busy.retry_after + random.random())
-            except (ConnectionError, asyncio.IncompleteReadError):
+            except (ConnectionError, asyncio.IncompleteReadError) as error:
                 if self.ready.is_set() or attempt == 9:
                     raise
                 self.reconnects += 1
+                self.reasons[type(error).__name__] = self.reasons.get(type(error).__name__, 0) + 1
                 await asyncio.sleep(1 + attempt)
 
     async def connect(self):
@@ -155,8 +161,14 @@ class Stream:
             head = await reader.readuntil(b"\r\n\r\n")
             status_line = head.split(b"\r\n")[0]
             if b" 503 " in status_line:
-                retry = next((line.split(b":", 1)[1].strip() for line in head.split(b"\r\n") if line.lower().startswith(b"retry-after:")), b"2")
-                raise Busy(float(retry) if retry.isdigit() else 2.0)
+                fields = {line.split(b":", 1)[0].strip().lower(): line.split(b":", 1)[1].strip() for line in head.split(b"\r\n")[1:] if b":" in line}
+                retry = fields.get(b"retry-after", b"2")
+                length = int(fields.get(b"content-length", b"0") or 0)
+                try:
+                    code = json.loads(await reader.readexactly(length))["error"]["code"] if 0 < length < 65536 else "?"
+                except (ValueError, KeyError, TypeError, asyncio.IncompleteReadError):
+                    code = "?"
+                raise Busy(float(retry) if retry.isdigit() else 2.0, code)
             if b" 200 " not in status_line:
                 raise RuntimeError(head.decode(errors="replace"))
             buffer = b""
@@ -204,7 +216,7 @@ async def _worker(connection, ports, source, tokens):
     for index, (port, token) in enumerate(zip(ports, tokens)):
         streams.append(Stream(port, token, source).start())
         if index % 250 == 249:
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(OPEN_PAUSE)
     try:
         await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=600)
         connection.send(("open", len(streams)))
@@ -222,6 +234,7 @@ async def _worker(connection, ports, source, tokens):
                 "gaps": [s.longest_gap for s in streams],
                 "events": [s.events for s in streams],
                 "reconnects": sum(s.reconnects for s in streams),
+                "reasons": [reason for s in streams for reason, n in s.reasons.items() for _ in range(n)],
             }))
         elif command == "await-end":
             # The server is shutting down: every stream must see its end.
@@ -488,6 +501,10 @@ def replica_stages(args, servers, ports, control, hard):
             second = [answer for group in workers for answer in group.ask("stats")]
             alive = sum(s["alive"] for s in second)
             reconnects = sum(s["reconnects"] for s in second)
+            reasons = {}
+            for reason in (r for s in second for r in s["reasons"]):
+                reasons[reason] = reasons.get(reason, 0) + 1
+            reconnects = f"{reconnects}: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) if reasons else str(reconnects)
             got = [b - a for s1, s2 in zip(every, second) for a, b in zip(s1["keepalives"], s2["keepalives"])]
             gaps = [g for s in second for g in s["gaps"]]
             held = [targets[:stage].count(port) for port in ports]

@@ -27,6 +27,7 @@ struct ErrorMiddleware: RouterMiddleware {
                 context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: error))"])
             }
             metrics.request(route: route, method: request.method.rawValue, status: Int(apiError.status.code))
+            if apiError.status == .serviceUnavailable { metrics.unavailable(route: route, code: apiError.code.rawValue) }
             return try apiError.response(from: request, context: context)
         }
     }

@@ -23,7 +23,8 @@ struct LiveRoutes: Sendable {
     let logger: Logger
 
     func register(on groups: V1Groups) {
-        groups.users(charging: { .read($0) }).get("events", use: events).get("unread", use: unread)
+        groups.users(behind: live.openings, charging: { .read($0) }).get("events", use: events)
+        groups.users(charging: { .read($0) }).get("unread", use: unread)
         groups.users(charging: { .update($0) }).post("read", use: read)
         groups.users.post("typing", use: typing)
     }
@@ -54,6 +55,17 @@ struct LiveRoutes: Sendable {
         let stream = LiveStream(
             feed: live.feed, users: users, subscriber: subscriber, now: live.now, lastEventID: lastEventID, timeout: timeout, metrics: metrics,
             traces: hub.traces, logger: logger)
+        // Read before the answer, within the opening's turn (`StreamOpenings`): a store that cannot
+        // answer is a 503 the client retries, not a stream that opens and ends.
+        let start: LiveFeed.Batch
+        do {
+            // A token that ended while the stream was being opened: its signal may have come first.
+            guard try await stream.tokenLives() else { throw SupportFailure.notAuthenticated }
+            start = try await stream.start()
+        } catch {
+            hub.unsubscribe(subscriber)
+            throw error
+        }
         return Response(
             status: .ok,
             headers: [
@@ -63,7 +75,7 @@ struct LiveRoutes: Sendable {
             ],
             body: ResponseBody { writer in
                 defer { hub.unsubscribe(subscriber) }
-                await stream.run(&writer)
+                await stream.run(from: start, &writer)
                 try? await writer.finish(nil)
             })
     }
@@ -101,10 +113,10 @@ struct LiveStream: Sendable {
     let traces: Traces
     let logger: Logger
 
-    func run(_ writer: inout any ResponseBodyWriter) async {
+    func run(from start: LiveFeed.Batch, _ writer: inout any ResponseBodyWriter) async {
         do {
             try await withGracefulShutdownHandler {
-                try await stream(&writer)
+                try await stream(from: start, &writer)
             } onGracefulShutdown: {
                 subscriber.finish()
             }
@@ -119,10 +131,8 @@ struct LiveStream: Sendable {
     /// and each step is a call of its own, never inlined into it (the deepest point is then one
     /// step, not all of them at once).
     @inline(never)
-    private func stream(_ writer: inout any ResponseBodyWriter) async throws {
-        // A token that ended while the stream was being opened: its signal may have come first.
-        guard try await tokenLives() else { return }
-        var position = try await begin(&writer)
+    private func stream(from start: LiveFeed.Batch, _ writer: inout any ResponseBodyWriter) async throws {
+        var position = try await begin(start, &writer)
         for await signal in subscriber.signals {
             // A token that may have ended is checked before anything more is sent.
             if subscriber.takeTokenCheck() {
@@ -137,14 +147,18 @@ struct LiveStream: Sendable {
         }
     }
 
-    /// The first events: `retry`, then what the client missed (or a reset) and the unread count.
-    @inline(never)
-    private func begin(_ writer: inout any ResponseBodyWriter) async throws -> Int64 {
-        // Reconnect after 3 s when the connection drops.
-        try await send("retry: 3000\n\n", &writer)
-        let start = try await Self.apart { [feed, subscriber, lastEventID, timeout] in
+    /// The first events, read before the answer: what the client missed (or a reset) and the unread count.
+    func start() async throws -> LiveFeed.Batch {
+        try await Self.apart { [feed, subscriber, lastEventID, timeout] in
             try await Deadline.within(timeout) { try await feed.start(subscriber.user, lastEventID: lastEventID) }
         }
+    }
+
+    /// Writes `retry`, then the first events.
+    @inline(never)
+    private func begin(_ start: LiveFeed.Batch, _ writer: inout any ResponseBodyWriter) async throws -> Int64 {
+        // Reconnect after 3 s when the connection drops.
+        try await send("retry: 3000\n\n", &writer)
         try await send(start.events, &writer)
         return start.position
     }
@@ -189,7 +203,7 @@ struct LiveStream: Sendable {
     /// newer session, or its claim replaced). A store that cannot answer keeps the stream open
     /// and the check pending: the next signal (a keep-alive at the latest) tries again.
     @inline(never)
-    private func tokenLives() async throws -> Bool {
+    func tokenLives() async throws -> Bool {
         let live: Bool
         do {
             live = try await Self.apart { [users, subscriber, timeout] in
