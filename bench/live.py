@@ -133,8 +133,8 @@ class Stream:
         self.task = None
 
     async def run(self):
-        # As an EventSource does: a connection refused or reset before the stream opened is tried
-        # again (a listen queue overflowing under a burst of connections resets some). As
+        # As an EventSource does: a connection refused, reset or timed out before the stream opened
+        # is tried again (a listen queue overflowing under a burst of connections drops some). As
         # ThreadDeskKit does: a 503 (a replica's store pool busy under the burst) is tried again
         # after its Retry-After.
         for attempt in range(10):
@@ -146,7 +146,7 @@ class Stream:
                 self.reconnects += 1
                 self.reasons[busy.code] = self.reasons.get(busy.code, 0) + 1
                 await asyncio.sleep(busy.retry_after + random.random())
-            except (ConnectionError, asyncio.IncompleteReadError) as error:
+            except (OSError, asyncio.IncompleteReadError) as error:
                 if self.ready.is_set() or attempt == 9:
                     raise
                 self.reconnects += 1
@@ -236,6 +236,11 @@ async def _worker(connection, ports, source, tokens):
                 "reconnects": sum(s.reconnects for s in streams),
                 "reasons": [reason for s in streams for reason, n in s.reasons.items() for _ in range(n)],
             }))
+        elif command == "mark":
+            # A window starts: gaps are counted from here (the opening's load stays out of them).
+            for stream in streams:
+                stream.longest_gap = 0.0
+            connection.send(("marked", None))
         elif command == "await-end":
             # The server is shutting down: every stream must see its end.
             pending = [s.task for s in streams if not s.task.done()]
@@ -493,6 +498,8 @@ def replica_stages(args, servers, ports, control, hard):
             workers.append(batch)
             opened = stage
             every = [answer for group in workers for answer in group.ask("stats")]
+            for group in workers:
+                group.ask("mark")
             rss_open = [rss_kib(server.pid) for server in servers]
             cpu_before = [cpu_seconds(server.pid) for server in servers]
             time.sleep(args.idle)
@@ -536,7 +543,7 @@ def replica_stages(args, servers, ports, control, hard):
             print(f"<!-- stage {stage:,} measured: {rows[-1]} -->", flush=True)
 
         print(f"\n| streams held ({count} replicas) | opened in (reconnects) | alive | keep-alives per stream in {args.idle:.0f} s "
-              f"(min / median) | longest keep-alive gap (p99 / max) | reply → `message.created`, other replica: p50 / p99 / max "
+              f"(min / median) | longest keep-alive gap in the idle window (p99 / max) | reply → `message.created`, other replica: p50 / p99 / max "
               f"(replies) | fan-out: replies at once → streams that carried one, all in |")
         print("|---|---|---|---|---|---|---|")
         for (stage, seconds, reconnects, alive, least, median, gap99, gapmax, p50, p99, worst, replies, fan, carried, expected,

@@ -17,8 +17,9 @@ public struct LiveSettings: Sendable {
     /// 503 `busy`. A deploy or a network blip brings every stream back at once; without the gate
     /// each opening raced for the store's pool, and most timed out after doing part of their work.
     public var openingAtOnce = 64
-    /// How long an opening waits for its turn before it is answered 503 (and retried after `Retry-After`).
-    public var openingWait: Duration = .seconds(5)
+    /// How long an opening waits for its turn before it is answered 503 (and retried after
+    /// `Retry-After`): half the request deadline, the other half is for the opening itself.
+    public var openingWait: Duration = .seconds(10)
     /// Open streams one user may hold; a further one closes their oldest.
     public var streamsPerUser = 8
     /// Open streams one client address (an IPv4 address or an IPv6 /64) may hold; more are

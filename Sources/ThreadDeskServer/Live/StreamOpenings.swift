@@ -15,8 +15,10 @@ struct StreamOpenings: RouterMiddleware {
     let turns: KeyedFIFOLock<Int>
     let metrics: ServerMetrics
 
-    init(settings: LiveSettings, metrics: ServerMetrics) {
-        turns = KeyedFIFOLock(defaultTimeout: settings.openingWait, holders: settings.openingAtOnce, name: { _ in "a stream opening's turn" })
+    /// - Parameter requestTimeout: The request's whole deadline: an opening waits at most half of it.
+    init(settings: LiveSettings, requestTimeout: Duration, metrics: ServerMetrics) {
+        turns = KeyedFIFOLock(
+            defaultTimeout: min(settings.openingWait, requestTimeout / 2), holders: settings.openingAtOnce, name: { _ in "a stream opening's turn" })
         self.metrics = metrics
     }
 
