@@ -43,7 +43,8 @@ extension PostgresStore: LiveBus {
     static func notifications(packing payloads: [String]) -> [String] {
         var notifications: [String] = []
         var current = ""
-        for payload in payloads where payload.utf8.count <= maximumAnnouncement && !payload.contains("\n") {
+        // Lines are split on bytes: a CR or LF inside an announcement would cut it in two.
+        for payload in payloads where payload.utf8.count <= maximumAnnouncement && !payload.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
             if !current.isEmpty, current.utf8.count + 1 + payload.utf8.count > maximumAnnouncement {
                 notifications.append(current)
                 current = ""
@@ -63,7 +64,7 @@ extension PostgresStore: LiveBus {
                         failures = 0
                         connected()
                         for try await notification in notifications {
-                            for line in notification.payload.split(separator: "\n") { receive(String(line)) }
+                            for line in notification.payload.utf8.split(separator: 10) { receive(String(decoding: line, as: UTF8.self)) }
                         }
                     }
                 }

@@ -38,8 +38,14 @@ struct KeepAliveRoundsTests {
     @Test func ticksShorterThanASlotStillTurnTheSlotsOncePerInterval() {
         var rounds = KeepAliveRounds(keepAlive: .seconds(1), writeTimeout: .milliseconds(60), maxDuration: .seconds(3600))
         #expect(rounds.slots == 10 && rounds.tick == .milliseconds(30))
-        // 10 slots of 100 ms, ticks of 30 ms: a slot every 3 ticks (90 ms, rounded to the nearest tick).
-        let slots = (0..<30).compactMap { _ in rounds.advance() }
-        #expect(slots == Array(1..<10) + [0])
+        // 10 slots of 100 ms, ticks of 30 ms: a slot every 3 or 4 ticks, the remainder carried over,
+        // so 3 s of ticks turn all the slots exactly three times (never more than half a tick late).
+        var turned: [(tick: Int, slot: Int)] = []
+        for tick in 1...100 {
+            if let slot = rounds.advance() { turned.append((tick, slot)) }
+        }
+        #expect(turned.map(\.slot) == Array(repeating: Array(1..<10) + [0], count: 3).flatMap { $0 })
+        #expect(turned.map(\.tick).prefix(4) == [3, 7, 10, 13])
+        #expect(turned.last?.tick == 100)
     }
 }

@@ -268,50 +268,22 @@ struct LiveTests {
         }
     }
 
-    /// A burst of openings takes turns (`LIVE_OPENING_AT_ONCE`): one that waits past its turn is
-    /// answered 503 `busy` with a `Retry-After` before reading anything, and the opening holding
-    /// the turn completes once it can.
-    @Test func openingsBeyondTheirTurnsWaitAndAreAnswered503Busy() async throws {
-        try await withServer({
-            $0.live.openingAtOnce = 1
-            $0.live.openingWait = .milliseconds(200)
-        }) { server in
-            // A new user's first request notes the token's use under the user's lock: while the
-            // test holds that lock, the user's stream holds the only turn.
-            let held = try await server.session()
+    /// A stream past the process's `LIVE_MAX_STREAMS` is answered 503 `busy` with a `Retry-After`,
+    /// and the refusal is counted by its code (a 503's status alone does not tell a full process
+    /// from a store away).
+    @Test func aStreamPastTheProcesssLimitIsAnswered503BusyAndCountedByItsCode() async throws {
+        try await withServer({ $0.live.maxStreams = 1 }) { server in
+            let first = try await server.session()
             let other = try await server.session()
-            let id = try #require(UserID(held.userId))
-            let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
-            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-            let holder = Task {
-                try await server.store.withUser(id, idempotencyKey: nil) { _ in
-                    lockedSignal.yield()
-                    for await _ in release { break }
-                }
-            }
-            var lockedIterator = locked.makeAsyncIterator()
-            _ = await lockedIterator.next()
-            let port = try #require(server.client.port)
-            let first = Task { try await EventStreamClient.open(port: port, token: held.token) }
-            try await eventually("the first opening holding its turn") { try await server.metric("threaddesk_live_streams_opening") == 1 }
+            let stream = try await Self.stream(server, first.token)
+            defer { stream.close() }
 
             let refused = try await server.request(.get, "/v1/events", token: other.token)
             #expect(refused.status == .serviceUnavailable)
             #expect(refused.errorCode == "busy")
-            #expect(refused.headers[.retryAfter] == "2")
-            try await eventually("the refusal counted by its code") {
-                try await server.metric(#"threaddesk_http_unavailable_total{route="/v1/events",code="busy"}"#) == 1
-            }
-
-            releaseSignal.yield()
-            try await holder.value
-            let stream = try await first.value
-            defer { stream.close() }
-            #expect(stream.status == 200)
-            try await stream.next("the held stream's unread count") { $0.name == "unread" }
-            try await eventually("the turn given back") { try await server.metric("threaddesk_live_streams_opening") == 0 }
-            let later = try await Self.stream(server, other.token)
-            later.close()
+            #expect(refused.headers[.retryAfter] == "5")
+            #expect(try await server.metric(#"threaddesk_http_unavailable_total{route="/v1/events",code="busy"}"#) == 1)
+            #expect(try await server.metric(#"threaddesk_http_unavailable_total{route="/v1/events",code="store_unavailable"}"#) == 0)
         }
     }
 }

@@ -137,7 +137,7 @@ extension ServerRoot {
             }
             live = LiveService(
                 users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
-                typingGate: TypingGate(interval: settings.typingInterval, time: time), openings: StreamOpenings(settings: settings, requestTimeout: configuration.requestTimeout, metrics: metrics), typing: typing, receipts: receipts, settings: settings,
+                typingGate: TypingGate(interval: settings.typingInterval, time: time), typing: typing, receipts: receipts, settings: settings,
                 metrics: metrics, logger: logger, now: now)
             uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
             attachments = AttachmentProxy(

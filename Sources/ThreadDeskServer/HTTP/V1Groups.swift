@@ -16,20 +16,17 @@ struct V1Groups {
     let quotas: Quotas
     /// App Attest, when it is on.
     let attest: AttestService?
-    private let router: Router<ThreadDeskRequestContext>
-    private let userAuthentication: UserAuthentication
 
     init(router: Router<ThreadDeskRequestContext>, catalog: AppCatalog, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
         app = router.group("v1").add(middleware: AppKeyAuthentication(catalog: catalog))
         let attesting = attest?.mode == .off ? nil : attest
-        userAuthentication = UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, attest: attesting)
-        users = router.group("v1").add(middleware: userAuthentication)
+        users = router.group("v1").add(
+            middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, attest: attesting))
         anyUsers = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
         readers = router.group("v1").add(
             middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, scopesReads: true, attest: attesting))
         self.quotas = quotas
         self.attest = attest
-        self.router = router
     }
 
     /// `group`, requiring an App Attest assertion over requests `applies` picks (bodies up to
@@ -53,14 +50,6 @@ struct V1Groups {
     /// Users' routes that charge `cost` (for the calling user) first.
     func users(charging cost: @escaping @Sendable (UserID) -> Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
         users.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
-    }
-
-    /// Users' routes behind `gate`, which runs before the token is checked, that charge `cost` first.
-    func users(
-        behind gate: some RouterMiddleware<ThreadDeskRequestContext>, charging cost: @escaping @Sendable (UserID) -> Quotas.Cost
-    ) -> RouterGroup<ThreadDeskRequestContext> {
-        router.group("v1").add(middleware: gate).add(middleware: userAuthentication)
-            .add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
     }
 
     /// Users' short reads that charge `cost` first, in one `ReadScope`.

@@ -22,7 +22,8 @@ struct KeepAliveRounds: Sendable {
     mutating func advance() -> Int? {
         sinceSlot += tick
         guard sinceSlot + tick / 2 >= slotLength else { return nil }
-        sinceSlot = .zero
+        // The remainder carries over, so rounds keep their length when the tick does not divide a slot.
+        sinceSlot -= slotLength
         slot = (slot + 1) % slots
         return slot
     }

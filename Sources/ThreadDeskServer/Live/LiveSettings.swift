@@ -12,14 +12,6 @@ public struct LiveSettings: Sendable {
     public var maxStreamDuration: Duration = .seconds(3600)
     /// Open streams this process accepts in all; more are answered 503.
     public var maxStreams = 20_000
-    /// Streams being opened at once in this process (the token, the quota, the first read of the
-    /// store): the rest wait their turn in arrival order, up to `openingWait`, then are answered
-    /// 503 `busy`. A deploy or a network blip brings every stream back at once; without the gate
-    /// each opening raced for the store's pool, and most timed out after doing part of their work.
-    public var openingAtOnce = 64
-    /// How long an opening waits for its turn before it is answered 503 (and retried after
-    /// `Retry-After`): half the request deadline, the other half is for the opening itself.
-    public var openingWait: Duration = .seconds(10)
     /// Open streams one user may hold; a further one closes their oldest.
     public var streamsPerUser = 8
     /// Open streams one client address (an IPv4 address or an IPv6 /64) may hold; more are

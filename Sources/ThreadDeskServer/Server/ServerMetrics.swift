@@ -17,7 +17,6 @@ public struct ServerMetrics: Sendable {
     let threadsArchived: Counter
     let discordInvalidRequests: Gauge
     let liveStreams: Gauge
-    let liveStreamsOpening: Gauge
     let uploadsReceiving: Gauge
     let liveStreamsDropped: Counter
     let liveEvents: Counter
@@ -49,8 +48,6 @@ public struct ServerMetrics: Sendable {
             "threaddesk_discord_invalid_requests_10m",
             help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
         liveStreams = registry.gauge("threaddesk_live_streams", help: "Open /v1/events streams in this process")
-        liveStreamsOpening = registry.gauge(
-            "threaddesk_live_streams_opening", help: "/v1/events streams being opened (holding a turn, LIVE_OPENING_AT_ONCE) in this process")
         uploadsReceiving = registry.gauge("threaddesk_uploads_receiving", help: "Message files whose bodies are being received")
         liveStreamsDropped = registry.counter(
             "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
