@@ -68,7 +68,8 @@ extension AssistEmulator {
         state.withLock { $0.permanent = outcome }
     }
 
-    /// Lets every held request go (each is then answered by the rule); returns how many.
+    /// Lets every held request go (each is then answered by the rule); returns how many. A request
+    /// is held once `counters.held` counts it: wait for that before releasing.
     @discardableResult
     public func release() -> Int {
         let holds = state.withLock { state in
