@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "threaddesk", targets: ["threaddesk"]),
         .executable(name: "threaddesk-gateway", targets: ["threaddesk-gateway"]),
         .executable(name: "apns-emulator", targets: ["apns-emulator"]),
+        .executable(name: "assist-emulator", targets: ["assist-emulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -175,6 +176,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A fake OpenAI-compatible chat-completions provider, for tests and the sandbox.
+        .target(
+            name: "AssistEmulator",
+            dependencies: [
+                "Deadlines",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // App Attest: the CBOR reader, attestation and assertion checks, Apple's root.
         .target(
             name: "AppAttest",
@@ -293,6 +309,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "assist-emulator",
+            dependencies: [
+                "AssistEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "discord-emulator",
             dependencies: [
                 "DiscordEmulator",
@@ -360,6 +387,19 @@ let package = Package(
                 "APNsEmulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AssistEmulatorTests",
+            dependencies: [
+                "AssistEmulator",
+                "Deadlines",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

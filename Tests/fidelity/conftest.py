@@ -1,4 +1,4 @@
-"""Starts the `discord-emulator` executable for the fidelity checks and loads Discord's OpenAPI document."""
+"""Starts our emulator executables for the fidelity checks and loads Discord's OpenAPI document."""
 import json
 import os
 import pathlib
@@ -32,3 +32,11 @@ def apns_emulator(swift_bin, tmp_path):
     """A fresh APNs emulator per test, its key and CA written under tmp_path."""
     with running_emulator(swift_bin / "apns-emulator", "--directory", str(tmp_path)) as credentials:
         yield credentials
+
+
+@pytest.fixture()
+def assist_emulator(swift_bin):
+    """A fresh assist (chat-completions) emulator per test, requiring a key and serving two models."""
+    with running_emulator(swift_bin / "assist-emulator", "--api-key", "sk-fidelity-test-key",
+                          "--model", "test-model", "--model", "other-model") as endpoints:
+        yield endpoints
