@@ -209,8 +209,8 @@ enum EmulatedComponents {
         return input
     }
 
-    /// Gives every component without an `id` the next one not taken, in document order, as
-    /// Discord does; an id given twice is refused.
+    /// Gives every component without an `id` (or with 0, which libraries send for "none") the next
+    /// one not taken, in document order, as Discord does; an id given twice is refused.
     private static func numbered(_ items: [JSON], path: [String]) throws(DiscordFailure) -> [JSON] {
         var taken: Set<Int> = []
         func collect(_ item: JSON, path: [String]) throws(DiscordFailure) {
@@ -218,7 +218,7 @@ enum EmulatedComponents {
                 guard let number = id.intValue, (0...Int(Int32.max)).contains(number) else {
                     throw .invalidForm(path + ["id"], code: "NUMBER_TYPE_COERCE", message: "Value is not int32.")
                 }
-                guard taken.insert(number).inserted else {
+                guard number == 0 || taken.insert(number).inserted else {
                     throw .invalidForm(path + ["id"], code: "COMPONENT_ID_DUPLICATED", message: "Component id cannot be duplicated")
                 }
             }
@@ -231,7 +231,7 @@ enum EmulatedComponents {
         var next = 1
         func assign(_ item: JSON) -> JSON {
             guard var object = item.objectValue else { return item }
-            if object["id"] == nil || object["id"]?.isNull == true {
+            if object["id"] == nil || object["id"]?.isNull == true || object["id"]?.intValue == 0 {
                 while taken.contains(next) { next += 1 }
                 object["id"] = JSON(next)
                 taken.insert(next)

@@ -58,11 +58,12 @@ struct ComponentTests {
             #expect(buttons.map(\.customID) == ["send", "edit", nil] && buttons.map(\.style) == [1, 2, 5])
             #expect(buttons.map(\.url) == [nil, nil, "https://example.com/help"] && buttons.allSatisfy { !$0.disabled })
 
-            // Only buttons and no text is a message; ids given are kept and the rest skip them.
+            // Only buttons and no text is a message; ids given are kept and the rest (none, or 0 as
+            // libraries send it) skip them.
             let numbered = try await Self.post(
                 http, in: thread, content: nil,
-                components: [["type": 1, "components": [
-                    ["type": 2, "id": 1, "style": 3, "custom_id": "a"], ["type": 2, "style": 4, "custom_id": "b", "disabled": true],
+                components: [["type": 1, "id": 0, "components": [
+                    ["type": 2, "id": 1, "style": 3, "custom_id": "a"], ["type": 2, "id": 0, "style": 4, "custom_id": "b", "disabled": true],
                 ]]])
             #expect(numbered["content"] == "" && numbered["components"]?[0]?["id"] == 2)
             #expect(numbered["components"]?[0]?["components"]?[0]?["id"] == 1 && numbered["components"]?[0]?["components"]?[1]?["id"] == 3)
