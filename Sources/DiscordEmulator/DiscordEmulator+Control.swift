@@ -49,6 +49,17 @@ extension DiscordEmulator {
         public var timestamp: String
         /// Emoji the bot reacted with.
         public var reactions: [String]
+        /// The buttons under it, row after row.
+        public var buttons: [ButtonSnapshot] = []
+    }
+
+    public struct ButtonSnapshot: Sendable, Codable, Equatable {
+        public var label: String?
+        /// 1 primary, 2 secondary, 3 success, 4 danger, 5 link.
+        public var style: Int
+        public var customID: String?
+        public var url: String?
+        public var disabled: Bool
     }
 
     /// Posts as the human support agent; `replyingTo` makes it a type-19 reply.
@@ -97,7 +108,7 @@ extension DiscordEmulator {
     /// otherwise), or as nobody in particular when nil.
     public func editMessage(_ messageID: String, inChannel channelID: String, content: String, as member: String? = nil) throws(DiscordFailure) {
         _ = try world.editMessage(
-            try Self.snowflake(messageID), in: try Self.snowflake(channelID), content: content, editor: try member.map(Self.member))
+            try Self.snowflake(messageID), in: try Self.snowflake(channelID), MessageEdit(content: content), editor: try member.map(Self.member))
     }
 
     public func deleteMessage(_ messageID: String, inChannel channelID: String) throws(DiscordFailure) {
@@ -278,7 +289,12 @@ extension DiscordEmulator {
             mentionEveryone: json["mention_everyone"]?.boolValue ?? false,
             nonce: json["nonce"]?.stringValue ?? json["nonce"]?.intValue.map(String.init),
             timestamp: json["timestamp"]?.stringValue ?? "",
-            reactions: (json["reactions"]?.arrayValue ?? []).compactMap { $0["emoji"]?["name"]?.stringValue })
+            reactions: (json["reactions"]?.arrayValue ?? []).compactMap { $0["emoji"]?["name"]?.stringValue },
+            buttons: (json["components"]?.arrayValue ?? []).flatMap { $0["components"]?.arrayValue ?? [] }.map {
+                ButtonSnapshot(
+                    label: $0["label"]?.stringValue, style: $0["style"]?.intValue ?? 0, customID: $0["custom_id"]?.stringValue,
+                    url: $0["url"]?.stringValue, disabled: $0["disabled"]?.boolValue ?? false)
+            })
     }
 
     static func snowflake(_ value: String) throws(DiscordFailure) -> Snowflake {

@@ -11,6 +11,18 @@ extension DiscordEmulator {
         var member: String?
     }
 
+    struct ClickRequest: Decodable {
+        var customId: String
+        /// Who clicks (a user id); the agent when absent.
+        var member: String?
+    }
+
+    struct ModalRequest: Decodable {
+        /// Each input's value by its `custom_id`; an input left out keeps its prefilled value.
+        var values: [String: String]?
+        var member: String?
+    }
+
     struct RoleRequest: Decodable {
         var name: String
         /// Its guild-wide permissions, a bitfield as a decimal string.
@@ -40,6 +52,28 @@ extension DiscordEmulator {
                 guard let snapshot = self.interaction(context.parameters.get("id") ?? "") else {
                     throw DiscordFailure.unknownInteraction
                 }
+                return snapshot
+            }
+        }
+        control.post("/messages/:channel/:message/click") { request, context in
+            try await Self.answer {
+                let body = try await request.decode(as: ClickRequest.self, context: context)
+                return try self.clickButton(
+                    messageID: context.parameters.get("message") ?? "", inChannel: context.parameters.get("channel") ?? "",
+                    customID: body.customId, as: body.member)
+            }
+        }
+        control.post("/interactions/:id/modal") { request, context in
+            try await Self.answer {
+                let body = try await request.decode(as: ModalRequest.self, context: context)
+                return try self.submitModal(interactionID: context.parameters.get("id") ?? "", values: body.values ?? [:], as: body.member)
+            }
+        }
+        control.post("/interactions/:id/redeliver") { _, context in
+            try await Self.answer {
+                let id = context.parameters.get("id") ?? ""
+                try self.redeliver(interactionID: id)
+                guard let snapshot = self.interaction(id) else { throw DiscordFailure.unknownInteraction }
                 return snapshot
             }
         }

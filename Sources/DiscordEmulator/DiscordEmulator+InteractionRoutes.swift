@@ -41,11 +41,8 @@ extension DiscordEmulator {
             }
             rest(router, .patch, template, bucket: .route, auth: .pathToken) { call throws(DiscordFailure) in
                 let (token, message) = try Self.answerPath(call, world: world)
-                let content = call.body.object["content"]?.stringValue
-                if let content, content.utf16.count > 2000 {
-                    throw .invalidForm(["content"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length.")
-                }
-                return .ok(try world.editAnswer(token: token, messageID: message, content: content))
+                let edit = try RESTPayloads.messageEdit(call.body.object, path: [])
+                return .ok(try world.editAnswer(token: token, messageID: message, edit))
             }
             rest(router, .delete, template, bucket: .route, auth: .pathToken) { call throws(DiscordFailure) in
                 let (token, message) = try Self.answerPath(call, world: world)

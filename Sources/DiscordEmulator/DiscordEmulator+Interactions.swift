@@ -53,8 +53,9 @@ extension DiscordEmulator {
 
     public struct InteractionSnapshot: Sendable, Codable, Equatable {
         public var id: String
-        /// 2 a command run, 4 an autocomplete request.
+        /// 2 a command run, 3 a button clicked, 4 an autocomplete request, 5 a modal submitted.
         public var type: Int
+        /// The command's name; empty for a click or a submit.
         public var commandName: String
         public var channelID: String
         /// A callback was accepted.
@@ -70,6 +71,31 @@ extension DiscordEmulator {
         public var followups: [String]
         /// What answers the interaction, as the gateway delivered it (to deliver it again).
         public var token: String
+        /// A click's button, or a submitted modal's `custom_id`.
+        public var customID: String?
+        /// The message clicked (for a submit: the one whose button opened the modal).
+        public var messageID: String?
+        /// The modal the application answered with (callback 9).
+        public var modal: ModalSnapshot?
+        /// After callback 6 or 7: the clicked message's content as it now is.
+        public var updatedContent: String?
+    }
+
+    /// A modal as the member sees it: its title and each input, prefilled value included.
+    public struct ModalSnapshot: Sendable, Codable, Equatable {
+        public struct Input: Sendable, Codable, Equatable {
+            public var customID: String
+            public var label: String
+            public var value: String?
+            public var maxLength: Int?
+            public var required: Bool
+        }
+
+        public var customID: String
+        public var title: String
+        public var inputs: [Input]
+        /// The member sent it.
+        public var submitted: Bool
     }
 
     public struct CommandSnapshot: Sendable, Codable, Equatable {
@@ -129,14 +155,68 @@ extension DiscordEmulator {
                 (interaction.ephemeralMessages.first { $0.id == id }
                     ?? state.messages[interaction.channelID]?.first { $0.id == id })?.content
             }
+            let updated = [6, 7].contains(interaction.callbackType ?? 0)
             return InteractionSnapshot(
-                id: id.description, type: interaction.type, commandName: interaction.commandName,
+                id: id.description, type: interaction.type, commandName: interaction.commandName ?? "",
                 channelID: interaction.channelID.description, acknowledged: interaction.acknowledged,
                 callbackType: interaction.callbackType, content: interaction.originalID.flatMap(content),
                 ephemeral: interaction.ephemeral, choices: interaction.choices.map(\.name),
                 choiceValues: interaction.choices.map { $0.value.stringValue ?? $0.value.doubleValue.map(Self.number) ?? "" },
-                followups: interaction.followupIDs.compactMap(content), token: interaction.token)
+                followups: interaction.followupIDs.compactMap(content), token: interaction.token, customID: interaction.customID,
+                messageID: interaction.messageID?.description,
+                modal: interaction.modal.map { modal in
+                    ModalSnapshot(
+                        customID: modal.customID, title: modal.title,
+                        inputs: modal.inputs.map {
+                            .init(customID: $0.customID, label: $0.label, value: $0.value, maxLength: $0.maxLength, required: $0.required)
+                        },
+                        submitted: interaction.modalSubmitted)
+                },
+                updatedContent: updated ? interaction.messageID.flatMap(content) : nil)
         }
+    }
+
+    /// A member clicks the button `customID` of a message (the agent when `member` is nil):
+    /// INTERACTION_CREATE type 3 reaches every gateway session, with the message and the member's
+    /// permissions in its channel. Refused, nothing dispatched, where Discord's client shows
+    /// nothing to click (a message not the application's, no such enabled non-link button) or the
+    /// member cannot see the channel (50013).
+    @discardableResult
+    public func clickButton(messageID: String, inChannel channelID: String, customID: String, as member: String? = nil)
+        throws(DiscordFailure) -> InteractionSnapshot
+    {
+        let id = try world.clickButton(
+            ComponentClick(
+                channelID: try Self.snowflake(channelID), messageID: try Self.snowflake(messageID), customID: customID,
+                member: try member.map(Self.member) ?? world.agent.id))
+        guard let snapshot = interaction(id.description) else { throw .unknownInteraction }
+        return snapshot
+    }
+
+    /// The member sends the modal that answered `interactionID`, `values` by input `custom_id`
+    /// (an input left out keeps its prefilled value): INTERACTION_CREATE type 5, a new
+    /// interaction, whose snapshot this is.
+    @discardableResult
+    public func submitModal(interactionID: String, values: [String: String], as member: String? = nil) throws(DiscordFailure)
+        -> InteractionSnapshot
+    {
+        guard let source = Snowflake(interactionID) else { throw .unknownInteraction }
+        let id = try world.submitModal(of: source, values: values, member: try member.map(Self.member))
+        guard let snapshot = interaction(id.description) else { throw .unknownInteraction }
+        return snapshot
+    }
+
+    /// Delivers an interaction again, the identical INTERACTION_CREATE (same id and token), as a
+    /// gateway session's replay does: an application must answer it once.
+    public func redeliver(interactionID: String) throws(DiscordFailure) {
+        guard let id = Snowflake(interactionID) else { throw .unknownInteraction }
+        try world.redeliver(id)
+    }
+
+    /// The INTERACTION_CREATE an interaction was delivered with (Discord's JSON, token included).
+    public func interactionPayload(_ id: String) -> JSON? {
+        guard let id = Snowflake(id) else { return nil }
+        return world.state.withLock { $0.interactions[id]?.payload }
     }
 
     /// The guild's registered commands, in order.
@@ -175,5 +255,6 @@ extension DiscordEmulator {
 /// The control API's types by their short names, beside `DiscordEmulator.CommandOption` and the rest.
 public typealias CommandOption = DiscordEmulator.CommandOption
 public typealias InteractionSnapshot = DiscordEmulator.InteractionSnapshot
+public typealias ModalSnapshot = DiscordEmulator.ModalSnapshot
 public typealias CommandSnapshot = DiscordEmulator.CommandSnapshot
 public typealias WebhookSnapshot = DiscordEmulator.WebhookSnapshot

@@ -6,9 +6,12 @@ import Synchronization
 /// The control surface for the guild's people: members with roles, what roles may do, and the
 /// overwrites of a channel, so that a test can play a stranger beside an agent.
 extension DiscordEmulator {
-    /// A new member (a person) with these roles (ids from `createRole`): their user id.
-    public func addMember(named name: String, roles: [String] = []) throws(DiscordFailure) -> String {
-        try world.addMember(named: name, roles: try roles.map(Self.role)).description
+    /// A new member (a person) with these roles (ids from `createRole`), whose Discord client is
+    /// in `locale` (their interactions carry it): their user id.
+    public func addMember(named name: String, roles: [String] = [], locale: String = "en-US") throws(DiscordFailure) -> String {
+        let id = try world.addMember(named: name, roles: try roles.map(Self.role))
+        world.state.withLock { $0.memberLocales[id] = locale }
+        return id.description
     }
 
     /// A member's roles become `roles`.
@@ -54,6 +57,7 @@ extension DiscordEmulator {
     struct MemberRequest: Decodable {
         var name: String
         var roles: [String]?
+        var locale: String?
     }
 
     struct RolesRequest: Decodable { var roles: [String] }
@@ -78,7 +82,7 @@ extension DiscordEmulator {
         control.post("/members") { request, context in
             try await Self.answer {
                 let body = try await request.decode(as: MemberRequest.self, context: context)
-                return ["id": try self.addMember(named: body.name, roles: body.roles ?? [])]
+                return ["id": try self.addMember(named: body.name, roles: body.roles ?? [], locale: body.locale ?? "en-US")]
             }
         }
         control.put("/members/:id/roles") { request, context in

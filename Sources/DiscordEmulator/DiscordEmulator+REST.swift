@@ -132,16 +132,13 @@ extension DiscordEmulator {
 
         rest(router, .patch, "/channels/{channel_id}/messages/{message_id}", bucket: .route) {
             call throws(DiscordFailure) in
-            guard let content = call.body.object["content"]?.stringValue else {
+            // The emulator asks for something to change: text, buttons (`[]` removes them), or both.
+            let edit = try RESTPayloads.messageEdit(call.body.object, path: [])
+            guard !edit.isEmpty else {
                 throw .invalidForm(["content"], code: "BASE_TYPE_REQUIRED", message: "This field is required")
             }
-            guard content.utf16.count <= 2000 else {
-                throw .invalidForm(["content"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length.")
-            }
             return .ok(
-                try world.editMessage(
-                    try call.snowflake("message_id"), in: try call.snowflake("channel_id"), content: content,
-                    editor: world.bot.id))
+                try world.editMessage(try call.snowflake("message_id"), in: try call.snowflake("channel_id"), edit, editor: world.bot.id))
         }
 
         rest(router, .delete, "/channels/{channel_id}/messages/{message_id}", bucket: .route) {

@@ -16,7 +16,7 @@ extension DiscordWorld {
             guard configuration.clock.now - interaction.createdAt <= configuration.interactionResponseWindow else {
                 throw .unknownInteraction
             }
-            let allowed = InteractionCallback.allowedTypes(for: interaction.type)
+            let allowed = InteractionCallback.allowedTypes(for: interaction)
             guard allowed.contains(callback.type) else {
                 throw .invalidForm(
                     ["type"], code: "INTERACTION_RESPONSE_TYPE_INVALID",
@@ -36,8 +36,19 @@ extension DiscordWorld {
                 interaction.originalID = try answer(loading, to: &interaction, followup: false, state: &state).id
             case .choices(let choices):
                 interaction.choices = choices
-            case .componentUpdate:
-                break
+            case .deferredUpdate:
+                // Editing `@original` from now on edits the message clicked.
+                interaction.originalID = interaction.messageID
+            case .update(let edit):
+                guard let messageID = interaction.messageID,
+                    let message = state.messages[interaction.channelID]?.first(where: { $0.id == messageID })
+                else { throw .unknownMessage }
+                try Self.checkNotEmpty(after: edit, of: message)
+                let updated = try updateMessage(messageID, in: interaction.channelID, state: &state) { edit.apply(to: &$0) }
+                interaction.originalID = messageID
+                resource = ["type": 7, "message": json(updated, in: state)]
+            case .modal(let modal):
+                interaction.modal = modal
             }
             interaction.callbackType = callback.type
             state.interactions[interactionID] = interaction
@@ -53,16 +64,17 @@ extension DiscordWorld {
         }
     }
 
-    /// `POST /webhooks/{application}/{token}`: a follow-up. After a deferral, the first one fills
+    /// `POST /webhooks/{application}/{token}`: a follow-up, once a command, a click or a submit was
+    /// answered with a message or a deferral (not a modal). After a deferral, the first one fills
     /// the loading message instead, as Discord does.
     func followUp(token: String, _ message: NewMessage) throws(DiscordFailure) -> JSON {
         try state.withLock { state throws(DiscordFailure) -> JSON in
             var interaction = try liveInteraction(token: token, state: state)
-            guard interaction.type == 2, interaction.acknowledged else { throw .unknownWebhook }
+            guard interaction.type != 4, let callback = interaction.callbackType, (4...7).contains(callback) else { throw .unknownWebhook }
             if let original = interaction.originalID, let loading = storedMessage(original, of: interaction, state: state),
                 loading.flags & InteractionCallback.loading != 0
             {
-                return json(try editAnswer(original, of: &interaction, content: message.content, state: &state), in: state)
+                return json(try editAnswer(original, of: &interaction, MessageEdit(content: message.content), state: &state), in: state)
             }
             let ephemeral = message.flags & InteractionCallback.ephemeral != 0
             let sent = try answer(message, to: &interaction, followup: true, ephemeral: ephemeral, state: &state)
@@ -85,11 +97,11 @@ extension DiscordWorld {
 
     /// `PATCH /webhooks/{application}/{token}/messages/{id or @original}`: after a deferral,
     /// editing the original gives the loading message its content.
-    func editAnswer(token: String, messageID: Snowflake?, content: String?) throws(DiscordFailure) -> JSON {
+    func editAnswer(token: String, messageID: Snowflake?, _ edit: MessageEdit) throws(DiscordFailure) -> JSON {
         try state.withLock { state throws(DiscordFailure) -> JSON in
             var interaction = try liveInteraction(token: token, state: state)
             guard let id = messageID ?? interaction.originalID else { throw .unknownMessage }
-            return json(try editAnswer(id, of: &interaction, content: content, state: &state), in: state)
+            return json(try editAnswer(id, of: &interaction, edit, state: &state), in: state)
         }
     }
 
@@ -131,10 +143,13 @@ extension DiscordWorld {
     ) throws(DiscordFailure) -> EmulatedMessage {
         var message = message
         let user = state.users[interaction.userID]?.json ?? agent.json
+        let triggering = interaction.trigger.flatMap { state.interactions[$0] }.map { $0.metadata(user: user, guildID: guildID, original: nil) }
         message.origin = MessageOrigin(
             webhookID: applicationID, applicationID: applicationID,
-            interactionMetadata: interaction.metadata(user: user, guildID: guildID, original: followup ? interaction.originalID : nil))
-        let type = MessageType.chatInputCommand.rawValue
+            interactionMetadata: interaction.metadata(
+                user: user, guildID: guildID, original: followup ? interaction.originalID : nil, triggering: triggering))
+        // A command's answers are CHAT_INPUT_COMMAND messages; a click's or a submit's are DEFAULT.
+        let type = interaction.commandID == nil ? MessageType.default.rawValue : MessageType.chatInputCommand.rawValue
         guard ephemeral ?? interaction.ephemeral else {
             return try postMessage(message, to: interaction.channelID, author: bot.id, type: type, state: &state).message
         }
@@ -142,17 +157,19 @@ extension DiscordWorld {
         let kept = EmulatedMessage(
             id: ids.next(), channelID: interaction.channelID, authorID: bot.id, content: message.content, type: type,
             attachments: message.attachments, nonce: nil, editedAt: nil, mentionEveryone: false, mentionIDs: [],
-            reference: nil, reactions: [], flags: message.flags, origin: message.origin)
+            reference: nil, reactions: [], flags: message.flags, origin: message.origin, components: message.components)
         interaction.ephemeralMessages.append(kept)
         return kept
     }
 
     private func editAnswer(
-        _ id: Snowflake, of interaction: inout EmulatedInteraction, content: String?, state: inout State
+        _ id: Snowflake, of interaction: inout EmulatedInteraction, _ edit: MessageEdit, state: inout State
     ) throws(DiscordFailure) -> EmulatedMessage {
-        guard storedMessage(id, of: interaction, state: state) != nil else { throw .unknownMessage }
+        guard let stored = storedMessage(id, of: interaction, state: state) else { throw .unknownMessage }
+        // A loading message may stay empty until filled; any other edit must leave something to show.
+        if stored.flags & InteractionCallback.loading == 0 { try Self.checkNotEmpty(after: edit, of: stored) }
         let fill = { (message: inout EmulatedMessage) in
-            if let content { message.content = content }
+            edit.apply(to: &message)
             message.flags &= ~InteractionCallback.loading
         }
         if let index = interaction.ephemeralMessages.firstIndex(where: { $0.id == id }) {

@@ -39,33 +39,44 @@ extension DiscordWorld {
                     ["data", "options"], code: "AUTOCOMPLETE_FOCUSED_INVALID", message: "Exactly one option must be focused.")
             }
             let id = ids.next()
-            let interaction = EmulatedInteraction(
+            var interaction = EmulatedInteraction(
                 id: id, token: EmulatedInteraction.makeToken(id: id), type: invocation.autocomplete ? 4 : 2,
                 commandID: command.id, commandName: command.definition.name, channelID: channel.id, userID: invocation.member,
-                createdAt: configuration.clock.now)
-            state.interactions[id] = interaction
-            state.counters.interactionsCreated += 1
-            let payload = interactionJSON(interaction, channel: channel, options: options, permissions: held, state: state)
-            state.gateway.dispatch("INTERACTION_CREATE", payload, intent: nil, author: nil)
+                locale: state.memberLocales[invocation.member] ?? "en-US", createdAt: configuration.clock.now)
+            var data: [String: JSON] = [
+                "id": .string(command.id.description), "name": .string(command.definition.name), "type": 1,
+                "guild_id": .string(self.guild(of: channel).description),
+            ]
+            if !options.isEmpty { data["options"] = .array(options) }
+            dispatch(&interaction, channel: channel, data: .object(data), permissions: held, state: &state)
             return id
         }
     }
 
+    /// Keeps the interaction with the exact INTERACTION_CREATE it makes, and dispatches that to
+    /// every gateway session.
+    func dispatch(
+        _ interaction: inout EmulatedInteraction, channel: EmulatedChannel, data: JSON, message: JSON? = nil, permissions held: UInt64,
+        state: inout State
+    ) {
+        var payload = interactionJSON(interaction, channel: channel, data: data, permissions: held, state: state)
+        if let message { payload = merging(payload, ["message": message]) }
+        interaction.payload = payload
+        state.interactions[interaction.id] = interaction
+        state.counters.interactionsCreated += 1
+        state.gateway.dispatch("INTERACTION_CREATE", payload, intent: nil, author: nil)
+    }
+
     private func interactionJSON(
-        _ interaction: EmulatedInteraction, channel: EmulatedChannel, options: [JSON], permissions held: UInt64, state: State
+        _ interaction: EmulatedInteraction, channel: EmulatedChannel, data: JSON, permissions held: UInt64, state: State
     ) -> JSON {
         let guild = JSON.string(self.guild(of: channel).description)
         let permissions = JSON.string(String(held))
-        var data: [String: JSON] = [
-            "id": .string(interaction.commandID.description), "name": .string(interaction.commandName), "type": 1,
-            "guild_id": guild,
-        ]
-        if !options.isEmpty { data["options"] = .array(options) }
         return [
             "id": .string(interaction.id.description),
             "application_id": .string(applicationID.description),
             "type": JSON(interaction.type),
-            "data": .object(data),
+            "data": data,
             "guild": ["id": guild, "locale": "en-US", "features": []],
             "guild_id": guild,
             "channel": [
@@ -80,7 +91,7 @@ extension DiscordWorld {
             "token": .string(interaction.token),
             "version": 1,
             "app_permissions": .string(String(Permissions.bot)),
-            "locale": "en-US",
+            "locale": .string(interaction.locale),
             "guild_locale": "en-US",
             "entitlements": [],
             "authorizing_integration_owners": ["0": guild],

@@ -12,6 +12,8 @@ struct NewMessage: Sendable {
     var reference: Snowflake?
     var flags = 0
     var origin = MessageOrigin()
+    /// Checked rows (`EmulatedComponents`); only an application's messages carry any.
+    var components: [JSON] = []
 }
 
 extension DiscordWorld {
@@ -107,7 +109,8 @@ extension DiscordWorld {
             attachments: message.attachments, nonce: message.nonce, editedAt: nil,
             mentionEveryone: mentions.everyone,
             mentionIDs: mentions.users.filter { state.users[$0] != nil },
-            reference: message.reference, reactions: [], flags: message.flags, origin: message.origin
+            reference: message.reference, reactions: [], flags: message.flags, origin: message.origin,
+            components: message.components
         )
         state.messages[channelID, default: []].append(stored)
         if let nonce = message.nonce.map(Self.nonceKey) {
@@ -161,8 +164,8 @@ extension DiscordWorld {
         }
     }
 
-    /// Edits content; `editor` nil means the control API, which may edit anyone's message.
-    func editMessage(_ messageID: Snowflake, in channelID: Snowflake, content: String, editor: Snowflake?)
+    /// Edits content and buttons; `editor` nil means the control API, which may edit anyone's message.
+    func editMessage(_ messageID: Snowflake, in channelID: Snowflake, _ edit: MessageEdit, editor: Snowflake?)
         throws(DiscordFailure) -> JSON
     {
         try state.withLock { state throws(DiscordFailure) -> JSON in
@@ -171,9 +174,19 @@ extension DiscordWorld {
             {
                 throw .cannotEditOthers
             }
-            let edited = try updateMessage(messageID, in: channelID, state: &state) { $0.content = content }
+            if let message = state.messages[channelID]?.first(where: { $0.id == messageID }) {
+                try Self.checkNotEmpty(after: edit, of: message)
+            }
+            let edited = try updateMessage(messageID, in: channelID, state: &state) { edit.apply(to: &$0) }
             return json(edited, in: state)
         }
+    }
+
+    /// An edit may not leave a message with nothing to show (50006).
+    static func checkNotEmpty(after edit: MessageEdit, of message: EmulatedMessage) throws(DiscordFailure) {
+        var edited = message
+        edit.apply(to: &edited)
+        if edited.content.isEmpty && edited.attachments.isEmpty && edited.components.isEmpty { throw .emptyMessage }
     }
 
     /// Changes a stored message and announces it (MESSAGE_UPDATE), as every edit path does.

@@ -64,6 +64,10 @@ extension DiscordWorld {
             guard let webhook = state.webhooks[id] else { throw .unknownWebhook }
             guard webhook.token == token else { throw .invalidWebhookToken }
             guard let channel = state.channels[webhook.channelID] else { throw .unknownChannel }
+            // Only an application's webhooks send interactive components (a user's webhook has none to answer them).
+            if !message.components.isEmpty, webhook.applicationID == nil {
+                throw .invalidForm(["components"], code: "COMPONENT_INVALID", message: "Only application-owned webhooks can send components.")
+            }
             var message = message
             message.origin = MessageOrigin(
                 webhookID: webhook.id, webhookName: username ?? webhook.name, applicationID: webhook.applicationID)

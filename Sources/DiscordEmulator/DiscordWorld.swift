@@ -35,6 +35,8 @@ final class DiscordWorld: Sendable {
         var roles: [EmulatedRole] = []
         /// Each member's roles (members not listed have none).
         var memberRoles: [Snowflake: [Snowflake]] = [:]
+        /// Each member's client language (`en-US` when not set), which their interactions carry.
+        var memberLocales: [Snowflake: String] = [:]
         var everyonePermissions = Permissions.everyone
         /// The Message Content intent's switch in the Developer Portal (`Configuration` sets it first).
         var messageContentIntentEnabled = true
@@ -187,7 +189,7 @@ final class DiscordWorld: Sendable {
             "mention_roles": [],
             "attachments": .array(message.attachments.map { $0.json(url: signedURL(channelID: message.channelID, attachment: $0)) }),
             "embeds": [],
-            "components": [],
+            "components": .array(message.components),
             "pinned": false,
             "type": JSON(message.type),
             "flags": JSON(message.flags),

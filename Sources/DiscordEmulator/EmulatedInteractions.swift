@@ -18,16 +18,30 @@ struct EmulatedCommand: Sendable {
     }
 }
 
-/// An agent's use of a command (type 2) or their typing into an autocomplete option (type 4),
-/// and what the application answered.
+/// An agent's use of a command (type 2), their typing into an autocomplete option (type 4), a
+/// click on a button (type 3) or a modal's submit (type 5), and what the application answered.
 struct EmulatedInteraction: Sendable {
     var id: Snowflake
     var token: String
     var type: Int
-    var commandID: Snowflake
-    var commandName: String
+    /// Types 2 and 4: the command.
+    var commandID: Snowflake?
+    var commandName: String?
     var channelID: Snowflake
     var userID: Snowflake
+    /// Type 3: the message clicked; type 5: the message whose button opened the modal, if one did.
+    var messageID: Snowflake?
+    /// Type 3: the button's `custom_id`; type 5: the modal's.
+    var customID: String?
+    /// The member's client language, as `locale` says it.
+    var locale = "en-US"
+    /// A modal the application opened in answer (callback 9); `modalSubmitted` once its form was sent.
+    var modal: EmulatedModal?
+    var modalSubmitted = false
+    /// Type 5: the interaction whose answer opened the modal.
+    var trigger: Snowflake?
+    /// Exactly what INTERACTION_CREATE carried, to deliver again as a gateway replay would.
+    var payload: JSON = .null
     /// On the emulator's clock: the 3 s to answer and the token's 15 minutes count from here.
     var createdAt: Duration
     /// The callback's type, once one was accepted.
@@ -43,13 +57,16 @@ struct EmulatedInteraction: Sendable {
     var acknowledged: Bool { callbackType != nil }
 
     /// What `interaction_metadata` says on the messages that answer it (`original`: on a
-    /// follow-up, the response it follows).
-    func metadata(user: JSON, guildID: Snowflake, original: Snowflake?) -> JSON {
+    /// follow-up, the response it follows; `triggering`: for a submit, the metadata of the
+    /// interaction that opened the modal).
+    func metadata(user: JSON, guildID: Snowflake, original: Snowflake?, triggering: JSON? = nil) -> JSON {
         var object: [String: JSON] = [
             "id": .string(id.description), "type": JSON(type), "user": user,
             "authorizing_integration_owners": ["0": .string(guildID.description)],
         ]
         if let original { object["original_response_message_id"] = .string(original.description) }
+        if type == 3, let messageID { object["interacted_message_id"] = .string(messageID.description) }
+        if type == 5, let triggering { object["triggering_interaction_metadata"] = triggering }
         return .object(object)
     }
 

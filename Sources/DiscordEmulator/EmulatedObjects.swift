@@ -91,6 +91,8 @@ struct EmulatedMessage: Sendable {
     /// Message flags (64 ephemeral, 128 loading: a deferred interaction's answer not yet given).
     var flags = 0
     var origin = MessageOrigin()
+    /// Action rows of buttons, each component with its `id`, as the message shows them.
+    var components: [JSON] = []
     var createdAt: Date { id.date }
 }
 

@@ -8,10 +8,14 @@ enum InteractionCallback: Sendable {
     case message(NewMessage)
     /// 5 DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE: a loading message, its content given later.
     case deferred(flags: Int)
-    /// 6 DEFERRED_UPDATE_MESSAGE and 7 UPDATE_MESSAGE: for component interactions only.
-    case componentUpdate(type: Int)
+    /// 6 DEFERRED_UPDATE_MESSAGE: a click taken, the message left as it is (for now).
+    case deferredUpdate
+    /// 7 UPDATE_MESSAGE: the clicked message edited at once.
+    case update(MessageEdit)
     /// 8 APPLICATION_COMMAND_AUTOCOMPLETE_RESULT.
     case choices([(name: String, value: JSON)])
+    /// 9 MODAL: a form shown to the member.
+    case modal(EmulatedModal)
 
     static let ephemeral = 64
     static let loading = 128
@@ -20,14 +24,23 @@ enum InteractionCallback: Sendable {
         switch self {
         case .message: 4
         case .deferred: 5
-        case .componentUpdate(let type): type
+        case .deferredUpdate: 6
+        case .update: 7
         case .choices: 8
+        case .modal: 9
         }
     }
 
-    /// The callback types an interaction of `interactionType` may get, as Discord allows them.
-    static func allowedTypes(for interactionType: Int) -> [Int] {
-        interactionType == 4 ? [8] : [4, 5, 9]
+    /// The callback types an interaction may get, as Discord allows them: 6 and 7 only for one
+    /// that came from a component (a submit only when its modal was opened from a button), and a
+    /// modal never in answer to a modal.
+    static func allowedTypes(for interaction: EmulatedInteraction) -> [Int] {
+        switch interaction.type {
+        case 3: [4, 5, 6, 7, 9]
+        case 4: [8]
+        case 5: interaction.messageID == nil ? [4, 5] : [4, 5, 6, 7]
+        default: [4, 5, 9]
+        }
     }
 
     init(_ body: RESTBody, ids: SnowflakeGenerator, maxFileSize: Int) throws(DiscordFailure) {
@@ -41,12 +54,14 @@ enum InteractionCallback: Sendable {
             self = .message(try Self.message(data, files: body.files, path: ["data"], ids: ids, maxFileSize: maxFileSize))
         case 5:
             self = .deferred(flags: (data["flags"]?.intValue ?? 0) & Self.ephemeral)
-        case 6, 7:
-            self = .componentUpdate(type: type)
+        case 6:
+            self = .deferredUpdate
+        case 7:
+            self = .update(try RESTPayloads.messageEdit(data, path: ["data"]))
         case 8:
             self = .choices(try Self.choices(data["choices"]))
         case 9:
-            throw DiscordFailure(status: 400, code: 0, message: "The emulator does not support modals (callback type 9).")
+            self = .modal(try EmulatedComponents.modal(data, path: ["data"]))
         default:
             throw .invalidForm(["type"], code: "BASE_TYPE_CHOICES", message: "Value must be one of {4, 5, 6, 7, 8, 9}.")
         }

@@ -77,12 +77,43 @@ enum RESTPayloads {
                     contentType: file.contentType, description: description?["description"]?.stringValue,
                     data: file.data))
         }
+        if let flags = object["flags"]?.intValue, flags & EmulatedComponents.componentsV2Flag != 0 {
+            throw .invalidForm(
+                path + ["flags"], code: "MESSAGE_FLAGS_INVALID", message: "Components v2 (flag 1 << 15) are not supported by the emulator.")
+        }
+        message.components = try EmulatedComponents.components(object["components"], path: path + ["components"]) ?? []
         let hasEmbeds = !(object["embeds"]?.arrayValue ?? []).isEmpty
         let hasStickers = !(object["sticker_ids"]?.arrayValue ?? []).isEmpty
-        if message.content.isEmpty && message.attachments.isEmpty && !hasEmbeds && !hasStickers {
+        if message.content.isEmpty && message.attachments.isEmpty && !hasEmbeds && !hasStickers && message.components.isEmpty {
             throw .emptyMessage
         }
         return message
+    }
+
+    /// An edit's body (`PATCH` of a message or of `@original`, callback 7's `data`): content of at
+    /// most 2000, components checked as a new message's, mentions as they say.
+    static func messageEdit(_ object: [String: JSON], path: [String]) throws(DiscordFailure) -> MessageEdit {
+        var edit = MessageEdit()
+        switch object["content"] {
+        case nil, .null?: break
+        case .string(let content)?:
+            guard content.utf16.count <= 2000 else {
+                throw .invalidForm(path + ["content"], code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length.")
+            }
+            edit.content = content
+        default:
+            throw .invalidForm(path + ["content"], code: "BASE_TYPE_STRING", message: "Must be a string.")
+        }
+        if let flags = object["flags"]?.intValue, flags & EmulatedComponents.componentsV2Flag != 0 {
+            throw .invalidForm(
+                path + ["flags"], code: "MESSAGE_FLAGS_INVALID", message: "Components v2 (flag 1 << 15) are not supported by the emulator.")
+        }
+        edit.components = try EmulatedComponents.components(object["components"], path: path + ["components"])
+        if let allowed = object["allowed_mentions"], !allowed.isNull {
+            try validateAllowedMentions(allowed, path: path + ["allowed_mentions"])
+            edit.allowedMentions = allowed
+        }
+        return edit
     }
 
     private static func validateAllowedMentions(_ allowed: JSON, path: [String]) throws(DiscordFailure) {

@@ -19,8 +19,9 @@ public enum ForumEvent: Sendable, Hashable {
     /// event did not say, as from a daemon older than the field).
     case threadUpdated(threadID: String, archived: Bool, locked: Bool, appliedTags: [String]? = nil)
     case threadDeleted(threadID: String)
-    /// A member ran one of ThreadDesk's slash commands, or is filling one in (autocomplete): to
-    /// be answered within 3 s.
+    /// A member ran one of ThreadDesk's slash commands, is filling one in (autocomplete), clicked
+    /// a button of one of its messages or submitted one of its modals: to be answered within 3 s.
+    /// A server older than buttons skips the last two (their `data` is not a command's).
     indirect case interaction(DiscordInteraction)
     /// Someone started typing in a forum thread (TYPING_START; it lasts about 10 s).
     case typing(channelID: String, userID: String)

@@ -17,6 +17,11 @@ public actor ForumEventFilter {
         return decoder
     }()
 
+    /// Commands, autocomplete, button clicks and modal submits; never a PING (HTTP endpoints only).
+    static let forwardedInteractions: Set<Int> = [
+        DiscordInteraction.command, DiscordInteraction.component, DiscordInteraction.autocomplete, DiscordInteraction.modalSubmit,
+    ]
+
     public init(forumID: String, faqForumID: String? = nil, discord: DiscordClient<AnyClock>?) {
         self.init(forumIDs: [forumID], faqForumIDs: faqForumID.map { [$0] } ?? [], discord: discord)
     }
@@ -86,9 +91,10 @@ public actor ForumEventFilter {
             else { return [] }
             return [.typing(channelID: channel, userID: user)]
         case "INTERACTION_CREATE":
-            // Only ThreadDesk's own commands come to its bot; where they were run is the desk's to judge.
+            // Only ThreadDesk's own commands, buttons and modals come to its bot; where they were
+            // used is the desk's to judge.
             guard let interaction = try? Self.decoder.decode(DiscordInteraction.self, from: data.encoded()),
-                [DiscordInteraction.command, DiscordInteraction.autocomplete].contains(interaction.type)
+                Self.forwardedInteractions.contains(interaction.type)
             else { return [] }
             return [.interaction(interaction)]
         case "MESSAGE_DELETE_BULK":

@@ -45,12 +45,32 @@ extension DiscordClient {
     /// Replaces the text of an interaction's answer (after a deferral: the answer itself), for up
     /// to 15 minutes after the interaction.
     public func editOriginalResponse(applicationID: String, token: String, content: String) async throws(DiscordError) {
+        try await editOriginalResponse(applicationID: applicationID, token: token, DiscordMessageEdit(content: content))
+    }
+
+    /// Edits an interaction's answer, or after a deferred update (6) the message clicked: text,
+    /// buttons, or both.
+    public func editOriginalResponse(applicationID: String, token: String, _ edit: DiscordMessageEdit) async throws(DiscordError) {
         try await send(
             Request(
                 method: .PATCH, template: "/webhooks/{application_id}/{interaction_token}/messages/@original",
                 path: "/webhooks/\(try Self.id(applicationID))/\(try Self.token(token))/messages/@original", major: applicationID,
-                body: try Self.body(DiscordOriginalEdit(content: content, allowed_mentions: .none), files: []), retriesServerErrors: true,
-                usesBotToken: false))
+                body: try Self.body(edit, files: []), retriesServerErrors: true, usesBotToken: false))
+    }
+
+    /// A further message for an acknowledged interaction, for up to 15 minutes (ephemeral: only
+    /// the member sees it). Mentions are off. Not retried on a server error: it may be there already.
+    @discardableResult
+    public func followUp(applicationID: String, token: String, _ content: String, ephemeral: Bool) async throws(DiscordError)
+        -> DiscordMessage
+    {
+        try await send(
+            Request(
+                method: .POST, template: "/webhooks/{application_id}/{interaction_token}",
+                path: "/webhooks/\(try Self.id(applicationID))/\(try Self.token(token))", major: applicationID,
+                body: try Self.body(DiscordFollowUp(content: content, flags: ephemeral ? DiscordInteractionResponse.ephemeral : nil), files: []),
+                retriesServerErrors: false, usesBotToken: false),
+            as: DiscordMessage.self)
     }
 
     public func createWebhook(in channelID: String, name: String) async throws(DiscordError) -> DiscordWebhook {
@@ -93,6 +113,14 @@ extension DiscordClient {
         }
         return value
     }
+}
+
+struct DiscordFollowUp: Encodable {
+    var content: String
+    var flags: Int?
+    var allowedMentions = DiscordAllowedMentions.none
+
+    private enum CodingKeys: String, CodingKey { case content, flags, allowedMentions = "allowed_mentions" }
 }
 
 /// Only the name of what Discord lists.

@@ -57,12 +57,16 @@ extension DiscordClient {
 
     /// Replaces a message's text (the bot's own messages only); mentions stay off.
     public func editMessage(_ messageID: String, in channelID: String, content: String) async throws(DiscordError) -> DiscordMessage {
-        return try await send(
+        try await editMessage(messageID, in: channelID, DiscordMessageEdit(content: content))
+    }
+
+    /// Edits a message of the bot: its text, its buttons, or both.
+    public func editMessage(_ messageID: String, in channelID: String, _ edit: DiscordMessageEdit) async throws(DiscordError) -> DiscordMessage {
+        try await send(
             Request(
                 method: .PATCH, template: "/channels/{channel_id}/messages/{message_id}",
                 path: "/channels/\(try Self.id(channelID))/messages/\(try Self.id(messageID))", major: channelID,
-                body: try Self.body(DiscordMessageEdit(content: content, allowed_mentions: .none), files: []),
-                retriesServerErrors: true),
+                body: try Self.body(edit, files: []), retriesServerErrors: true),
             as: DiscordMessage.self)
     }
 
@@ -212,8 +216,23 @@ extension DiscordClient {
     }
 }
 
-/// `PATCH /channels/{channel_id}/messages/{message_id}`: new text, mentions off.
-struct DiscordMessageEdit: Encodable {
-    var content: String
-    var allowed_mentions: DiscordAllowedMentions
+/// `PATCH /channels/{channel_id}/messages/{message_id}` (and an interaction's `@original`): what
+/// is nil stays as it is; empty `components` removes the buttons. Mentions are off.
+public struct DiscordMessageEdit: Sendable, Hashable, Encodable {
+    public var content: String?
+    public var components: [DiscordActionRow]?
+    public var allowedMentions: DiscordAllowedMentions
+
+    public init(content: String? = nil, components: [DiscordActionRow]? = nil, allowedMentions: DiscordAllowedMentions = .none) {
+        (self.content, self.components, self.allowedMentions) = (content, components, allowedMentions)
+    }
+
+    private enum CodingKeys: String, CodingKey { case content, components, allowedMentions = "allowed_mentions" }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(content, forKey: .content)
+        try container.encodeIfPresent(components, forKey: .components)
+        try container.encode(allowedMentions, forKey: .allowedMentions)
+    }
 }

@@ -203,10 +203,12 @@ public struct DiscordMessageCreate: Sendable, Hashable {
     public var allowedMentions: DiscordAllowedMentions
     public var reference: DiscordMessageReference?
     public var files: [DiscordFile]
+    /// Rows of buttons under the message (only an application's messages carry them).
+    public var components: [DiscordActionRow]
 
     public init(
         content: String, nonce: String? = nil, enforceNonce: Bool = true, allowedMentions: DiscordAllowedMentions = .none,
-        reference: DiscordMessageReference? = nil, files: [DiscordFile] = []
+        reference: DiscordMessageReference? = nil, files: [DiscordFile] = [], components: [DiscordActionRow] = []
     ) {
         self.content = content
         self.nonce = nonce
@@ -214,6 +216,7 @@ public struct DiscordMessageCreate: Sendable, Hashable {
         self.allowedMentions = allowedMentions
         self.reference = reference
         self.files = files
+        self.components = components
     }
 }
 
@@ -226,7 +229,7 @@ extension DiscordMessageCreate: Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case content, nonce, enforceNonce = "enforce_nonce", allowedMentions = "allowed_mentions"
-        case reference = "message_reference", attachments
+        case reference = "message_reference", attachments, components
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -243,6 +246,7 @@ extension DiscordMessageCreate: Encodable {
             let slots = files.enumerated().map { AttachmentSlot(id: String($0.offset), filename: $0.element.filename) }
             try container.encode(slots, forKey: .attachments)
         }
+        if !components.isEmpty { try container.encode(components, forKey: .components) }
     }
 
     private enum ReferenceKeys: String, CodingKey { case messageId = "message_id" }

@@ -172,3 +172,71 @@ def test_the_guild_its_roles_and_the_bots_membership_answer_in_discords_shapes(d
     requests.put(f"{emulator['controlURL']}/application/message-content", json={"enabled": False}, timeout=10)
     application, _ = discord.call("GET", "/oauth2/applications/@me", "/oauth2/applications/@me", 200)
     assert application["flags"] & (1 << 18 | 1 << 19) == 0
+
+
+def test_buttons_clicks_and_modals_fit_discords_schemas(discord, emulator, openapi):
+    """A note with buttons, its edit, a click answered by an update (7), another answered by a
+    modal (9) whose submit is deferred (6) and then edited through `@original`: every request
+    fits Discord's request schema (`discord.call` checks it) and every answer its response schema."""
+    control = emulator["controlURL"]
+    thread, _ = discord.call("POST", "/channels/{channel_id}/threads", f"/channels/{emulator['forumChannelID']}/threads", 201,
+                             json_body={"name": "draft", "message": {"content": "hello"}})
+    thread_id = thread["id"]
+    row = {"type": 1, "components": [
+        {"type": 2, "style": 3, "label": "Send", "custom_id": "draft:send:1"},
+        {"type": 2, "style": 2, "label": "Edit", "custom_id": "draft:edit:1"},
+        {"type": 2, "style": 4, "label": "Discard", "custom_id": "draft:discard:1"},
+        {"type": 2, "style": 5, "label": "FAQ", "url": "https://example.com/faq"},
+    ]}
+    note, _ = discord.call("POST", "/channels/{channel_id}/messages", f"/channels/{thread_id}/messages", 200,
+                           json_body={"content": ":ninja: draft", "components": [row], "allowed_mentions": {"parse": []}})
+    assert [b["id"] for b in note["components"][0]["components"]] == [2, 3, 4, 5] and note["components"][0]["id"] == 1
+    message_path = f"/channels/{thread_id}/messages/{note['id']}"
+    edited, _ = discord.call("PATCH", "/channels/{channel_id}/messages/{message_id}", message_path, 200,
+                             json_body={"content": ":ninja: draft (2)", "components": [row]})
+    assert edited["content"] == ":ninja: draft (2)" and len(edited["components"][0]["components"]) == 4
+
+    def click(custom_id):
+        response = requests.post(f"{control}/messages/{thread_id}/{note['id']}/click", json={"customId": custom_id}, timeout=10)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    callback = "/interactions/{interaction_id}/{interaction_token}/callback"
+    discard = click("draft:discard:1")
+    assert discard["type"] == 3 and discard["messageID"] == note["id"]
+    updated, _ = discord.call("POST", callback, f"/interactions/{discard['id']}/{discard['token']}/callback", 200,
+                              json_body={"type": 7, "data": {"content": ":ninja: discarded", "components": []}},
+                              params={"with_response": "true"})
+    assert updated["resource"]["type"] == 7 and updated["resource"]["message"]["components"] == []
+    discord.call("PATCH", "/channels/{channel_id}/messages/{message_id}", message_path, 200, json_body={"components": [row]})
+
+    edit = click("draft:edit:1")
+    modal = {"type": 9, "data": {"custom_id": "draft:edit:1", "title": "Edit the draft", "components": [
+        {"type": 1, "components": [{"type": 4, "custom_id": "text", "style": 2, "label": "Answer", "value": "Hi",
+                                    "max_length": 1500}]},
+        {"type": 18, "label": "Note", "component": {"type": 4, "custom_id": "note", "style": 1, "required": False}},
+    ]}}
+    discord.call("POST", callback, f"/interactions/{edit['id']}/{edit['token']}/callback", 204, json_body=modal)
+    shown = requests.get(f"{control}/interactions/{edit['id']}", timeout=10).json()
+    assert shown["modal"]["title"] == "Edit the draft" and [i["customID"] for i in shown["modal"]["inputs"]] == ["text", "note"]
+    submit = requests.post(f"{control}/interactions/{edit['id']}/modal", json={"values": {"text": "Hello"}}, timeout=10).json()
+    assert submit["type"] == 5 and submit["customID"] == "draft:edit:1" and submit["messageID"] == note["id"]
+    discord.call("POST", callback, f"/interactions/{submit['id']}/{submit['token']}/callback", 204, json_body={"type": 6})
+    original, _ = discord.call(
+        "PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/@original",
+        f"/webhooks/{emulator['applicationID']}/{submit['token']}/messages/@original", 200,
+        json_body={"content": ":ninja: sent", "components": [], "allowed_mentions": {"parse": []}})
+    assert original["id"] == note["id"] and original["content"] == ":ninja: sent"
+    follow_up, _ = discord.call("POST", "/webhooks/{webhook_id}/{webhook_token}",
+                                f"/webhooks/{emulator['applicationID']}/{submit['token']}", 200,
+                                json_body={"content": "Sent.", "flags": 64, "allowed_mentions": {"parse": []}})
+    assert follow_up["flags"] & 64 and follow_up["interaction_metadata"]["type"] == 5
+    again = requests.post(f"{control}/interactions/{submit['id']}/redeliver", timeout=10)
+    assert again.status_code == 200 and again.json()["id"] == submit["id"]
+
+    # A limit broken: Discord's error shape, with the field's path.
+    response = discord.session.post(f"{emulator['restURL']}/channels/{thread_id}/messages", timeout=10, json={
+        "content": "x", "components": [{"type": 1, "components": [{"type": 2, "style": 1, "label": "x" * 81, "custom_id": "l"}]}]})
+    assert response.status_code == 400 and response.json()["code"] == 50035
+    assert "_errors" in response.json()["errors"]["components"]["0"]["components"]["0"]["label"]
+    assert not response_errors(discord.openapi, "POST", "/channels/{channel_id}/messages", 400, response.json())
