@@ -62,7 +62,10 @@ enum SandboxDesk {
         let started = try discord.runCommand(command.name, inChannel: thread, options: command.options)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let answer = discord.interaction(started.id), answer.content != nil { return answer }
+            // A deferred command's answer is an empty loading message until ThreadDesk edits it.
+            if let answer = discord.interaction(started.id), let content = answer.content, !(answer.callbackType == 5 && content.isEmpty) {
+                return answer
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw Problem(message: "ThreadDesk did not answer /\(command.name) in time (is the server's gateway connected?).")
