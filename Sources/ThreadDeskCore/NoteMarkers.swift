@@ -88,6 +88,18 @@ public enum NoteMarkers {
         return String(text.unicodeScalars[end...].drop(while: isBlank))
     }
 
+    /// `text` without the note and silent markers it begins with, however many, and the blanks
+    /// before and between them: text from a machine (a model's answer) that must neither hide itself nor
+    /// arrive without its alert. A skin tone after `🥷` goes with it.
+    public static func strippingLeadingMarkers(_ text: String) -> String {
+        var rest = text.unicodeScalars[...]
+        while true {
+            let lead = rest.drop(while: isBlank)
+            guard let marker = (prefixes + silentPrefixes).first(where: { lead.starts(with: $0.unicodeScalars) }) else { return String(lead) }
+            rest = lead.dropFirst(marker.unicodeScalars.count).drop { (0x1F3FB...0x1F3FF).contains($0.value) }
+        }
+    }
+
     /// Where the silent marker at the start of `text` ends, if there is one.
     private static func silentMarker(in text: String) -> String.UnicodeScalarView.Index? {
         let lead = text.unicodeScalars[...].drop(while: isBlank)

@@ -38,6 +38,7 @@ def _variables_the_code_reads() -> set[str]:
         names |= set(re.findall(r'snowflake\("([A-Z][A-Z0-9_]+)"\)', text))
         names |= set(re.findall(r'seconds\("([A-Z][A-Z0-9_]+)"', text))
         names |= set(re.findall(r'mebibytes\("([A-Z][A-Z0-9_]+)"', text))
+        names |= set(re.findall(r'(?:count|flag)\("([A-Z][A-Z0-9_]+)"', text))
         names |= set(re.findall(r'\("(QUOTA_[A-Z0-9_]+)", \\\.', text))
     return names
 

@@ -245,6 +245,8 @@ extension ServerConfiguration {
             }
         }
         privacy.read(value, problem: &problem)
+        assist.read(value, problem: &problem)
+        problem.invalid += assist.problems(for: catalog.apps, single: apps == nil)
         sessions.read(value, problem: &problem)
         attest.read(value, problem: &problem)
         if let apps, attest.mode != .off {

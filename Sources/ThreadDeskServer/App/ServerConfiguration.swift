@@ -69,6 +69,8 @@ public struct ServerConfiguration: Sendable {
     public var attachments = AttachmentSettings()
     /// Erasing users' data: what becomes of their threads, and the retention of inactive users.
     public var privacy = PrivacySettings()
+    /// The assistant: drafted answers and answers while away (`ASSIST_*`), off by default.
+    public var assist = AssistSettings()
     /// Sessions: how long an unused token lives (`SESSION_IDLE_DAYS`).
     public var sessions = SessionSettings()
     /// Proxies whose `X-Forwarded-For` is believed for the client's address (exact IPs).

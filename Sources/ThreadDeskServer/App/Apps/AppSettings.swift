@@ -31,6 +31,8 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
     public var supportHours: SupportHours?
     /// What a user of this app who writes while support is away gets; nil: nothing.
     public var awayMessage: String?
+    /// The app's `assist` object: what differs from the deployment's `ASSIST_*`; nil: those alone.
+    public var assist: AssistOverrides?
 
     public init(id: AppID, name: String, appKey: String, guildID: String, forumChannelID: String) {
         (self.id, self.name, self.appKey, self.guildID, self.forumChannelID) = (id, name, appKey, guildID, forumChannelID)
@@ -45,7 +47,7 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
             children: [
                 "id": id, "name": name, "appKey": "<redacted>", "guildID": guildID, "forumChannelID": forumChannelID,
                 "identitySecret": identitySecret == nil ? "nil" : "<redacted>", "legacyAPIKey": legacyAPIKey == nil ? "nil" : "<redacted>",
-                "apnsTopic": apnsTopic as Any,
+                "apnsTopic": apnsTopic as Any, "assist": assist as Any,
             ])
     }
 }

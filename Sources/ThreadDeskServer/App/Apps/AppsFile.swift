@@ -9,7 +9,7 @@ public enum AppsFile {
     /// The fields an app may have; any other is refused (a typo must not pass for a default).
     static let fields: Set<String> = [
         "id", "name", "appKey", "appKeyFile", "guildID", "forumChannelID", "faqChannelID", "defaultTagID", "identitySecret", "legacyAPIKey", "apns",
-        "appAttest", "supportHours", "awayMessage",
+        "appAttest", "supportHours", "awayMessage", "assist",
     ]
     static let apnsFields: Set<String> = ["topic"]
     static let attestFields: Set<String> = ["bundleIDs"]
@@ -159,6 +159,9 @@ public enum AppsFile {
             }
             app.awayMessage = string(fields, "awayMessage")
             if let message = app.awayMessage, message.utf16.count > 1900 { problem("awayMessage (at most 1900 characters)") }
+            if let assist = fields["assist"] {
+                app.assist = AssistOverrides.read(assist, relativeTo: directory) { problem($0) }
+            }
             guard id != nil, key != nil, forum != nil, guild != nil else { return nil }
             return app
         }

@@ -1,0 +1,278 @@
+import Foundation
+import ThreadDeskCore
+import ThreadDeskSettings
+
+/// The assistant (`ASSIST_*`): drafts of answers grounded in the FAQ, shown to the agent first,
+/// and optionally answers while support is away. Off unless a provider is named. With
+/// `APPS_FILE`, these are the defaults each app's `assist` object overrides field by field.
+public struct AssistSettings: Sendable, Hashable, CustomReflectable {
+    /// The provider's root, the one holding `/chat/completions` (`ASSIST_URL`): a hosted API
+    /// (`https://api.openai.com/v1`) or a local llama.cpp, Ollama or vLLM server. nil: off.
+    public var url: String?
+    /// The model asked for (`ASSIST_MODEL`); required with a URL.
+    public var model: String?
+    /// The provider's key, read from `ASSIST_API_KEY_FILE` at start; nil: none sent.
+    public var apiKey: String?
+    /// Tokens an app may spend a day (UTC), prompts and answers together; 0: no limit.
+    public var tokensPerDay = 200_000
+    /// Tokens one user's conversations may cost a day; 0: no limit.
+    public var tokensPerUserPerDay = 20_000
+    /// How long one answer may take, retries included (`ASSIST_TIMEOUT_SECONDS`).
+    public var timeout: Duration = .seconds(30)
+    /// The longest answer asked for, in tokens (`ASSIST_MAX_TOKENS`).
+    public var maxTokens = 500
+    /// Drafts for the agent when a user's message needs a reply (`ASSIST_DRAFTS`).
+    public var drafts = true
+    /// How long after a user's message the draft is written, so a burst gets one draft.
+    public var draftDelay: Duration = .seconds(10)
+    /// The longest draft shown, in characters (`ASSIST_MAX_DRAFT_CHARS`).
+    public var maxDraftCharacters = 1500
+    /// Whether the assistant answers users itself while support is away (`ASSIST_AUTO`).
+    public var auto = AssistAuto.off
+    /// How well the best FAQ answer must match before the assistant answers alone, 0 to 1.
+    public var autoMinimumMatch = 0.6
+    /// The name the assistant's own answers are posted under; agents cannot speak under it.
+    public var name = "Assistant"
+
+    public init() {}
+
+    static let maximumKeyBytes = 4096
+    static let maximumTokensPerCall = 8192
+
+    /// Reads every `ASSIST_*` variable, adding what is wrong to `problem`.
+    mutating func read(_ value: (String) -> String?, problem: inout ConfigurationProblem) {
+        if let text = value("ASSIST_URL") {
+            if Self.isProviderURL(text) { url = Self.trimmingSlash(text) } else { problem.invalid.append("ASSIST_URL (an http or https URL, e.g. https://api.openai.com/v1)") }
+        }
+        if let text = value("ASSIST_MODEL") {
+            if Self.isModel(text) { model = text } else { problem.invalid.append("ASSIST_MODEL (1–200 characters, no spaces)") }
+        }
+        if let path = value("ASSIST_API_KEY_FILE") {
+            switch Self.readKey(URL(fileURLWithPath: path)) {
+            case .success(let key): apiKey = key
+            case .failure(let reason): problem.invalid.append("ASSIST_API_KEY_FILE (\(reason))")
+            }
+        }
+        func count(_ name: String, in range: ClosedRange<Int>, _ what: String) -> Int? {
+            guard let text = value(name) else { return nil }
+            guard let number = Int(text), range.contains(number) else {
+                problem.invalid.append("\(name) (\(what))")
+                return nil
+            }
+            return number
+        }
+        func flag(_ name: String) -> Bool? {
+            guard let text = value(name) else { return nil }
+            switch text.lowercased() {
+            case "on", "true", "1", "yes": return true
+            case "off", "false", "0", "no": return false
+            default:
+                problem.invalid.append("\(name) (on or off)")
+                return nil
+            }
+        }
+        tokensPerDay = count("ASSIST_TOKENS_PER_DAY", in: 0...1_000_000_000, "whole tokens, 0 for no limit") ?? tokensPerDay
+        tokensPerUserPerDay = count("ASSIST_TOKENS_PER_USER_PER_DAY", in: 0...1_000_000_000, "whole tokens, 0 for no limit") ?? tokensPerUserPerDay
+        if let seconds = count("ASSIST_TIMEOUT_SECONDS", in: 1...600, "whole seconds, 1 to 600") { timeout = .seconds(seconds) }
+        maxTokens = count("ASSIST_MAX_TOKENS", in: 16...Self.maximumTokensPerCall, "16 to \(Self.maximumTokensPerCall)") ?? maxTokens
+        drafts = flag("ASSIST_DRAFTS") ?? drafts
+        if let seconds = count("ASSIST_DRAFT_DELAY_SECONDS", in: 0...3600, "whole seconds, 0 to 3600") { draftDelay = .seconds(seconds) }
+        maxDraftCharacters = count("ASSIST_MAX_DRAFT_CHARS", in: 100...1800, "100 to 1800 characters") ?? maxDraftCharacters
+        if let text = value("ASSIST_AUTO") {
+            if let parsed = AssistAuto(rawValue: text.lowercased()) { auto = parsed } else { problem.invalid.append("ASSIST_AUTO (off, or away: answer from the FAQ while support is away)") }
+        }
+        if let text = value("ASSIST_AUTO_MIN_MATCH") {
+            if let share = Double(text), (0...1).contains(share) { autoMinimumMatch = share } else { problem.invalid.append("ASSIST_AUTO_MIN_MATCH (a share from 0 to 1, e.g. 0.6)") }
+        }
+        if let text = value("ASSIST_NAME") {
+            if (1...80).contains(text.count), !text.contains(where: \.isNewline) { name = text } else { problem.invalid.append("ASSIST_NAME (1–80 characters on one line)") }
+        }
+    }
+
+    /// What `app` gets: the deployment's settings with the app's overrides; nil when the
+    /// assistant is off for it (no provider, or `"enabled": false`).
+    public func effective(for app: AppSettings) -> AssistAppSettings? {
+        let overrides = app.assist ?? AssistOverrides()
+        if overrides.enabled == false { return nil }
+        guard let url = overrides.url ?? url, let model = overrides.model ?? model else { return nil }
+        // A key goes only to the provider it was given for: an app that names its own provider
+        // sends its own key or none, never the deployment's.
+        let key = overrides.url == nil ? overrides.apiKey ?? apiKey : overrides.apiKey
+        return AssistAppSettings(
+            provider: AssistProvider(url: url, model: model, apiKey: key),
+            tokensPerDay: overrides.tokensPerDay ?? tokensPerDay,
+            tokensPerUserPerDay: overrides.tokensPerUserPerDay ?? tokensPerUserPerDay,
+            drafts: overrides.drafts ?? drafts,
+            auto: overrides.auto ?? auto)
+    }
+
+    /// Each app the assistant is on for has a model: named with the app when it has not.
+    func problems(for apps: [AppSettings], single: Bool) -> [String] {
+        var problems: [String] = []
+        for app in apps {
+            let overrides = app.assist ?? AssistOverrides()
+            guard overrides.enabled != false, overrides.url ?? url != nil, overrides.model ?? model == nil else { continue }
+            problems.append(single ? "ASSIST_MODEL (required with ASSIST_URL)" : "APPS_FILE app \"\(app.id)\": assist.model (or ASSIST_MODEL) required with a provider URL")
+        }
+        return problems
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "url": url as Any, "model": model as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>", "tokensPerDay": tokensPerDay,
+            "tokensPerUserPerDay": tokensPerUserPerDay, "drafts": drafts, "auto": auto,
+        ])
+    }
+
+    static func isProviderURL(_ text: String) -> Bool {
+        guard text.utf8.count <= 2048, let parts = URLComponents(string: text), let scheme = parts.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = parts.host, !host.isEmpty, parts.query == nil, parts.fragment == nil,
+            parts.user == nil, parts.password == nil
+        else { return false }
+        return true
+    }
+
+    static func trimmingSlash(_ text: String) -> String {
+        var text = text
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    static func isModel(_ text: String) -> Bool {
+        (1...200).contains(text.count) && text.allSatisfy { $0.isASCII && !$0.isWhitespace && !$0.isNewline && $0.asciiValue.map { $0 >= 0x21 && $0 < 0x7F } == true }
+    }
+
+    /// A key file's content, trimmed: one line of printable ASCII (it goes into a header).
+    static func readKey(_ url: URL) -> Result<String, KeyFileProblem> {
+        guard let data = try? Data(contentsOf: url), data.count <= maximumKeyBytes, let text = String(data: data, encoding: .utf8) else {
+            return .failure(KeyFileProblem(reason: "unreadable, or larger than \(maximumKeyBytes) bytes: \(url.path)"))
+        }
+        let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty, key.utf8.allSatisfy({ $0 >= 0x21 && $0 < 0x7F }) else {
+            return .failure(KeyFileProblem(reason: "one line of printable characters: \(url.path)"))
+        }
+        return .success(key)
+    }
+
+    struct KeyFileProblem: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+}
+
+/// When the assistant answers users without an agent's click.
+public enum AssistAuto: String, Sendable, Hashable, CaseIterable {
+    /// Never: drafts only.
+    case off
+    /// While support is away (hours or `/away`), once per conversation until an agent replies,
+    /// and only from a strong FAQ match.
+    case away
+}
+
+/// A chat-completions endpoint and the model asked there.
+public struct AssistProvider: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+    public var url: String
+    public var model: String
+    public var apiKey: String?
+
+    public init(url: String, model: String, apiKey: String? = nil) { (self.url, self.model, self.apiKey) = (url, model, apiKey) }
+
+    public var description: String { "\(model) at \(url)" }
+    public var customMirror: Mirror { Mirror(self, children: ["url": url, "model": model, "apiKey": apiKey == nil ? "nil" : "<redacted>"]) }
+}
+
+/// The assistant as one app has it: the settings in effect once its overrides are applied.
+public struct AssistAppSettings: Sendable, Hashable {
+    public var provider: AssistProvider
+    public var tokensPerDay: Int
+    public var tokensPerUserPerDay: Int
+    public var drafts: Bool
+    public var auto: AssistAuto
+}
+
+/// An app's `assist` object in `APPS_FILE`: each field set replaces the deployment's.
+public struct AssistOverrides: Sendable, Hashable, CustomReflectable {
+    /// false: the assistant is off for this app whatever the deployment says.
+    public var enabled: Bool?
+    public var url: String?
+    public var model: String?
+    /// The content of the app's `apiKeyFile`.
+    public var apiKey: String?
+    public var tokensPerDay: Int?
+    public var tokensPerUserPerDay: Int?
+    public var drafts: Bool?
+    public var auto: AssistAuto?
+
+    public init() {}
+
+    static let fields: Set<String> = ["enabled", "url", "model", "apiKeyFile", "tokensPerDay", "tokensPerUserPerDay", "drafts", "auto"]
+
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "enabled": enabled as Any, "url": url as Any, "model": model as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>",
+            "tokensPerDay": tokensPerDay as Any, "tokensPerUserPerDay": tokensPerUserPerDay as Any, "drafts": drafts as Any, "auto": auto as Any,
+        ])
+    }
+
+    /// Reads the object, naming each problem through `problem` (prefixed `assist.`).
+    static func read(_ object: Any, relativeTo directory: URL, problem: (String) -> Void) -> AssistOverrides? {
+        guard let fields = object as? [String: Any] else {
+            problem("assist (an object: {\"model\": \"…\", \"apiKeyFile\": \"…\"})")
+            return nil
+        }
+        var overrides = AssistOverrides()
+        for key in fields.keys.sorted() where !Self.fields.contains(key) { problem("unknown field \"assist.\(key)\"") }
+        func bool(_ name: String) -> Bool? {
+            guard let value = fields[name] else { return nil }
+            // JSONSerialization reads true, false and numbers alike as NSNumber: 0 and 1 must not pass for flags.
+            guard let number = value as? NSNumber, Self.isBoolean(number) else {
+                problem("assist.\(name) (true or false)")
+                return nil
+            }
+            return number.boolValue
+        }
+        func string(_ name: String) -> String? {
+            guard let value = fields[name] else { return nil }
+            guard let text = value as? String, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+                problem("assist.\(name) (a non-empty string)")
+                return nil
+            }
+            return text
+        }
+        func tokens(_ name: String) -> Int? {
+            guard let value = fields[name] else { return nil }
+            guard let number = value as? NSNumber, !Self.isBoolean(number), let whole = Int(exactly: number.doubleValue), (0...1_000_000_000).contains(whole) else {
+                problem("assist.\(name) (whole tokens, 0 for no limit)")
+                return nil
+            }
+            return whole
+        }
+        overrides.enabled = bool("enabled")
+        overrides.drafts = bool("drafts")
+        if let url = string("url") {
+            if AssistSettings.isProviderURL(url) { overrides.url = AssistSettings.trimmingSlash(url) } else { problem("assist.url (an http or https URL)") }
+        }
+        if let model = string("model") {
+            if AssistSettings.isModel(model) { overrides.model = model } else { problem("assist.model (1–200 characters, no spaces)") }
+        }
+        if let path = string("apiKeyFile") {
+            let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path)
+            switch AssistSettings.readKey(url) {
+            case .success(let key): overrides.apiKey = key
+            case .failure(let reason): problem("assist.apiKeyFile (\(reason))")
+            }
+        }
+        overrides.tokensPerDay = tokens("tokensPerDay")
+        overrides.tokensPerUserPerDay = tokens("tokensPerUserPerDay")
+        if let auto = string("auto") {
+            if let parsed = AssistAuto(rawValue: auto) { overrides.auto = parsed } else { problem("assist.auto (off or away)") }
+        }
+        return overrides
+    }
+
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        // On Linux and Darwin alike a JSON true/false is a CFBoolean-backed NSNumber whose
+        // objCType is "c"; integers are "q".
+        String(cString: number.objCType) == "c"
+    }
+}
