@@ -27,6 +27,7 @@ extension MemoryStore {
                 outbox.items = outbox.items.filter { $0.value.owner != id }
                 outbox.holds[id] = nil
             }
+            eraseAssist(of: id)
             buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }

@@ -27,6 +27,7 @@ public final class MemoryStore: UserStore {
     let jobs = ExclusiveJobs()
     let attestations = Mutex(AttestationState())
     let outboxState = Mutex(MemoryOutbox())
+    let assist = Mutex(MemoryAssist())
 
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
     public init(lockWait: Duration = UserLockWait.standard) {

@@ -190,7 +190,7 @@ extension PostgresStore {
         try await query(
             """
             SELECT count(*)::BIGINT FROM mirror_messages
-            WHERE thread_id = \(thread.column) AND id > \(after?.column ?? 0) AND visible AND NOT deleted AND author = 'support'
+            WHERE thread_id = \(thread.column) AND id > \(after?.column ?? 0) AND visible AND NOT deleted AND author IN ('support', 'assistant')
             """
         ).first.map { Int(try $0.decode(Int64.self)) } ?? 0
     }

@@ -200,7 +200,7 @@ extension SQLiteStore {
                 db,
                 sql: """
                     SELECT count(*) FROM mirror_messages
-                    WHERE thread_id = ? AND id > ? AND visible = 1 AND deleted = 0 AND author = 'support'
+                    WHERE thread_id = ? AND id > ? AND visible = 1 AND deleted = 0 AND author IN ('support', 'assistant')
                     """, arguments: [thread.column, after?.column ?? 0]) ?? 0
         }
     }

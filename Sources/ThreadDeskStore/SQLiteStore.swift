@@ -235,6 +235,7 @@ public final class SQLiteStore: UserStore {
         migrator.registerMigration("v12: the trace of an accepted message") { db in
             try db.execute(sql: "ALTER TABLE outbox_items ADD COLUMN trace_parent TEXT")
         }
+        migrateAssist(&migrator)
         return migrator
     }
 

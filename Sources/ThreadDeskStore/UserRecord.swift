@@ -147,6 +147,8 @@ public struct LiveState: Sendable, Hashable, Codable {
     public var reactionMessageID: String?
     /// When the user last got the away message.
     public var awaySentAt: Date?
+    /// When the assistant last answered the user itself (away answers are spaced by it).
+    public var assistAnsweredAt: Date?
 
     public init(readSeq: Int64 = 0, reactionMessageID: String? = nil) {
         self.readSeq = readSeq

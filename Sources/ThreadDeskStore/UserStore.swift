@@ -8,7 +8,7 @@ import ThreadDeskCore
 /// what it uses; every implementation passes the same contract suite for each of them.
 public protocol UserStore:
     UserRecords, UserErasure, IdempotencyRecords, GlobalValues, QuotaBuckets, MirrorStore, PushQueue, JobLocks, StoreLifecycle,
-    DeviceAttestations, OutboxStore {}
+    DeviceAttestations, OutboxStore, AssistLedger, DraftStore {}
 
 /// The users, one at a time each. `withUser` runs its body one at a time per user, in arrival
 /// order; different users run in parallel. Every implementation runs it through
@@ -32,7 +32,8 @@ public protocol UserErasure: Sendable {
     /// `prepare` what the store holds of the user; once it returns, erases in one transaction,
     /// still under the lock: the user's record (tokens, push token, read state, history), their
     /// idempotency records, the mirror of every thread of theirs, the global values `prepare`
-    /// names, and the quota buckets keyed by the user (`UserQuota`). When `prepare` throws (Discord
+    /// names, the quota buckets keyed by the user (`UserQuota`), and the assistant's drafts for the
+    /// user and token ledger of the user (`AssistKey.user`). When `prepare` throws (Discord
     /// refused), nothing is erased and the error is rethrown: the erasure can be retried.
     /// Returns whether there was anything of the user's.
     @discardableResult

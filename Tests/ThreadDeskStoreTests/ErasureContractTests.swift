@@ -89,8 +89,17 @@ struct UserErasureContract {
             #expect(try await store.takeToken("send:u:\(alice.rawValue)", limit: limit) == nil)
             #expect(try await store.takeToken("send:u:\(alice.rawValue)", limit: limit) != nil, "the bucket is empty")
             #expect(try await store.takeToken("send:u:\(bob.rawValue)", limit: limit) == nil)
+            // The assistant's drafts for each, and what each spent on it.
+            for (id, owner, thread, answers) in [(901, alice, aliceThread, 101), (902, bob, bobThread, 201)] as [(UInt64, UserID, Snowflake, UInt64)] {
+                try await store.saveDraft(
+                    AssistDraft(
+                        id: Snowflake(1_300_000_000_000_000_000 + id), owner: owner, thread: thread,
+                        answers: Snowflake(1_300_000_000_000_000_000 + answers), state: .posted, text: "a drafted answer", createdAt: Date()))
+                #expect(try await store.reserveAssistTokens(40, day: "2026-11-28", limits: [AssistKey.app(.default): 0, AssistKey.user(owner): 100]))
+            }
             if let before = try await scan(aliceNeedles) {
                 #expect(before.mentions["users.id"] == 1 && before.mentions["mirror_messages.thread_id"] == 4, "\(before)")
+                #expect(before.mentions["assist_drafts.owner"] == 1 && before.mentions["assist_usage.key"] == 1, "\(before)")
             }
 
             let erased = try await store.eraseUser(alice) { context in
@@ -121,12 +130,20 @@ struct UserErasureContract {
             #expect(try await store.conversation(of: bob, after: nil, limit: 10).messages.count == 1)
             #expect(try await store.globalValue("thread-status/\(bobThread)") == "needs-reply")
             #expect(try await store.takeToken("send:u:\(bob.rawValue)", limit: limit) != nil, "Bob's bucket is still empty")
+            #expect(try await store.draft(Snowflake(1_300_000_000_000_000_901)) == nil)
+            #expect(try await store.assistTokensUsed(AssistKey.user(alice), day: "2026-11-28") == 0)
+            #expect(try await store.openDrafts(thread: bobThread).count == 1, "Bob's draft stays")
+            #expect(try await store.assistTokensUsed(AssistKey.user(bob), day: "2026-11-28") == 40)
 
             if let after = try await scan(aliceNeedles) {
                 #expect(after.mentions.isEmpty, "rows left: \(after)")
-                #expect(after.tables.isSuperset(of: ["users", "idempotency", "global_values", "mirror_threads", "mirror_messages"]))
+                #expect(
+                    after.tables.isSuperset(of: [
+                        "users", "idempotency", "global_values", "mirror_threads", "mirror_messages", "assist_drafts", "assist_usage",
+                    ]))
                 let bobs = try #require(try await scan([bob.rawValue, bobThread.description]))
                 #expect(bobs.mentions["users.id"] == 1 && bobs.mentions["mirror_messages.thread_id"] == 1, "the scan finds what is there")
+                #expect(bobs.mentions["assist_drafts.owner"] == 1 && bobs.mentions["assist_usage.key"] == 1, "\(bobs)")
             }
 
             // (After the scan: taking a token makes a bucket.)

@@ -84,7 +84,8 @@ public protocol MirrorStore: Sendable {
     func mirroredParts(of first: Snowflake) async throws -> [MirroredMessage]
     /// The undeleted message of `thread` that carries attachment `id`, if any.
     func mirroredMessage(withAttachment id: Snowflake, thread: Snowflake) async throws -> MirroredMessage?
-    /// Visible, undeleted support messages newer than `after`: the unread count.
+    /// Visible, undeleted messages the user did not write (support's, the assistant's) newer
+    /// than `after`: the unread count.
     func supportMessageCount(thread: Snowflake, after: Snowflake?) async throws -> Int
     /// Threads with activity since `date`, not gone.
     func activeMirrorThreads(since date: Date) async throws -> [MirrorThread]

@@ -97,8 +97,9 @@ public struct MirroredMessage: Sendable, Hashable, Codable {
             attachments: [], replyTo: nil, createdAt: "", editedAt: nil, visible: false, deleted: true)
     }
 
-    /// Whether the user's device should hear about it.
-    public var isSupportReply: Bool { visible && !deleted && author == .support }
+    /// Whether the user's device should hear about it: anything shown that the user did not write
+    /// (support's answers, and the assistant's once it speaks).
+    public var isSupportReply: Bool { visible && !deleted && author != .user }
 
     /// Whether the user can see it now.
     public var isShown: Bool { visible && !deleted }
