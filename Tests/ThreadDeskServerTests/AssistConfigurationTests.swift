@@ -45,18 +45,16 @@ struct AssistConfigurationTests {
         let set = try ServerConfiguration(environment: Self.complete.merging([
             "ASSIST_URL": "https://api.example.com/v1", "ASSIST_MODEL": "gpt-x", "ASSIST_TOKENS_PER_DAY": "0", "ASSIST_TOKENS_PER_USER_PER_DAY": "500",
             "ASSIST_TIMEOUT_SECONDS": "12", "ASSIST_MAX_TOKENS": "300", "ASSIST_DRAFTS": "off", "ASSIST_DRAFT_DELAY_SECONDS": "0",
-            "ASSIST_MAX_DRAFT_CHARS": "900", "ASSIST_AUTO": "Away", "ASSIST_AUTO_MIN_MATCH": "0.8", "ASSIST_NAME": "Helper bot",
+            "ASSIST_MAX_DRAFT_CHARS": "900",
         ]) { $1 })
         #expect(set.assist.tokensPerDay == 0 && set.assist.tokensPerUserPerDay == 500 && set.assist.timeout == .seconds(12))
         #expect(set.assist.maxTokens == 300 && !set.assist.drafts && set.assist.draftDelay == .zero && set.assist.maxDraftCharacters == 900)
-        #expect(set.assist.auto == .away && set.assist.autoMinimumMatch == 0.8 && set.assist.name == "Helper bot")
         #expect(set.assist.effective(for: set.catalog.apps[0])?.provider.apiKey == nil)
 
         let bad = [
             "ASSIST_URL": "ftp://example.com", "ASSIST_MODEL": "two words", "ASSIST_API_KEY_FILE": "/nonexistent/assist.key",
             "ASSIST_TOKENS_PER_DAY": "-1", "ASSIST_TOKENS_PER_USER_PER_DAY": "lots", "ASSIST_TIMEOUT_SECONDS": "0", "ASSIST_MAX_TOKENS": "9",
-            "ASSIST_DRAFTS": "maybe", "ASSIST_DRAFT_DELAY_SECONDS": "1.5", "ASSIST_MAX_DRAFT_CHARS": "5000", "ASSIST_AUTO": "always",
-            "ASSIST_AUTO_MIN_MATCH": "2", "ASSIST_NAME": String(repeating: "n", count: 81),
+            "ASSIST_DRAFTS": "maybe", "ASSIST_DRAFT_DELAY_SECONDS": "1.5", "ASSIST_MAX_DRAFT_CHARS": "5000",
         ]
         #expect {
             try ServerConfiguration(environment: Self.complete.merging(bad) { $1 })
@@ -81,7 +79,7 @@ struct AssistConfigurationTests {
                   {"id": "alpha", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "201"},
                   {"id": "beta", "appKey": "beta-key-0123456789abcdef", "forumChannelID": "202",
                    "assist": {"url": "http://127.0.0.1:9999/v1", "model": "local", "apiKeyFile": "beta.key", "tokensPerDay": 5000,
-                              "auto": "away", "drafts": false}},
+                              "drafts": false}},
                   {"id": "gamma", "appKey": "gamma-key-0123456789abcdef", "forumChannelID": "203", "assist": {"url": "http://127.0.0.1:9998/v1"}},
                   {"id": "delta", "appKey": "delta-key-0123456789abcdef", "forumChannelID": "204", "assist": {"enabled": false}},
                   {"id": "eps", "appKey": "eps-key-0123456789abcdef", "forumChannelID": "205", "assist": {"tokensPerUserPerDay": 7}}
@@ -96,7 +94,7 @@ struct AssistConfigurationTests {
             #expect(effective("alpha")?.provider == AssistProvider(url: "https://api.example.com/v1", model: "shared-model", apiKey: "sk-deployment-secret-0123456789"))
             let beta = try #require(effective("beta"))
             #expect(beta.provider == AssistProvider(url: "http://127.0.0.1:9999/v1", model: "local", apiKey: "sk-beta-own-secret-9876543210"))
-            #expect(beta.tokensPerDay == 5000 && beta.tokensPerUserPerDay == 20_000 && beta.auto == .away && !beta.drafts)
+            #expect(beta.tokensPerDay == 5000 && beta.tokensPerUserPerDay == 20_000 && beta.auto == .off && !beta.drafts)
             #expect(effective("gamma")?.provider == AssistProvider(url: "http://127.0.0.1:9998/v1", model: "shared-model", apiKey: nil), "another provider never gets the deployment's key")
             #expect(effective("delta") == nil)
             #expect(effective("eps")?.tokensPerUserPerDay == 7 && effective("eps")?.tokensPerDay == 200_000)
@@ -108,7 +106,7 @@ struct AssistConfigurationTests {
         let bad = #"""
             {"apps": [
               {"id": "alpha", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "201",
-               "assist": {"modle": "x", "url": "not a url", "apiKeyFile": "missing.key", "tokensPerDay": 1.5, "drafts": 1, "auto": "sometimes"}},
+               "assist": {"modle": "x", "url": "not a url", "apiKeyFile": "missing.key", "tokensPerDay": 1.5, "drafts": 1, "auto": "away"}},
               {"id": "beta", "appKey": "beta-key-0123456789abcdef", "forumChannelID": "202", "assist": "on"}
             ]}
             """#
@@ -119,7 +117,7 @@ struct AssistConfigurationTests {
             let expected = [
                 #"APPS_FILE apps[0] ("alpha"): unknown field "assist.modle""#, #"APPS_FILE apps[0] ("alpha"): assist.url (an http or https URL)"#,
                 #"APPS_FILE apps[0] ("alpha"): assist.apiKeyFile ("#, #"APPS_FILE apps[0] ("alpha"): assist.tokensPerDay (whole tokens"#,
-                #"APPS_FILE apps[0] ("alpha"): assist.drafts (true or false)"#, #"APPS_FILE apps[0] ("alpha"): assist.auto (off or away)"#,
+                #"APPS_FILE apps[0] ("alpha"): assist.drafts (true or false)"#, #"APPS_FILE apps[0] ("alpha"): unknown field "assist.auto""#,
                 #"APPS_FILE apps[1] ("beta"): assist (an object"#,
             ]
             return expected.allSatisfy { prefix in said.contains { $0.hasPrefix(prefix) } }

@@ -46,6 +46,8 @@ extension ServerRoot {
         // What support does in Discord.
         /// The desk's slash commands; nil when `DESK_COMMANDS=off`.
         let desk: Desk?
+        /// Drafted answers and their buttons; nil when no app has the assistant on.
+        let drafts: Drafts?
         /// Every app's forum of curated answers (`DISCORD_FAQ_CHANNEL_ID`, or `faqChannelID` per app).
         let faq: FAQForums
         /// Each app's curated answers.
@@ -84,7 +86,12 @@ extension ServerRoot {
                     names: $0, discord: discord, store: store, feed: feed, catalog: catalog, logger: logger, time: time,
                     work: work)
             }
-            let listeners: [(any MirrorListener)?] = [hub, pushes, status]
+            // The assistant, when an app has it on: it hears who spoke last in each thread.
+            let assist = AssistService(
+                settings: configuration.assist, catalog: catalog, httpClient: { shared.assistClient.client }, ledger: store, metrics: metrics,
+                logger: logger, time: time)
+            let replyWatch = assist.map { _ in ReplyWatch(catalog: catalog, assist: configuration.assist, work: work) }
+            let listeners: [(any MirrorListener)?] = [hub, pushes, status, replyWatch]
             let pushRule = shared.apns.map { _ in PushRule(maxAge: configuration.push.maxAge, background: configuration.push.background) }
             ingestion = MirrorIngestion(store: store, bot: bot, pushRule: pushRule, listeners: listeners.compactMap { $0 }, now: now)
             let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
@@ -148,6 +155,14 @@ extension ServerRoot {
             exporter = DataExporter(store: store, sync: sync, now: now)
 
             // What support does in Discord, and the gateway's events that reach all of the above.
+            if let assist, let replyWatch {
+                drafts = Drafts(
+                    .init(
+                        users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, faq: faqBooks, assist: assist,
+                        watch: replyWatch, catalog: catalog, desk: configuration.desk, ids: messageIDs, logger: logger, time: time), work: work)
+            } else {
+                drafts = nil
+            }
             desk = configuration.desk.commands
                 ? Desk(
                     .init(
@@ -156,7 +171,7 @@ extension ServerRoot {
                 : nil
             gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
-                reconciliations: reconciliations, live: live, desk: desk, faq: faq, status: status, timeout: configuration.requestTimeout,
+                reconciliations: reconciliations, live: live, desk: desk, drafts: drafts, faq: faq, status: status, timeout: configuration.requestTimeout,
                 waits: shared.waits, traces: shared.traces, logger: logger)
         }
     }

@@ -31,6 +31,8 @@ struct ServerRoot {
         let discord: DiscordClient<AnyClock>
         /// The HTTP client of attachment downloads, shut down as the server stops.
         let cdnClient: HTTPClientLifetime
+        /// The HTTP client the assistant's providers are asked through (made at its first use).
+        let assistClient: HTTPClientLifetime
         /// Nil without APNs settings, or with a key that does not load (pushes are off then).
         let apns: PushSender?
         /// Present with `DEBUG_WAIT_THRESHOLD`: every wait on Discord and the store is tracked.
@@ -53,6 +55,7 @@ struct ServerRoot {
             if store.bus != nil { discordConfiguration.sharedTurns = SharedDiscordTurns(store: store) }
             discord = DiscordClient(configuration: discordConfiguration, on: time.clock, logger: logger)
             cdnClient = HTTPClientLifetime(name: "Discord CDN client", make: DiscordCDN.makeClient)
+            assistClient = HTTPClientLifetime(name: "assistant client", make: AssistService.makeHTTPClient)
             apns = configuration.apns.flatMap { settings in
                 do {
                     return try PushSender(settings: settings, logger: logger)
@@ -103,6 +106,7 @@ struct ServerRoot {
             (shared.traceExporter, false),
             (store.lifetime, false),
             (shared.cdnClient, false),
+            (shared.assistClient, false),
             (shared.apns, false),
             (features.ingestionQueue, true),
             (
@@ -119,6 +123,7 @@ struct ServerRoot {
             (features.receipts, true),
             (features.status, true),
             (features.desk, true),
+            (features.drafts, true),
             (watchdog, false),
             (gateway, true),
         ]

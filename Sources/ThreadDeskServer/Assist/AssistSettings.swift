@@ -78,15 +78,7 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
         drafts = flag("ASSIST_DRAFTS") ?? drafts
         if let seconds = count("ASSIST_DRAFT_DELAY_SECONDS", in: 0...3600, "whole seconds, 0 to 3600") { draftDelay = .seconds(seconds) }
         maxDraftCharacters = count("ASSIST_MAX_DRAFT_CHARS", in: 100...1800, "100 to 1800 characters") ?? maxDraftCharacters
-        if let text = value("ASSIST_AUTO") {
-            if let parsed = AssistAuto(rawValue: text.lowercased()) { auto = parsed } else { problem.invalid.append("ASSIST_AUTO (off, or away: answer from the FAQ while support is away)") }
-        }
-        if let text = value("ASSIST_AUTO_MIN_MATCH") {
-            if let share = Double(text), (0...1).contains(share) { autoMinimumMatch = share } else { problem.invalid.append("ASSIST_AUTO_MIN_MATCH (a share from 0 to 1, e.g. 0.6)") }
-        }
-        if let text = value("ASSIST_NAME") {
-            if (1...80).contains(text.count), !text.contains(where: \.isNewline) { name = text } else { problem.invalid.append("ASSIST_NAME (1–80 characters on one line)") }
-        }
+        // ASSIST_AUTO, ASSIST_AUTO_MIN_MATCH and ASSIST_NAME are read once the away answers exist.
     }
 
     /// What `app` gets: the deployment's settings with the app's overrides; nil when the
@@ -205,7 +197,8 @@ public struct AssistOverrides: Sendable, Hashable, CustomReflectable {
 
     public init() {}
 
-    static let fields: Set<String> = ["enabled", "url", "model", "apiKeyFile", "tokensPerDay", "tokensPerUserPerDay", "drafts", "auto"]
+    /// (`auto` joins them with the away answers.)
+    static let fields: Set<String> = ["enabled", "url", "model", "apiKeyFile", "tokensPerDay", "tokensPerUserPerDay", "drafts"]
 
     public var customMirror: Mirror {
         Mirror(self, children: [
@@ -264,9 +257,6 @@ public struct AssistOverrides: Sendable, Hashable, CustomReflectable {
         }
         overrides.tokensPerDay = tokens("tokensPerDay")
         overrides.tokensPerUserPerDay = tokens("tokensPerUserPerDay")
-        if let auto = string("auto") {
-            if let parsed = AssistAuto(rawValue: auto) { overrides.auto = parsed } else { problem("assist.auto (off or away)") }
-        }
         return overrides
     }
 

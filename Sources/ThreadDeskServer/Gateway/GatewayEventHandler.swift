@@ -22,6 +22,8 @@ struct GatewayEventHandler: ForumEventSink {
     let live: LiveService
     /// Answers the slash commands; nil when they are off.
     let desk: Desk?
+    /// Answers the drafts' buttons; nil when the assistant is off.
+    let drafts: Drafts?
     /// Keeps the curated answers; nil without a FAQ forum.
     /// Every app's FAQ forum.
     let faq: FAQForums
@@ -69,7 +71,9 @@ struct GatewayEventHandler: ForumEventSink {
                 continue
             }
             if case .interaction(let interaction) = event {
-                desk?.receive(interaction)
+                // A draft's button or its edit modal goes to the drafts, in a queue of their own:
+                // clicks and commands never wait for each other.
+                if Drafts.isDraftInteraction(interaction) { drafts?.receive(interaction) } else { desk?.receive(interaction) }
                 continue
             }
             if Self.isFAQ(event) {

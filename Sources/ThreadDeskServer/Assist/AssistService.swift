@@ -1,0 +1,189 @@
+import AssistClient
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Synchronization
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// What a feature asks the model for: the metrics and the logs tell them apart.
+enum AssistPurpose: String, Sendable, CaseIterable {
+    case draft
+    case away
+    case translate
+}
+
+/// Why no text came: off, over a budget, the provider failed, or the answer was refused.
+struct AssistRefusal: Error, Sendable, CustomStringConvertible {
+    enum Reason: String, Sendable {
+        case off
+        case budgetApp = "budget_app"
+        case budgetUser = "budget_user"
+        case provider
+        case leak
+        case empty
+    }
+
+    let reason: Reason
+    let failure: AssistFailure?
+
+    init(_ reason: Reason, failure: AssistFailure? = nil) { (self.reason, self.failure) = (reason, failure) }
+
+    var description: String { failure.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue }
+}
+
+/// The only way features reach a provider: the day's budgets first (an app's and a user's, kept
+/// in the store so every replica counts the same), then the provider, then what it cost settled,
+/// then the answer checked (`OutputGuard`), and every call counted. One client per provider,
+/// over one HTTP client.
+final class AssistService: Sendable {
+    private let settings: AssistSettings
+    private let catalog: AppCatalog
+    private let configurations: [AssistProvider: AssistClient.Configuration]
+    private let httpClient: @Sendable () -> HTTPClient
+    private let ledger: any AssistLedger
+    private let metrics: ServerMetrics
+    private let time: ServerTime
+    private let logger: Logger
+    /// When the ledger's old days were last pruned.
+    private let pruned = Mutex<Date?>(nil)
+
+    /// Days of usage kept.
+    static let keptDays = 7
+
+    /// Nil when no app has the assistant on.
+    /// - Parameter httpClient: The client every provider is asked through (its owner shuts it down).
+    init?(
+        settings: AssistSettings, catalog: AppCatalog, httpClient: @escaping @Sendable () -> HTTPClient, ledger: any AssistLedger, metrics: ServerMetrics,
+        logger: Logger, time: ServerTime
+    ) {
+        let providers = Set(catalog.apps.compactMap { settings.effective(for: $0)?.provider })
+        guard !providers.isEmpty else { return nil }
+        var configurations: [AssistProvider: AssistClient.Configuration] = [:]
+        for provider in providers {
+            var configuration = AssistClient.Configuration(baseURL: provider.url, model: provider.model, apiKey: provider.apiKey)
+            configuration.deadline = settings.timeout
+            configuration.attemptTimeout = min(configuration.attemptTimeout, settings.timeout)
+            configurations[provider] = configuration
+        }
+        (self.settings, self.catalog, self.configurations, self.httpClient, self.ledger) = (settings, catalog, configurations, httpClient, ledger)
+        (self.metrics, self.time, self.logger) = (metrics, time, logger)
+        metrics.registerAssistSeries()
+    }
+
+    /// The HTTP client every provider is asked through: no redirects (a provider's answer must
+    /// not send the key elsewhere), at most 8 connections to one provider.
+    static func makeHTTPClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    private func client(for provider: AssistProvider) -> AssistClient? {
+        configurations[provider].map { AssistClient(configuration: $0, httpClient: httpClient(), clock: time.clock, logger: logger) }
+    }
+
+    /// The assistant as `app` has it; nil when it is off there.
+    func settings(for app: AppSettings) -> AssistAppSettings? { settings.effective(for: app) }
+
+    /// The deployment's assistant settings (delays, lengths, the assistant's name).
+    var deployment: AssistSettings { settings }
+
+    /// Asks `app`'s provider on behalf of `user`, within both budgets; the answer, checked and
+    /// cleaned by `guard`.
+    func complete(_ request: AssistRequest, purpose: AssistPurpose, app: AppSettings, user: UserID, guard check: OutputGuard) async throws(AssistRefusal) -> String {
+        guard let effective = settings.effective(for: app), let client = client(for: effective.provider) else {
+            throw AssistRefusal(.off)
+        }
+        let day = Self.day(of: time.now())
+        let appKey = AssistKey.app(app.id)
+        let userKey = AssistKey.user(user)
+        let estimate = AssistUsage.estimatedTokens(in: request.messages) + request.maxTokens
+        let reserved: Bool
+        do {
+            reserved = try await ledger.reserveAssistTokens(estimate, day: day, limits: [appKey: effective.tokensPerDay, userKey: effective.tokensPerUserPerDay])
+        } catch {
+            logger.warning("Could not reserve the assistant's tokens", metadata: ["error": "\(error)"])
+            metrics.assist(purpose: purpose, outcome: "store_unavailable")
+            throw AssistRefusal(.provider, failure: .unreachable("the store"))
+        }
+        guard reserved else {
+            let appUsed = (try? await ledger.assistTokensUsed(appKey, day: day)) ?? 0
+            let reason: AssistRefusal.Reason = effective.tokensPerDay > 0 && appUsed + estimate > effective.tokensPerDay ? .budgetApp : .budgetUser
+            metrics.assist(purpose: purpose, outcome: "refused_\(reason.rawValue)")
+            logger.notice("The assistant's daily budget is spent", metadata: ["purpose": "\(purpose.rawValue)", "budget": "\(reason.rawValue)", "app": "\(app.id)"])
+            throw AssistRefusal(reason)
+        }
+        await pruneIfDue(today: day)
+        let started = ContinuousClock.now
+        let completion: AssistCompletion
+        do {
+            completion = try await client.complete(request)
+        } catch {
+            // Nothing came, so nothing was spent that we can count: the reservation goes back.
+            await settle(-estimate, day: day, keys: [appKey, userKey])
+            metrics.assist(purpose: purpose, outcome: Self.outcome(of: error), duration: ContinuousClock.now - started)
+            logger.notice("The assistant's provider failed", metadata: ["purpose": "\(purpose.rawValue)", "error": "\(error)"])
+            throw AssistRefusal(.provider, failure: error)
+        }
+        let spent = completion.usage.prompt + completion.usage.completion
+        await settle(spent - estimate, day: day, keys: [appKey, userKey])
+        metrics.assistTokens(prompt: completion.usage.prompt, completion: completion.usage.completion, retries: completion.attempts - 1, app: app.id)
+        switch check.check(completion.text) {
+        case .success(let text):
+            metrics.assist(purpose: purpose, outcome: "ok", duration: ContinuousClock.now - started)
+            return text
+        case .failure(let refusal):
+            metrics.assist(purpose: purpose, outcome: refusal == .leak ? "refused_leak" : "empty", duration: ContinuousClock.now - started)
+            logger.notice("The assistant's answer was refused", metadata: ["purpose": "\(purpose.rawValue)", "reason": "\(refusal.rawValue)"])
+            throw AssistRefusal(refusal == .leak ? .leak : .empty)
+        }
+    }
+
+    private func settle(_ delta: Int, day: String, keys: [String]) async {
+        guard delta != 0 else { return }
+        do {
+            try await ledger.adjustAssistTokens(delta, day: day, keys: keys)
+        } catch {
+            logger.warning("Could not settle the assistant's tokens", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// At most hourly, days older than `keptDays` go.
+    private func pruneIfDue(today: String) async {
+        let now = time.now()
+        let due = pruned.withLock { last in
+            guard last.map({ now.timeIntervalSince($0) >= 3600 }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let oldest = Self.day(of: now.addingTimeInterval(-Double(Self.keptDays) * 86_400))
+        do {
+            try await ledger.pruneAssistUsage(before: oldest)
+        } catch {
+            logger.notice("Could not prune the assistant's old usage", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The UTC day of `date`, `yyyy-MM-dd`: budgets reset at midnight UTC.
+    static func day(of date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+    }
+
+    static func outcome(of failure: AssistFailure) -> String {
+        switch failure {
+        case .timeout: "timeout"
+        case .rateLimited: "rate_limited"
+        case .server: "server_error"
+        case .refused: "refused_provider"
+        case .malformed: "malformed"
+        case .cutStream: "cut_stream"
+        case .unreachable: "unreachable"
+        }
+    }
+}

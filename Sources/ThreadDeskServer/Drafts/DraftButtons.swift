@@ -1,0 +1,177 @@
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The draft note's buttons and the edit modal. Every answer but Edit's is first a deferred
+/// update (Discord gives 3 s, a delivery may hold the user's lock longer); Edit answers with the
+/// modal, which cannot be deferred, read without the lock. What a click changes is a
+/// compare-and-set of the draft's state under its user's lock: a click delivered twice, two
+/// agents, or two replicas act once.
+extension Drafts {
+    /// Whether the interaction is a draft's (a button or the edit modal ThreadDesk made).
+    static func isDraftInteraction(_ interaction: DiscordInteraction) -> Bool {
+        guard let id = interaction.component?.customId ?? interaction.modal?.customId else { return false }
+        return DraftCustomID.isOurs(id)
+    }
+
+    func answer(_ interaction: DiscordInteraction) async throws {
+        guard let member = interaction.member, let raw = interaction.component?.customId ?? interaction.modal?.customId else { return }
+        guard let target = DraftCustomID(raw), let draft = try await parts.store.draft(target.draft),
+            interaction.channelId == draft.thread.description, let app = parts.catalog.app(of: draft.owner), interaction.guildId == app.guildID
+        else {
+            // A button copied into another thread, or a draft erased with its user.
+            try await reply(interaction, ephemeral: "This draft is not ThreadDesk's, or no longer exists.")
+            return
+        }
+        let access = DeskAccess(parts.desk)
+        guard access.allows(DiscordPermissions(string: member.permissions ?? "") ?? [], roles: member.roles) else {
+            parts.logger.notice("A draft button of a member who may not use the desk was refused", metadata: ["interaction": "\(interaction)"])
+            try await reply(interaction, ephemeral: "Only members with \(access.requirement) in the support forum can act on drafts.")
+            return
+        }
+        switch target.action {
+        case .edit:
+            guard Self.canAct(on: draft, now: parts.time.now()) else {
+                try await reply(interaction, ephemeral: Self.already(draft))
+                return
+            }
+            try await reply(interaction, .modal(DraftNote.editor(draft.text, draft: draft.id)))
+        case .discard:
+            guard try await acknowledge(interaction) else { return }
+            let outcome = try await transition(draft.id, to: .discarded, by: member.displayName, interaction: interaction.id)
+            guard case .changed(let discarded) = outcome else { return try await followUp(interaction, outcome.message) }
+            if let note = discarded.noteID {
+                await editNote(note, in: discarded.thread, DraftNote.settled("🗑️ Draft discarded by \(member.displayName).", discarded.text, sources: discarded.faqIDs))
+            }
+        case .send:
+            guard try await acknowledge(interaction) else { return }
+            try await send(draft.id, text: draft.text, edited: false, by: member, interaction: interaction, app: app)
+        case .submitEdit:
+            guard try await acknowledge(interaction) else { return }
+            let text = interaction.modal?.fields[DraftNote.inputID] ?? ""
+            if let problem = Desk.replyProblem(text) { return try await followUp(interaction, problem) }
+            try await send(draft.id, text: text, edited: true, by: member, interaction: interaction, app: app)
+        }
+    }
+
+    /// Send: `posted` → `sending` is kept first; then the post and `sent`, under the user's lock.
+    /// A webhook post has no nonce, so a lost answer leaves the draft `uncertain` for the agent to
+    /// look at, never sent twice by itself.
+    private func send(_ id: Snowflake, text: String, edited: Bool, by member: DiscordInteraction.Member, interaction: DiscordInteraction, app: AppSettings) async throws {
+        let outcome = try await transition(id, to: .sending, by: member.displayName, interaction: interaction.id)
+        guard case .changed(let sending) = outcome else { return try await followUp(interaction, outcome.message) }
+        let sent: AssistDraft
+        do {
+            sent = try await parts.users.withUser(sending.owner) { context in
+                let posted = try await parts.voice.say(text, in: sending.thread.description, of: app.forumChannelID, as: member.displayName)
+                var sent = sending
+                (sent.state, sent.text, sent.sentMessageID, sent.updatedAt) = (.sent, text, Snowflake(posted.id), parts.time.now())
+                try await parts.store.saveDraft(sent)
+                try await parts.ingestion.ingestOwn(posted, record: context.record)
+                return sent
+            }
+        } catch {
+            let lost: Bool
+            if case DiscordError.api = error { lost = false } else { lost = true }
+            // Refused: nothing went, the draft waits again. Lost: it may have gone.
+            _ = try? await transition(id, to: lost ? .uncertain : .posted, by: member.displayName, interaction: interaction.id, from: [.sending])
+            parts.logger.warning("A draft could not be sent", metadata: ["draft": "\(id)", "error": "\(error)"])
+            return try await followUp(
+                interaction,
+                lost
+                    ? "Discord did not answer in time: the reply may have been sent. Look at the thread; click Send again only if it is not there."
+                    : "That did not work: \(Desk.explain(error)). Nothing was sent; try again.")
+        }
+        if let note = sent.noteID {
+            let heading = edited ? "✏️ Draft edited and sent by \(member.displayName):" : "✅ Draft sent by \(member.displayName):"
+            await editNote(note, in: sent.thread, DraftNote.settled(heading, sent.text, sources: sent.faqIDs))
+        }
+    }
+
+    enum Transition: Sendable {
+        case changed(AssistDraft)
+        case refused(AssistDraft)
+        case gone
+
+        var message: String {
+            switch self {
+            case .changed: "Done."
+            case .refused(let draft): Drafts.already(draft)
+            case .gone: "This draft no longer exists."
+            }
+        }
+    }
+
+    /// Moves the draft to `state` if it is in one of `from` (by default, waiting for an agent), under its user's lock.
+    func transition(
+        _ id: Snowflake, to state: AssistDraft.State, by actor: String, interaction: String, from: Set<AssistDraft.State>? = nil
+    ) async throws -> Transition {
+        guard let owner = try await parts.store.draft(id)?.owner else { return .gone }
+        return try await parts.users.withUser(owner) { _ in
+            guard var draft = try await parts.store.draft(id) else { return .gone }
+            let now = parts.time.now()
+            guard from.map({ $0.contains(draft.state) }) ?? Self.canAct(on: draft, now: now) else { return .refused(draft) }
+            (draft.state, draft.actor, draft.interactionID, draft.updatedAt) = (state, actor, interaction, now)
+            try await parts.store.saveDraft(draft)
+            return .changed(draft)
+        }
+    }
+
+    /// Whether an agent's click may act on the draft: it waits (posted), or its send was lost
+    /// (uncertain, or sending for so long that the replica sending it is gone).
+    static func canAct(on draft: AssistDraft, now: Date) -> Bool {
+        switch draft.state {
+        case .posted, .uncertain: true
+        case .sending: now.timeIntervalSince(draft.updatedAt) > sendingGivenUpAfter
+        default: false
+        }
+    }
+
+    static func already(_ draft: AssistDraft) -> String {
+        let by = draft.actor.map { " by \($0)" } ?? ""
+        switch draft.state {
+        case .sent: return "This draft was already sent\(by)."
+        case .sending: return "This draft is being sent\(by)."
+        case .discarded: return "This draft was discarded\(by)."
+        case .replaced: return "This draft was replaced: the user wrote again."
+        case .dropped: return "This draft was dropped: an agent replied."
+        default: return "This draft cannot be used any more (\(draft.state.rawValue))."
+        }
+    }
+
+    /// A deferred update: Discord shows nothing changed yet. False when Discord says it was
+    /// answered already (a delivery seen twice) or is too old.
+    private func acknowledge(_ interaction: DiscordInteraction) async throws -> Bool {
+        do {
+            try await parts.discord.respond(to: interaction.id, token: interaction.token, .deferredUpdate)
+            return true
+        } catch .api(let error) where error.code == .alreadyAcknowledged || error.code == .unknownInteraction {
+            parts.logger.notice("A draft button was answered already or came too late", metadata: ["interaction": "\(interaction)"])
+            return false
+        } catch .unavailable {
+            return true
+        } catch {
+            throw error
+        }
+    }
+
+    private func reply(_ interaction: DiscordInteraction, ephemeral text: String) async throws {
+        try await reply(interaction, .ephemeralMessage(text))
+    }
+
+    private func reply(_ interaction: DiscordInteraction, _ response: DiscordInteractionResponse) async throws {
+        do {
+            try await parts.discord.respond(to: interaction.id, token: interaction.token, response)
+        } catch .api(let error) where error.code == .alreadyAcknowledged {
+            // Delivered twice: the first delivery answered.
+        } catch {
+            throw error
+        }
+    }
+
+    /// A message only the clicking agent sees, after the deferred update.
+    private func followUp(_ interaction: DiscordInteraction, _ text: String) async throws {
+        _ = try await parts.discord.followUp(applicationID: interaction.applicationId, token: interaction.token, text, ephemeral: true)
+    }
+}

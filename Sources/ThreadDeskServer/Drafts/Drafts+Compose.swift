@@ -1,0 +1,85 @@
+import AssistClient
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Writing a draft and posting its note; settling the drafts a newer message or a reply outdates.
+extension Drafts {
+    /// Drafts an answer to the thread's newest user message and posts it as a note, unless the
+    /// thread no longer waits on that message by the time the answer comes.
+    func compose(_ thread: Snowflake, owner: UserID, answering newest: Snowflake, app: AppSettings) async throws {
+        guard let record = try await parts.store.user(owner) else { return }
+        let page = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: DraftPrompt.maxMessages)
+        guard let waiting = Self.waitingOn(page.messages, app: app), waiting.id >= newest else { return }
+        if try await parts.store.openDrafts(thread: thread).contains(where: { $0.answers == waiting.id }) { return }
+        // What the user asked since support last spoke: what the FAQ is searched with.
+        let question = page.messages.reversed().prefix { $0.author == .user || ReplyWatch.isAutomatic($0, app: app) }
+            .filter { $0.author == .user }.reversed().map { NoteMarkers.userText(posted: $0.content) }.joined(separator: "\n")
+        let matches = await parts.faq.book(for: app.id)?.suggestions(for: question, limit: Self.matches) ?? []
+        let settings = parts.assist.deployment
+        let prompt = DraftPrompt(
+            app: app.name, conversation: page.messages, matches: matches, installation: record.installation,
+            maxCharacters: settings.maxDraftCharacters, canary: DraftPrompt.newCanary())
+        let check = OutputGuard(canary: prompt.canary, systemPrompt: prompt.system, maxCharacters: settings.maxDraftCharacters)
+        let text: String
+        do {
+            text = try await parts.assist.complete(
+                AssistRequest(messages: prompt.messages, maxTokens: settings.maxTokens, temperature: 0.3), purpose: .draft, app: app, user: owner,
+                guard: check)
+        } catch {
+            // No draft: the agent answers as ever. The refusal is counted and logged by the service.
+            return
+        }
+        try await parts.users.withUser(owner) { context in
+            // Someone spoke while the model wrote: this draft answers nothing any more.
+            let latest = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: 5).messages
+            guard Self.waitingOn(latest, app: app)?.id == waiting.id else { return }
+            let now = parts.time.now()
+            let id = parts.ids.next(at: now)
+            var note = DraftNote.waiting(text, draft: id, sources: matches.map(\.id))
+            note.nonce = ThreadNotes.nonce("draft", id: owner, id.description)
+            let posted = try await parts.discord.createMessage(in: thread.description, note)
+            let draft = AssistDraft(
+                id: id, owner: owner, thread: thread, answers: waiting.id, state: .posted, text: text, faqIDs: matches.map(\.id),
+                noteID: Snowflake(posted.id), createdAt: now)
+            try await parts.store.saveDraft(draft)
+            try await parts.ingestion.ingestOwn(posted, record: context.record)
+            parts.logger.info("Posted a draft answer", metadata: ["thread": "\(thread)", "draft": "\(id)", "sources": "\(matches.count)"])
+        }
+    }
+
+    /// The user message the conversation waits on: the newest shown message, when it is the
+    /// user's (ThreadDesk's away message does not count as an answer); nil when support spoke last.
+    static func waitingOn(_ messages: [MirroredMessage], app: AppSettings) -> MirroredMessage? {
+        guard let last = messages.last(where: { !ReplyWatch.isAutomatic($0, app: app) }), last.author == .user else { return nil }
+        return last
+    }
+
+    /// The thread's drafts still waiting for an agent that answer a message older than `id`
+    /// become `state` (replaced by a newer message, dropped by a reply), their buttons gone.
+    func settle(_ thread: Snowflake, owner: UserID, answeredBefore id: Snowflake, as state: AssistDraft.State) async throws {
+        let outdated = try await parts.store.openDrafts(thread: thread).filter { $0.answers < id && [.drafting, .posted].contains($0.state) }
+        for draft in outdated {
+            let changed: AssistDraft? = try await parts.users.withUser(owner) { _ in
+                guard var current = try await parts.store.draft(draft.id), [.drafting, .posted].contains(current.state) else { return nil }
+                current.state = state
+                current.updatedAt = parts.time.now()
+                try await parts.store.saveDraft(current)
+                return current
+            }
+            guard let changed, let note = changed.noteID else { continue }
+            let heading = state == .replaced ? "🤖 Draft replaced: the user wrote again." : "🤖 Draft dropped: an agent replied."
+            await editNote(note, in: thread, DraftNote.settled(heading, changed.text, sources: changed.faqIDs))
+        }
+    }
+
+    /// Edits a draft's note; a note Discord no longer has (deleted by an agent) is left alone.
+    func editNote(_ note: Snowflake, in thread: Snowflake, _ edit: DiscordMessageEdit) async {
+        do {
+            _ = try await parts.discord.editMessage(note.description, in: thread.description, edit)
+        } catch {
+            parts.logger.notice("Could not edit a draft's note", metadata: ["note": "\(note)", "error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Deadlines
+import DiscordREST
+import Synchronization
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Hears from the mirror who spoke last in each thread, for the drafts: a user's message that
+/// leaves a thread needing a reply, an agent's reply that answers it. It only notes the thread
+/// and wakes `Drafts`: the caller holds the user's lock, and drafting never runs in a user
+/// message's path.
+final class ReplyWatch: MirrorListener, Sendable {
+    /// What happened in a thread since the drafts last looked.
+    struct News: Sendable, Hashable {
+        let owner: UserID
+        /// The newest user message seen; nil when none came.
+        var userWrote: Snowflake?
+        /// The newest support reply seen (by an agent, not ThreadDesk's away message).
+        var supportReplied: Snowflake?
+    }
+
+    private let news = Mutex<[Snowflake: News]>([:])
+    let wakeUps = WakeSignal()
+    private let catalog: AppCatalog
+    private let assist: AssistSettings
+    private let work: BackgroundWork
+    /// Threads waiting to be looked at, at most: past it news is dropped (the next message brings it again).
+    static let limit = 10_000
+
+    init(catalog: AppCatalog, assist: AssistSettings, work: BackgroundWork) {
+        (self.catalog, self.assist, self.work) = (catalog, assist, work)
+    }
+
+    func mirrorTookIn(_ intake: MirrorIntake) {
+        guard let newest = intake.newestShown, let app = catalog.app(of: intake.owner), assist.effective(for: app)?.drafts == true else { return }
+        // ThreadDesk's own away message answers nobody: the conversation still needs a person.
+        if newest.author != .user, Self.isAutomatic(newest, app: app) { return }
+        let noted = news.withLock { news in
+            guard news[intake.thread] != nil || news.count < Self.limit else { return false }
+            var entry = news[intake.thread] ?? News(owner: intake.owner)
+            if newest.author == .user {
+                entry.userWrote = max(entry.userWrote ?? newest.id, newest.id)
+            } else {
+                entry.supportReplied = max(entry.supportReplied ?? newest.id, newest.id)
+            }
+            let fresh = news[intake.thread] == nil
+            news[intake.thread] = entry
+            if fresh { work.begin(Drafts.workName) }
+            return true
+        }
+        if noted { wakeUps.signal() }
+    }
+
+    /// Everything noted, taken: each thread's news once.
+    func take() -> [Snowflake: News] {
+        news.withLock { news in
+            defer { news.removeAll() }
+            return news
+        }
+    }
+
+    /// A support message ThreadDesk posted by itself (the away message), not an agent's reply.
+    static func isAutomatic(_ message: MirroredMessage, app: AppSettings) -> Bool {
+        guard message.author != .user, let away = app.awayMessage else { return false }
+        return message.content == away
+    }
+}
