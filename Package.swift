@@ -191,6 +191,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The OpenAI-compatible chat-completions client (providers of drafted answers).
+        .target(
+            name: "AssistClient",
+            dependencies: [
+                "Deadlines",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // App Attest: the CBOR reader, attestation and assertion checks, Apple's root.
         .target(
             name: "AppAttest",
@@ -400,6 +413,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AssistClientTests",
+            dependencies: [
+                "AssistClient",
+                "AssistEmulator",
+                "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
