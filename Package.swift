@@ -245,6 +245,7 @@ let package = Package(
             name: "ThreadDeskServer",
             dependencies: [
                 "AppAttest",
+                "AssistClient",
                 "ThreadDeskTracing",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "ThreadDeskSettings",
@@ -477,6 +478,8 @@ let package = Package(
             name: "ThreadDeskServerTests",
             dependencies: [
                 "AppAttest",
+                "AssistClient",
+                "AssistEmulator",
                 "ThreadDeskTracing",
                 "SoftwareAttester",
                 "APNsEmulator",

@@ -2,6 +2,7 @@ import AssistEmulator
 import DiscordEmulator
 import DiscordREST
 import Foundation
+import HTTPTypes
 import Testing
 import ThreadDeskCore
 @testable import ThreadDeskServer
@@ -222,7 +223,9 @@ struct DraftTests {
             #expect(!everything.contains("internal-note-secret-42") && !everything.contains("other-user-secret-77"))
             // The user's text is inside a JSON string of the data message, never its own message.
             #expect(request.messages.count == 2 && !request.messages[0].content.contains("ignore your instructions"))
-            let encoded = String(decoding: try JSONEncoder().encode(attack), as: UTF8.self)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .withoutEscapingSlashes
+            let encoded = String(decoding: try encoder.encode(attack), as: UTF8.self)
             #expect(request.messages[1].content.contains(encoded.dropFirst().dropLast()))
             // The echo repeats the system prompt, canary and all: refused, no note.
             #expect(Self.draftNotes(server, thread).isEmpty)

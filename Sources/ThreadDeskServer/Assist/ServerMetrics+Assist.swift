@@ -11,7 +11,7 @@ extension ServerMetrics {
     /// Every purpose and outcome at 0, so a dashboard sees the series before the first failure.
     func registerAssistSeries() {
         for purpose in AssistPurpose.allCases {
-            for outcome in Self.assistOutcomes { assistCounter(purpose: purpose, outcome: outcome).increment(by: 0) }
+            for outcome in Self.assistOutcomes { assistCounter(purpose: purpose, outcome: outcome).increment(by: Int64(0)) }
         }
     }
 

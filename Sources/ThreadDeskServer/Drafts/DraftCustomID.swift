@@ -1,3 +1,5 @@
+import ThreadDeskWire
+import Logging
 import DiscordREST
 
 /// What a draft note's button or modal is for, carried in its `custom_id`: `td1:<draft id>:<action>`.

@@ -1,3 +1,5 @@
+import ThreadDeskWire
+import Logging
 import DiscordREST
 import ThreadDeskCore
 

@@ -1,3 +1,5 @@
+import ThreadDeskWire
+import Logging
 import AssistClient
 import Foundation
 import ThreadDeskCore

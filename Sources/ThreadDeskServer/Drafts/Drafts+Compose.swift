@@ -1,3 +1,5 @@
+import ThreadDeskWire
+import Logging
 import AssistClient
 import DiscordREST
 import Foundation

@@ -1,3 +1,4 @@
+import ThreadDeskWire
 import AssistClient
 import Deadlines
 import DiscordREST

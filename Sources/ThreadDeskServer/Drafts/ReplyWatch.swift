@@ -1,3 +1,5 @@
+import ThreadDeskWire
+import Logging
 import Deadlines
 import DiscordREST
 import Synchronization
