@@ -254,7 +254,7 @@ struct DeskTests {
         return Desk(
             .init(
                 users: users, store: server.store, discord: server.discordClient, ingestion: ingestion, voice: voice,
-                snippets: Snippets(store: server.store), away: away, status: nil, settings: settings, catalog: configuration.catalog,
+                snippets: Snippets(store: server.store), away: away, status: nil, translator: nil, settings: settings, catalog: configuration.catalog,
                 logger: logger, time: .system))
     }
 

@@ -90,7 +90,7 @@ extension ServerRoot {
             let assist = AssistService(
                 settings: configuration.assist, catalog: catalog, httpClient: { shared.assistClient.client }, ledger: store, metrics: metrics,
                 logger: logger, time: time)
-            let replyWatch = assist.map { _ in ReplyWatch(catalog: catalog, assist: configuration.assist, work: work) }
+            let replyWatch = assist.map { _ in ReplyWatch(catalog: catalog, assist: configuration.assist, work: work, now: now) }
             let listeners: [(any MirrorListener)?] = [hub, pushes, status, replyWatch]
             let pushRule = shared.apns.map { _ in PushRule(maxAge: configuration.push.maxAge, background: configuration.push.background) }
             ingestion = MirrorIngestion(store: store, bot: bot, pushRule: pushRule, listeners: listeners.compactMap { $0 }, now: now)
@@ -167,7 +167,8 @@ extension ServerRoot {
                 ? Desk(
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
-                        away: away, status: status, settings: configuration.desk, catalog: catalog, logger: logger, time: time), work: work)
+                        away: away, status: status, translator: assist.map(Translator.init), settings: configuration.desk, catalog: catalog,
+                        logger: logger, time: time), work: work)
                 : nil
             gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,

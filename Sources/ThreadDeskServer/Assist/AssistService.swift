@@ -121,8 +121,10 @@ final class AssistService: Sendable {
         do {
             completion = try await client.complete(request)
         } catch {
-            // Nothing came, so nothing was spent that we can count: the reservation goes back.
-            await settle(-estimate, day: day, keys: [appKey, userKey])
+            // A refusal, a rate limit, a server error or no connection spent nothing: the
+            // reservation goes back. An answer cut off, too slow or unreadable may have been
+            // generated and billed: the estimate stays spent.
+            if Self.spentNothing(error) { await settle(-estimate, day: day, keys: [appKey, userKey]) }
             metrics.assist(purpose: purpose, outcome: Self.outcome(of: error), duration: ContinuousClock.now - started)
             logger.notice("The assistant's provider failed", metadata: ["purpose": "\(purpose.rawValue)", "error": "\(error)"])
             throw AssistRefusal(.provider, failure: error)
@@ -173,6 +175,13 @@ final class AssistService: Sendable {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day], from: date)
         return String(format: "%04d-%02d-%02d", parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+    }
+
+    static func spentNothing(_ failure: AssistFailure) -> Bool {
+        switch failure {
+        case .refused, .rateLimited, .server, .unreachable: true
+        case .timeout, .cutStream, .malformed: false
+        }
     }
 
     static func outcome(of failure: AssistFailure) -> String {

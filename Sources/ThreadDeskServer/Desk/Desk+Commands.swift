@@ -8,13 +8,20 @@ import ThreadDeskStore
 /// only by the agent) and say how it went by editing that answer; the rest answer at once.
 extension Desk {
     func dispatch(_ interaction: DiscordInteraction) async throws {
-        // Commands run in a guild channel come with the member; anything else is not ours to take.
-        guard let data = interaction.data, let member = interaction.member else { return }
-        // Only this bot's commands, run in the support guild: anything else is no agent of ours.
-        guard interaction.guildId.map(parts.catalog.guilds.contains) == true, interaction.applicationId == (try await applicationID()) else {
+        // Only this bot's interactions, in a support guild: anything else is no agent of ours.
+        guard interaction.member != nil, interaction.guildId.map(parts.catalog.guilds.contains) == true,
+            interaction.applicationId == (try await applicationID())
+        else {
             parts.logger.warning("An interaction of another application or guild was ignored", metadata: ["interaction": "\(interaction)"])
             return
         }
+        // A button of a draft note while drafts are off (the assistant switched off since).
+        if Drafts.isDraftInteraction(interaction) {
+            try await respond(interaction, .ephemeralMessage("Drafted answers are off now: nothing was sent."))
+            return
+        }
+        // Commands run in a guild channel come with the member; anything else is not ours to take.
+        guard let data = interaction.data, let member = interaction.member else { return }
         // Discord offers the commands by `default_member_permissions`, which a guild's admin can
         // widen: ThreadDesk checks the member's permissions in this channel (Discord computes them
         // and sends them) itself, for every command and every autocomplete.
@@ -52,7 +59,11 @@ extension Desk {
             try await respond(interaction, .ephemeralMessage(try await userCard(owner, thread: thread, app: app)))
             return
         }
-        guard [DeskCommandDefinitions.close, DeskCommandDefinitions.reopen, DeskCommandDefinitions.snippet, DeskCommandDefinitions.silent].contains(data.name) else {
+        let later = [
+            DeskCommandDefinitions.close, DeskCommandDefinitions.reopen, DeskCommandDefinitions.snippet, DeskCommandDefinitions.silent,
+            DeskCommandDefinitions.translate, DeskCommandDefinitions.replyTranslated,
+        ]
+        guard later.contains(data.name) else {
             try await respond(interaction, .ephemeralMessage("ThreadDesk does not know this command (any more)."))
             return
         }
@@ -60,7 +71,7 @@ extension Desk {
         guard try await acknowledge(interaction) else { return }
         let outcome: String
         do {
-            outcome = try await perform(data, by: member, in: thread, owner: owner, app: app)
+            outcome = try await perform(data, by: member, in: thread, owner: owner, app: app, locale: interaction.locale)
         } catch {
             parts.logger.warning("A slash command failed", metadata: ["command": "\(data.name)", "error": "\(error)"])
             if case DiscordError.unavailable = error {
@@ -86,10 +97,14 @@ extension Desk {
 
     private func perform(
         _ data: DiscordInteraction.CommandData, by member: DiscordInteraction.Member, in thread: Snowflake, owner: UserID,
-        app: AppSettings
+        app: AppSettings, locale: String?
     ) async throws -> String {
         let options = data.options ?? []
         switch data.name {
+        case DeskCommandDefinitions.translate:
+            return try await translateUsersMessages(count: Self.text("count", in: options).flatMap { Int($0) }, in: thread, owner: owner, app: app, into: locale)
+        case DeskCommandDefinitions.replyTranslated:
+            return try await replyTranslated(Self.text("text", in: options) ?? "", by: member, in: thread, owner: owner, app: app)
         case DeskCommandDefinitions.close:
             if let message = Self.text("message", in: options), !message.isEmpty {
                 guard let problem = Self.replyProblem(message) else {
@@ -125,7 +140,7 @@ extension Desk {
 
     /// Posts as support (through the forum's webhook, under the agent's name) and takes the
     /// message into the mirror under the owner's lock, as any reply: listed, streamed, pushed.
-    private func speak(_ text: String, in thread: Snowflake, owner: UserID, as member: DiscordInteraction.Member) async throws {
+    func speak(_ text: String, in thread: Snowflake, owner: UserID, as member: DiscordInteraction.Member) async throws {
         guard let app = parts.catalog.app(of: owner) else { return }
         try await parts.users.withUser(owner) { context in
             let posted = try await parts.voice.say(text, in: thread.description, of: app.forumChannelID, as: member.displayName)

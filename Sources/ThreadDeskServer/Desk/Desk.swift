@@ -20,6 +20,8 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         let snippets: Snippets
         let away: SupportAvailability
         let status: StatusTags?
+        /// `/translate` and `/reply-translated`; nil when no app has the assistant on.
+        let translator: Translator?
         let settings: DeskSettings
         /// The apps: the commands are registered in each one's guild and act within the app of
         /// the thread they are used in.
@@ -142,7 +144,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
 
     private func registerIfChanged() async throws {
         let application = try await applicationID()
-        let commands = DeskCommandDefinitions.all(permissions: parts.settings.permissions)
+        let commands = DeskCommandDefinitions.all(permissions: parts.settings.permissions, translation: parts.translator != nil)
         // Every guild an app lives in, each on its own: one Discord refuses leaves the others'
         // commands registered. The first app's guild keeps the key from before there were several.
         let first = parts.catalog.apps[0].guildID

@@ -11,8 +11,11 @@ enum DeskCommandDefinitions {
     static let user = "user"
     static let silent = "silent"
     static let away = "away"
+    static let translate = "translate"
+    static let replyTranslated = "reply-translated"
 
-    static func all(permissions: String) -> [DiscordApplicationCommand] {
+    /// - Parameter translation: Whether `/translate` and `/reply-translated` are offered (an app has the assistant on).
+    static func all(permissions: String, translation: Bool = false) -> [DiscordApplicationCommand] {
         let text = { (description: String, required: Bool) in
             DiscordCommandOption(.string, name: "text", description: description, required: required, maxLength: 2000)
         }
@@ -43,7 +46,15 @@ enum DeskCommandDefinitions {
                     DiscordCommandOption(.subcommand, name: "off", description: "Back to the support hours"),
                 ]),
         ]
-        return commands.map {
+        let translating = [
+            DiscordApplicationCommand(
+                name: translate, description: "The user's last messages in your language (only you see it)",
+                options: [DiscordCommandOption(.integer, name: "count", description: "How many of the user's messages (1 to 10; 3)")]),
+            DiscordApplicationCommand(
+                name: replyTranslated, description: "Reply in the user's language; your words are kept in a note",
+                options: [text("Your reply, in your language", true)]),
+        ]
+        return (commands + (translation ? translating : [])).map {
             var command = $0
             command.defaultMemberPermissions = permissions
             return command

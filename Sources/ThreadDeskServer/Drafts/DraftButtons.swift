@@ -44,7 +44,7 @@ extension Drafts {
             let outcome = try await transition(draft.id, to: .discarded, by: member.displayName, interaction: interaction.id)
             guard case .changed(let discarded) = outcome else { return try await followUp(interaction, outcome.message) }
             if let note = discarded.noteID {
-                await editNote(note, in: discarded.thread, DraftNote.settled("🗑️ Draft discarded by \(member.displayName).", discarded.text, sources: discarded.faqIDs))
+                await editNote(note, in: discarded.thread, DraftNote.settled("🗑️ Draft discarded by \(DiscordMarkdown.escaped(member.displayName)).", discarded.text, sources: discarded.faqIDs))
             }
         case .send:
             guard try await acknowledge(interaction) else { return }
@@ -63,10 +63,17 @@ extension Drafts {
     private func send(_ id: Snowflake, text: String, edited: Bool, by member: DiscordInteraction.Member, interaction: DiscordInteraction, app: AppSettings) async throws {
         let outcome = try await transition(id, to: .sending, by: member.displayName, interaction: interaction.id)
         guard case .changed(let sending) = outcome else { return try await followUp(interaction, outcome.message) }
+        // Where the send got to: before the post nothing went; during it, Discord's answer says;
+        // after it, the reply is out whatever fails next.
+        var phase = SendPhase.before
         let sent: AssistDraft
         do {
             sent = try await parts.users.withUser(sending.owner) { context in
+                // The user was erased meanwhile: nothing goes to their thread.
+                guard context.record != nil else { throw DraftGone() }
+                phase = .posting
                 let posted = try await parts.voice.say(text, in: sending.thread.description, of: app.forumChannelID, as: member.displayName)
+                phase = .posted
                 var sent = sending
                 (sent.state, sent.text, sent.sentMessageID, sent.updatedAt) = (.sent, text, Snowflake(posted.id), parts.time.now())
                 try await parts.store.saveDraft(sent)
@@ -74,22 +81,58 @@ extension Drafts {
                 return sent
             }
         } catch {
-            let lost: Bool
-            if case DiscordError.api = error { lost = false } else { lost = true }
-            // Refused: nothing went, the draft waits again. Lost: it may have gone.
-            _ = try? await transition(id, to: lost ? .uncertain : .posted, by: member.displayName, interaction: interaction.id, from: [.sending])
-            parts.logger.warning("A draft could not be sent", metadata: ["draft": "\(id)", "error": "\(error)"])
-            return try await followUp(
-                interaction,
-                lost
-                    ? "Discord did not answer in time: the reply may have been sent. Look at the thread; click Send again only if it is not there."
-                    : "That did not work: \(Desk.explain(error)). Nothing was sent; try again.")
+            parts.logger.warning("A draft could not be sent", metadata: ["draft": "\(id)", "phase": "\(phase)", "error": "\(error)"])
+            if error is DraftGone {
+                _ = try? await transition(id, to: .failed, by: member.displayName, interaction: interaction.id, from: [.sending])
+                return try await followUp(interaction, "This user's data was erased: nothing was sent.")
+            }
+            switch Self.outcome(of: error, at: phase) {
+            case .notSent:
+                _ = try? await transition(id, to: .posted, by: member.displayName, interaction: interaction.id, from: [.sending])
+                return try await followUp(interaction, "That did not work: \(Desk.explain(error)). Nothing was sent; try again.")
+            case .maybeSent:
+                let uncertain = try? await transition(id, to: .uncertain, by: member.displayName, interaction: interaction.id, from: [.sending])
+                if case .changed(let draft)? = uncertain, let note = draft.noteID {
+                    // Everyone who looks at the note is warned, not only the agent who clicked.
+                    var warning = DraftNote.settled(
+                        "⚠️ Draft may have been sent by \(DiscordMarkdown.escaped(member.displayName)) (Discord did not answer): look at the thread before you click Send again.",
+                        draft.text, sources: draft.faqIDs)
+                    warning.components = DraftNote.buttons(draft.id)
+                    await editNote(note, in: draft.thread, warning)
+                }
+                return try await followUp(
+                    interaction, "Discord did not answer in time: the reply may have been sent. Look at the thread; click Send again only if it is not there.")
+            case .sent:
+                _ = try? await transition(id, to: .sent, by: member.displayName, interaction: interaction.id, from: [.sending])
+                return try await followUp(interaction, "Sent. (ThreadDesk could not note it at once; the conversation catches up by itself.)")
+            }
         }
         if let note = sent.noteID {
-            let heading = edited ? "✏️ Draft edited and sent by \(member.displayName):" : "✅ Draft sent by \(member.displayName):"
+            let name = DiscordMarkdown.escaped(member.displayName)
+            let heading = edited ? "✏️ Draft edited and sent by \(name):" : "✅ Draft sent by \(name):"
             await editNote(note, in: sent.thread, DraftNote.settled(heading, sent.text, sources: sent.faqIDs))
         }
     }
+
+    enum SendPhase: Sendable { case before, posting, posted }
+    enum SendOutcome: Sendable { case notSent, maybeSent, sent }
+
+    /// Whether a send that failed with `error` at `phase` went out.
+    static func outcome(of error: any Error, at phase: SendPhase) -> SendOutcome {
+        switch phase {
+        case .before: return .notSent
+        case .posted: return .sent
+        case .posting:
+            if error is SupportVoice.WebhookBusy { return .notSent }
+            switch error as? DiscordError {
+            // Refused, or held back by the rate limiter before it was sent.
+            case .api?, .rateLimited?: return .notSent
+            default: return .maybeSent
+            }
+        }
+    }
+
+    struct DraftGone: Error {}
 
     enum Transition: Sendable {
         case changed(AssistDraft)

@@ -22,11 +22,32 @@ enum DraftNote {
 
     /// `:ninja: heading`, the text quoted and escaped, then its sources; within Discord's 2000.
     static func content(_ heading: String, _ text: String, sources: [String]) -> String {
-        let named = sources.prefix(maxSources).map { "<#\($0)>" }
-        let footer = named.isEmpty ? "No FAQ answer matched: check it before sending." : "Based on: \(named.joined(separator: ", "))"
         let head = "\(NoteMarkers.prefixes[0]) \(heading)\n"
-        let room = MessageText.discordLimit - head.utf16.count - footer.utf16.count - 1
-        return head + MessageText.clip(quoted(DiscordMarkdown.escaped(text)), limit: room) + "\n" + footer
+        let room = MessageText.discordLimit - head.utf16.count - footer(sources).utf16.count - 1
+        return head + MessageText.clip(quoted(DiscordMarkdown.escaped(text)), limit: room) + "\n" + footer(sources)
+    }
+
+    static func footer(_ sources: [String]) -> String {
+        let named = sources.prefix(maxSources).map { "<#\($0)>" }
+        return named.isEmpty ? "No FAQ answer matched: check it before sending." : "Based on: \(named.joined(separator: ", "))"
+    }
+
+    /// The room a heading may take: the longest says who sent the draft (a display name is at most 32).
+    static let headingRoom = 100
+
+    /// `text`, cut (marked `…`) where its escaped, quoted form would not fit in a note with any
+    /// heading: what the agent reads in the note is exactly what Send posts.
+    static func fitted(_ text: String, sources: [String]) -> String {
+        let room = MessageText.discordLimit - headingRoom - footer(sources).utf16.count - 1
+        func fits(_ candidate: String) -> Bool { quoted(DiscordMarkdown.escaped(candidate)).utf16.count <= room }
+        guard !fits(text) else { return text }
+        let characters = Array(text)
+        var (low, high) = (0, characters.count)
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if fits(String(characters[..<middle]) + "…") { low = middle } else { high = middle - 1 }
+        }
+        return String(characters[..<low]) + "…"
     }
 
     /// Each line behind `> `, so the draft reads as a quote inside the note.

@@ -60,7 +60,8 @@ struct DraftPrompt: Sendable {
 
     /// The message as its reader sees it: a user's text as they wrote it, a silent reply without its marker.
     static func text(of message: MirroredMessage) -> String {
-        let text = message.author == .user ? NoteMarkers.userText(posted: message.content) : NoteMarkers.shownReply(message.content)
+        // The mirror keeps a user's text as they wrote it; a silent reply's marker is no word of it.
+        let text = message.author == .user ? message.content : NoteMarkers.shownReply(message.content)
         let files = message.attachments.map(\.filename)
         return files.isEmpty ? text : text + " [files: \(files.joined(separator: ", "))]"
     }

@@ -17,7 +17,7 @@ extension Drafts {
         if try await parts.store.openDrafts(thread: thread).contains(where: { $0.answers == waiting.id }) { return }
         // What the user asked since support last spoke: what the FAQ is searched with.
         let question = page.messages.reversed().prefix { $0.author == .user || ReplyWatch.isAutomatic($0, app: app) }
-            .filter { $0.author == .user }.reversed().map { NoteMarkers.userText(posted: $0.content) }.joined(separator: "\n")
+            .filter { $0.author == .user }.reversed().map(\.content).joined(separator: "\n")
         let matches = await parts.faq.book(for: app.id)?.suggestions(for: question, limit: Self.matches) ?? []
         let settings = parts.assist.deployment
         let prompt = DraftPrompt(
@@ -33,21 +33,46 @@ extension Drafts {
             // No draft: the agent answers as ever. The refusal is counted and logged by the service.
             return
         }
-        try await parts.users.withUser(owner) { context in
+        // Kept first, as drafting, under the lock: a click always finds its draft, and the thread
+        // gets one draft per message however many turns look at it.
+        let now = parts.time.now()
+        let sources = matches.map(\.id)
+        var draft = AssistDraft(
+            id: parts.ids.next(at: now), owner: owner, thread: thread, answers: waiting.id, state: .drafting,
+            text: DraftNote.fitted(text, sources: sources), faqIDs: sources, createdAt: now)
+        let kept: Bool = try await parts.users.withUser(owner) { _ in
             // Someone spoke while the model wrote: this draft answers nothing any more.
             let latest = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: 5).messages
-            guard Self.waitingOn(latest, app: app)?.id == waiting.id else { return }
-            let now = parts.time.now()
-            let id = parts.ids.next(at: now)
-            var note = DraftNote.waiting(text, draft: id, sources: matches.map(\.id))
-            note.nonce = ThreadNotes.nonce("draft", id: owner, id.description)
-            let posted = try await parts.discord.createMessage(in: thread.description, note)
-            let draft = AssistDraft(
-                id: id, owner: owner, thread: thread, answers: waiting.id, state: .posted, text: text, faqIDs: matches.map(\.id),
-                noteID: Snowflake(posted.id), createdAt: now)
+            guard Self.waitingOn(latest, app: app)?.id == waiting.id else { return false }
+            guard try await !parts.store.openDrafts(thread: thread).contains(where: { $0.answers == waiting.id }) else { return false }
             try await parts.store.saveDraft(draft)
+            return true
+        }
+        guard kept else { return }
+        // The note is posted outside the lock: Discord's pace never holds up the user's own messages.
+        var note = DraftNote.waiting(draft.text, draft: draft.id, sources: sources)
+        note.nonce = ThreadNotes.nonce("draft", id: owner, draft.id.description)
+        let posted: DiscordMessage
+        do {
+            posted = try await parts.discord.createMessage(in: thread.description, note)
+        } catch {
+            draft.state = .failed
+            draft.updatedAt = parts.time.now()
+            _ = try? await parts.users.withUser(owner) { _ in try await parts.store.saveDraft(draft) }
+            throw error
+        }
+        let shown: Bool = try await parts.users.withUser(owner) { context in
+            // Replaced or dropped while its note was on the way: the note says so at once.
+            guard var current = try await parts.store.draft(draft.id), current.state == .drafting else { return false }
+            (current.state, current.noteID, current.updatedAt) = (.posted, Snowflake(posted.id), parts.time.now())
+            try await parts.store.saveDraft(current)
             try await parts.ingestion.ingestOwn(posted, record: context.record)
-            parts.logger.info("Posted a draft answer", metadata: ["thread": "\(thread)", "draft": "\(id)", "sources": "\(matches.count)"])
+            return true
+        }
+        if shown {
+            parts.logger.info("Posted a draft answer", metadata: ["thread": "\(thread)", "draft": "\(draft.id)", "sources": "\(sources.count)"])
+        } else if let id = Snowflake(posted.id) {
+            await editNote(id, in: thread, DraftNote.settled("🤖 Draft outdated: the conversation moved on.", draft.text, sources: sources))
         }
     }
 

@@ -36,17 +36,25 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
 
     let parts: Parts
     private let work: BackgroundWork
-    /// Threads being looked at now; news for one of them waits for its turn.
-    private let busy = Mutex<Set<Snowflake>>([])
-    /// News held back while its thread is busy.
-    private let held = Mutex<[Snowflake: ReplyWatch.News]>([:])
+    /// Which threads wait for a turn and which have one now.
+    private let schedule = Mutex(Schedule())
     static let workName = "drafts"
     /// FAQ answers given to the model.
     static let matches = 3
-    /// How long one thread's turn may take (a provider call within `ASSIST_TIMEOUT_SECONDS`, and Discord).
-    static let turnTimeout: Duration = .seconds(120)
+    /// Threads having a turn at once, at most: a provider is asked for this many drafts at a time.
+    static let turnLimit = 4
+    /// Beyond the provider's own deadline, what a turn's Discord calls and store writes may take.
+    static let turnMargin: Duration = .seconds(60)
     /// A draft being sent for longer than this was cut off by a crash: it may or may not have gone.
     static let sendingGivenUpAfter: TimeInterval = 120
+    /// Closed drafts are kept this long (their notes stay in Discord), then pruned.
+    static let keptDays = 30
+
+    struct Schedule: Sendable {
+        /// News for threads without a turn yet (or whose turn runs: it goes next).
+        var pending: [Snowflake: ReplyWatch.News] = [:]
+        var busy: Set<Snowflake> = []
+    }
 
     var description: String { "Drafts" }
 
@@ -83,14 +91,9 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
     func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
+                group.addTask { await self.pruneDaily() }
                 while !Task.isCancelled {
-                    let room = Self.clickLimit - self.answering.withLock { $0 }
-                    let taken = self.clicks.withLock { clicks in
-                        let taken = Array(clicks.prefix(max(0, room)))
-                        clicks.removeFirst(taken.count)
-                        return taken
-                    }
-                    self.answering.withLock { $0 += taken.count }
+                    let taken = self.takeClicks()
                     for interaction in taken {
                         group.addTask {
                             do {
@@ -103,43 +106,53 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                             self.parts.watch.wakeUps.signal()
                         }
                     }
-                    let news = self.parts.watch.take()
-                    if news.isEmpty {
-                        if taken.isEmpty { _ = await self.parts.watch.wakeUps.wait() }
-                        continue
-                    }
-                    for (thread, item) in news {
-                        // One turn per thread at a time; news for a busy thread joins what it will do next.
-                        let start = self.busy.withLock { busy in busy.insert(thread).inserted }
-                        if !start {
-                            self.held.withLock { held in held[thread] = Self.merged(held[thread], item) }
-                            self.work.end(Self.workName)
-                            continue
-                        }
+                    let started = self.startTurns()
+                    for (thread, news) in started {
                         group.addTask {
-                            await self.turns(thread, item)
+                            await self.turn(thread, news)
+                            self.schedule.withLock { _ = $0.busy.remove(thread) }
                             self.work.end(Self.workName)
+                            self.parts.watch.wakeUps.signal()
                         }
                     }
+                    if taken.isEmpty && started.isEmpty { _ = await self.parts.watch.wakeUps.wait() }
                 }
             }
         }
     }
 
-    /// The thread's turns: this news, then whatever came while it ran.
-    private func turns(_ thread: Snowflake, _ first: ReplyWatch.News) async {
-        var next: ReplyWatch.News? = first
-        while let news = next {
-            do {
-                try await Deadline.within(Self.turnTimeout) { try await self.turn(thread, news) }
-            } catch {
-                parts.logger.notice("A draft turn failed", metadata: ["thread": "\(thread)", "error": "\(error)"])
+    private func takeClicks() -> [DiscordInteraction] {
+        let room = Self.clickLimit - answering.withLock { $0 }
+        let taken = clicks.withLock { clicks in
+            let taken = Array(clicks.prefix(max(0, room)))
+            clicks.removeFirst(taken.count)
+            return taken
+        }
+        answering.withLock { $0 += taken.count }
+        return taken
+    }
+
+    /// Takes the watch's news into the schedule and hands out turns, `turnLimit` at most, one per
+    /// thread at a time. Each thread's news is one piece of work, from the watch's note to the
+    /// end of its turn (news merged into news already waiting ends its own piece).
+    private func startTurns() -> [(Snowflake, ReplyWatch.News)] {
+        let news = parts.watch.take()
+        return schedule.withLock { schedule in
+            for (thread, item) in news {
+                if let waiting = schedule.pending[thread] {
+                    schedule.pending[thread] = Self.merged(waiting, item)
+                    work.end(Self.workName)
+                } else {
+                    schedule.pending[thread] = item
+                }
             }
-            next = busy.withLock { busy in
-                let more = held.withLock { $0.removeValue(forKey: thread) }
-                if more == nil { busy.remove(thread) }
-                return more
+            var started: [(Snowflake, ReplyWatch.News)] = []
+            for thread in schedule.pending.keys.sorted() where schedule.busy.count < Self.turnLimit && !schedule.busy.contains(thread) {
+                guard let item = schedule.pending.removeValue(forKey: thread) else { continue }
+                schedule.busy.insert(thread)
+                started.append((thread, item))
             }
+            return started
         }
     }
 
@@ -150,20 +163,43 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
         return merged
     }
 
+    /// Closed drafts older than `keptDays` go, at start and daily, one replica at a time.
+    private func pruneDaily() async {
+        while !Task.isCancelled {
+            let before = parts.time.now().addingTimeInterval(-Double(Self.keptDays) * 86_400)
+            do {
+                _ = try await parts.store.exclusively("assist-drafts-prune") {
+                    try await Deadline.within(.seconds(60)) { try await self.parts.store.pruneDrafts(closedBefore: before) }
+                }
+            } catch {
+                parts.logger.notice("Could not prune old drafts", metadata: ["error": "\(error)"])
+            }
+            do { try await parts.time.sleep(for: .seconds(86_400)) } catch { return }
+        }
+    }
+
     /// What one piece of news does: settles the drafts it outdates, then (after the delay, so a
     /// burst of messages gets one draft) drafts an answer to the newest user message.
-    private func turn(_ thread: Snowflake, _ news: ReplyWatch.News) async throws {
-        guard let app = parts.catalog.app(of: news.owner), let settings = parts.assist.settings(for: app), settings.drafts else { return }
-        if let reply = news.supportReplied { try await settle(thread, owner: news.owner, answeredBefore: reply, as: .dropped) }
-        guard let newest = news.userWrote else { return }
-        try await settle(thread, owner: news.owner, answeredBefore: newest, as: .replaced)
-        let delay = parts.assist.deployment.draftDelay
-        if delay > .zero {
-            // This turn's piece of work sleeps on the server's clock (a test's manual clock moves it).
-            try await work.endSleepThenBegin(Self.workName, for: delay, on: parts.time)
-            // A newer message in the meantime drafts instead (its news is held for this thread).
-            if held.withLock({ $0[thread]?.userWrote.map { $0 > newest } ?? false }) { return }
+    private func turn(_ thread: Snowflake, _ news: ReplyWatch.News) async {
+        do {
+            guard let app = parts.catalog.app(of: news.owner), let settings = parts.assist.settings(for: app), settings.drafts else { return }
+            try await Deadline.within(Self.turnMargin) {
+                if let reply = news.supportReplied { try await self.settle(thread, owner: news.owner, answeredBefore: reply, as: .dropped) }
+                if let newest = news.userWrote { try await self.settle(thread, owner: news.owner, answeredBefore: newest, as: .replaced) }
+            }
+            guard let newest = news.userWrote else { return }
+            let delay = parts.assist.deployment.draftDelay
+            if delay > .zero {
+                // This turn's piece of work sleeps on the server's clock (a test's manual clock moves it).
+                try await work.endSleepThenBegin(Self.workName, for: delay, on: parts.time)
+                // A newer message in the meantime drafts instead: its news waits for this thread.
+                if schedule.withLock({ $0.pending[thread]?.userWrote.map { $0 > newest } ?? false }) { return }
+            }
+            try await Deadline.within(parts.assist.deployment.timeout + Self.turnMargin) {
+                try await self.compose(thread, owner: news.owner, answering: newest, app: app)
+            }
+        } catch {
+            parts.logger.notice("A draft turn failed", metadata: ["thread": "\(thread)", "error": "\(error)"])
         }
-        try await compose(thread, owner: news.owner, answering: newest, app: app)
     }
 }

@@ -1,6 +1,7 @@
 import ThreadDeskWire
 import Logging
 import Deadlines
+import Foundation
 import DiscordREST
 import Synchronization
 import ThreadDeskCore
@@ -28,12 +29,18 @@ final class ReplyWatch: MirrorListener, Sendable {
     /// Threads waiting to be looked at, at most: past it news is dropped (the next message brings it again).
     static let limit = 10_000
 
-    init(catalog: AppCatalog, assist: AssistSettings, work: BackgroundWork) {
-        (self.catalog, self.assist, self.work) = (catalog, assist, work)
+    private let now: @Sendable () -> Date
+    /// A user message older than this when it enters the mirror (history a catch-up brought
+    /// back) asks for no draft.
+    static let maxAge: TimeInterval = 24 * 3600
+
+    init(catalog: AppCatalog, assist: AssistSettings, work: BackgroundWork, now: @escaping @Sendable () -> Date) {
+        (self.catalog, self.assist, self.work, self.now) = (catalog, assist, work, now)
     }
 
     func mirrorTookIn(_ intake: MirrorIntake) {
         guard let newest = intake.newestShown, let app = catalog.app(of: intake.owner), assist.effective(for: app)?.drafts == true else { return }
+        if newest.author == .user, now().timeIntervalSince(newest.id.date) > Self.maxAge { return }
         // ThreadDesk's own away message answers nobody: the conversation still needs a person.
         if newest.author != .user, Self.isAutomatic(newest, app: app) { return }
         let noted = news.withLock { news in
@@ -60,9 +67,9 @@ final class ReplyWatch: MirrorListener, Sendable {
         }
     }
 
-    /// A support message ThreadDesk posted by itself (the away message), not an agent's reply.
+    /// A support message ThreadDesk posted by itself (the away message, sent silent), not an agent's reply.
     static func isAutomatic(_ message: MirroredMessage, app: AppSettings) -> Bool {
         guard message.author != .user, let away = app.awayMessage else { return false }
-        return message.content == away
+        return NoteMarkers.shownReply(message.content) == away
     }
 }

@@ -73,7 +73,8 @@ struct GatewayEventHandler: ForumEventSink {
             if case .interaction(let interaction) = event {
                 // A draft's button or its edit modal goes to the drafts, in a queue of their own:
                 // clicks and commands never wait for each other.
-                if Drafts.isDraftInteraction(interaction) { drafts?.receive(interaction) } else { desk?.receive(interaction) }
+                // (With drafts off, the desk tells whoever clicks an old draft's button.)
+                if Drafts.isDraftInteraction(interaction), let drafts { drafts.receive(interaction) } else { desk?.receive(interaction) }
                 continue
             }
             if Self.isFAQ(event) {
