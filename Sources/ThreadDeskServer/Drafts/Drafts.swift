@@ -41,8 +41,9 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
     static let workName = "drafts"
     /// FAQ answers given to the model.
     static let matches = 3
-    /// Threads having a turn at once, at most: a provider is asked for this many drafts at a time.
-    static let turnLimit = 4
+    /// Drafts asked of the provider at once, at most (a turn asleep for its delay takes no slot).
+    static let composeLimit = 4
+    private let composing = Slots(limit: Drafts.composeLimit)
     /// Beyond the provider's own deadline, what a turn's Discord calls and store writes may take.
     static let turnMargin: Duration = .seconds(60)
     /// A draft being sent for longer than this was cut off by a crash: it may or may not have gone.
@@ -54,6 +55,10 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
         /// News for threads without a turn yet (or whose turn runs: it goes next).
         var pending: [Snowflake: ReplyWatch.News] = [:]
         var busy: Set<Snowflake> = []
+        /// Pending news not counted as work: it waits behind its thread's turn, which may be
+        /// asleep on the clock (a burst's delay) and is counted itself. It counts again once
+        /// that turn ends.
+        var uncounted: Set<Snowflake> = []
     }
 
     var description: String { "Drafts" }
@@ -110,7 +115,11 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                     for (thread, news) in started {
                         group.addTask {
                             await self.turn(thread, news)
-                            self.schedule.withLock { _ = $0.busy.remove(thread) }
+                            self.schedule.withLock { schedule in
+                                schedule.busy.remove(thread)
+                                // The news that waited is due now: counted before this turn's piece ends.
+                                if schedule.uncounted.remove(thread) != nil { self.work.begin(Self.workName) }
+                            }
                             self.work.end(Self.workName)
                             self.parts.watch.wakeUps.signal()
                         }
@@ -132,8 +141,8 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
         return taken
     }
 
-    /// Takes the watch's news into the schedule and hands out turns, `turnLimit` at most, one per
-    /// thread at a time. Each thread's news is one piece of work, from the watch's note to the
+    /// Takes the watch's news into the schedule and hands out turns, one per thread at a time
+    /// (at most `ReplyWatch.limit` threads). Each thread's news is one piece of work, from the watch's note to the
     /// end of its turn (news merged into news already waiting ends its own piece).
     private func startTurns() -> [(Snowflake, ReplyWatch.News)] {
         let news = parts.watch.take()
@@ -144,10 +153,14 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                     work.end(Self.workName)
                 } else {
                     schedule.pending[thread] = item
+                    if schedule.busy.contains(thread) {
+                        schedule.uncounted.insert(thread)
+                        work.end(Self.workName)
+                    }
                 }
             }
             var started: [(Snowflake, ReplyWatch.News)] = []
-            for thread in schedule.pending.keys.sorted() where schedule.busy.count < Self.turnLimit && !schedule.busy.contains(thread) {
+            for thread in schedule.pending.keys.sorted() where !schedule.busy.contains(thread) {
                 guard let item = schedule.pending.removeValue(forKey: thread) else { continue }
                 schedule.busy.insert(thread)
                 started.append((thread, item))
@@ -196,10 +209,41 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                 if schedule.withLock({ $0.pending[thread]?.userWrote.map { $0 > newest } ?? false }) { return }
             }
             try await Deadline.within(parts.assist.deployment.timeout + Self.turnMargin) {
-                try await self.compose(thread, owner: news.owner, answering: newest, app: app)
+                try await self.composing.run { try await self.compose(thread, owner: news.owner, answering: newest, app: app) }
             }
         } catch {
             parts.logger.notice("A draft turn failed", metadata: ["thread": "\(thread)", "error": "\(error)"])
         }
+    }
+}
+
+/// At most `limit` bodies run at once; the others wait their turn (as long as their task's
+/// deadline lets them: a cancelled wait throws).
+final class Slots: Sendable {
+    private let used = Mutex(0)
+    private let freed = WakeSignal()
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        while !used.withLock({ used in
+            guard used < limit else { return false }
+            used += 1
+            return true
+        }) {
+            try Task.checkCancellation()
+            _ = await freed.wait()
+            if Task.isCancelled {
+                // The wake-up may have been meant for a slot just freed: the next waiter gets it.
+                freed.signal()
+                throw CancellationError()
+            }
+        }
+        defer {
+            used.withLock { $0 -= 1 }
+            freed.signal()
+        }
+        return try await body()
     }
 }
