@@ -283,6 +283,7 @@ let package = Package(
                 "DiscordGateway",
                 "APNs",
                 "APNsEmulator",
+                "AssistEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

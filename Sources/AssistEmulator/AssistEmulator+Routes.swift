@@ -89,10 +89,26 @@ extension AssistEmulator {
         }
     }
 
-    /// The default answer: deterministic, so the same request always gets the same text.
+    /// The default answer: deterministic, so the same request always gets the same text. A user
+    /// message that is ThreadDesk's JSON data gets an answer of its shape, so the sandbox shows
+    /// something plausible: a translation request its texts back (marked with the language), a
+    /// draft request the first help article's text; any other message its own first 200 characters.
     static func rule(_ chat: ChatRequest) -> String {
         let last = chat.messages.last { $0.role == "user" }?.content ?? ""
-        return "(\(chat.model)) " + String(last.prefix(200))
+        let prefix = "(\(chat.model)) "
+        guard let data = try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any] else { return prefix + String(last.prefix(200)) }
+        if let texts = data["texts"] as? [String] {
+            let language = data["to"] as? String ?? "?"
+            let answer = ["translations": texts.map { "[\(language)] \($0)" }]
+            return (try? JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
+        if let article = (data["helpArticles"] as? [[String: Any]])?.first, let text = article["text"] as? String {
+            return prefix + "Our help article “\(article["title"] as? String ?? "")” says: " + String(text.prefix(400))
+        }
+        if let conversation = data["conversation"] as? [[String: Any]], let said = conversation.last(where: { $0["from"] as? String == "user" })?["text"] as? String {
+            return prefix + "Thanks for the details about “\(said.prefix(80))”. Which version of the app are you using?"
+        }
+        return prefix + String(last.prefix(200))
     }
 
     /// What every answer to one request shares.

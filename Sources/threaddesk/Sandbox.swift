@@ -1,3 +1,4 @@
+import AssistEmulator
 import APNs
 import APNsEmulator
 import ArgumentParser
@@ -30,13 +31,15 @@ struct Sandbox: AsyncParsableCommand {
         // The second app's pushes go to its own topic (one key signs for both).
         apnsConfiguration.otherTopics = [SandboxServer.secondTopic]
         let apnsEmulator = try APNsEmulator(configuration: apnsConfiguration, logger: logger)
+        // A model for drafted answers and translation: deterministic, answering from the FAQ.
+        let assistEmulator = AssistEmulator(configuration: .init(), logger: logger)
         let server = SandboxServer(
-            discord: emulator, apns: apnsEmulator, port: port, dataDirectory: dataDirectory, maxStreamSeconds: maxStreamSeconds,
+            discord: emulator, apns: apnsEmulator, assist: assistEmulator, port: port, dataDirectory: dataDirectory, maxStreamSeconds: maxStreamSeconds,
             logger: logger)
         // One group, one lifecycle: on SIGTERM/SIGINT the server drains first (it was started
         // last), then the emulators it talks to stop.
         // The server's default shutdown grace (10 s), and a few seconds for the emulators after it.
-        let group = buildServiceGroup([emulator, apnsEmulator, server], grace: .seconds(15), cancelGrace: .seconds(5), logger: logger)
+        let group = buildServiceGroup([emulator, apnsEmulator, assistEmulator, server], grace: .seconds(15), cancelGrace: .seconds(5), logger: logger)
         try await group.run()
     }
 
@@ -44,7 +47,7 @@ struct Sandbox: AsyncParsableCommand {
         SymmetricKey(size: .init(bitCount: bytes * 8)).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
     }
 
-    static func welcome(configuration: ServerConfiguration, discord: DiscordEmulator.Endpoints, apns: String) -> String {
+    static func welcome(configuration: ServerConfiguration, discord: DiscordEmulator.Endpoints, apns: String, assist: AssistEmulator.Endpoints) -> String {
         let api = "http://127.0.0.1:\(configuration.port)"
         return """
             ThreadDesk sandbox is running.
@@ -62,6 +65,7 @@ struct Sandbox: AsyncParsableCommand {
               Discord (fake) \(discord.restURL)
               Agent control  \(discord.controlURL)
               APNs (fake)    \(apns)   (deliveries: curl -sk --http2 \(apns)/_emulator/deliveries)
+              Model (fake)   \(assist.baseURL)   (drafted answers and /translate; what it was asked: curl -s \(assist.controlURL)/requests)
 
             Try it:
               TOKEN=$(curl -s -XPOST \(api)/v1/session -H 'X-App-Key: \(configuration.appKey)' \\
@@ -88,6 +92,7 @@ struct Sandbox: AsyncParsableCommand {
 struct SandboxServer: Service {
     let discord: DiscordEmulator
     let apns: APNsEmulator
+    let assist: AssistEmulator
     let port: Int
     let dataDirectory: String
     let maxStreamSeconds: Int
@@ -141,6 +146,12 @@ struct SandboxServer: Service {
         apnsSettings.caCertificatePEM = credentials.caCertificatePEM
         apnsSettings.defaultEnvironment = .development
         configuration.apns = apnsSettings
+        // Drafted answers: a user's message gets a draft note with Send / Edit / Discard in the
+        // console a moment later; /translate and /reply-translated work too.
+        let assistEndpoints = await assist.endpoints()
+        configuration.assist.url = assistEndpoints.baseURL
+        configuration.assist.model = assistEndpoints.model
+        configuration.assist.draftDelay = .seconds(2)
         // App Attest optional: a newcomer sees both paths (an attested device, and a caller without
         // one); the software attester's root is trusted here only.
         let attester = SandboxAttester(attester: try SoftwareAttester(teamID: "SANDBOX123", bundleID: "com.example.sandbox"))
@@ -161,7 +172,7 @@ struct SandboxServer: Service {
                 attester.register(on: router)
             })
         FileHandle.standardOutput.write(
-            Data((Sandbox.welcome(configuration: configuration, discord: endpoints, apns: credentials.url) + "\n").utf8))
+            Data((Sandbox.welcome(configuration: configuration, discord: endpoints, apns: credentials.url, assist: assistEndpoints) + "\n").utf8))
         try await app.run()
     }
 }
