@@ -53,6 +53,7 @@ public struct Doctor: Sendable {
         checks += await discordChecks()
         checks += await apnsChecks()
         checks += attestChecks()
+        checks += await assistChecks()
         checks += await storeChecks()
         checks += listenerChecks()
         checks += secretChecks()
