@@ -15,12 +15,13 @@ struct DraftTests {
     /// A server with the assistant pointed at a fresh assist emulator, drafts at once (no delay),
     /// the FAQ forum on.
     static func withAssist(
+        time: ServerTime = .system,
         _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (Harness, AssistEmulator) async throws -> Void
     ) async throws {
         try await AssistEmulator.withRunning(logger: testLogger()) { assist in
             let endpoints = await assist.endpoints()
-            try await withServer(gateway: true, prepare: EmulatorPreparation { emulator, configuration in configuration.faqChannelID = emulator.faqChannelID }) {
+            try await withServer(gateway: true, time: time, prepare: EmulatorPreparation { emulator, configuration in configuration.faqChannelID = emulator.faqChannelID }) {
                 configuration in
                 configuration.assist.url = endpoints.baseURL
                 configuration.assist.model = endpoints.model
