@@ -8,8 +8,8 @@ import NIOCore
 import ThreadDeskServer
 
 /// The sandbox's own pages: the agent console (the forum as Discord shows it, replies and
-/// notes as the support agent, the pushes the APNs emulator received) and a widget that plays
-/// the app user. Mounted only by `threaddesk sandbox`; not part of the public API.
+/// notes as the support agent, a message's buttons and modals, the pushes the APNs emulator
+/// received) and a widget that plays the app user. Mounted only by `threaddesk sandbox`; not part of the public API.
 struct SandboxRoutes: Sendable {
     let discord: DiscordEmulator
     let apns: APNsEmulator
@@ -45,6 +45,23 @@ struct SandboxRoutes: Sendable {
         var timestamp: String
         /// Reactions on it: the read receipt (👀) marks the newest reply the user has read.
         var reactions: [String]
+        /// The buttons under it, row after row (a draft note's Send / Edit / Discard).
+        var buttons: [ButtonView]
+    }
+
+    struct ButtonView: Codable, Sendable {
+        var label: String
+        /// As Discord draws it: `primary`, `secondary`, `success`, `danger` or `link`.
+        var style: String
+        /// What a click sends back (none for a link button).
+        var customId: String?
+        var url: String?
+        var disabled: Bool
+
+        init(_ button: DiscordEmulator.ButtonSnapshot) {
+            let styles = [1: "primary", 2: "secondary", 3: "success", 4: "danger", 5: "link"]
+            (label, style, customId, url, disabled) = (button.label ?? "", styles[button.style] ?? "secondary", button.customID, button.url, button.disabled)
+        }
     }
 
     struct PushView: Codable, Sendable {
@@ -130,6 +147,7 @@ struct SandboxRoutes: Sendable {
                 return try Self.json(["error": ["code": "discord_refused", "message": "\(error)"]], status: .badRequest)
             }
         }
+        registerInteractions(on: sandbox)
     }
 
     struct Config: Codable, Sendable {
@@ -162,7 +180,7 @@ struct SandboxRoutes: Sendable {
                         id: message.id, author: message.authorIsBot && message.webhookID == nil ? "app" : "agent", authorName: message.authorName,
                         isNote: NoteMarkers.startsNote(message.content), content: message.content,
                         attachments: message.attachmentNames, attachmentURLs: message.attachmentURLs, timestamp: message.timestamp,
-                        reactions: message.reactions)
+                        reactions: message.reactions, buttons: message.buttons.map(ButtonView.init))
                 },
                 tags: thread.appliedTags.compactMap { tagNames[$0] },
                 userTyping: thread.botTypingAt.map { Date().timeIntervalSince($0) < 10 } ?? false)

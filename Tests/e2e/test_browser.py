@@ -317,3 +317,62 @@ def test_the_widget_opens_as_either_app_and_the_console_shows_both_forums(sandbo
     assert found["Tides"]["id"] != found["Sandbox app"]["id"]
     # Each forum's thread holds its own app user's message only.
     assert not any(sent["Sandbox app"] in m["content"] for m in found["Tides"]["messages"])
+
+
+def test_the_console_draws_a_draft_notes_buttons_and_its_edit_modal(sandbox, browser):
+    """A user's message gets a draft note a moment later (the sandbox's model): the console draws
+    Send / Edit / Discard under it in Discord's colours; Edit opens the modal prefilled with the
+    draft, and its submit sends the edited text, after which the note has nothing to click."""
+    base = sandbox["url"]
+    token = requests.post(base + "/v1/session", json={}, headers={"X-App-Key": sandbox["app_key"]}, timeout=10).json()["token"]
+    key = uuid.uuid4().hex[:8]
+    line = f"I can't connect my TV ({key})"
+    sent = requests.post(base + "/v1/messages", json={"content": line},
+                         headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "draft-" + key}, timeout=10)
+    assert sent.status_code == 201, sent.text
+    browser.get(base + "/sandbox/console")
+    thread = f'//div[@class="name" and starts-with(text(), "{line}")]'
+    WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.XPATH, thread).click() or True, message="the user's thread never appeared")
+    buttons = "#thread-messages .message.note .buttons button"
+    WebDriverWait(browser, 30).until(lambda d: _texts(d, buttons) == ["Send", "Edit", "Discard"],
+                                     message="the draft note's buttons never appeared")
+    styles = [b.get_attribute("class").split()[-1] for b in browser.find_elements(By.CSS_SELECTOR, buttons)]
+    assert styles == ["primary", "secondary", "danger"], styles
+
+    edit = '//div[@id="thread-messages"]//div[contains(@class, "note")]//button[text()="Edit"]'
+    WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.XPATH, edit).click() or True, message="no Edit button to click")
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "modal").is_displayed(), message="Edit opened no modal")
+    box = browser.find_element(By.CSS_SELECTOR, "#modal-inputs textarea")
+    assert box.get_attribute("value").strip(), "the modal's text is not prefilled with the draft"
+    edited = f"Restart the TV, then try again ({uuid.uuid4().hex[:8]})"
+    box.clear()
+    box.send_keys(edited)
+    browser.find_element(By.ID, "modal-submit").click()
+    _wait_for_text(browser, '#thread-messages .message[data-author="agent"]', edited)
+    WebDriverWait(browser, 20).until(lambda d: not d.find_elements(By.CSS_SELECTOR, buttons), message="the sent draft kept its buttons")
+    assert not browser.find_element(By.ID, "modal").is_displayed()
+    assert browser.find_element(By.ID, "error").text == ""
+
+    # The next draft is discarded (by another agent, say) while its modal is open: the submit's
+    # answer shows for the agent only, as Discord shows an ephemeral follow-up.
+    again = requests.post(base + "/v1/messages", json={"content": f"Still nothing ({key})"},
+                          headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "draft-2-" + key}, timeout=10)
+    assert again.status_code == 201, again.text
+    WebDriverWait(browser, 30).until(lambda d: _texts(d, buttons) == ["Send", "Edit", "Discard"],
+                                     message="the second draft note's buttons never appeared")
+    WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.XPATH, edit).click() or True, message="no Edit button to click")
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "modal").is_displayed(), message="Edit opened no modal")
+    state = requests.get(base + "/sandbox/api/state", timeout=10).json()
+    ours = next(t for t in state["threads"] if t["name"].startswith(line))
+    note = next(m for m in ours["messages"] if m["buttons"])
+    discard = requests.post(f"{base}/sandbox/api/messages/{ours['id']}/{note['id']}/click",
+                            json={"customId": note["buttons"][2]["customId"]}, timeout=10)
+    assert discard.status_code == 201, discard.text
+    WebDriverWait(browser, 20).until(lambda d: not d.find_elements(By.CSS_SELECTOR, buttons), message="the discarded draft kept its buttons")
+    browser.find_element(By.ID, "modal-submit").click()
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "interaction-answer").is_displayed(), message="no answer for the agent")
+    answer = browser.find_element(By.ID, "interaction-answer").text
+    assert "only you can see this" in answer and "discarded" in answer, answer
