@@ -15,8 +15,11 @@ public struct LiveSettings: Sendable {
     /// Streams being opened at once in this process (the quota, the token's check against the
     /// stream, the first read of the store; the bearer token itself is checked before): up to
     /// `openingQueue` more wait their turn in arrival order, up to `openingWait`, and the rest are
-    /// answered 503 `busy` at once (`LIVE_OPENING_AT_ONCE`).
-    public var openingAtOnce = 64
+    /// answered 503 `busy` at once (`LIVE_OPENING_AT_ONCE`). Nil (the default): no turns. Measured
+    /// at 34,000 streams over two replicas, turns of 64 and of 1,000 opened more slowly than none
+    /// and sent thousands of openings back to retry (`bench/RESULTS.md`), once the first-use
+    /// write left the opening's path: they bound the burst's memory only.
+    public var openingAtOnce: Int?
     /// Openings that may wait for a turn in this process; past them, 503 `busy` at once
     /// (`LIVE_OPENING_QUEUE`).
     public var openingQueue = 2_000

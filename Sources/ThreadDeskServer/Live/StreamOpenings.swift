@@ -2,7 +2,8 @@ import Hummingbird
 import Prometheus
 import ThreadDeskWire
 
-/// Turns for the streams being opened in this process (`LiveSettings.openingAtOnce`), taken after
+/// Turns for the streams being opened in this process (`LiveSettings.openingAtOnce`, off unless
+/// set), taken after
 /// the token is checked (a made-up token never waits, nor takes a place in the queue) and held
 /// until the stream's first events are read. A deploy or a network blip brings every stream back
 /// at once: each opening reads the store a few times, and without turns they all raced for its
@@ -15,7 +16,8 @@ import ThreadDeskWire
 /// users' locks.)
 struct StreamOpenings: RouterMiddleware {
     typealias Context = ThreadDeskRequestContext
-    let turns: OpeningTurns
+    /// Nil when openings take no turns (`LiveSettings.openingAtOnce` nil).
+    let turns: OpeningTurns?
     let metrics: ServerMetrics
     /// Runs first in each turn (`LiveSettings.inTurn`: tests hold a turn with it).
     private let inTurn: (@Sendable () async -> Void)?
@@ -23,17 +25,19 @@ struct StreamOpenings: RouterMiddleware {
     /// - Parameter requestTimeout: The request's whole deadline: an opening waits at most half of it.
     init(settings: LiveSettings, requestTimeout: Duration, time: ServerTime, metrics: ServerMetrics) {
         let (opening, waiting) = (metrics.liveStreamsOpening, metrics.liveStreamsWaitingToOpen)
-        turns = OpeningTurns(
-            turns: settings.openingAtOnce, maxWaiting: settings.openingQueue, wait: min(settings.openingWait, requestTimeout / 2), time: time
-        ) { holding, queued in
-            opening.set(to: Double(holding))
-            waiting.set(to: Double(queued))
+        let wait = min(settings.openingWait, requestTimeout / 2)
+        turns = settings.openingAtOnce.map { count in
+            OpeningTurns(turns: count, maxWaiting: settings.openingQueue, wait: wait, time: time) { holding, queued in
+                opening.set(to: Double(holding))
+                waiting.set(to: Double(queued))
+            }
         }
         self.metrics = metrics
         inTurn = settings.inTurn
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let turns else { return try await next(request, context) }
         do {
             return try await turns.withTurn {
                 await inTurn?()
