@@ -205,6 +205,18 @@ extension ServerConfiguration {
         if let text = value("LIVE_MAX_STREAMS") {
             if let count = Int(text), count >= 1 { live.maxStreams = count } else { problem.invalid.append("LIVE_MAX_STREAMS (1 or more)") }
         }
+        if let text = value("LIVE_OPENING_AT_ONCE") {
+            if text == "off" {
+                live.openingAtOnce = nil
+            } else if let count = Int(text), count >= 1 {
+                live.openingAtOnce = count
+            } else {
+                problem.invalid.append("LIVE_OPENING_AT_ONCE (1 or more, or off)")
+            }
+        }
+        if let text = value("LIVE_OPENING_QUEUE") {
+            if let count = Int(text), count >= 0 { live.openingQueue = count } else { problem.invalid.append("LIVE_OPENING_QUEUE (0 or more)") }
+        }
         if let text = value("LIVE_STREAMS_PER_ADDRESS") {
             if let count = Int(text), count >= 1 { live.streamsPerAddress = count } else { problem.invalid.append("LIVE_STREAMS_PER_ADDRESS (1 or more)") }
         }

@@ -28,6 +28,8 @@ extension ServerRoot {
         /// App Attest; nil when `APP_ATTEST=off`.
         let attest: AttestService?
         let sessions: SessionService
+        /// Notes tokens' uses beside the requests that must not wait for it (stream openings).
+        let useNotes: TokenUseNotes
         let devices: DeviceService
         /// Delivers what users send into Discord.
         let outbox: OutboxDelivery
@@ -123,8 +125,11 @@ extension ServerRoot {
             for mirror in mirrors { work.raise(mirror.workName) }
             attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, catalog: catalog, store: store, metrics: metrics, now: now)
             devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
+            useNotes = TokenUseNotes(
+                users: users, store: store, settings: configuration.sessions, timeout: configuration.requestTimeout, logger: logger, work: work)
             sessions = SessionService(
-                users: users, store: store, devices: devices, live: hub, catalog: catalog, settings: configuration.sessions, now: now)
+                users: users, store: store, devices: devices, live: hub, catalog: catalog, settings: configuration.sessions, useNotes: useNotes,
+                now: now)
             let messageIDs = MessageIDs()
             outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
@@ -144,7 +149,8 @@ extension ServerRoot {
             }
             live = LiveService(
                 users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
-                typingGate: TypingGate(interval: settings.typingInterval, time: time), typing: typing, receipts: receipts, settings: settings,
+                typingGate: TypingGate(interval: settings.typingInterval, time: time),
+                openings: StreamOpenings(settings: settings, requestTimeout: configuration.requestTimeout, time: time, metrics: metrics), typing: typing, receipts: receipts, settings: settings,
                 metrics: metrics, logger: logger, now: now)
             uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
             attachments = AttachmentProxy(

@@ -116,6 +116,7 @@ struct ServerRoot {
             ),
             (features.hub, true),
             (features.typing, true),
+            (features.useNotes, true),
             (IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work), true),
             (retention, true),
             (features.outbox, true),

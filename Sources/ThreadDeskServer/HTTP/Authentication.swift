@@ -100,6 +100,9 @@ struct UserAuthentication: RouterMiddleware {
     var scopesReads = false
     /// App Attest, when on: an attested device's session served is a use of its key.
     var attest: AttestService?
+    /// The token's use is noted beside the request, not in its path (stream openings: see
+    /// `SessionService.authenticate(token:notingUseApart:)`).
+    var notesUseApart = false
 
     func handle(
         _ request: Request, context: ThreadDeskRequestContext, next: (Request, ThreadDeskRequestContext) async throws -> Response
@@ -113,7 +116,7 @@ struct UserAuthentication: RouterMiddleware {
     ) async throws -> Response {
         guard let token = request.bearerToken else { throw APIError.unauthorized }
         var context = context
-        context.caller = .user(try await sessions.authenticate(token: token), token: token)
+        context.caller = .user(try await sessions.authenticate(token: token, notingUseApart: notesUseApart), token: token)
         if attestedOnly {
             guard let device = context.attestedDevice else {
                 attest?.count(.attestationRequired, step: "token")

@@ -13,6 +13,9 @@ struct V1Groups {
     let anyUsers: RouterGroup<ThreadDeskRequestContext>
     /// Users' short reads (a poll): the token check and the handler's reads share one `ReadScope`.
     let readers: RouterGroup<ThreadDeskRequestContext>
+    /// Users opening event streams: the token's use is noted beside the opening, never in its path
+    /// under the user's lock (`SessionService.authenticate(token:notingUseApart:)`).
+    let streamers: RouterGroup<ThreadDeskRequestContext>
     let quotas: Quotas
     /// App Attest, when it is on.
     let attest: AttestService?
@@ -25,6 +28,8 @@ struct V1Groups {
         anyUsers = router.group("v1").add(middleware: UserAuthentication(sessions: sessions))
         readers = router.group("v1").add(
             middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, scopesReads: true, attest: attesting))
+        streamers = router.group("v1").add(
+            middleware: UserAuthentication(sessions: sessions, attestedOnly: attest?.mode == .required, attest: attesting, notesUseApart: true))
         self.quotas = quotas
         self.attest = attest
     }
@@ -50,6 +55,14 @@ struct V1Groups {
     /// Users' routes that charge `cost` (for the calling user) first.
     func users(charging cost: @escaping @Sendable (UserID) -> Quotas.Cost) -> RouterGroup<ThreadDeskRequestContext> {
         users.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
+    }
+
+    /// Users' event streams: past the token check, each takes a turn of `gate` to open, then
+    /// charges `cost` (a refused opening charges nothing).
+    func streamers(
+        through gate: some RouterMiddleware<ThreadDeskRequestContext>, charging cost: @escaping @Sendable (UserID) -> Quotas.Cost
+    ) -> RouterGroup<ThreadDeskRequestContext> {
+        streamers.group().add(middleware: gate).add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
     }
 
     /// Users' short reads that charge `cost` first, in one `ReadScope`.

@@ -23,7 +23,8 @@ struct LiveRoutes: Sendable {
     let logger: Logger
 
     func register(on groups: V1Groups) {
-        groups.users(charging: { .read($0) }).get("events", use: events).get("unread", use: unread)
+        groups.streamers(through: live.openings, charging: { .read($0) }).get("events", use: events)
+        groups.users(charging: { .read($0) }).get("unread", use: unread)
         groups.users(charging: { .update($0) }).post("read", use: read)
         groups.users.post("typing", use: typing)
     }
@@ -54,8 +55,8 @@ struct LiveRoutes: Sendable {
         let stream = LiveStream(
             feed: live.feed, users: users, subscriber: subscriber, now: live.now, lastEventID: lastEventID, timeout: timeout, metrics: metrics,
             traces: hub.traces, logger: logger)
-        // Read before the answer: a store that cannot answer is a 503 the client retries, not a
-        // stream that opens and ends.
+        // Read before the answer, within the opening's turn (`StreamOpenings`): a store that cannot
+        // answer is a 503 the client retries, not a stream that opens and ends.
         let start: LiveFeed.Batch
         do {
             // A token that ended while the stream was being opened: its signal may have come first.

@@ -18,6 +18,8 @@ struct LiveService: Sendable {
     let hub: LiveHub
     let feed: LiveFeed
     let typingGate: TypingGate
+    /// Turns for the streams being opened (`LiveSettings.openingAtOnce`).
+    let openings: StreamOpenings
     /// Shows the user typing in Discord, outside the request.
     let typing: TypingRelay
     /// Read receipts shown in Discord; nil when switched off.

@@ -12,6 +12,22 @@ public struct LiveSettings: Sendable {
     public var maxStreamDuration: Duration = .seconds(3600)
     /// Open streams this process accepts in all; more are answered 503.
     public var maxStreams = 20_000
+    /// Streams being opened at once in this process (the quota, the token's check against the
+    /// stream, the first read of the store; the bearer token itself is checked before): up to
+    /// `openingQueue` more wait their turn in arrival order, up to `openingWait`, and the rest are
+    /// answered 503 `busy` at once (`LIVE_OPENING_AT_ONCE`). Nil (the default): no turns. Measured
+    /// at 34,000 streams over two replicas, turns of 64 and of 1,000 opened more slowly than none
+    /// and sent thousands of openings back to retry (`bench/RESULTS.md`), once the first-use
+    /// write left the opening's path: they bound the burst's memory only.
+    public var openingAtOnce: Int?
+    /// Openings that may wait for a turn in this process; past them, 503 `busy` at once
+    /// (`LIVE_OPENING_QUEUE`).
+    public var openingQueue = 2_000
+    /// How long an opening waits for its turn before it is answered 503 (and retried after
+    /// `Retry-After`): half the request deadline at most, the other half is for the opening itself.
+    public var openingWait: Duration = .seconds(10)
+    /// Runs first in each stream opening's turn: tests hold a turn with it. Nil outside tests.
+    var inTurn: (@Sendable () async -> Void)?
     /// Open streams one user may hold; a further one closes their oldest.
     public var streamsPerUser = 8
     /// Open streams one client address (an IPv4 address or an IPv6 /64) may hold; more are

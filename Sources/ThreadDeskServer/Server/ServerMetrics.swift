@@ -17,6 +17,8 @@ public struct ServerMetrics: Sendable {
     let threadsArchived: Counter
     let discordInvalidRequests: Gauge
     let liveStreams: Gauge
+    let liveStreamsOpening: Gauge
+    let liveStreamsWaitingToOpen: Gauge
     let uploadsReceiving: Gauge
     let liveStreamsDropped: Counter
     let liveEvents: Counter
@@ -48,6 +50,10 @@ public struct ServerMetrics: Sendable {
             "threaddesk_discord_invalid_requests_10m",
             help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
         liveStreams = registry.gauge("threaddesk_live_streams", help: "Open /v1/events streams in this process")
+        liveStreamsOpening = registry.gauge(
+            "threaddesk_live_streams_opening", help: "/v1/events streams being opened, each holding a turn (LIVE_OPENING_AT_ONCE), in this process")
+        liveStreamsWaitingToOpen = registry.gauge(
+            "threaddesk_live_streams_waiting_to_open", help: "/v1/events streams waiting for a turn to open (LIVE_OPENING_QUEUE at most) in this process")
         uploadsReceiving = registry.gauge("threaddesk_uploads_receiving", help: "Message files whose bodies are being received")
         liveStreamsDropped = registry.counter(
             "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
@@ -67,6 +73,14 @@ public struct ServerMetrics: Sendable {
             "threaddesk_http_requests_total",
             labels: [("route", route), ("method", method), ("status", String(status))],
             help: "HTTP requests answered").increment()
+    }
+
+    /// A stream's opening turned away without a turn: `full` (`LIVE_OPENING_QUEUE` waiting already)
+    /// or `waited` (no turn within its wait).
+    func openingRefused(_ reason: String) {
+        registry.counter(
+            "threaddesk_live_openings_refused_total", labels: [("reason", reason)],
+            help: "/v1/events openings answered 503 busy for want of a turn, by reason").increment()
     }
 
     /// A request answered 503, by the answer's error code (`busy`, `timeout`, `store_unavailable`,

@@ -16,6 +16,8 @@ struct SessionService: Sendable {
     let catalog: AppCatalog
     /// How long an unused token lives.
     var settings = SessionSettings()
+    /// Notes a token's use beside the request, for those that must not wait for it (stream openings).
+    let useNotes: TokenUseNotes
     let now: @Sendable () -> Date
 
     /// Opens a session: a generated id for a new user, or the given id when it is unclaimed or
@@ -108,10 +110,15 @@ struct SessionService: Sendable {
     }
 
     /// The whole record of the user a bearer token belongs to (one lookup for a read).
-    /// - Parameter token: The bearer token as the client sent it.
+    /// - Parameters:
+    ///   - token: The bearer token as the client sent it.
+    ///   - notingUseApart: The token's use (and the user's first) is noted beside the request
+    ///     (`TokenUseNotes`), not in its path under the user's lock: for a stream's opening, which
+    ///     shows nothing a claim replacing an unused token could take (its record then has no
+    ///     conversation), and which ends with its token when such a claim comes first.
     /// - Throws: `SupportFailure.notAuthenticated` for a token unknown, ended, or idle too long
     ///   (then it ends); the store's errors.
-    func authenticate(token: String) async throws -> UserRecord {
+    func authenticate(token: String, notingUseApart: Bool = false) async throws -> UserRecord {
         guard !token.isEmpty, token.utf8.count <= 256 else { throw SupportFailure.notAuthenticated }
         let hash = UserToken.hash(token)
         let found: UserRecord?
@@ -131,7 +138,9 @@ struct SessionService: Sendable {
         let noteUse = settings.useNotedEvery.map { every in
             lastUse.map { now.timeIntervalSince($0) >= every / .seconds(1) || now < $0 } ?? true
         } ?? false
-        if !record.history.contains(.used) || noteUse {
+        if notingUseApart, !record.history.contains(.used) || noteUse {
+            useNotes.note(.init(user: record.id, hash: hash), usedAt: noteUse ? now : nil)
+        } else if !record.history.contains(.used) || noteUse {
             // The first request made with one of its tokens: from now on the id is in use, and
             // no claim with the app key alone replaces it (written once per user). Under the
             // user's lock, and only while the token still holds: a claim that replaced this one
