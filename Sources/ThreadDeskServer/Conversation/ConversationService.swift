@@ -56,6 +56,15 @@ struct ConversationService: Sendable {
         _ text: String, files: [DiscordFile], fingerprint: String, suggestionID: String?, idempotencyKey: String, for id: UserID, from address: String,
         mayStartThread: Bool
     ) async throws -> ([String], OutboxIntake.Accepted?) {
+        try await OutboxIntake.retryingTakenIDs {
+            try await acceptOnce(text, files: files, fingerprint: fingerprint, suggestionID: suggestionID, idempotencyKey: idempotencyKey, for: id, from: address, mayStartThread: mayStartThread)
+        }
+    }
+
+    private func acceptOnce(
+        _ text: String, files: [DiscordFile], fingerprint: String, suggestionID: String?, idempotencyKey: String, for id: UserID, from address: String,
+        mayStartThread: Bool
+    ) async throws -> ([String], OutboxIntake.Accepted?) {
         try await users.withUser(id, idempotencyKey: idempotencyKey) { context -> ([String], OutboxIntake.Accepted?) in
             if let kept = context.keptResult {
                 guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }

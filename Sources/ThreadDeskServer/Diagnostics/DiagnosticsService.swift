@@ -34,7 +34,7 @@ struct DiagnosticsService: Sendable {
         let summary = DiagnosticsSummary(filename: filename, byteCount: bytes.count, document: document)
         let key = idempotencyKey ?? UUID().uuidString
         // A key names one upload: the same key on a message is another request, not a reuse.
-        let (result, accepted) = try await users.withUser(id, idempotencyKey: idempotencyKey.map { "diagnostics:" + $0 }) {
+        let (result, accepted) = try await OutboxIntake.retryingTakenIDs { try await users.withUser(id, idempotencyKey: idempotencyKey.map { "diagnostics:" + $0 }) {
             context -> (DiagnosticsResult, OutboxIntake.Accepted?) in
             if let kept = context.keptResult, let messageID = kept.messageIDs.first, let name = kept.fileName {
                 return (DiagnosticsResult(filename: name, size: kept.byteCount ?? 0, messageId: messageID), nil)
@@ -44,7 +44,7 @@ struct DiagnosticsService: Sendable {
                 idempotencyKey: key, shown: false, in: &context, from: address, mayStartThread: true)
             context.result = IdempotentResult(fingerprint: "", messageIDs: [accepted.id.description], fileName: filename, byteCount: bytes.count)
             return (DiagnosticsResult(filename: filename, size: bytes.count, messageId: accepted.id.description), accepted)
-        }
+        } }
         if let accepted {
             intake.announce(accepted)
             metrics.diagnosticsUploaded.increment()

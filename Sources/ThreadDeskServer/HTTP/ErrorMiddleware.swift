@@ -48,6 +48,9 @@ struct ErrorMiddleware: RouterMiddleware {
             return APIError(.requestTimeout, .timeout, "The request did not arrive in time.")
         case is CancellationError:
             return APIError(.serviceUnavailable, .shuttingDown, "The server is restarting; try again shortly.", retryAfterSeconds: 2)
+        case is OutboxIDTaken:
+            // Another replica took the same message id three times running: nothing was kept.
+            return APIError(.serviceUnavailable, .busy, "The server is busy; try again shortly.", retryAfterSeconds: 1)
         case is StoreUnavailableError:
             return APIError(.serviceUnavailable, .storeUnavailable, "Storage is briefly unavailable; try again shortly.", retryAfterSeconds: 2)
         case let error as HTTPError:

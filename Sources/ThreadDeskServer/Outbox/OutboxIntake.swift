@@ -63,6 +63,22 @@ struct OutboxIntake: Sendable {
         return Accepted(id: id, owner: record.id, shownIn: shown ? thread : nil)
     }
 
+    /// Runs `accepting` (a user's transaction that calls `accept`) again, with new ids, when the
+    /// store refused an id another replica took in the same millisecond (`OutboxIDTaken`: two
+    /// processes drew the same worker bits): nothing was kept, and the next ids differ.
+    static func retryingTakenIDs<T>(_ accepting: () async throws -> T) async throws -> T {
+        for _ in 1..<maxIDAttempts {
+            do {
+                return try await accepting()
+            } catch is OutboxIDTaken {
+                continue
+            }
+        }
+        return try await accepting()
+    }
+
+    static let maxIDAttempts = 3
+
     /// After the accepting transaction committed: the delivery wakes, and the user's streams hear
     /// of a message they see.
     func announce(_ accepted: Accepted) {
