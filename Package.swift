@@ -479,6 +479,7 @@ let package = Package(
             name: "ThreadDeskServerTests",
             dependencies: [
                 "AppAttest",
+                "ThreadDeskSettings",
                 "AssistClient",
                 "AssistEmulator",
                 "ThreadDeskTracing",

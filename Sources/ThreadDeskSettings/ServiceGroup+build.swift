@@ -4,13 +4,32 @@ import UnixSignals
 
 /// The service group the executables run. SIGTERM or SIGINT starts a graceful shutdown: the
 /// server stops accepting, in-flight work gets `grace` to finish, then it is cancelled, and if
-/// anything still has not ended `cancelGrace` later the process stops anyway.
+/// anything still has not ended `cancelGrace` later the process ends anyway, with a log line
+/// and status 1 (`ShutdownDeadline`), never ServiceGroup's trap.
 public func buildServiceGroup(
-    _ services: [any Service], grace: Duration, cancelGrace: Duration, logger: Logger
-) -> ServiceGroup {
+    _ services: [any Service], grace: Duration, cancelGrace: Duration, logger: Logger,
+    deadline: ShutdownDeadline? = nil
+) -> DeadlinedServiceGroup {
+    let deadline = deadline ?? ShutdownDeadline(graceful: grace + cancelGrace, cancelled: cancelGrace, logger: logger)
     var configuration = ServiceGroupConfiguration(
-        services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // The deadline last: services are told of a graceful shutdown from the last one back.
+        services: services.map { .init(service: $0) }
+            + [.init(service: deadline, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)],
+        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     configuration.maximumGracefulShutdownDuration = grace
-    configuration.maximumCancellationDuration = cancelGrace
-    return ServiceGroup(configuration: configuration)
+    configuration.maximumCancellationDuration = nil
+    return DeadlinedServiceGroup(group: ServiceGroup(configuration: configuration), deadline: deadline)
+}
+
+/// A service group whose stop has a deadline; the deadline is off once the group has ended.
+public struct DeadlinedServiceGroup: Sendable {
+    let group: ServiceGroup
+    let deadline: ShutdownDeadline
+
+    public func run() async throws {
+        defer { deadline.disarm() }
+        try await group.run()
+    }
+
+    public func triggerGracefulShutdown() async { await group.triggerGracefulShutdown() }
 }

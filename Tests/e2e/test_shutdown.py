@@ -14,7 +14,7 @@ from executables import free_port, running_emulator, wait_until_healthy
 
 GRACE_SECONDS = 2
 # After the grace, in-flight work is cancelled; the process must be gone this long after that
-# (ServiceGroup's cancellation limit in `buildServiceGroup` is 5 s).
+# (`ShutdownDeadline`, armed by `buildServiceGroup`, ends the process 5 s after the grace).
 CANCEL_SECONDS = 5
 
 
