@@ -164,7 +164,7 @@ extension ServerRoot {
             if let assist, let replyWatch {
                 drafts = Drafts(
                     .init(
-                        users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, faq: faqBooks, assist: assist,
+                        users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, away: away, faq: faqBooks, assist: assist,
                         watch: replyWatch, catalog: catalog, desk: configuration.desk, ids: messageIDs, logger: logger, time: time), work: work)
             } else {
                 drafts = nil

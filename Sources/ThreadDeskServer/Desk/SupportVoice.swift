@@ -22,7 +22,16 @@ final class SupportVoice: Sendable {
 
     /// Posts `text` into `thread` of `forum` as support, named `speaker` (an agent) or the team.
     func say(_ text: String, in thread: String, of forum: String, as speaker: String?) async throws -> DiscordMessage {
-        let message = DiscordWebhookMessage(content: text, username: settings.speakerName(speaker))
+        try await post(DiscordWebhookMessage(content: text, username: settings.speakerName(speaker)), in: thread, of: forum)
+    }
+
+    /// Posts `text` as the assistant, under the app's reserved name (which the mirror reads as
+    /// the author `assistant`, and which no agent may speak under).
+    func say(_ text: String, in thread: String, of forum: String, asAssistant name: String) async throws -> DiscordMessage {
+        try await post(DiscordWebhookMessage(content: text, username: name), in: thread, of: forum)
+    }
+
+    private func post(_ message: DiscordWebhookMessage, in thread: String, of forum: String) async throws -> DiscordMessage {
         let hook = try await currentWebhook(of: forum)
         do {
             return try await discord.executeWebhook(hook, threadID: thread, message)

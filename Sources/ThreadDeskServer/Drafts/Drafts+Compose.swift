@@ -15,13 +15,11 @@ extension Drafts {
         let page = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: DraftPrompt.maxMessages)
         guard let waiting = Self.waitingOn(page.messages, app: app), waiting.id >= newest else { return }
         if try await parts.store.openDrafts(thread: thread).contains(where: { $0.answers == waiting.id }) { return }
-        // What the user asked since support last spoke: what the FAQ is searched with.
-        let question = page.messages.reversed().prefix { $0.author == .user || ReplyWatch.isAutomatic($0, app: app) }
-            .filter { $0.author == .user }.reversed().map(\.content).joined(separator: "\n")
+        let question = Self.question(in: page.messages, app: app)
         let matches = await parts.faq.book(for: app.id)?.suggestions(for: question, limit: Self.matches) ?? []
         let settings = parts.assist.deployment
         let prompt = DraftPrompt(
-            app: app.name, conversation: page.messages, matches: matches, installation: record.installation,
+            .draft, app: app.name, conversation: page.messages, matches: matches, installation: record.installation,
             maxCharacters: settings.maxDraftCharacters, canary: DraftPrompt.newCanary())
         let check = OutputGuard(canary: prompt.canary, systemPrompt: prompt.system, maxCharacters: settings.maxDraftCharacters)
         let text: String

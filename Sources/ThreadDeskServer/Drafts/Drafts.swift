@@ -9,7 +9,7 @@ import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
 
-/// Drafted answers: when a user's message leaves a thread needing a reply, a draft grounded in the
+/// Drafted answers (and, with `ASSIST_AUTO=away`, answers while away: `Drafts+Away.swift`): when a user's message leaves a thread needing a reply, a draft grounded in the
 /// app's FAQ is posted in the thread as a note with Send / Edit / Discard buttons; nothing reaches
 /// the user until an agent clicks. A newer user message replaces a draft not acted on; an agent's
 /// reply drops it. Drafting runs beside delivery, never in its path: the provider slow, failing or
@@ -24,6 +24,8 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
         let discord: DiscordClient<AnyClock>
         let ingestion: MirrorIngestion
         let voice: SupportVoice
+        /// Whether support is away, for the answers while away.
+        let away: SupportAvailability
         let faq: FAQShelf
         let assist: AssistService
         let watch: ReplyWatch
@@ -195,9 +197,12 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
     /// burst of messages gets one draft) drafts an answer to the newest user message.
     private func turn(_ thread: Snowflake, _ news: ReplyWatch.News) async {
         do {
-            guard let app = parts.catalog.app(of: news.owner), let settings = parts.assist.settings(for: app), settings.drafts else { return }
+            guard let app = parts.catalog.app(of: news.owner), let settings = parts.assist.settings(for: app), settings.watchesReplies else { return }
             try await Deadline.within(Self.turnMargin) {
-                if let reply = news.supportReplied { try await self.settle(thread, owner: news.owner, answeredBefore: reply, as: .dropped) }
+                if let reply = news.supportReplied {
+                    try await self.settle(thread, owner: news.owner, answeredBefore: reply, as: .dropped)
+                    if settings.auto == .away { try await self.agentReplied(owner: news.owner) }
+                }
                 if let newest = news.userWrote { try await self.settle(thread, owner: news.owner, answeredBefore: newest, as: .replaced) }
             }
             guard let newest = news.userWrote else { return }
@@ -209,7 +214,12 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                 if schedule.withLock({ $0.pending[thread]?.userWrote.map { $0 > newest } ?? false }) { return }
             }
             try await Deadline.within(parts.assist.deployment.timeout + Self.turnMargin) {
-                try await self.composing.run { try await self.compose(thread, owner: news.owner, answering: newest, app: app) }
+                try await self.composing.run {
+                    // An answer while away settles the message for now: the agents read it in its note.
+                    if try await self.answerWhileAway(thread, owner: news.owner, answering: newest, app: app, settings: settings) { return }
+                    guard settings.drafts else { return }
+                    try await self.compose(thread, owner: news.owner, answering: newest, app: app)
+                }
             }
         } catch {
             parts.logger.notice("A draft turn failed", metadata: ["thread": "\(thread)", "error": "\(error)"])

@@ -39,7 +39,7 @@ final class ReplyWatch: MirrorListener, Sendable {
     }
 
     func mirrorTookIn(_ intake: MirrorIntake) {
-        guard let newest = intake.newestShown, let app = catalog.app(of: intake.owner), assist.effective(for: app)?.drafts == true else { return }
+        guard let newest = intake.newestShown, let app = catalog.app(of: intake.owner), assist.effective(for: app)?.watchesReplies == true else { return }
         if newest.author == .user, now().timeIntervalSince(newest.id.date) > Self.maxAge { return }
         // ThreadDesk's own away message answers nobody: the conversation still needs a person.
         if newest.author != .user, Self.isAutomatic(newest, app: app) { return }

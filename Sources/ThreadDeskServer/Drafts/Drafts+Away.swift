@@ -1,0 +1,93 @@
+import ThreadDeskWire
+import Logging
+import AssistClient
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Answers while away (`ASSIST_AUTO=away`): while support is away, a user whose question one FAQ
+/// answer covers well gets an answer written from it at once, posted under the assistant's
+/// reserved name (author `assistant`: streamed, pushed and counted like support's), once per
+/// conversation until an agent replies. The away message still promises a person, the thread
+/// still needs a reply, and a note tells the agents what was said.
+extension Drafts {
+    /// What the model answers when the articles do not answer the question: nothing is sent.
+    static let noAnswer = "NO_ANSWER"
+
+    /// Answers the thread's newest user message itself when everything allows it.
+    /// - Returns: Whether the assistant answered (then no draft is made for that message).
+    func answerWhileAway(_ thread: Snowflake, owner: UserID, answering newest: Snowflake, app: AppSettings, settings: AssistAppSettings) async throws
+        -> Bool
+    {
+        guard settings.auto == .away, let record = try await parts.store.user(owner), record.live.assistAnsweredAt == nil else { return false }
+        guard try await parts.away.status(of: app).away else { return false }
+        let page = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: DraftPrompt.maxMessages)
+        guard let waiting = Self.waitingOn(page.messages, app: app), waiting.id >= newest else { return false }
+        let question = Self.question(in: page.messages, app: app)
+        guard let best = await parts.faq.book(for: app.id)?.bestMatch(for: question), best.coverage >= parts.assist.deployment.autoMinimumMatch else {
+            return false
+        }
+        let deployment = parts.assist.deployment
+        let prompt = DraftPrompt(
+            .away, app: app.name, conversation: page.messages, matches: [best.answer], installation: record.installation,
+            maxCharacters: deployment.maxDraftCharacters, canary: DraftPrompt.newCanary())
+        let check = OutputGuard(canary: prompt.canary, systemPrompt: prompt.system, maxCharacters: deployment.maxDraftCharacters)
+        let text: String
+        do {
+            text = try await parts.assist.complete(
+                AssistRequest(messages: prompt.messages, maxTokens: deployment.maxTokens, temperature: 0.2), purpose: .away, app: app, user: owner,
+                guard: check)
+        } catch {
+            // Refused, failed or over budget (counted and logged by the service): a draft may still come.
+            return false
+        }
+        guard !text.contains(Self.noAnswer) else { return false }
+        let said = Self.awayAnswer(text, from: best.answer)
+        let posted: DiscordMessage? = try await parts.users.withUser(owner) { context in
+            // Someone spoke while the model wrote, or another turn answered: nothing goes.
+            guard context.record?.live.assistAnsweredAt == nil else { return nil }
+            let latest = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: 5).messages
+            guard Self.waitingOn(latest, app: app)?.id == waiting.id else { return nil }
+            let posted = try await parts.voice.say(said, in: thread.description, of: app.forumChannelID, asAssistant: parts.assist.deployment.name)
+            context.record?.live.assistAnsweredAt = parts.time.now()
+            try await parts.ingestion.ingestOwn(posted, record: context.record)
+            return posted
+        }
+        guard let posted else { return false }
+        parts.logger.info("The assistant answered while support was away", metadata: ["thread": "\(thread)", "message": "\(posted.id)"])
+        // The agents read what was said, and from which answer; the conversation still waits on them.
+        var note = DiscordMessageCreate(
+            content: DraftNote.content("🤖 Support was away, so the assistant answered the user (still needs a reply):", text, sources: [best.answer.id]))
+        note.nonce = ThreadNotes.nonce("away-answer", id: owner, posted.id)
+        do {
+            _ = try await parts.discord.createMessage(in: thread.description, note)
+        } catch {
+            parts.logger.notice("Could not post the note of an away answer", metadata: ["thread": "\(thread)", "error": "\(error)"])
+        }
+        return true
+    }
+
+    /// An agent replied: the assistant may answer this user again the next time support is away.
+    func agentReplied(owner: UserID) async throws {
+        guard try await parts.store.user(owner)?.live.assistAnsweredAt != nil else { return }
+        try await parts.users.withUser(owner) { context in context.record?.live.assistAnsweredAt = nil }
+    }
+
+    /// What the user asked since support last spoke: what the FAQ is searched with.
+    static func question(in messages: [MirroredMessage], app: AppSettings) -> String {
+        messages.reversed().prefix { $0.author == .user || ReplyWatch.isAutomatic($0, app: app) }
+            .filter { $0.author == .user }.reversed().map(\.content).joined(separator: "\n")
+    }
+
+    /// The answer as the user reads it: the model's text, then which help article it came from.
+    static func awayAnswer(_ text: String, from article: CuratedAnswer) -> String {
+        let label = "\n\n(Automatic answer from the help article \u{201C}\(article.title)\u{201D}. Someone from support will read your message too.)"
+        return MessageText.clip(text, limit: MessageText.discordLimit - label.utf16.count) + label
+    }
+}
+
+extension AssistAppSettings {
+    /// Whether the app's threads are watched for who spoke last: for drafts, or for answers while away.
+    var watchesReplies: Bool { drafts || auto == .away }
+}
