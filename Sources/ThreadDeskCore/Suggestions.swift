@@ -129,13 +129,70 @@ public struct SuggestionIndex: Sendable {
     /// The best answers for `query`, best first, at most `limit` (1…5); none for a query with no
     /// word worth matching.
     public func suggestions(for query: String, limit: Int = SuggestionIndex.maxResults) -> [CuratedAnswer] {
-        let limit = min(max(limit, 1), Self.maxResults)
+        rank(query, limit: min(max(limit, 1), Self.maxResults)).ranked.map { answers[$0.answer] }
+    }
+
+    /// The answer `suggestions(for: query, limit: 1)` puts first, and how much of the query it
+    /// covers, 0 to 1: each content word (stop words aside, the first 16 words as ranked) counts
+    /// its match quality with the answer (1 the same word, 0.8 the prefix being typed, 0.6 one
+    /// edit away, 0 none), weighted by its rarity (`coverageWeight`). Unlike a score, it means
+    /// the same in a forum of any size. nil when no answer matches or the query has no content word.
+    public func bestMatch(for query: String) -> (answer: CuratedAnswer, coverage: Double)? {
+        let ranking = rank(query, limit: 1)
+        guard let best = ranking.ranked.first?.answer else { return nil }
+        var whole = 0.0
+        var covered = 0.0
+        for (position, reach) in ranking.reach.enumerated() {
+            guard let reach else { continue }
+            let weight = Self.coverageWeight(reach: reach)
+            whole += weight
+            covered += weight * Double(quality(of: best, among: ranking.matches[position]))
+        }
+        guard whole > 0 else { return nil }
+        return (answers[best], min(max(covered / whole, 0), 1))
+    }
+
+    /// A query word's weight in `bestMatch`'s coverage, by the number of answers it matches:
+    /// 1 for a word one answer (or none) has, less the more answers have it. Not the ranking's
+    /// `rarity`: that one, 1 + log(1 + answers / reach), grows with the forum, so answers that
+    /// share no word with the query would flatten the weights and move a coverage (a word in
+    /// one answer against one in two: 0.55 of the query among 3 answers, 0.53 among 500).
+    static func coverageWeight(reach: Int) -> Double { 1 / (1 + log(Double(max(reach, 1)))) }
+
+    /// The best match quality of `answer` among a query word's matches: its postings are in
+    /// answer order, so each is a binary search.
+    private func quality(of answer: Int, among matches: [(word: Int, quality: Float)]) -> Float {
+        var found: Float = 0
+        for (word, quality) in matches where quality > found {
+            let list = postings[word]
+            var low = 0
+            var high = list.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Int(list[middle].answer) < answer { low = middle + 1 } else { high = middle }
+            }
+            if low < list.count && Int(list[low].answer) == answer { found = quality }
+        }
+        return found
+    }
+
+    /// What ranking a query found: the best `limit` answers, best first, and per query word
+    /// (its first 16) the vocabulary words it matches and how many answers those hold (nil: a
+    /// stop word, which counts for nothing).
+    private struct Ranking {
+        var ranked: [(answer: Int, score: Float)] = []
+        var matches: [[(word: Int, quality: Float)]] = []
+        var reach: [Int?] = []
+    }
+
+    private func rank(_ query: String, limit: Int) -> Ranking {
         var typed = Self.words(query)
         let typing = query.unicodeScalars.last.map { Self.isWordScalar($0) } ?? false
         if typed.count > Self.maxQueryWords { typed.removeLast(typed.count - Self.maxQueryWords) }
-        guard !typed.isEmpty, !answers.isEmpty else { return [] }
+        guard !typed.isEmpty, !answers.isEmpty else { return Ranking() }
         // Per query word: the vocabulary words it matches, with how well (1 exact … 0.6 a typo).
         var matches: [[(word: Int, quality: Float)]] = Array(repeating: [], count: typed.count)
+        var reach: [Int?] = Array(repeating: nil, count: typed.count)
         var scores = [Float](repeating: 0, count: answers.count)
         var best = [Float](repeating: 0, count: answers.count)
         var touched: [Int] = []
@@ -151,6 +208,7 @@ public struct SuggestionIndex: Sendable {
                     best[answer] = max(best[answer], value)
                 }
             }
+            reach[position] = touched.count
             for answer in touched {
                 if scores[answer] == 0 { scored.append(answer) }
                 scores[answer] += best[answer]
@@ -172,7 +230,7 @@ public struct SuggestionIndex: Sendable {
             ranked.insert(entry, at: place)
             if ranked.count > limit { ranked.removeLast() }
         }
-        return ranked.map { answers[$0.answer] }
+        return Ranking(ranked: ranked, matches: matches, reach: reach)
     }
 
     /// The vocabulary words `query` matches and how well (`match`), in vocabulary order: the same

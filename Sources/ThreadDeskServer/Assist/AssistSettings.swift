@@ -29,9 +29,10 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
     public var maxDraftCharacters = 1500
     /// Whether the assistant answers users itself while support is away (`ASSIST_AUTO`).
     public var auto = AssistAuto.off
-    /// How well the best FAQ answer must match before the assistant answers alone, 0 to 1.
+    /// How much of the user's message the best FAQ answer must cover before the assistant answers
+    /// alone, 0 to 1 (`ASSIST_AUTO_MIN_MATCH`, `SuggestionIndex.bestMatch`).
     public var autoMinimumMatch = 0.6
-    /// The name the assistant's own answers are posted under; agents cannot speak under it.
+    /// The name the assistant's own answers are posted under (`ASSIST_NAME`); agents cannot speak under it.
     public var name = "Assistant"
 
     public init() {}
@@ -78,7 +79,17 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
         drafts = flag("ASSIST_DRAFTS") ?? drafts
         if let seconds = count("ASSIST_DRAFT_DELAY_SECONDS", in: 0...3600, "whole seconds, 0 to 3600") { draftDelay = .seconds(seconds) }
         maxDraftCharacters = count("ASSIST_MAX_DRAFT_CHARS", in: 100...1800, "100 to 1800 characters") ?? maxDraftCharacters
-        // ASSIST_AUTO, ASSIST_AUTO_MIN_MATCH and ASSIST_NAME are read once the away answers exist.
+        if let text = value("ASSIST_AUTO") {
+            if let mode = AssistAuto(rawValue: text.lowercased()) { auto = mode } else { problem.invalid.append("ASSIST_AUTO (off or away)") }
+        }
+        if let text = value("ASSIST_AUTO_MIN_MATCH") {
+            if let share = Double(text), Self.isMinimumMatch(share) { autoMinimumMatch = share } else {
+                problem.invalid.append("ASSIST_AUTO_MIN_MATCH (a number from 0 to 1, e.g. 0.6)")
+            }
+        }
+        if let text = value("ASSIST_NAME") {
+            if let name = Self.checkedName(text) { self.name = name } else { problem.invalid.append("ASSIST_NAME (\(Self.nameRule))") }
+        }
     }
 
     /// What `app` gets: the deployment's settings with the app's overrides; nil when the
@@ -95,7 +106,9 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
             tokensPerDay: overrides.tokensPerDay ?? tokensPerDay,
             tokensPerUserPerDay: overrides.tokensPerUserPerDay ?? tokensPerUserPerDay,
             drafts: overrides.drafts ?? drafts,
-            auto: overrides.auto ?? auto)
+            auto: overrides.auto ?? auto,
+            autoMinimumMatch: overrides.autoMinimumMatch ?? autoMinimumMatch,
+            name: overrides.name ?? name)
     }
 
     /// Each app the assistant is on for has a model: named with the app when it has not.
@@ -112,7 +125,7 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
     public var customMirror: Mirror {
         Mirror(self, children: [
             "url": url as Any, "model": model as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>", "tokensPerDay": tokensPerDay,
-            "tokensPerUserPerDay": tokensPerUserPerDay, "drafts": drafts, "auto": auto,
+            "tokensPerUserPerDay": tokensPerUserPerDay, "drafts": drafts, "auto": auto, "autoMinimumMatch": autoMinimumMatch, "name": name,
         ])
     }
 
@@ -128,6 +141,22 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
         var text = text
         while text.hasSuffix("/") { text.removeLast() }
         return text
+    }
+
+    /// A share of the query the best FAQ answer covers (`SuggestionIndex.bestMatch`): 0 to 1.
+    static func isMinimumMatch(_ share: Double) -> Bool { share.isFinite && (0...1).contains(share) }
+
+    static let nameRule = "1–80 characters, without \"discord\" or \"clyde\", not \"everyone\" or \"here\""
+
+    /// The assistant's name, trimmed, when Discord takes it as a webhook's username: at most 80
+    /// characters, neither "discord" nor "clyde" in it, not "everyone" or "here"; else nil.
+    static func checkedName(_ text: String) -> String? {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let folded = name.lowercased()
+        guard !name.isEmpty, name.utf16.count <= 80, !folded.contains("discord"), !folded.contains("clyde"),
+            folded != "everyone", folded != "here"
+        else { return nil }
+        return name
     }
 
     static func isModel(_ text: String) -> Bool {
@@ -180,6 +209,10 @@ public struct AssistAppSettings: Sendable, Hashable {
     public var tokensPerUserPerDay: Int
     public var drafts: Bool
     public var auto: AssistAuto
+    /// The coverage the best FAQ answer needs before the assistant answers alone.
+    public var autoMinimumMatch: Double
+    /// The name the assistant's own answers are posted under.
+    public var name: String
 }
 
 /// An app's `assist` object in `APPS_FILE`: each field set replaces the deployment's.
@@ -194,16 +227,20 @@ public struct AssistOverrides: Sendable, Hashable, CustomReflectable {
     public var tokensPerUserPerDay: Int?
     public var drafts: Bool?
     public var auto: AssistAuto?
+    public var autoMinimumMatch: Double?
+    public var name: String?
 
     public init() {}
 
-    /// (`auto` joins them with the away answers.)
-    static let fields: Set<String> = ["enabled", "url", "model", "apiKeyFile", "tokensPerDay", "tokensPerUserPerDay", "drafts"]
+    static let fields: Set<String> = [
+        "enabled", "url", "model", "apiKeyFile", "tokensPerDay", "tokensPerUserPerDay", "drafts", "auto", "autoMinimumMatch", "name",
+    ]
 
     public var customMirror: Mirror {
         Mirror(self, children: [
             "enabled": enabled as Any, "url": url as Any, "model": model as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>",
             "tokensPerDay": tokensPerDay as Any, "tokensPerUserPerDay": tokensPerUserPerDay as Any, "drafts": drafts as Any, "auto": auto as Any,
+            "autoMinimumMatch": autoMinimumMatch as Any, "name": name as Any,
         ])
     }
 
@@ -257,6 +294,23 @@ public struct AssistOverrides: Sendable, Hashable, CustomReflectable {
         }
         overrides.tokensPerDay = tokens("tokensPerDay")
         overrides.tokensPerUserPerDay = tokens("tokensPerUserPerDay")
+        if let mode = fields["auto"] {
+            if let text = mode as? String, let auto = AssistAuto(rawValue: text.lowercased()) { overrides.auto = auto } else {
+                problem("assist.auto (\"off\" or \"away\")")
+            }
+        }
+        if let value = fields["autoMinimumMatch"] {
+            if let number = value as? NSNumber, !Self.isBoolean(number), AssistSettings.isMinimumMatch(number.doubleValue) {
+                overrides.autoMinimumMatch = number.doubleValue
+            } else {
+                problem("assist.autoMinimumMatch (a number from 0 to 1)")
+            }
+        }
+        if let value = fields["name"] {
+            if let text = value as? String, let name = AssistSettings.checkedName(text) { overrides.name = name } else {
+                problem("assist.name (\(AssistSettings.nameRule))")
+            }
+        }
         return overrides
     }
 

@@ -31,8 +31,23 @@ actor FAQBook {
     ///   - query: The user's text so far.
     ///   - limit: Answers at most.
     func suggestions(for query: String, limit: Int = SuggestionIndex.maxResults) -> [CuratedAnswer] {
-        if index == nil { index = SuggestionIndex(answers()) }
-        return index!.suggestions(for: query, limit: limit)
+        currentIndex().suggestions(for: query, limit: limit)
+    }
+
+    /// The answer suggested first for `query` and how much of the query it covers (0 to 1, the
+    /// same in a forum of any size): whether it is strong enough to be sent with nobody there.
+    /// nil when nothing matches.
+    /// - Parameter query: The user's message.
+    func bestMatch(for query: String) -> (answer: CuratedAnswer, coverage: Double)? {
+        currentIndex().bestMatch(for: query)
+    }
+
+    /// The index of the answers held, built on the first query after a change.
+    private func currentIndex() -> SuggestionIndex {
+        if let index { return index }
+        let built = SuggestionIndex(answers())
+        index = built
+        return built
     }
 
     /// The answer with this id, if the book holds it.

@@ -10,4 +10,10 @@ struct FAQShelf: Sendable {
 
     /// The book of `app`'s FAQ forum; nil when it has none.
     func book(for app: AppID) -> FAQBook? { books[app] }
+
+    /// `app`'s answer suggested first for `query` and how much of the query it covers (0 to 1);
+    /// nil when nothing matches or the app has no FAQ forum.
+    func bestMatch(for query: String, app: AppID) async -> (answer: CuratedAnswer, coverage: Double)? {
+        await books[app]?.bestMatch(for: query)
+    }
 }
