@@ -25,7 +25,7 @@ extension Drafts {
         let page = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: DraftPrompt.maxMessages)
         guard let waiting = Self.waitingOn(page.messages, app: app), waiting.id >= newest else { return false }
         let question = Self.question(in: page.messages, app: app)
-        guard let best = await parts.faq.book(for: app.id)?.bestMatch(for: question), best.coverage >= parts.assist.deployment.autoMinimumMatch else {
+        guard let best = await parts.faq.book(for: app.id)?.bestMatch(for: question), best.coverage >= settings.autoMinimumMatch else {
             return false
         }
         let deployment = parts.assist.deployment
@@ -49,7 +49,7 @@ extension Drafts {
             guard context.record?.live.assistAnsweredAt == nil else { return nil }
             let latest = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: 5).messages
             guard Self.waitingOn(latest, app: app)?.id == waiting.id else { return nil }
-            let posted = try await parts.voice.say(said, in: thread.description, of: app.forumChannelID, asAssistant: parts.assist.deployment.name)
+            let posted = try await parts.voice.say(said, in: thread.description, of: app.forumChannelID, asAssistant: settings.name)
             context.record?.live.assistAnsweredAt = parts.time.now()
             try await parts.ingestion.ingestOwn(posted, record: context.record)
             return posted
