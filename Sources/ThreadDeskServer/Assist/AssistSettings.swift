@@ -81,6 +81,13 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
         // ASSIST_AUTO, ASSIST_AUTO_MIN_MATCH and ASSIST_NAME are read once the away answers exist.
     }
 
+    /// The name `app`'s automatic answers are posted under, through the forum's webhook. Reserved
+    /// whether or not the assistant is on for the app: the mirror tells its answers by it, also
+    /// in history read again after the assistant was switched off, and no agent speaks under it.
+    public func assistantName(for app: AppSettings) -> AssistantName {
+        AssistantName(name)
+    }
+
     /// What `app` gets: the deployment's settings with the app's overrides; nil when the
     /// assistant is off for it (no provider, or `"enabled": false`).
     public func effective(for app: AppSettings) -> AssistAppSettings? {
