@@ -21,7 +21,8 @@ public enum MessageVisibility: Sendable, Hashable {
     /// Discord message types that are conversation: DEFAULT, REPLY, CHAT_INPUT_COMMAND, THREAD_STARTER_MESSAGE.
     public static let conversationTypes: Set<Int> = [0, 19, 20, 21]
 
-    public init(of message: DiscordMessage, botUserID: String) {
+    /// - Parameter assistant: The name the app's automatic answers are posted under; nil: none.
+    public init(of message: DiscordMessage, botUserID: String, assistant: AssistantName? = nil) {
         if NoteMarkers.startsNote(message.content) {
             self = .hidden(.internalNote)
         } else if !Self.conversationTypes.contains(message.type) {
@@ -29,7 +30,7 @@ public enum MessageVisibility: Sendable, Hashable {
         } else if message.content.isEmpty && message.attachments.isEmpty {
             self = .hidden(.empty)
         } else {
-            self = .visible(message.author.id == botUserID ? .user : .support)
+            self = .visible(MessageAuthor(of: message, botUserID: botUserID, assistant: assistant))
         }
     }
 
@@ -38,7 +39,25 @@ public enum MessageVisibility: Sendable, Hashable {
         return false
     }
 
-    /// Only a visible message from support is worth a push notification.
-    public var isSupportReply: Bool { self == .visible(.support) }
+    /// Only a visible message the user did not write (support's, the assistant's) is worth a push notification.
+    public var isSupportReply: Bool {
+        if case .visible(let author) = self { return author != .user }
+        return false
+    }
+}
+
+extension MessageAuthor {
+    /// Who wrote a Discord message of a user's thread: the bot posts for the user; a webhook post
+    /// under the app's assistant name is an automatic answer (agents cannot speak under it);
+    /// anyone else is support.
+    public init(of message: DiscordMessage, botUserID: String, assistant: AssistantName?) {
+        if message.author.id == botUserID {
+            self = .user
+        } else if message.webhookId != nil, let assistant, assistant.matches(message.author.username) {
+            self = .assistant
+        } else {
+            self = .support
+        }
+    }
 }
 

@@ -22,6 +22,33 @@ struct MessageVisibilityTests {
         return try decoder.decode(DiscordMessage.self, from: Data(json.utf8))
     }
 
+    static func webhookPost(named name: String, webhook: Bool = true) throws -> DiscordMessage {
+        let id = webhook ? #","webhook_id":"700""# : ""
+        let json = #"""
+            {"id":"1","channel_id":"2","author":{"id":"700","username":"\#(name)","bot":true},"content":"Try restarting.",
+             "timestamp":"2026-11-22T10:00:00.000Z","edited_timestamp":null,"type":0,"attachments":[],"mention_everyone":false,"mentions":[]\#(id)}
+            """#
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(DiscordMessage.self, from: Data(json.utf8))
+    }
+
+    @Test func aWebhookPostUnderTheAssistantsNameIsTheAssistantsAndAnyOtherIsSupport() throws {
+        let assistant = AssistantName("Assistant")
+        for name in ["Assistant", " assistant ", "ASSISTANT"] {
+            let post = try Self.webhookPost(named: name)
+            #expect(MessageAuthor(of: post, botUserID: Self.bot, assistant: assistant) == .assistant)
+            #expect(MessageVisibility(of: post, botUserID: Self.bot, assistant: assistant) == .visible(.assistant))
+            #expect(MessageVisibility(of: post, botUserID: Self.bot, assistant: assistant).isSupportReply)
+        }
+        // Another name, no assistant name, or no webhook (a person who calls themselves so): support.
+        #expect(MessageAuthor(of: try Self.webhookPost(named: "Ana"), botUserID: Self.bot, assistant: assistant) == .support)
+        #expect(MessageAuthor(of: try Self.webhookPost(named: "Assistant"), botUserID: Self.bot, assistant: nil) == .support)
+        #expect(MessageAuthor(of: try Self.webhookPost(named: "Assistant", webhook: false), botUserID: Self.bot, assistant: assistant) == .support)
+        // The bot's posts stay the user's whatever they are called.
+        #expect(MessageAuthor(of: try Self.message("hi", author: Self.bot), botUserID: Self.bot, assistant: assistant) == .user)
+    }
+
     @Test func supportRepliesOfEveryConversationTypeAreVisible() throws {
         for type in [0, 19, 20, 21] {
             #expect(MessageVisibility(of: try Self.message("hi", type: type), botUserID: Self.bot) == .visible(.support))

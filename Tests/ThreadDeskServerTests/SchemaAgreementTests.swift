@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Testing
 import TestSupport
+import ThreadDeskWire
 import Yams
 @testable import ThreadDeskServer
 
@@ -33,5 +34,16 @@ struct SchemaAgreementTests {
         let type = try #require((event["properties"] as? [String: Any])?["type"] as? [String: Any])
         let documented = Set(try #require(type["enum"] as? [String]))
         #expect(documented == Set(ForumEvent.WireType.allCases.map(\.rawValue)))
+    }
+
+    /// A message's authors in the document are the API's own, every one, and the document tells
+    /// clients what to make of one they do not know.
+    @Test func theDocumentNamesEveryAuthorOfAMessage() throws {
+        let document = try #require(try Yams.load(yaml: try String(contentsOf: OpenAPIDocumentTests.documentURL, encoding: .utf8)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let message = try #require(schemas["Message"] as? [String: Any])
+        let author = try #require((message["properties"] as? [String: Any])?["author"] as? [String: Any])
+        #expect(Set(try #require(author["enum"] as? [String])) == Set(MessageAuthor.allCases.map(\.rawValue)))
+        #expect((author["description"] as? String)?.contains("treats any author it does not know as `support`") == true)
     }
 }

@@ -51,6 +51,26 @@ struct MirrorStoreContract {
         }
     }
 
+    /// The assistant's answers are kept as its own (a store read back what it wrote) and count as
+    /// unread as support's do; hidden ones do not.
+    @Test(arguments: StoreKind.available)
+    func keepsTheAssistantsAnswersAndCountsThemUnread(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.saveMirrorThread(MirrorThread(id: thread, owner: owner, complete: true))
+            var messages = [message(10, author: .user), message(20, author: .assistant), message(30), message(40, author: .assistant)]
+            messages[0].authorName = nil
+            messages[1].authorName = "Assistant"
+            messages[3].visible = false
+            try await store.saveMirroredMessages(messages)
+            let read = try await store.mirroredMessages(messages.map(\.id)).sorted { $0.id < $1.id }
+            #expect(read == messages)
+            #expect(read.map(\.author) == [.user, .assistant, .support, .assistant])
+            #expect(try await store.mirrorPage(thread: thread, .before(nil), limit: 10).messages.map(\.author) == [.user, .assistant, .support])
+            #expect(try await store.supportMessageCount(thread: thread, after: Snowflake(10)) == 2)
+            #expect(try await store.supportMessageCount(thread: thread, after: Snowflake(20)) == 1)
+        }
+    }
+
     /// Every order of the same facts, each given twice, ends in one state.
     @Test func mergingIsIndependentOfOrderAndRepetition() throws {
         let created = message(10, content: "first")

@@ -62,6 +62,8 @@ extension ServerRoot {
             let catalog = configuration.catalog
             let settings = configuration.live
             let bot = BotIdentity(discord: discord)
+            // Reserved per app: the mirror tells automatic answers by it, and no agent speaks under it.
+            let assistantNames = catalog.apps.map { (app: $0, name: configuration.assist.assistantName(for: $0)) }
             users = UserSerializer(store: store, metrics: metrics, logger: logger, threadRecorded: ThreadNotes.unrecordedThreadKey)
             quotas = Quotas(
                 store: store, settings: configuration.quotas,
@@ -95,7 +97,9 @@ extension ServerRoot {
             let replyWatch = assist.map { _ in ReplyWatch(catalog: catalog, assist: configuration.assist, work: work, now: now) }
             let listeners: [(any MirrorListener)?] = [hub, pushes, status, replyWatch]
             let pushRule = shared.apns.map { _ in PushRule(maxAge: configuration.push.maxAge, background: configuration.push.background) }
-            ingestion = MirrorIngestion(store: store, bot: bot, pushRule: pushRule, listeners: listeners.compactMap { $0 }, now: now)
+            ingestion = MirrorIngestion(
+                store: store, bot: bot, assistantNames: Dictionary(assistantNames.map { ($0.app.id, $0.name) }, uniquingKeysWith: { first, _ in first }), pushRule: pushRule, listeners: listeners.compactMap { $0 },
+                now: now)
             let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
             ingestionQueue = IngestionQueue(work: work)
             reconciliations = CatchUpGate(work: work)
@@ -106,7 +110,8 @@ extension ServerRoot {
             let threads = ThreadService(
                 store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, status: status, quotas: quotas,
                 catalog: catalog, metrics: metrics, logger: logger, now: now)
-            let voice = SupportVoice(discord: discord, locks: store, settings: configuration.desk, logger: logger)
+            let voice = SupportVoice(
+                discord: discord, locks: store, settings: configuration.desk, assistantNames: Dictionary(assistantNames.map { ($0.app.forumChannelID, $0.name) }, uniquingKeysWith: { first, _ in first }), logger: logger)
             away = SupportAvailability(settings: configuration.desk, catalog: catalog, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
             // Each app's FAQ forum, in its app's guild, and the book its users' suggestions come from.
             let mirrors = catalog.apps.compactMap { app in

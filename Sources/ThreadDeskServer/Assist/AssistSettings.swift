@@ -92,6 +92,13 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
         }
     }
 
+    /// The name `app`'s automatic answers are posted under, through the forum's webhook. Reserved
+    /// whether or not the assistant is on for the app: the mirror tells its answers by it, also
+    /// in history read again after the assistant was switched off, and no agent speaks under it.
+    public func assistantName(for app: AppSettings) -> AssistantName {
+        AssistantName(app.assist?.name ?? name)
+    }
+
     /// What `app` gets: the deployment's settings with the app's overrides; nil when the
     /// assistant is off for it (no provider, or `"enabled": false`).
     public func effective(for app: AppSettings) -> AssistAppSettings? {

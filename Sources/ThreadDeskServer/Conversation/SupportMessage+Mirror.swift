@@ -8,14 +8,14 @@ extension SupportMessage {
     init(_ message: MirroredMessage) {
         self.init(
             id: message.id.description, author: message.author, authorName: message.authorName,
-            content: message.author == .support ? NoteMarkers.shownReply(message.content) : message.content,
+            content: message.author != .user ? NoteMarkers.shownReply(message.content) : message.content,
             attachments: message.attachments.map {
                 Attachment(
                     id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType,
                     url: Self.attachmentPath($0.id.description), width: $0.width, height: $0.height)
             },
             createdAt: message.createdAt, editedAt: message.editedAt, replyTo: message.replyTo?.description,
-            delivery: message.author == .support ? .sent : message.delivery, deliveryError: message.deliveryError)
+            delivery: message.author != .user ? .sent : message.delivery, deliveryError: message.deliveryError)
     }
 
 }

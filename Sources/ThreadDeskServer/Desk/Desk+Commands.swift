@@ -100,6 +100,9 @@ extension Desk {
         app: AppSettings, locale: String?
     ) async throws -> String {
         let options = data.options ?? []
+        let speaks = [DeskCommandDefinitions.snippet, DeskCommandDefinitions.silent, DeskCommandDefinitions.replyTranslated].contains(data.name)
+            || (data.name == DeskCommandDefinitions.close && Self.text("message", in: options)?.isEmpty == false)
+        if speaks, parts.voice.isReserved(member.displayName, in: app.forumChannelID) { return Self.reservedSpeaker(member.displayName) }
         switch data.name {
         case DeskCommandDefinitions.translate:
             return try await translateUsersMessages(count: Self.text("count", in: options).flatMap { Int($0) }, in: thread, owner: owner, app: app, into: locale)
@@ -165,6 +168,12 @@ extension Desk {
         } catch {
             return "ThreadDesk could not reach its store; nothing changed."
         }
+    }
+
+    /// Why an agent named `name` cannot reply: the user would take the reply for an automatic answer.
+    static func reservedSpeaker(_ name: String) -> String {
+        "Your display name here, “\(DiscordMarkdown.escaped(name))”, is the one ThreadDesk's automatic answers are posted under: "
+            + "users would take your reply for one. Nothing was sent; change your server nickname, then reply."
     }
 
     /// Why a reply cannot be sent as it is, in words for the agent; nil when it can.

@@ -26,23 +26,30 @@ extension Desk {
         // The same count as the badge, `GET /v1/unread` and the export: read from the mirror.
         let unread = try await LiveFeed(store: parts.store).unreadCount(record)
         lines.append("**Push** \(push) · **Unread** \(unread) · **Read up to** \(readUpTo)")
-        let (fromUser, fromSupport, complete) = try await messageCounts(thread)
+        let (fromUser, fromSupport, automatic, complete) = try await messageCounts(thread)
         let atLeast = complete ? "" : "at least "
-        lines.append("**Thread** <#\(thread)> · **Messages** \(atLeast)\(fromUser) from the user, \(atLeast)\(fromSupport) from support")
+        let answers = automatic == 0 ? "" : ", \(atLeast)\(automatic) automatic \(automatic == 1 ? "answer" : "answers")"
+        lines.append("**Thread** <#\(thread)> · **Messages** \(atLeast)\(fromUser) from the user, \(atLeast)\(fromSupport) from support" + answers)
         return MessageText.clip(lines.joined(separator: "\n"), limit: MessageText.discordLimit)
     }
 
     /// Messages the user can see in the thread, by who wrote them, read from the mirror.
-    private func messageCounts(_ thread: Snowflake) async throws -> (user: Int, support: Int, complete: Bool) {
-        var (user, support) = (0, 0)
+    private func messageCounts(_ thread: Snowflake) async throws -> (user: Int, support: Int, assistant: Int, complete: Bool) {
+        var (user, support, assistant) = (0, 0, 0)
         var cursor: Snowflake?
         for _ in 0..<Self.cardPages {
             let page = try await parts.store.mirrorPage(thread: thread, .before(cursor), limit: 100)
-            for message in page.messages { if message.author == .user { user += 1 } else { support += 1 } }
-            guard page.hasMore, let oldest = page.messages.first?.id else { return (user, support, true) }
+            for message in page.messages {
+                switch message.author {
+                case .user: user += 1
+                case .support: support += 1
+                case .assistant: assistant += 1
+                }
+            }
+            guard page.hasMore, let oldest = page.messages.first?.id else { return (user, support, assistant, true) }
             cursor = oldest
         }
-        return (user, support, false)
+        return (user, support, assistant, false)
     }
 
     /// A value the app sent, as text: its markdown escaped the way the device note's is (a code

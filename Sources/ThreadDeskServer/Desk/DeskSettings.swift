@@ -35,13 +35,18 @@ public struct DeskSettings: Sendable, Hashable {
     }
 
     /// A name Discord takes for a webhook's message: 1–80 characters, without the words it
-    /// reserves (`discord`, `clyde`); otherwise the team's name.
-    func speakerName(_ name: String?) -> String {
+    /// reserves (`discord`, `clyde`), and not the app's assistant's (`reserved`); otherwise the
+    /// team's name.
+    func speakerName(_ name: String?, reserved: AssistantName? = nil) -> String {
         let trimmed = (name ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        for candidate in [trimmed, teamName] {
+        for candidate in [trimmed, teamName, "Support", "Support team"] {
             let lowered = candidate.lowercased()
-            if (1...80).contains(candidate.count), !lowered.contains("discord"), !lowered.contains("clyde") { return candidate }
+            if (1...80).contains(candidate.count), !lowered.contains("discord"), !lowered.contains("clyde"),
+                reserved?.matches(candidate) != true
+            {
+                return candidate
+            }
         }
-        return "Support"
+        return "Support team"
     }
 }

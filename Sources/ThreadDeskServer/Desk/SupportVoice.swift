@@ -1,6 +1,7 @@
 import DiscordREST
 import Logging
 import Synchronization
+import ThreadDeskCore
 import ThreadDeskStore
 
 /// How ThreadDesk speaks as support: through a webhook of the thread's forum, under the name of the agent
@@ -10,25 +11,36 @@ final class SupportVoice: Sendable {
     private let discord: DiscordClient<AnyClock>
     private let locks: any JobLocks
     private let settings: DeskSettings
+    /// Each forum's app's assistant name, by the forum's id: nobody else speaks under it.
+    private let assistantNames: [String: AssistantName]
     private let logger: Logger
     /// Each forum's, by the forum's id.
     private let webhooks = Mutex<[String: DiscordWebhook]>([:])
     /// What the webhook is called in the forum's integrations.
     static let webhookName = "ThreadDesk"
 
-    init(discord: DiscordClient<AnyClock>, locks: any JobLocks, settings: DeskSettings, logger: Logger) {
-        (self.discord, self.locks, self.settings, self.logger) = (discord, locks, settings, logger)
+    init(discord: DiscordClient<AnyClock>, locks: any JobLocks, settings: DeskSettings, assistantNames: [String: AssistantName] = [:], logger: Logger) {
+        (self.discord, self.locks, self.settings, self.assistantNames, self.logger) = (discord, locks, settings, assistantNames, logger)
     }
 
-    /// Posts `text` into `thread` of `forum` as support, named `speaker` (an agent) or the team.
+    /// Whether `name` is the assistant's in `forum`: an agent of that name is refused before
+    /// anything is posted (`say` would post under the team's name instead).
+    func isReserved(_ name: String, in forum: String) -> Bool {
+        assistantNames[forum]?.matches(name) == true
+    }
+
+    /// Posts `text` into `thread` of `forum` as support, named `speaker` (an agent) or the team;
+    /// never under the assistant's name, which would make it pass for an automatic answer.
     func say(_ text: String, in thread: String, of forum: String, as speaker: String?) async throws -> DiscordMessage {
-        try await post(DiscordWebhookMessage(content: text, username: settings.speakerName(speaker)), in: thread, of: forum)
+        try await post(DiscordWebhookMessage(content: text, username: settings.speakerName(speaker, reserved: assistantNames[forum])), in: thread, of: forum)
     }
 
-    /// Posts `text` as the assistant, under the app's reserved name (which the mirror reads as
-    /// the author `assistant`, and which no agent may speak under).
-    func say(_ text: String, in thread: String, of forum: String, asAssistant name: String) async throws -> DiscordMessage {
-        try await post(DiscordWebhookMessage(content: text, username: name), in: thread, of: forum)
+    /// Posts an automatic answer into `thread` of `forum` under the app's assistant name: the
+    /// mirror takes it for the assistant's (`MessageAuthor.assistant`), wherever it reads it from.
+    /// - Throws: `NoAssistant` for a forum of no app; Discord's errors.
+    func answer(_ text: String, in thread: String, of forum: String) async throws -> DiscordMessage {
+        guard let name = assistantNames[forum] else { throw NoAssistant() }
+        return try await post(DiscordWebhookMessage(content: text, username: name.name), in: thread, of: forum)
     }
 
     private func post(_ message: DiscordWebhookMessage, in thread: String, of forum: String) async throws -> DiscordMessage {
@@ -63,6 +75,10 @@ final class SupportVoice: Sendable {
         guard let found else { throw WebhookBusy() }
         webhooks.withLock { $0[forum] = found }
         return found
+    }
+
+    struct NoAssistant: Error, CustomStringConvertible {
+        var description: String { "the forum is no app's: it has no assistant name" }
     }
 
     struct WebhookBusy: Error, CustomStringConvertible {

@@ -32,6 +32,11 @@ extension Drafts {
             try await reply(interaction, ephemeral: "Only members with \(access.requirement) in the support forum can act on drafts.")
             return
         }
+        // Sending under the assistant's name would pass the agent's reply off as an automatic answer.
+        if [.send, .submitEdit].contains(target.action), parts.voice.isReserved(member.displayName, in: app.forumChannelID) {
+            try await reply(interaction, ephemeral: Desk.reservedSpeaker(member.displayName))
+            return
+        }
         switch target.action {
         case .edit:
             guard Self.canAct(on: draft, now: parts.time.now()) else {

@@ -49,7 +49,7 @@ extension Drafts {
             guard context.record?.live.assistAnsweredAt == nil else { return nil }
             let latest = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: 5).messages
             guard Self.waitingOn(latest, app: app)?.id == waiting.id else { return nil }
-            let posted = try await parts.voice.say(said, in: thread.description, of: app.forumChannelID, asAssistant: settings.name)
+            let posted = try await parts.voice.answer(said, in: thread.description, of: app.forumChannelID)
             context.record?.live.assistAnsweredAt = parts.time.now()
             try await parts.ingestion.ingestOwn(posted, record: context.record)
             return posted

@@ -17,7 +17,7 @@ final class ReplyWatch: MirrorListener, Sendable {
         let owner: UserID
         /// The newest user message seen; nil when none came.
         var userWrote: Snowflake?
-        /// The newest support reply seen (by an agent, not ThreadDesk's away message).
+        /// The newest support reply seen (by an agent, not ThreadDesk's away message nor the assistant's answer).
         var supportReplied: Snowflake?
     }
 
@@ -41,7 +41,8 @@ final class ReplyWatch: MirrorListener, Sendable {
     func mirrorTookIn(_ intake: MirrorIntake) {
         guard let newest = intake.newestShown, let app = catalog.app(of: intake.owner), assist.effective(for: app)?.watchesReplies == true else { return }
         if newest.author == .user, now().timeIntervalSince(newest.id.date) > Self.maxAge { return }
-        // ThreadDesk's own away message answers nobody: the conversation still needs a person.
+        // ThreadDesk's own away message and the assistant's answers answer nobody: the
+        // conversation still waits on the user's message, and its draft (if any) stands.
         if newest.author != .user, Self.isAutomatic(newest, app: app) { return }
         let noted = news.withLock { news in
             guard news[intake.thread] != nil || news.count < Self.limit else { return false }
@@ -67,9 +68,15 @@ final class ReplyWatch: MirrorListener, Sendable {
         }
     }
 
-    /// A support message ThreadDesk posted by itself (the away message, sent silent), not an agent's reply.
+    /// A message ThreadDesk posted by itself (the away message, sent silent; the assistant's
+    /// answer), not an agent's reply.
     static func isAutomatic(_ message: MirroredMessage, app: AppSettings) -> Bool {
-        guard message.author != .user, let away = app.awayMessage else { return false }
-        return NoteMarkers.shownReply(message.content) == away
+        switch message.author {
+        case .user: return false
+        case .assistant: return true
+        case .support:
+            guard let away = app.awayMessage else { return false }
+            return NoteMarkers.shownReply(message.content) == away
+        }
     }
 }

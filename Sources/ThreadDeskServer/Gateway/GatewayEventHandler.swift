@@ -138,13 +138,13 @@ struct GatewayEventHandler: ForumEventSink {
         switch event {
         case .messageCreated(let message), .messageUpdated(let message):
             let bot = try await self.bot.id()
-            try await ingest(MirrorIngestion.facts([message], bot: bot), into: thread, owner: owner)
+            try await ingest(ingestion.facts([message], bot: bot, owner: owner), into: thread, owner: owner)
         case .messageChanged(let channel, let id):
             // An update without the whole message: ask for it.
             guard let messageID = Snowflake(id) else { return }
             let bot = try await self.bot.id()
             if let message = try await existingMessage(id, in: channel) {
-                try await ingest(MirrorIngestion.facts([message], bot: bot), into: thread, owner: owner)
+                try await ingest(ingestion.facts([message], bot: bot, owner: owner), into: thread, owner: owner)
             } else {
                 try await ingest([.deleted(messageID, thread: thread)], into: thread, owner: owner)
             }

@@ -105,7 +105,8 @@ struct LegacyRoutes: Sendable {
 struct LegacyMessage: Codable, Sendable, Hashable {
     init(_ message: MirroredMessage) {
         id = message.id.description
-        content = message.author == .support ? NoteMarkers.shownReply(message.content) : message.content
+        // The reference system knew no assistant: its answers have support's shape (a webhook author).
+        content = message.author != .user ? NoteMarkers.shownReply(message.content) : message.content
         author = Author(id: message.authorID?.description ?? "", username: message.authorUsername)
         type = message.type
         timestamp = message.createdAt

@@ -69,7 +69,7 @@ struct LiveFeed: Sendable {
             for message in rows {
                 cursor = max(cursor, message.eventSeq)
                 read += 1
-                if message.author == .support { unreadChanged = true }
+                if message.author != .user { unreadChanged = true }
                 if message.isShown {
                     events.append(.encoded(message.eventSeq, message.shownSeq > position ? .messageCreated : .messageUpdated, SupportMessage(message)))
                 } else if message.shownSeq <= position {

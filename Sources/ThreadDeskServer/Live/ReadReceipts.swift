@@ -88,7 +88,7 @@ final class ReadReceipts: Service, Sendable {
                         let read = record.lastReadMessageID.flatMap({ Snowflake($0) })
                     else { return }
                     let page = try await store.mirrorPage(thread: thread, .before(Snowflake(read.rawValue + 1)), limit: 50)
-                    guard let target = page.messages.last(where: { $0.author == .support })?.id.description,
+                    guard let target = page.messages.last(where: { $0.author != .user })?.id.description,
                         target != record.live.reactionMessageID
                     else { return }
                     try await discord.addReaction(emoji, to: target, in: thread.description)

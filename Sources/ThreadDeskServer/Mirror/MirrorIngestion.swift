@@ -12,6 +12,8 @@ import ThreadDeskWire
 struct MirrorIngestion: Sendable {
     let store: any UserRecords & MirrorStore & OutboxStore
     let bot: BotIdentity
+    /// The name each app's automatic answers are posted under (`AssistSettings.name`).
+    let assistantNames: [AppID: AssistantName]
     /// Which replies wait for a push; nil when pushes are off.
     let pushRule: PushRule?
     /// Told of every merge that changed something, in this order.
@@ -21,14 +23,15 @@ struct MirrorIngestion: Sendable {
     /// - Parameters:
     ///   - store: Where the mirror and the users are kept.
     ///   - bot: The bot's id (its posts are the user's own messages).
+    ///   - assistantNames: Each app's assistant name (its webhook posts are automatic answers).
     ///   - pushRule: Which first-seen replies wait for a push; nil when pushes are off.
     ///   - listeners: Told of what each merge took in.
     ///   - now: The server's clock, as a date.
     init(
-        store: any UserRecords & MirrorStore & OutboxStore, bot: BotIdentity, pushRule: PushRule?, listeners: [any MirrorListener] = [],
-        now: @escaping @Sendable () -> Date
+        store: any UserRecords & MirrorStore & OutboxStore, bot: BotIdentity, assistantNames: [AppID: AssistantName] = [:], pushRule: PushRule?,
+        listeners: [any MirrorListener] = [], now: @escaping @Sendable () -> Date
     ) {
-        (self.store, self.bot, self.pushRule, self.listeners, self.now) = (store, bot, pushRule, listeners, now)
+        (self.store, self.bot, self.assistantNames, self.pushRule, self.listeners, self.now) = (store, bot, assistantNames, pushRule, listeners, now)
     }
 
     /// Merges `facts` about `thread` into the mirror and tells the listeners what it took in.
@@ -228,7 +231,7 @@ struct MirrorIngestion: Sendable {
     /// gateway it comes again; the merge makes that a no-op). The caller holds the user.
     func ingestOwn(_ posted: DiscordMessage, partOf: Snowflake? = nil, record: UserRecord?) async throws {
         guard let record, let thread = Snowflake(posted.channelId) else { return }
-        try await apply(Self.facts([posted], bot: try await bot.id(), partOf: partOf), thread: thread, record: record)
+        try await apply(facts([posted], bot: try await bot.id(), owner: record.id, partOf: partOf), thread: thread, record: record)
     }
 
     /// The thread's owner: whoever has it now, or had it when it was mirrored.
@@ -237,8 +240,9 @@ struct MirrorIngestion: Sendable {
         return try await store.mirrorThread(thread)?.owner
     }
 
-    /// Facts from Discord messages (skipping any whose ids are not snowflakes).
-    static func facts(_ messages: [DiscordMessage], bot: Snowflake, partOf: Snowflake? = nil) -> [MirrorFact] {
-        messages.compactMap { MirroredMessage($0, bot: bot, partOf: partOf).map(MirrorFact.message) }
+    /// Facts from Discord messages of `owner`'s thread (skipping any whose ids are not snowflakes).
+    func facts(_ messages: [DiscordMessage], bot: Snowflake, owner: UserID, partOf: Snowflake? = nil) -> [MirrorFact] {
+        let assistant = assistantNames[owner.app]
+        return messages.compactMap { MirroredMessage($0, bot: bot, assistant: assistant, partOf: partOf).map(MirrorFact.message) }
     }
 }

@@ -82,7 +82,7 @@ struct MirrorSync: Sendable {
         var reachedStart = false
         while true {
             let page = try await discord.messages(in: thread.description, before: before?.description, limit: Self.pageSize)
-            let facts = MirrorIngestion.facts(page, bot: bot)
+            let facts = ingestion.facts(page, bot: bot, owner: record.id)
             try await ingestion.apply(facts, thread: thread, record: record)
             seen.formUnion(facts.map(\.messageID))
             let oldest = page.compactMap { Snowflake($0.id) }.min()

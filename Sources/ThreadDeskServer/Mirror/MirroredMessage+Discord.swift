@@ -4,14 +4,22 @@ import ThreadDeskStore
 import ThreadDeskWire
 
 extension MirroredMessage {
-    /// A Discord message as the mirror keeps it; nil when Discord's ids are not snowflakes.
-    init?(_ message: DiscordMessage, bot: Snowflake, partOf: Snowflake? = nil) {
+    /// A Discord message as the mirror keeps it; nil when Discord's ids are not snowflakes. A pure
+    /// function of the message and the app's assistant name: however often a message is read
+    /// again (catch-up, reconciliation), it is kept the same.
+    init?(_ message: DiscordMessage, bot: Snowflake, assistant: AssistantName?, partOf: Snowflake? = nil) {
         guard let id = Snowflake(message.id), let thread = Snowflake(message.channelId) else { return nil }
-        let visibility = MessageVisibility(of: message, botUserID: bot.description)
-        let author: MessageAuthor = message.author.id == bot.description ? .user : .support
+        let visibility = MessageVisibility(of: message, botUserID: bot.description, assistant: assistant)
+        let author = MessageAuthor(of: message, botUserID: bot.description, assistant: assistant)
+        let name: String? =
+            switch author {
+            case .user: nil
+            case .support: message.author.globalName ?? message.author.username
+            case .assistant: assistant?.name
+            }
         self.init(
             id: id, threadID: thread, author: author, authorID: Snowflake(message.author.id), authorUsername: message.author.username,
-            authorName: author == .support ? (message.author.globalName ?? message.author.username) : nil, type: message.type,
+            authorName: name, type: message.type,
             content: author == .user ? NoteMarkers.userText(posted: message.content) : message.content,
             attachments: message.attachments.compactMap { attachment in
                 Snowflake(attachment.id).map {

@@ -394,12 +394,12 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             for message in posted {
                 guard let thread = Snowflake(message.channelId), let current = context.record else { continue }
                 try await ingestion.apply(
-                    MirrorIngestion.facts([message], bot: bot, partOf: split ? item.id : nil), thread: thread, record: current,
+                    ingestion.facts([message], bot: bot, owner: current.id, partOf: split ? item.id : nil), thread: thread, record: current,
                     delivering: removing ? item.id : nil)
             }
             for note in notes {
                 guard let thread = Snowflake(note.channelId), let current = context.record else { continue }
-                try await ingestion.apply(MirrorIngestion.facts([note], bot: bot), thread: thread, record: current)
+                try await ingestion.apply(ingestion.facts([note], bot: bot, owner: current.id), thread: thread, record: current)
             }
             if removing, firstGone, let current = context.record, let row = try await store.mirroredMessages([item.id]).first {
                 try await ingestion.apply([.deleted(item.id, thread: row.threadID)], thread: row.threadID, record: current)

@@ -225,8 +225,12 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
 
 extension StatusTags: MirrorListener {
     /// Who spoke last among the messages the user sees for the first time: the thread's status.
+    /// An automatic answer answers for nobody: the thread still needs a person's reply.
     func mirrorTookIn(_ intake: MirrorIntake) {
         guard let newest = intake.newestShown else { return }
-        conversation(in: intake.thread, isNow: newest.author == .user ? .needsReply : .waitingOnUser)
+        switch newest.author {
+        case .user, .assistant: conversation(in: intake.thread, isNow: .needsReply)
+        case .support: conversation(in: intake.thread, isNow: .waitingOnUser)
+        }
     }
 }

@@ -1,9 +1,17 @@
-/// Who wrote a message, from the app user's point of view.
+/// Who wrote a message, from the app user's point of view. Authors added later decode as
+/// `support`: whoever is not the user speaks for the developer.
 public enum MessageAuthor: String, Sendable, Codable, Hashable, CaseIterable {
     /// The app user: ThreadDesk posts on their behalf.
     case user
     /// Anyone else in the thread: the developer or their support team.
     case support
+    /// An automatic answer written from the developer's help articles while support was away.
+    case assistant
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        self = MessageAuthor(rawValue: text) ?? .support
+    }
 }
 
 /// A message of the conversation as the app sees it (`GET /v1/messages`, the answer to a send,

@@ -54,6 +54,42 @@ struct WireTests {
         #expect(throws: ThreadDeskError.self) { try ThreadDeskEvent(ServerSentEvent(id: "6", name: "unread", data: "{oops")) }
     }
 
+    @Test func anAssistantsAnswerIsSupportToTheAppAndMarkedAutomatic() throws {
+        let json = #"{"id":"9","author":"assistant","authorName":"Assistant","content":"Restart the app.","attachments":[],"createdAt":"2026-01-01T00:00:00.000Z"}"#
+        let wire = try JSONDecoder().decode(SupportMessage.self, from: Data(json.utf8))
+        #expect(wire.author == .assistant)
+        let shown = ConversationMessage(wire, server: URL(string: "https://desk.example")!)
+        #expect(shown.author == .support(name: "Assistant") && shown.isAutomatic && !shown.isFromUser)
+        // An agent's answer is not automatic; the raw value is what goes back on the wire.
+        var agent = wire
+        agent.author = .support
+        #expect(!ConversationMessage(agent, server: URL(string: "https://desk.example")!).isAutomatic)
+        #expect(String(decoding: try JSONEncoder().encode(MessageAuthor.assistant), as: UTF8.self) == #""assistant""#)
+    }
+
+    @Test func anAuthorThisSDKDoesNotKnowDecodesAsSupport() throws {
+        let json = #"{"id":"9","author":"robot","authorName":"R2","content":"beep","attachments":[],"createdAt":"2026-01-01T00:00:00.000Z"}"#
+        let wire = try JSONDecoder().decode(SupportMessage.self, from: Data(json.utf8))
+        #expect(wire.author == .support)
+        let shown = ConversationMessage(wire, server: URL(string: "https://desk.example")!)
+        #expect(shown.author == .support(name: "R2") && !shown.isAutomatic)
+        #expect(try JSONDecoder().decode([MessageAuthor].self, from: Data(#"["user","support","assistant",""]"#.utf8)) == [.user, .support, .assistant, .support])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(MessageAuthor.self, from: Data("7".utf8)) }
+    }
+
+    @Test func aSnapshotKeptBeforeAutomaticAnswersStillLoads() throws {
+        let message = ConversationMessage(id: "9", text: "hi", author: .support(name: "Ann"), date: Date(timeIntervalSince1970: 0), isAutomatic: true)
+        let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(message)) as? [String: Any])
+        #expect(object["isAutomatic"] as? Bool == true)
+        var older = object
+        older["isAutomatic"] = nil
+        let loaded = try JSONDecoder().decode(ConversationMessage.self, from: JSONSerialization.data(withJSONObject: older))
+        var expected = message
+        expected.isAutomatic = false
+        #expect(loaded == expected)
+        #expect(try JSONDecoder().decode(ConversationMessage.self, from: JSONEncoder().encode(message)) == message)
+    }
+
     @Test func multipartBodiesCarryTheTextAndEachFileSafely() {
         let form = MultipartForm()
         let body = String(decoding: form.body(

@@ -5,7 +5,8 @@ public struct ConversationMessage: Sendable, Codable, Hashable, Identifiable {
     public enum Author: Sendable, Codable, Hashable {
         /// The app's user (this device or another of theirs).
         case user
-        /// Support, with the agent's display name when the server gave one.
+        /// Support, with the agent's display name when the server gave one; also the developer's
+        /// assistant answering by itself (``ConversationMessage/isAutomatic``).
         case support(name: String?)
     }
 
@@ -50,11 +51,14 @@ public struct ConversationMessage: Sendable, Codable, Hashable, Identifiable {
     public var isEdited: Bool
     /// The message this one answers.
     public var replyTo: String?
+    /// An automatic answer, written from the developer's help articles while support was away
+    /// (its author is ``Author/support(name:)``, named as the assistant): a person may still answer.
+    public var isAutomatic: Bool
 
     /// A message made by hand: for previews and tests.
     public init(
         id: String, text: String, files: [File] = [], author: Author, date: Date, delivery: Delivery = .sent, isEdited: Bool = false,
-        replyTo: String? = nil
+        replyTo: String? = nil, isAutomatic: Bool = false
     ) {
         self.id = id
         self.text = text
@@ -64,6 +68,25 @@ public struct ConversationMessage: Sendable, Codable, Hashable, Identifiable {
         self.delivery = delivery
         self.isEdited = isEdited
         self.replyTo = replyTo
+        self.isAutomatic = isAutomatic
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, text, files, author, date, delivery, isEdited, replyTo, isAutomatic
+    }
+
+    /// Snapshots kept before automatic answers existed have no `isAutomatic`: none of theirs was.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        text = try container.decode(String.self, forKey: .text)
+        files = try container.decode([File].self, forKey: .files)
+        author = try container.decode(Author.self, forKey: .author)
+        date = try container.decode(Date.self, forKey: .date)
+        delivery = try container.decode(Delivery.self, forKey: .delivery)
+        isEdited = try container.decode(Bool.self, forKey: .isEdited)
+        replyTo = try container.decodeIfPresent(String.self, forKey: .replyTo)
+        isAutomatic = try container.decodeIfPresent(Bool.self, forKey: .isAutomatic) ?? false
     }
 
     public var isFromUser: Bool { author == .user }
@@ -83,7 +106,9 @@ extension ConversationMessage {
                 id: file.id, filename: file.filename, size: file.size, contentType: file.contentType,
                 url: Self.absolute(file.url, against: server), width: file.width, height: file.height, uploadProgress: nil)
         }
+        // Any author but the user speaks for support, the assistant and authors added later alike.
         author = message.author == .user ? .user : .support(name: message.authorName)
+        isAutomatic = message.author == .assistant
         date = Timestamp.date(message.createdAt) ?? Date(timeIntervalSince1970: 0)
         switch message.delivery ?? .sent {
         case .queued: delivery = .queued
@@ -108,6 +133,7 @@ extension ConversationMessage {
         delivery = .pending
         isEdited = false
         replyTo = nil
+        isAutomatic = false
     }
 
     static func absolute(_ path: String, against server: URL) -> URL? {
