@@ -82,7 +82,9 @@ struct Bubble: View {
         HStack {
             if message.isFromUser { Spacer(minLength: 40) }
             VStack(alignment: message.isFromUser ? .trailing : .leading, spacing: 2) {
-                if case .support(let name) = message.author, let name { Text(name).font(.caption).foregroundStyle(.secondary) }
+                if case .support(let name) = message.author, let name {
+                    Text(message.isAutomatic ? "\(name) · automatic answer" : name).font(.caption).foregroundStyle(.secondary)
+                }
                 if !message.text.isEmpty {
                     Text(message.text)
                         .padding(10)

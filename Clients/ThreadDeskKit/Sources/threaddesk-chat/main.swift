@@ -152,7 +152,11 @@ final class Screen {
 
     private func show(_ message: ConversationMessage) {
         let who: String
-        if case .support(let name) = message.author { who = "\(name ?? "support") (support)" } else { who = "you" }
+        if case .support(let name) = message.author {
+            who = "\(name ?? "support") (\(message.isAutomatic ? "automatic answer" : "support"))"
+        } else {
+            who = "you"
+        }
         var line = "[\(time.string(from: message.date))] \(who): \(message.text)"
         if message.isFromUser, message.delivery == .pending || message.delivery == .queued { line += "  (sending…)" }
         for file in message.files { line += "\n    [file: \(file.filename), \(file.size) bytes]" }
