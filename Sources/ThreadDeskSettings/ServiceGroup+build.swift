@@ -5,12 +5,17 @@ import UnixSignals
 /// The service group the executables run. SIGTERM or SIGINT starts a graceful shutdown: the
 /// server stops accepting, in-flight work gets `grace` to finish, then it is cancelled, and if
 /// anything still has not ended `cancelGrace` later the process ends anyway, with a log line
-/// and status 1 (`ShutdownDeadline`), never ServiceGroup's trap.
+/// and status 1 (`ShutdownDeadline`), never ServiceGroup's trap. A group cancelled because a
+/// service failed gets `cancelGrace`.
+/// - Parameters:
+///   - sleep: The deadline's clock (a test drives it).
+///   - expire: What the deadline does (a test records it instead of ending the process).
 public func buildServiceGroup(
     _ services: [any Service], grace: Duration, cancelGrace: Duration, logger: Logger,
-    deadline: ShutdownDeadline? = nil
+    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await ContinuousClock().sleep(for: $0) },
+    expire: @escaping @Sendable (_ report: () -> Void) -> Void = ShutdownDeadline.exitProcess
 ) -> DeadlinedServiceGroup {
-    let deadline = deadline ?? ShutdownDeadline(graceful: grace + cancelGrace, cancelled: cancelGrace, logger: logger)
+    let deadline = ShutdownDeadline(graceful: grace + cancelGrace, cancelled: cancelGrace, logger: logger, sleep: sleep, expire: expire)
     var configuration = ServiceGroupConfiguration(
         // The deadline last: services are told of a graceful shutdown from the last one back.
         services: services.map { .init(service: $0) }

@@ -65,7 +65,7 @@ struct Sandbox: AsyncParsableCommand {
               Discord (fake) \(discord.restURL)
               Agent control  \(discord.controlURL)
               APNs (fake)    \(apns)   (deliveries: curl -sk --http2 \(apns)/_emulator/deliveries)
-              Model (fake)   \(assist.baseURL)   (drafted answers and /translate; what it was asked: curl -s \(assist.controlURL)/requests)
+              Model (fake)   \(assist.baseURL)   (drafted answers, answers after /away on, /translate; what it was asked: curl -s \(assist.controlURL)/requests)
 
             Try it:
               TOKEN=$(curl -s -XPOST \(api)/v1/session -H 'X-App-Key: \(configuration.appKey)' \\
@@ -152,6 +152,9 @@ struct SandboxServer: Service {
         configuration.assist.url = assistEndpoints.baseURL
         configuration.assist.model = assistEndpoints.model
         configuration.assist.draftDelay = .seconds(2)
+        // Answers while away: after `/away on` in the console, a question the FAQ answers well gets
+        // the assistant's answer in the widget (and a note in the console) instead of a draft.
+        configuration.assist.auto = .away
         // App Attest optional: a newcomer sees both paths (an attested device, and a caller without
         // one); the software attester's root is trusted here only.
         let attester = SandboxAttester(attester: try SoftwareAttester(teamID: "SANDBOX123", bundleID: "com.example.sandbox"))

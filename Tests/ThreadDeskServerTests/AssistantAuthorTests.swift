@@ -17,9 +17,18 @@ import ThreadDeskWire
 /// count, a push), also once the mirror is rebuilt from Discord; the thread still needs a person.
 @Suite("The assistant's answers", .timeLimit(.minutes(3)))
 struct AssistantAuthorTests {
+    /// Answers while away on, so the app has an assistant name; no drafts, and a provider nobody
+    /// listens on (these tests post the answers themselves).
+    static func answersOn(_ configuration: inout ServerConfiguration) {
+        configuration.assist.url = "http://127.0.0.1:9/v1"
+        configuration.assist.model = "none"
+        configuration.assist.drafts = false
+        configuration.assist.auto = .away
+    }
+
     /// How the server speaks in the forum, with each app's assistant name as the server has it.
     static func voice(_ server: Harness) -> SupportVoice {
-        let names = server.configuration.catalog.apps.map { ($0.forumChannelID, server.configuration.assist.assistantName(for: $0)) }
+        let names = server.configuration.catalog.apps.compactMap { app in server.configuration.assist.assistantName(for: app).map { (app.forumChannelID, $0) } }
         return SupportVoice(
             discord: server.discordClient, locks: server.store, settings: server.configuration.desk,
             assistantNames: Dictionary(names, uniquingKeysWith: { first, _ in first }), logger: testLogger())
@@ -32,7 +41,10 @@ struct AssistantAuthorTests {
     }
 
     @Test func anAnswerUnderTheAssistantsNameIsTheAssistantsAndTheThreadStillNeedsAReply() async throws {
-        try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
+        try await withServer(gateway: true, { configuration in
+            configuration.statusTags = StatusTagNames()
+            Self.answersOn(&configuration)
+        }) { server in
             try await server.settled()
             try #require(try await StatusTagTests.forumTags(server).count == 5, "the forum's status tags")
             let tags = try await StatusTagTests.forumTags(server)
@@ -67,7 +79,7 @@ struct AssistantAuthorTests {
     }
 
     @Test func aWebhookPostUnderAnyOtherNameIsSupportAndNoAgentPostsAsTheAssistant() async throws {
-        try await withServer(gateway: true) { server in
+        try await withServer(gateway: true, Self.answersOn) { server in
             let (user, thread, _) = try await server.userWithThread()
             let (voice, forum) = (Self.voice(server), server.discord.forumChannelID)
             let agent = try await voice.say("Hi, Ana here.", in: thread, of: forum, as: "Ana")
@@ -86,7 +98,7 @@ struct AssistantAuthorTests {
     /// The reconciler rebuilds the mirror from Discord's history: an answer the feed missed is the
     /// assistant's there too.
     @Test func anAnswerOnlyAReconciliationReadsIsTheAssistants() async throws {
-        try await withServer { server in
+        try await withServer(Self.answersOn) { server in
             let (user, thread, _) = try await server.userWithThread()
             #expect(try await server.forward(try MirrorTests.events([.alive])).status == .ok)
             try await MirrorTests.reconciled(server)
@@ -113,7 +125,10 @@ struct AssistantAuthorTests {
     /// An agent whose display name is the assistant's may not reply: the user would take the
     /// reply for an automatic answer. Nothing is posted; an agent of another name replies as ever.
     @Test func anAgentNamedLikeTheAssistantIsRefusedAReply() async throws {
-        try await withServer(gateway: true, DeskTests.deskOn) { server in
+        try await withServer(gateway: true, { configuration in
+            DeskTests.deskOn(&configuration)
+            Self.answersOn(&configuration)
+        }) { server in
             let (user, thread, _) = try await server.userWithThread()
             let agents = server.emulator.createRole(named: "Agents", permissions: DeskAccessTests.manageThreads)
             let namesake = try server.emulator.addMember(named: "assistant", roles: [agents])
@@ -124,8 +139,9 @@ struct AssistantAuthorTests {
             #expect(refused.ephemeral && refused.content?.contains("automatic answers") == true)
             let closing = try await DeskTests.run(server, "close", in: thread, [.string("message", "Bye!")], as: namesake)
             #expect(closing.content?.contains("automatic answers") == true)
+            try await server.settled()
             #expect(server.emulator.counters.webhookExecutions == 0 && server.emulator.messages(inThread: thread).count == before)
-            #expect(DeskTests.thread(server, thread)?.archived != true, "a refused /close closes nothing")
+            #expect(DeskTests.thread(server, thread)?.archived == false, "a refused /close closes nothing")
 
             // The card is no reply: the namesake may look; and the team's agent replies as ever.
             let card = try await DeskTests.run(server, "user", in: thread, as: namesake)
@@ -140,7 +156,7 @@ struct AssistantAuthorTests {
     /// The assistant's answer answers for nobody: the draft for the user's message stays for an
     /// agent, no new draft is asked for, and an agent named like the assistant cannot send it.
     @Test func anAutomaticAnswerLeavesTheDraftForAnAgent() async throws {
-        try await DraftTests.withAssist { server, assist in
+        try await DraftTests.withAssist({ $0.assist.auto = .away }) { server, assist in
             assist.setPermanentOutcome(.answer("Hold the reset button."))
             let (user, thread, _) = try await server.userWithThread(first: "How do I reset it?")
             try await server.settled()

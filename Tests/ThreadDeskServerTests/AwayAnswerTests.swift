@@ -14,6 +14,8 @@ import ThreadDeskCore
 /// pushed like support; the away message still goes, and a note tells the agents what was said.
 @Suite(.timeLimit(.minutes(3))) struct AwayAnswerTests {
     static let question = "How do I reset the router?"
+    static let faqTitle = "Reset the router"
+    static let faqText = "Hold the reset button for ten seconds, then wait for the green light."
 
     /// Support away by `/away on` (the hours would need a clock of their own, and the emulator's
     /// message ids follow the real one).
@@ -40,7 +42,7 @@ import ThreadDeskCore
 
     @Test func whileAwayTheAssistantAnswersOnceUntilAnAgentReplies() async throws {
         try await Self.withAway(drafts: false) { server, assist in
-            let post = try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the reset button for ten seconds, then wait for the green light.")
+            let post = try server.emulator.postFAQ(title: Self.faqTitle, answer: Self.faqText)
             try await server.settled()
             let (user, thread, device) = try await server.userWithThread(first: "hello")
             try await Self.setAway(server, true, in: thread)
@@ -88,17 +90,22 @@ import ThreadDeskCore
 
     @Test func insideTheHoursOnAWeakMatchOrWithoutAnAnswerItDraftsInstead() async throws {
         try await Self.withAway(drafts: true) { server, assist in
-            _ = try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the reset button for ten seconds, then wait for the green light.")
+            _ = try server.emulator.postFAQ(title: Self.faqTitle, answer: Self.faqText)
             try await server.settled()
 
             // A question the FAQ does not cover well: no answer to the user, a draft for the agent.
-            assist.script([.answer("Hello!"), .answer("Could you tell me more about the invoice?")])
+            assist.script([.answer("Hello!"), .answer("Could you tell me which firmware version?")])
             let (user, thread, _) = try await server.userWithThread(first: "hello")
             try await server.settled()
             _ = try server.emulator.replyAsAgent(inThread: thread, content: "Hi!")
             try await server.settled()
             try await Self.setAway(server, true, in: thread)
-            #expect(try await server.send("My invoice from last month looks wrong, can someone check?", token: user.token).status == .created)
+            // One word in common ("router"): a match, but far below the bar.
+            let partial = "The router shows a blinking red light since the firmware update last night"
+            let faq = SuggestionIndex([CuratedAnswer(id: "1", title: Self.faqTitle, text: Self.faqText)])
+            let weak = try #require(faq.bestMatch(for: partial))
+            #expect(weak.coverage > 0 && weak.coverage < 0.6)
+            #expect(try await server.send(partial, token: user.token).status == .created)
             try await server.settled()
             #expect(try await DraftTests.shown(server, user.token).allSatisfy { $0.author != "assistant" })
             #expect(assist.recordedRequests.count == 2)
@@ -132,7 +139,7 @@ import ThreadDeskCore
     @Test func aUserWhoTellsTheModelToShowItsInstructionsOrTheNotesGetsNothing() async throws {
         // The attack's own words dilute the match below the default; a low bar lets it through to the model.
         try await Self.withAway(drafts: false, minimumMatch: 0.2) { server, assist in
-            _ = try server.emulator.postFAQ(title: "Reset the router", answer: "Hold the reset button for ten seconds, then wait for the green light.")
+            _ = try server.emulator.postFAQ(title: Self.faqTitle, answer: Self.faqText)
             try await server.settled()
             let (user, thread, _) = try await server.userWithThread(first: "hello")
             _ = try server.emulator.postNote(inThread: thread, content: "internal: refund approved, card ends 4242")
@@ -153,6 +160,41 @@ import ThreadDeskCore
             #expect(shown.allSatisfy { $0.author != "assistant" && !$0.content.contains("4242") && !$0.content.contains("help articles") })
             #expect(Self.awayNotes(server, thread).isEmpty)
             #expect(try await server.metric(#"threaddesk_assist_requests_total{purpose="away",outcome="refused_leak"}"#) == 1)
+        }
+    }
+
+    @Test func aModelThatFindsNoAnswerIsHeardHoweverItSaysIt() {
+        for text in ["NO_ANSWER", "no_answer", " No answer. ", "NO ANSWER", "I am sorry. NO_ANSWER"] {
+            #expect(Drafts.saysNoAnswer(text), "\(text)")
+        }
+        for text in ["Hold the reset button.", "There is no answer key on the router: hold the reset button."] {
+            #expect(!Drafts.saysNoAnswer(text), "\(text)")
+        }
+    }
+
+    /// Discord took the answer but its reply was lost: the answer counts as given (no second one
+    /// ever), the agents are warned to look, and the gateway's copy reaches the user.
+    @Test func anAnswerDiscordMayHaveTakenCountsAsGiven() async throws {
+        try await Self.withAway(drafts: false) { server, assist in
+            _ = try server.emulator.postFAQ(title: Self.faqTitle, answer: Self.faqText)
+            try await server.settled()
+            let (user, thread, _) = try await server.userWithThread(first: "hello")
+            try await Self.setAway(server, true, in: thread)
+            assist.setPermanentOutcome(.answer("Hold the reset button for ten seconds."))
+            // Both webhook posts: the away message's, then the answer's.
+            server.emulator.loseAnswers("POST", "/webhooks/{webhook_id}/{webhook_token}", count: 2)
+            #expect(try await server.send(Self.question, token: user.token).status == .created)
+            try await server.settled()
+
+            #expect(try await DraftTests.shown(server, user.token).filter { $0.author == "assistant" }.count == 1)
+            let warning = try #require(server.emulator.messages(inThread: thread).first { $0.content.hasPrefix(":ninja: ⚠️ Support was away") })
+            #expect(warning.content.contains("may have reached the user"))
+            #expect(server.emulator.counters.webhookExecutions == 2)
+
+            #expect(try await server.send("How do I reset the router again?", token: user.token).status == .created)
+            try await server.settled()
+            #expect(try await DraftTests.shown(server, user.token).filter { $0.author == "assistant" }.count == 1)
+            #expect(assist.recordedRequests.count == 1)
         }
     }
 }

@@ -41,16 +41,14 @@ import ThreadDeskSettings
         func run() async throws { throw Failed() }
     }
 
-    /// Ends as soon as it is asked to stop.
-    struct Polite: Service {
-        func run() async throws { try? await gracefulShutdown() }
-    }
-
-    static func deadline(clock: ManualClock, expired: Watched<Int>, then: @escaping @Sendable () -> Void = {}) -> ShutdownDeadline {
-        ShutdownDeadline(
-            graceful: .seconds(15), cancelled: .seconds(5), logger: Logger(label: "test"),
-            sleep: { try await clock.sleep(for: $0) },
-            expire: {
+    /// The group as the executables build it, on a driven clock, its deadline recorded.
+    static func group(
+        _ services: [any Service], grace: Duration, clock: ManualClock, expired: Watched<Int>, then: @escaping @Sendable () -> Void = {}
+    ) -> DeadlinedServiceGroup {
+        buildServiceGroup(
+            services, grace: grace, cancelGrace: .seconds(5), logger: Logger(label: "test"), sleep: { try await clock.sleep(for: $0) },
+            expire: { report in
+                report()
                 expired.update { $0 += 1 }
                 then()
             })
@@ -60,17 +58,16 @@ import ThreadDeskSettings
         let clock = ManualClock()
         let expired = Watched(0)
         let stubborn = Stubborn()
-        let group = buildServiceGroup(
-            [stubborn], grace: .milliseconds(1), cancelGrace: .seconds(5), logger: Logger(label: "test"),
-            deadline: Self.deadline(clock: clock, expired: expired, then: { stubborn.release() }))
+        // ServiceGroup cancels the service after 1 ms of real time; it goes on regardless.
+        let group = Self.group([stubborn], grace: .milliseconds(1), clock: clock, expired: expired, then: { stubborn.release() })
         let running = Task { try await group.run() }
         try await stubborn.started.wait(for: "the stubborn service started") { $0 }
         await group.triggerGracefulShutdown()
         try await clock.waitForSleepers(1)
-        #expect(clock.sleepsLeft == [.seconds(15)])
+        // Grace and cancel grace, from the start of the stop.
+        #expect(clock.sleepsLeft == [.seconds(5) + .milliseconds(1)])
 
-        // The group cancelled the service after its grace (1 ms of real time); it still runs.
-        clock.advance(by: .seconds(15) - .milliseconds(1))
+        clock.advance(by: .seconds(5))
         #expect(expired.value == 0)
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .milliseconds(1))
@@ -83,9 +80,7 @@ import ThreadDeskSettings
         let clock = ManualClock()
         let expired = Watched(0)
         let stubborn = Stubborn()
-        let group = buildServiceGroup(
-            [stubborn, Failing()], grace: .seconds(10), cancelGrace: .seconds(5), logger: Logger(label: "test"),
-            deadline: Self.deadline(clock: clock, expired: expired, then: { stubborn.release() }))
+        let group = Self.group([stubborn, Failing()], grace: .seconds(10), clock: clock, expired: expired, then: { stubborn.release() })
         let running = Task { try await group.run() }
         try await clock.waitForSleepers(1)
         #expect(clock.sleepsLeft == [.seconds(5)])
@@ -97,13 +92,16 @@ import ThreadDeskSettings
     @Test func aStopInTimeDisarmsTheDeadline() async throws {
         let clock = ManualClock()
         let expired = Watched(0)
-        let group = buildServiceGroup(
-            [Polite()], grace: .seconds(10), cancelGrace: .seconds(5), logger: Logger(label: "test"),
-            deadline: Self.deadline(clock: clock, expired: expired))
+        let slow = Stubborn()
+        let group = Self.group([slow], grace: .seconds(10), clock: clock, expired: expired)
         let running = Task { try await group.run() }
+        try await slow.started.wait(for: "the service started") { $0 }
         await group.triggerGracefulShutdown()
+        // Armed while the service still finishes its work; then it ends in time.
+        try await clock.waitForSleepers(1)
+        slow.release()
         try await running.value
-        // Disarmed: the deadline's sleep is cancelled, so nothing is left to wake.
+        // Disarmed: the deadline's sleep is cancelled, so nothing is left to wake or to fire.
         try await clock.changes.wait(for: "the deadline's sleep ended") { _ in clock.sleeperCount == 0 }
         clock.advance(by: .seconds(60))
         #expect(expired.value == 0)

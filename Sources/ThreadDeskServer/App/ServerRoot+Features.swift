@@ -62,8 +62,8 @@ extension ServerRoot {
             let catalog = configuration.catalog
             let settings = configuration.live
             let bot = BotIdentity(discord: discord)
-            // Reserved per app: the mirror tells automatic answers by it, and no agent speaks under it.
-            let assistantNames = catalog.apps.map { (app: $0, name: configuration.assist.assistantName(for: $0)) }
+            // Reserved per app with answers while away: the mirror tells them by it, and no agent speaks under it.
+            let assistantNames = catalog.apps.compactMap { app in configuration.assist.assistantName(for: app).map { (app: app, name: $0) } }
             users = UserSerializer(store: store, metrics: metrics, logger: logger, threadRecorded: ThreadNotes.unrecordedThreadKey)
             quotas = Quotas(
                 store: store, settings: configuration.quotas,

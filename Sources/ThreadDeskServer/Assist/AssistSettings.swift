@@ -92,11 +92,14 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
         }
     }
 
-    /// The name `app`'s automatic answers are posted under, through the forum's webhook. Reserved
-    /// whether or not the assistant is on for the app: the mirror tells its answers by it, also
-    /// in history read again after the assistant was switched off, and no agent speaks under it.
-    public func assistantName(for app: AppSettings) -> AssistantName {
-        AssistantName(app.assist?.name ?? name)
+    /// The name `app`'s automatic answers are posted under, through the forum's webhook; nil when
+    /// the app has no answers while away. Reserved only then: the mirror tells the assistant's
+    /// answers by it (also in history read again), and no agent speaks under it. Apps that never
+    /// turned the answers on keep every post as `support`, which SDKs older than the `assistant`
+    /// author can read.
+    public func assistantName(for app: AppSettings) -> AssistantName? {
+        guard let settings = effective(for: app), settings.auto == .away else { return nil }
+        return AssistantName(settings.name)
     }
 
     /// What `app` gets: the deployment's settings with the app's overrides; nil when the

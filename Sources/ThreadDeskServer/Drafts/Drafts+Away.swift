@@ -1,4 +1,5 @@
 import ThreadDeskWire
+import Deadlines
 import Logging
 import AssistClient
 import DiscordREST
@@ -14,6 +15,19 @@ import ThreadDeskStore
 extension Drafts {
     /// What the model answers when the articles do not answer the question: nothing is sent.
     static let noAnswer = "NO_ANSWER"
+
+    /// `answerWhileAway` within its own deadline; a failure is logged and leaves the draft to come.
+    func answeredWhileAway(_ thread: Snowflake, _ owner: UserID, _ newest: Snowflake, app: AppSettings, settings: AssistAppSettings, within: Duration) async
+        -> Bool
+    {
+        guard settings.auto == .away else { return false }
+        do {
+            return try await Deadline.within(within) { try await answerWhileAway(thread, owner: owner, answering: newest, app: app, settings: settings) }
+        } catch {
+            parts.logger.notice("An answer while away failed", metadata: ["thread": "\(thread)", "error": "\(error)"])
+            return false
+        }
+    }
 
     /// Answers the thread's newest user message itself when everything allows it.
     /// - Returns: Whether the assistant answered (then no draft is made for that message).
@@ -42,24 +56,39 @@ extension Drafts {
             // Refused, failed or over budget (counted and logged by the service): a draft may still come.
             return false
         }
-        guard !text.contains(Self.noAnswer) else { return false }
+        guard !Self.saysNoAnswer(text) else { return false }
         let said = Self.awayAnswer(text, from: best.answer)
-        let posted: DiscordMessage? = try await parts.users.withUser(owner) { context in
-            // Someone spoke while the model wrote, or another turn answered: nothing goes.
-            guard context.record?.live.assistAnsweredAt == nil else { return nil }
+        // Claimed before anything is posted, and kept unless Discord surely took nothing: an answer
+        // whose fate is unknown counts as given, so no user ever gets two.
+        let claimed: Bool = try await parts.users.withUser(owner) { context in
+            // Erased meanwhile, answered by another turn or replica, spoken to since the model
+            // wrote, or support is back: nothing goes.
+            guard var record = context.record, record.threadID == thread.description, record.live.assistAnsweredAt == nil else { return false }
             let latest = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: 5).messages
-            guard Self.waitingOn(latest, app: app)?.id == waiting.id else { return nil }
-            let posted = try await parts.voice.answer(said, in: thread.description, of: app.forumChannelID)
-            context.record?.live.assistAnsweredAt = parts.time.now()
-            try await parts.ingestion.ingestOwn(posted, record: context.record)
-            return posted
+            guard Self.waitingOn(latest, app: app)?.id == waiting.id, try await parts.away.status(of: app).away else { return false }
+            record.live.assistAnsweredAt = parts.time.now()
+            context.record = record
+            return true
         }
-        guard let posted else { return false }
-        parts.logger.info("The assistant answered while support was away", metadata: ["thread": "\(thread)", "message": "\(posted.id)"])
+        guard claimed else { return false }
+        var heading = "🤖 Support was away, so the assistant answered the user (still needs a reply):"
+        do {
+            // Outside the lock: Discord's pace never holds up the user's own messages.
+            let posted = try await parts.voice.answer(said, in: thread.description, of: app.forumChannelID)
+            // Streamed and pushed like support's reply (the gateway's copy of it would do the same later).
+            _ = try? await parts.users.withUser(owner) { context in try await parts.ingestion.ingestOwn(posted, record: context.record) }
+            parts.logger.info("The assistant answered while support was away", metadata: ["thread": "\(thread)", "message": "\(posted.id)"])
+        } catch {
+            parts.logger.warning("An answer while away could not be posted", metadata: ["thread": "\(thread)", "error": "\(error)"])
+            guard case .maybeSent = Self.outcome(of: error, at: .posting) else {
+                _ = try? await parts.users.withUser(owner) { context in context.record?.live.assistAnsweredAt = nil }
+                return false
+            }
+            heading = "⚠️ Support was away; the assistant's answer may have reached the user (Discord did not answer; look at the thread):"
+        }
         // The agents read what was said, and from which answer; the conversation still waits on them.
-        var note = DiscordMessageCreate(
-            content: DraftNote.content("🤖 Support was away, so the assistant answered the user (still needs a reply):", text, sources: [best.answer.id]))
-        note.nonce = ThreadNotes.nonce("away-answer", id: owner, posted.id)
+        var note = DiscordMessageCreate(content: DraftNote.content(heading, text, sources: [best.answer.id]))
+        note.nonce = ThreadNotes.nonce("away-answer", id: owner, waiting.id.description)
         do {
             _ = try await parts.discord.createMessage(in: thread.description, note)
         } catch {
@@ -68,10 +97,21 @@ extension Drafts {
         return true
     }
 
-    /// An agent replied: the assistant may answer this user again the next time support is away.
-    func agentReplied(owner: UserID) async throws {
-        guard try await parts.store.user(owner)?.live.assistAnsweredAt != nil else { return }
-        try await parts.users.withUser(owner) { context in context.record?.live.assistAnsweredAt = nil }
+    /// An agent replied (`reply`, a Discord id): the assistant may answer this user again the
+    /// next time support is away. A reply older than the last answer (a turn that ran late) frees nothing.
+    func agentReplied(owner: UserID, reply: Snowflake) async throws {
+        guard let answered = try await parts.store.user(owner)?.live.assistAnsweredAt, reply.date > answered else { return }
+        try await parts.users.withUser(owner) { context in
+            guard let answered = context.record?.live.assistAnsweredAt, reply.date > answered else { return }
+            context.record?.live.assistAnsweredAt = nil
+        }
+    }
+
+    /// Whether the model said the articles do not answer: `NO_ANSWER` as asked, or close to it.
+    static func saysNoAnswer(_ text: String) -> Bool {
+        let upper = text.uppercased()
+        let bare = upper.trimmingCharacters(in: .punctuationCharacters.union(.whitespacesAndNewlines))
+        return upper.contains(noAnswer) || bare == "NO ANSWER"
     }
 
     /// What the user asked since support last spoke: what the FAQ is searched with.

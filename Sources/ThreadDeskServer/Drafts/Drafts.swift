@@ -201,7 +201,7 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
             try await Deadline.within(Self.turnMargin) {
                 if let reply = news.supportReplied {
                     try await self.settle(thread, owner: news.owner, answeredBefore: reply, as: .dropped)
-                    if settings.auto == .away { try await self.agentReplied(owner: news.owner) }
+                    if settings.auto == .away { try await self.agentReplied(owner: news.owner, reply: reply) }
                 }
                 if let newest = news.userWrote { try await self.settle(thread, owner: news.owner, answeredBefore: newest, as: .replaced) }
             }
@@ -213,12 +213,15 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                 // A newer message in the meantime drafts instead: its news waits for this thread.
                 if schedule.withLock({ $0.pending[thread]?.userWrote.map { $0 > newest } ?? false }) { return }
             }
-            try await Deadline.within(parts.assist.deployment.timeout + Self.turnMargin) {
+            // Each call to the provider has its own deadline: a slow answer while away leaves the
+            // draft its time. The wait for a slot counts too: twice a call's is the most a turn takes.
+            let within = parts.assist.deployment.timeout + Self.turnMargin
+            try await Deadline.within(within * 2) {
                 try await self.composing.run {
                     // An answer while away settles the message for now: the agents read it in its note.
-                    if try await self.answerWhileAway(thread, owner: news.owner, answering: newest, app: app, settings: settings) { return }
+                    if await self.answeredWhileAway(thread, news.owner, newest, app: app, settings: settings, within: within) { return }
                     guard settings.drafts else { return }
-                    try await self.compose(thread, owner: news.owner, answering: newest, app: app)
+                    try await Deadline.within(within) { try await self.compose(thread, owner: news.owner, answering: newest, app: app) }
                 }
             }
         } catch {
