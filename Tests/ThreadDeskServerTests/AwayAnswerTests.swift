@@ -197,4 +197,27 @@ import ThreadDeskCore
             #expect(assist.recordedRequests.count == 1)
         }
     }
+
+    /// A conversation an agent closed is over: when the user writes again while support is away,
+    /// the assistant may answer again.
+    @Test func aClosedConversationMayBeAnsweredAgain() async throws {
+        try await Self.withAway(drafts: false) { server, assist in
+            _ = try server.emulator.postFAQ(title: Self.faqTitle, answer: Self.faqText)
+            try await server.settled()
+            let (user, thread, _) = try await server.userWithThread(first: "hello")
+            try await Self.setAway(server, true, in: thread)
+            assist.setPermanentOutcome(.answer("Hold the reset button for ten seconds."))
+            #expect(try await server.send(Self.question, token: user.token).status == .created)
+            try await server.settled()
+            #expect(try await DraftTests.shown(server, user.token).filter { $0.author == "assistant" }.count == 1)
+
+            let closed = try await DeskTests.run(server, "close", in: thread)
+            #expect(closed.content?.contains("Closing the conversation") == true)
+            try await server.settled()
+            #expect(try await server.send("How do I reset the router again?", token: user.token).status == .created)
+            try await server.settled()
+            #expect(try await DraftTests.shown(server, user.token).filter { $0.author == "assistant" }.count == 2)
+            #expect(assist.recordedRequests.count == 2)
+        }
+    }
 }

@@ -112,12 +112,12 @@ extension Desk {
             if let message = Self.text("message", in: options), !message.isEmpty {
                 guard let problem = Self.replyProblem(message) else {
                     try await speak(message, in: thread, owner: owner, as: member)
-                    try await close(thread)
+                    try await close(thread, owner: owner)
                     return "Sent your message; the conversation is being closed (resolved and archived). The user's next message opens it again."
                 }
                 return problem
             }
-            try await close(thread)
+            try await close(thread, owner: owner)
             return "Closing the conversation (resolved and archived). The user's next message opens it again."
         case DeskCommandDefinitions.reopen:
             if let status = parts.status { status.reopen(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: false) }
@@ -151,8 +151,12 @@ extension Desk {
         }
     }
 
-    private func close(_ thread: Snowflake) async throws {
+    private func close(_ thread: Snowflake, owner: UserID) async throws {
         if let status = parts.status { status.close(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: true) }
+        // A closed conversation is over: the next one may get an answer while away again.
+        if try await parts.store.user(owner)?.live.assistAnsweredAt != nil {
+            try await parts.users.withUser(owner) { context in context.record?.live.assistAnsweredAt = nil }
+        }
     }
 
     private func switchAway(on: Bool, app: AppSettings) async -> String {
