@@ -115,7 +115,7 @@ struct SDKAttestTests {
 
             // The server lost the key (its database restored from before): refused as unknown,
             // then attested anew.
-            let database = try DatabaseQueue(path: server.folder.appendingPathComponent("db.sqlite").path)
+            let database = try openLiveSQLite(server.folder.appendingPathComponent("db.sqlite").path)
             let forgotten = try await database.write { db in
                 try db.execute(sql: "DELETE FROM attest_keys")
                 return db.changesCount
@@ -142,7 +142,7 @@ struct SDKAttestTests {
             let client = server.client { $0.appAttest = provider }
             let session = try await client.open()
             #expect(try await client.send("before").content == "before")
-            let database = try DatabaseQueue(path: server.folder.appendingPathComponent("db.sqlite").path)
+            let database = try openLiveSQLite(server.folder.appendingPathComponent("db.sqlite").path)
             try await database.write { db in try db.execute(sql: "DELETE FROM attest_keys") }
             async let first = client.uploadDiagnostics(["battery": 80])
             async let second = client.uploadDiagnostics(["battery": 79])
@@ -170,7 +170,7 @@ struct SDKAttestTests {
             #expect(try await client.uploadDiagnostics(["battery": 80]).size > 0)
             // Before each signed call: another signed request of this device's got there first
             // with the next counter.
-            let database = try DatabaseQueue(path: server.folder.appendingPathComponent("db.sqlite").path)
+            let database = try openLiveSQLite(server.folder.appendingPathComponent("db.sqlite").path)
             let overtake = { try await database.write { db in try db.execute(sql: "UPDATE attest_keys SET counter = counter + 1") } }
             try await overtake()
             #expect(try await client.uploadDiagnostics(["battery": 79]).size > 0)
