@@ -117,6 +117,11 @@ final class EventStreamClient: Sendable {
         return events.dropFirst(count).first(where: match)!
     }
 
+    /// Waits until the stream has sent at least `count` comments (keep-alives).
+    func comments(reach count: Int, _ what: String, timeout: Duration = .seconds(60)) async throws {
+        try await changes.wait(for: what, timeout: timeout) { _ in comments >= count }
+    }
+
     /// Waits until the response has ended (`what` names why it should).
     func ends(_ what: String, timeout: Duration = .seconds(120)) async throws {
         try await changes.wait(for: what, timeout: timeout) { _ in ended }

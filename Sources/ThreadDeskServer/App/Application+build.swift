@@ -64,7 +64,8 @@ public func buildApplication(
         router: root.router,
         server: .leanHTTP1(
             configuration: .init(idleTimeout: idle), arrival: configuration.arrival,
-            responder: SplitResponder(responder: root.router.buildResponder(), serverName: "ThreadDesk", logger: logger)),
+            responder: SplitResponder(responder: root.router.buildResponder(), serverName: "ThreadDesk", logger: logger),
+            tasks: metrics.connectionTasks),
         // A deploy or a network blip brings every open stream back at once: a short listen queue
         // would reset connections the kernel could have held (the system caps it at somaxconn).
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk", backlog: 4_096),

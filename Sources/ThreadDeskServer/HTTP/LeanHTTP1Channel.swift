@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
+import Prometheus
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +19,8 @@ import Glibc
 struct LeanHTTP1Channel: ServerChildChannel {
     let base: HTTP1Channel
     let arrival: RequestArrivalLimits
+    /// Counts the connections whose task runs (nil: not counted).
+    let tasks: Gauge?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
         channel.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
@@ -33,6 +36,8 @@ struct LeanHTTP1Channel: ServerChildChannel {
     }
 
     func handle(value: HTTP1Channel.Value, logger: Logger) async {
+        tasks?.increment()
+        defer { tasks?.decrement() }
         await base.handle(value: value, logger: logger)
     }
 }
@@ -124,13 +129,15 @@ final class DateHeader: Sendable {
 extension HTTPServerBuilder {
     /// The lean channel answering through `responder` split in two (`SplitResponder`); the
     /// application's own responder, which would route the same requests in one task, is not used.
-    static func leanHTTP1(configuration: HTTP1Channel.Configuration, arrival: RequestArrivalLimits, responder: SplitResponder) -> HTTPServerBuilder {
+    static func leanHTTP1(
+        configuration: HTTP1Channel.Configuration, arrival: RequestArrivalLimits, responder: SplitResponder, tasks: Gauge? = nil
+    ) -> HTTPServerBuilder {
         .init { _ in
             LeanHTTP1Channel(
                 base: HTTP1Channel(responder: { request, writer, channel in
                     try await responder.respond(request, writer, channel)
                 }, configuration: configuration),
-                arrival: arrival)
+                arrival: arrival, tasks: tasks)
         }
     }
 }

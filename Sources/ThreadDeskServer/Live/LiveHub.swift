@@ -270,19 +270,20 @@ final class LiveHub: Service, Sendable {
             guard (try? await Task.sleep(for: rounds.tick)) != nil else { return }
             let slot = rounds.advance()
             let now = DispatchTime.now().uptimeNanoseconds
+            var due: [EventStreamSink] = []
             for subscriber in allSubscribers() {
                 if subscriber.stalled(at: now, limit: settings.writeTimeout) {
                     logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
                     metrics.liveStreamsDropped.increment()
-                    subscriber.finish()
                     subscriber.close()
                 } else if subscriber.expired(at: now) {
                     // Ends the response normally; the client resumes from its last event.
                     subscriber.finish()
-                } else if let slot, rounds.isDue(subscriber.id, in: slot) {
-                    subscriber.signal(.keepAlive)
+                } else if let slot, rounds.isDue(subscriber.id, in: slot), let handler = subscriber.handler {
+                    due.append(handler)
                 }
             }
+            EventStreamSink.keepAlive(due)
         }
     }
 }

@@ -73,10 +73,17 @@ struct LiveRoutes: Sendable {
                 // nginx and similar proxies otherwise hold the stream back in their buffers.
                 .xAccelBuffering: "no",
             ],
-            body: ResponseBody { writer in
-                defer { hub.unsubscribe(subscriber) }
-                await stream.run(from: start, &writer)
-                try? await writer.finish(nil)
+            body: ResponseBody { [channel = context.channel] writer in
+                do {
+                    try await stream.begin(start, &writer)
+                    try await EventStreamHandler.takeOver(channel, stream: stream, hub: hub, from: start.position)
+                } catch {
+                    // The client went away or stopped reading; it reconnects with Last-Event-ID.
+                    hub.unsubscribe(subscriber)
+                    throw error
+                }
+                // The connection's task ends here; the handler writes the rest of the stream.
+                throw EventStreamHandler.HandedOver()
             })
     }
 
@@ -96,149 +103,6 @@ struct LiveRoutes: Sendable {
 
     @Sendable func unread(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         try jsonResponse(try await live.readState(try context.user().id))
-    }
-}
-
-/// One open `/v1/events` stream: its first events, then whatever its wake-ups bring, until the
-/// client goes, the hub closes it, or the server shuts down.
-struct LiveStream: Sendable {
-    let feed: LiveFeed
-    let users: any UserRecords
-    let subscriber: LiveHub.Subscriber
-    let now: @Sendable () -> Date
-    let lastEventID: String?
-    /// How long one read of the store may take.
-    let timeout: Duration
-    let metrics: ServerMetrics
-    let traces: Traces
-    let logger: Logger
-
-    func run(from start: LiveFeed.Batch, _ writer: inout any ResponseBodyWriter) async {
-        do {
-            try await withGracefulShutdownHandler {
-                try await stream(from: start, &writer)
-            } onGracefulShutdown: {
-                subscriber.finish()
-            }
-        } catch {
-            // The client went away or stopped reading; it reconnects with Last-Event-ID.
-            logger.debug("An event stream ended", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// The stream's loop. It runs in the connection's task, which keeps the memory of the deepest
-    /// stack it ever had for as long as the stream is open: so the loop's own frame stays small
-    /// and each step is a call of its own, never inlined into it (the deepest point is then one
-    /// step, not all of them at once).
-    @inline(never)
-    private func stream(from start: LiveFeed.Batch, _ writer: inout any ResponseBodyWriter) async throws {
-        var position = try await begin(start, &writer)
-        for await signal in subscriber.signals {
-            // A token that may have ended is checked before anything more is sent.
-            if subscriber.takeTokenCheck() {
-                guard try await tokenLives() else { return }
-            }
-            // The most frequent step, kept the shallowest.
-            if signal == .keepAlive {
-                try await subscriber.writing { try await writer.write(ByteBuffer(staticString: ": keep-alive\n\n")) }
-                continue
-            }
-            position = try await handle(signal, after: position, &writer)
-        }
-    }
-
-    /// The first events, read before the answer: what the client missed (or a reset) and the unread count.
-    func start() async throws -> LiveFeed.Batch {
-        try await Self.apart { [feed, subscriber, lastEventID, timeout] in
-            try await Deadline.within(timeout) { try await feed.start(subscriber.user, lastEventID: lastEventID) }
-        }
-    }
-
-    /// Writes `retry`, then the first events.
-    @inline(never)
-    private func begin(_ start: LiveFeed.Batch, _ writer: inout any ResponseBodyWriter) async throws -> Int64 {
-        // Reconnect after 3 s when the connection drops.
-        try await send("retry: 3000\n\n", &writer)
-        try await send(start.events, &writer)
-        return start.position
-    }
-
-    @inline(never)
-    private func handle(_ signal: LiveSignal, after position: Int64, _ writer: inout any ResponseBodyWriter) async throws -> Int64 {
-        switch signal {
-        case .changed:
-            let trace = subscriber.takeChange()
-            do {
-                let batch = try await Self.apart { [feed, subscriber, timeout] in
-                    try await Deadline.within(timeout) { try await feed.events(subscriber.user, after: position) }
-                }
-                if let trace {
-                    // The events a traced change brought, written to the app: the end of its trace here.
-                    try await traces.span("live.events", kind: .producer, parent: trace, attributes: ["threaddesk.events": .int64(Int64(batch.events.count))]) { _ in
-                        try await send(batch.events, &writer)
-                    }
-                } else {
-                    try await send(batch.events, &writer)
-                }
-                return batch.position
-            } catch let error as StoreUnavailableError {
-                // The next wake-up (or the client's reconnection) reads from the same position.
-                logger.notice("Could not read a stream's events", metadata: ["error": "\(error)"])
-                return position
-            }
-        case .typing(let expiresAt):
-            guard expiresAt > now() else { return position }
-            try await send([.encoded(position, .typing, Typing(expiresAt: expiresAt.formatted(.iso8601)))], &writer)
-            return position
-        case .keepAlive:
-            try await send(": keep-alive\n\n", &writer)
-            return position
-        case .tokensChanged:
-            // Checked by the loop before this step, through the flag the signal set.
-            return position
-        }
-    }
-
-    /// Whether the token the stream was opened with is still live (not signed out, ended by a
-    /// newer session, or its claim replaced). A store that cannot answer keeps the stream open
-    /// and the check pending: the next signal (a keep-alive at the latest) tries again.
-    @inline(never)
-    func tokenLives() async throws -> Bool {
-        let live: Bool
-        do {
-            live = try await Self.apart { [users, subscriber, timeout] in
-                try await Deadline.within(timeout) {
-                    try await users.user(subscriber.user)?.holdsToken(hash: subscriber.tokenHash) ?? false
-                }
-            }
-        } catch let error as StoreUnavailableError {
-            logger.notice("Could not check a stream's token", metadata: ["error": "\(error)"])
-            subscriber.requestTokenCheck()
-            return true
-        }
-        return live
-    }
-
-    /// Runs a store read in a child task. The stream itself runs in the connection's task, which
-    /// lives as long as the stream and keeps the memory of the deepest stack it ever had: the
-    /// read's frames go with the child instead.
-    @inline(never)
-    private static func apart<T: Sendable>(_ read: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask(operation: read)
-            guard let value = try await group.next() else { throw CancellationError() }
-            return value
-        }
-    }
-
-    private func send(_ events: [LiveEvent], _ writer: inout any ResponseBodyWriter) async throws {
-        guard !events.isEmpty else { return }
-        try await send(events.map(\.text).joined(), &writer)
-        metrics.liveEvents.increment(by: Int64(events.count))
-    }
-
-    private func send(_ text: String, _ writer: inout any ResponseBodyWriter) async throws {
-        try await subscriber.writing { try await writer.write(ByteBuffer(string: text)) }
     }
 }
 

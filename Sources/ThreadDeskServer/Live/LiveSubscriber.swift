@@ -8,9 +8,12 @@ import ThreadDeskCore
 import ThreadDeskStore
 import ThreadDeskTracing
 
-/// One open stream of the hub: its signals, and what the hub watches (its lifetime, a stalled write).
+/// One open stream of the hub: where its signals go, and what the hub watches (its lifetime, a
+/// stalled write).
 extension LiveHub {
-    /// One open stream.
+    /// One open stream. Until its first events are written it has no handler yet: what the hub
+    /// signals meanwhile is kept in its flags (a change, a token to check, the end) and acted on
+    /// when the handler takes over; keep-alives and typing before that are dropped.
     final class Subscriber: Sendable {
         let id: UInt64
         let user: UserID
@@ -18,20 +21,22 @@ extension LiveHub {
         let address: String
         /// SHA-256 of the token the stream was opened with: the stream lives no longer than it.
         let tokenHash: String
-        let signals: AsyncStream<LiveSignal>
-        private let continuation: AsyncStream<LiveSignal>.Continuation
-        /// Whether a `.changed` is queued and not yet read (changes coalesce into one wake-up).
+        /// Whether a change is signalled and not yet read (changes coalesce into one read).
         private let changePending = Atomic<Bool>(false)
         /// Whether the stream's token must be checked before anything more is sent. A flag, not
-        /// only a signal: a full buffer may drop the signal, the next one (a keep-alive at the
-        /// latest) still finds the flag.
+        /// only a signal: a check that could not be made is asked for again, and the next signal
+        /// (a keep-alive at the latest) finds it.
         private let tokenCheckPending = Atomic<Bool>(false)
+        /// The hub ended the stream (its lifetime, the user's newer stream, the server stopping).
+        private let finished = Atomic<Bool>(false)
         /// The trace of the latest change not yet read (tracing on): the events it brings are a span of it.
         private let changeTrace = Mutex<TraceContext?>(nil)
-        /// When the write in progress began (uptime nanoseconds), 0 when none is.
+        /// When the oldest write still pending began (uptime nanoseconds), 0 when none is.
         private let writingSince = Atomic<UInt64>(0)
-        /// Closes the stream's connection (a client that stopped reading never lets a write finish).
-        let close: @Sendable () -> Void
+        /// The stream's handler, once it has taken the connection over.
+        private let sink = Mutex<EventStreamSink?>(nil)
+        /// Closes the stream's connection before the handler takes it over.
+        private let closeConnection: @Sendable () -> Void
         /// When the stream is due to end (uptime nanoseconds).
         private let endsAt: UInt64
 
@@ -43,10 +48,9 @@ extension LiveHub {
             self.user = user
             self.address = address
             self.tokenHash = tokenHash
-            self.close = close
+            self.closeConnection = close
             let nanoseconds = Double(lifetime.components.seconds) * 1e9 + Double(lifetime.components.attoseconds) / 1e9
             endsAt = DispatchTime.now().uptimeNanoseconds + UInt64(nanoseconds * Double.random(in: 0.9...1.0))
-            (signals, continuation) = AsyncStream.makeStream(of: LiveSignal.self, bufferingPolicy: .bufferingNewest(8))
         }
 
         /// The hub's own: coalesces changes and sets the token check before the signal goes.
@@ -54,10 +58,26 @@ extension LiveHub {
             if signal == .tokensChanged { tokenCheckPending.store(true, ordering: .sequentiallyConsistent) }
             if let trace { changeTrace.withLock { $0 = trace } }
             if signal == .changed {
-                guard changePending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+                guard changePending.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
             }
-            continuation.yield(signal)
+            sink.withLock { $0 }?.deliver(signal)
         }
+
+        /// The handler taking the connection over: from now on signals go to it. Returns false when
+        /// the hub ended the stream before.
+        func attach(_ handler: EventStreamSink) -> Bool {
+            sink.withLock { $0 = handler }
+            return !finished.load(ordering: .sequentiallyConsistent)
+        }
+
+        /// The handler, when one took the connection over.
+        var handler: EventStreamSink? { sink.withLock { $0 } }
+
+        /// Whether a change waits to be read.
+        var hasChange: Bool { changePending.load(ordering: .sequentiallyConsistent) }
+
+        /// Whether a token check waits (without taking it).
+        var hasTokenCheck: Bool { tokenCheckPending.load(ordering: .sequentiallyConsistent) }
 
         /// Whether the token must be checked now (and clears the request).
         func takeTokenCheck() -> Bool { tokenCheckPending.exchange(false, ordering: .sequentiallyConsistent) }
@@ -65,22 +85,28 @@ extension LiveHub {
         /// Asks for the token check again (the last one could not be made).
         func requestTokenCheck() { tokenCheckPending.store(true, ordering: .sequentiallyConsistent) }
 
-        /// Call before reading what changed: a change after this point wakes the stream again.
+        /// Call before reading what changed: a change after this point signals again.
         /// Returns the trace of the change, when one came with it.
         func takeChange() -> TraceContext? {
-            changePending.store(false, ordering: .relaxed)
+            changePending.store(false, ordering: .sequentiallyConsistent)
             return changeTrace.withLock { trace in
                 defer { trace = nil }
                 return trace
             }
         }
 
-        /// Runs one write, so the hub can tell a stalled client.
+        /// Runs one write before the handler takes over, so the hub can tell a stalled client.
         func writing<T>(_ body: () async throws -> T) async rethrows -> T {
-            writingSince.store(max(1, DispatchTime.now().uptimeNanoseconds), ordering: .relaxed)
-            defer { writingSince.store(0, ordering: .relaxed) }
+            writesBegan()
+            defer { writesEnded() }
             return try await body()
         }
+
+        /// A write is pending from now (or, with writes pending, the oldest was taken: the client reads).
+        func writesBegan() { writingSince.store(max(1, DispatchTime.now().uptimeNanoseconds), ordering: .relaxed) }
+
+        /// No write is pending.
+        func writesEnded() { writingSince.store(0, ordering: .relaxed) }
 
         func expired(at now: UInt64) -> Bool { now >= endsAt }
 
@@ -89,6 +115,16 @@ extension LiveHub {
             return since != 0 && now > since && Duration.nanoseconds(Int64(now - since)) > limit
         }
 
-        func finish() { continuation.finish() }
+        /// Ends the stream normally: its response ends and the client resumes from its last event.
+        func finish() {
+            finished.store(true, ordering: .sequentiallyConsistent)
+            sink.withLock { $0 }?.finish()
+        }
+
+        /// Closes the stream's connection at once (a client that stopped reading never lets a write finish).
+        func close() {
+            finished.store(true, ordering: .sequentiallyConsistent)
+            if let handler = sink.withLock({ $0 }) { handler.close() } else { closeConnection() }
+        }
     }
 }

@@ -17,6 +17,9 @@ public struct ServerMetrics: Sendable {
     let threadsArchived: Counter
     let discordInvalidRequests: Gauge
     let liveStreams: Gauge
+    /// Connections whose task is running: one per connection, except an event stream's once its
+    /// handler holds it (`EventStreamHandler`).
+    let connectionTasks: Gauge
     let liveStreamsOpening: Gauge
     let liveStreamsWaitingToOpen: Gauge
     let uploadsReceiving: Gauge
@@ -50,6 +53,8 @@ public struct ServerMetrics: Sendable {
             "threaddesk_discord_invalid_requests_10m",
             help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
         liveStreams = registry.gauge("threaddesk_live_streams", help: "Open /v1/events streams in this process")
+        connectionTasks = registry.gauge(
+            "threaddesk_http_connection_tasks", help: "HTTP connections of the public server whose task runs (an open event stream has none)")
         liveStreamsOpening = registry.gauge(
             "threaddesk_live_streams_opening", help: "/v1/events streams being opened, each holding a turn (LIVE_OPENING_AT_ONCE), in this process")
         liveStreamsWaitingToOpen = registry.gauge(

@@ -1,0 +1,105 @@
+import DiscordEmulator
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import NIOPosix
+import Testing
+import TestSupport
+import ThreadDeskServer
+
+/// An open stream after its first events is held by `EventStreamHandler` in the connection's
+/// pipeline, with no task of its own: keep-alives, events, its lifetime, a client that leaves or
+/// sends another request on it, each as a client sees them.
+@Suite("Live: the stream's handler", .timeLimit(.minutes(3)))
+struct EventStreamHandlerTests {
+    @Test func keepAlivesComeOnAnIdleStreamAndEventsBetweenThem() async throws {
+        try await withServer(gateway: true, { $0.live.keepAlive = .milliseconds(100) }) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let stream = try await LiveTests.stream(server, user.token)
+            defer { stream.close() }
+            try await stream.comments(reach: 3, "three keep-alives")
+            try server.emulator.replyAsAgent(inThread: thread, content: "between keep-alives")
+            let reply = try await stream.next("the reply") { $0.name == "message.created" }
+            #expect(reply.json["content"] as? String == "between keep-alives")
+            let before = stream.comments
+            try await stream.comments(reach: before + 2, "keep-alives after the reply")
+            #expect(!stream.ended)
+        }
+    }
+
+    @Test func aStreamEndsCleanlyWhenItsLifetimeIsOverAndResumesWithoutLoss() async throws {
+        try await withServer(gateway: true, { $0.live.maxStreamDuration = .seconds(1) }) { server in
+            let (user, thread, _) = try await server.userWithThread()
+            let stream = try await LiveTests.stream(server, user.token)
+            try await stream.ends("the stream's lifetime over")
+            #expect(stream.endedCleanly)
+            try await eventually("its subscription released") { try await server.metric("threaddesk_live_streams") == 0 }
+            // What came after it ended is replayed from its last event.
+            try server.emulator.replyAsAgent(inThread: thread, content: "while away")
+            try await server.settled()
+            let resumed = try await LiveTests.stream(server, user.token, lastEventID: stream.lastEventID)
+            defer { resumed.close() }
+            #expect(resumed.events(named: "message.created").map { $0.json["content"] as? String } == ["while away"])
+        }
+    }
+
+    /// Once its first events are written, a stream's connection has no task running: five open
+    /// streams add none (the test's own client may open one more connection of its own meanwhile).
+    @Test func anOpenStreamHoldsNoTask() async throws {
+        try await withServer { server in
+            var users: [Harness.Session] = []
+            for _ in 0..<5 { users.append(try await server.session()) }
+            let before = try await server.metric("threaddesk_http_connection_tasks")
+            var sockets: [any Channel] = []
+            defer { sockets.forEach { $0.close(promise: nil) } }
+            for user in users { sockets.append(try await Self.openStream(server, token: user.token)) }
+            try await eventually("five streams open") { try await server.metric("threaddesk_live_streams") == 5 }
+            try await eventually("their connections' tasks ended") {
+                try await server.metric("threaddesk_http_connection_tasks") < before + 5
+            }
+        }
+    }
+
+    /// With keep-alives an hour apart nothing is written that would fail: the handler reads the
+    /// connection, so the client leaving is its end at once.
+    @Test func aClientThatLeavesIsLetGoAtOnce() async throws {
+        try await withServer({
+            $0.live.keepAlive = .seconds(3600)
+            // Nor does the connection's idle time end it first.
+            $0.idleTimeout = .seconds(3600)
+        }) { server in
+            let user = try await server.session()
+            let socket = try await Self.openStream(server, token: user.token)
+            try await eventually("the stream open") { try await server.metric("threaddesk_live_streams") == 1 }
+            try await socket.close()
+            try await eventually("the stream let go") { try await server.metric("threaddesk_live_streams") == 0 }
+        }
+    }
+
+    /// A stream's answer never ends, so a request sent after it on the same connection cannot be
+    /// answered: the connection closes (the client opens another for it).
+    @Test func aRequestOnAStreamsConnectionClosesIt() async throws {
+        try await withServer({ $0.live.keepAlive = .seconds(3600) }) { server in
+            let user = try await server.session()
+            let socket = try await Self.openStream(server, token: user.token)
+            defer { socket.close(promise: nil) }
+            try await eventually("the stream open") { try await server.metric("threaddesk_live_streams") == 1 }
+            let next = "GET /v1/unread HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(user.token)\r\n\r\n"
+            try await socket.writeAndFlush(ByteBuffer(string: next)).get()
+            try await eventually("the connection closed") { !socket.isActive }
+            try await eventually("the stream let go") { try await server.metric("threaddesk_live_streams") == 0 }
+            // The server goes on answering on other connections.
+            #expect(try await server.request(.get, "/v1/unread", token: user.token).status == .ok)
+        }
+    }
+
+    /// A raw connection that asks for the stream (and drops what it reads).
+    static func openStream(_ server: Harness, token: String) async throws -> any Channel {
+        let port = try #require(server.client.port)
+        let socket = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+        let head = "GET /v1/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n"
+        try await socket.writeAndFlush(ByteBuffer(string: head)).get()
+        return socket
+    }
+}
