@@ -386,7 +386,9 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
         open_seconds = time.monotonic() - started
         opened = rss_kib(server.pid)
         first = workers.ask("stats")
+        cpu_before = cpu_seconds(server.pid)
         time.sleep(args.idle)
+        cpu_idle = (cpu_seconds(server.pid) - cpu_before) / args.idle
         after_idle = rss_kib(server.pid)
         second = workers.ask("stats")
         alive = sum(s["alive"] for s in second)
@@ -396,11 +398,11 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
         per_stream = (max(opened, after_idle) - before) * 1024 / len(tokens)
         capped = f" (capped: hard RLIMIT_NOFILE {hard:,})" if len(tokens) < args.requested else ""
         print("| streams | opened in (reconnects) | RSS before | RSS open | RSS after idle | per stream | alive | keep-alives per stream in "
-              f"{args.idle:.0f} s (min / median) | longest keep-alive gap (p99 / max) |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              f"{args.idle:.0f} s (min / median) | longest keep-alive gap (p99 / max) | server CPU while idle (share of a core) |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         print(f"| {len(tokens):,} of {args.requested:,}{capped} | {open_seconds:.0f} s ({reconnects}) | {before / 1024:.1f} MiB | {opened / 1024:.1f} MiB | "
               f"{after_idle / 1024:.1f} MiB | {per_stream / 1024:.1f} KiB | {alive:,} | {min(got)} / {statistics.median(got):.0f} | "
-              f"{percentile(gaps, 0.99):.2f} s / {max(gaps):.2f} s (interval {args.keepalive} s) |", flush=True)
+              f"{percentile(gaps, 0.99):.2f} s / {max(gaps):.2f} s (interval {args.keepalive} s) | {cpu_idle * 100:.1f} % |", flush=True)
 
         # Streams that carry events: a reply to each threaded user reaches their open streams.
         threaded = users[:args.threaded]

@@ -84,25 +84,25 @@ final class EventStreamHandler: ChannelDuplexHandler {
             // A token that may have ended is checked before anything more is sent.
             if checkingToken || stream.subscriber.hasTokenCheck {
                 heldKeepAlive = true
-                read()
+                readNext()
             } else {
                 write(Self.keepAlive)
             }
         case .typing(let until):
             if checkingToken || stream.subscriber.hasTokenCheck {
                 heldTyping = until
-                read()
+                readNext()
             } else {
                 writeTyping(until)
             }
         case .changed, .tokensChanged:
-            read()
+            readNext()
         }
     }
 
     /// Starts the next store read the subscriber's flags ask for, one at a time: the token check
     /// first, then the changes.
-    private func read() {
+    private func readNext() {
         guard !ended, !reading, let context else { return }
         let subscriber = stream.subscriber
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -132,11 +132,11 @@ final class EventStreamHandler: ChannelDuplexHandler {
         reading = false
         checkingToken = false
         guard lives == true else { return end(.finished) }
-        if stream.subscriber.hasTokenCheck { return read() }
+        if stream.subscriber.hasTokenCheck { return readNext() }
         if heldKeepAlive { write(Self.keepAlive) }
         if let until = heldTyping { writeTyping(until) }
         (heldKeepAlive, heldTyping) = (false, nil)
-        read()
+        readNext()
     }
 
     private func changesRead(_ read: LiveStream.ChangeRead) {
@@ -153,7 +153,7 @@ final class EventStreamHandler: ChannelDuplexHandler {
         case .failed:
             return end(.finished)
         }
-        self.read()
+        self.readNext()
     }
 
     private func writeTyping(_ until: Date) {
@@ -216,7 +216,7 @@ final class EventStreamHandler: ChannelDuplexHandler {
         // seen at once.
         context.read()
         // What was signalled before the hand-over.
-        read()
+        readNext()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
