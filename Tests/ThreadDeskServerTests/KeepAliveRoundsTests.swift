@@ -23,6 +23,16 @@ struct KeepAliveRoundsTests {
         #expect(largest == 340)
     }
 
+    /// Every stream is looked at about once a second for a stalled write or a lifetime over (the
+    /// keep-alives take one slot's streams a tick); sooner when the write timeout is short.
+    @Test func everyStreamIsLookedAtAboutOnceASecond() {
+        var rounds = KeepAliveRounds(keepAlive: .seconds(20), writeTimeout: .seconds(30), maxDuration: .seconds(3600))
+        #expect(rounds.tick == .milliseconds(400) && rounds.sweepTicks == 2)
+        #expect((1...10).map { _ in rounds.sweepDue() } == Array(repeating: [false, true], count: 5).flatMap { $0 })
+        let short = KeepAliveRounds(keepAlive: .milliseconds(100), writeTimeout: .milliseconds(500), maxDuration: .seconds(3600))
+        #expect(short.tick == .milliseconds(100) && short.sweepTicks == 1)
+    }
+
     /// A short interval (tests, 100 ms) keeps one slot: every stream at every tick, as before.
     @Test func aShortIntervalIsOneSlot() {
         var rounds = KeepAliveRounds(keepAlive: .milliseconds(100), writeTimeout: .milliseconds(500), maxDuration: .seconds(3600))

@@ -49,18 +49,32 @@ final class LiveHub: Service, Sendable {
     private struct State {
         var nextID: UInt64 = 0
         var streams: [UserID: [UInt64: Subscriber]] = [:]
+        /// The same streams by keep-alive slot (`KeepAliveRounds`): a tick takes its slot's alone.
+        var bySlot: [[UInt64: Subscriber]]
         var count = 0
         var byAddress: [String: Int] = [:]
         var stopped = false
 
+        init(slots: Int) { bySlot = Array(repeating: [:], count: slots) }
+
+        mutating func insert(_ subscriber: Subscriber) {
+            streams[subscriber.user, default: [:]][subscriber.id] = subscriber
+            bySlot[slot(of: subscriber)][subscriber.id] = subscriber
+            count += 1
+            byAddress[subscriber.address, default: 0] += 1
+        }
+
         mutating func remove(_ subscriber: Subscriber) -> Bool {
             guard streams[subscriber.user]?.removeValue(forKey: subscriber.id) != nil else { return false }
             if streams[subscriber.user]?.isEmpty == true { streams[subscriber.user] = nil }
+            bySlot[slot(of: subscriber)][subscriber.id] = nil
             count -= 1
             let left = (byAddress[subscriber.address] ?? 1) - 1
             byAddress[subscriber.address] = left > 0 ? left : nil
             return true
         }
+
+        private func slot(of subscriber: Subscriber) -> Int { Int(subscriber.id % UInt64(bySlot.count)) }
         /// Announcements not yet sent to other replicas, one per user and kind.
         var outbox: [String: String] = [:]
     }
@@ -69,7 +83,7 @@ final class LiveHub: Service, Sendable {
     private let bus: (any LiveBus)?
     private let logger: Logger
     private let metrics: ServerMetrics
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Tells this replica's own announcements from the others'.
     private let origin = UUID().uuidString.prefix(8).lowercased()
     private let outboxSignal = WakeSignal()
@@ -83,6 +97,7 @@ final class LiveHub: Service, Sendable {
     init(settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger, traces: Traces = .off) {
         self.traces = traces
         self.settings = settings
+        state = Mutex(State(slots: Self.rounds(settings).slots))
         self.bus = bus
         self.metrics = metrics
         self.logger = logger
@@ -104,13 +119,13 @@ final class LiveHub: Service, Sendable {
             }
             guard state.byAddress[address, default: 0] < settings.streamsPerAddress else {
                 // The user's oldest stream stays: nothing new is opened.
-                if let evicted { Self.insert(evicted, into: &state) }
+                if let evicted { state.insert(evicted) }
                 throw .fromAddress
             }
             state.nextID += 1
             let subscriber = Subscriber(
                 id: state.nextID, user: user, address: address, tokenHash: tokenHash, lifetime: settings.maxDuration, close: close)
-            Self.insert(subscriber, into: &state)
+            state.insert(subscriber)
             return (subscriber, evicted)
         }
         if let evicted {
@@ -120,12 +135,6 @@ final class LiveHub: Service, Sendable {
         streamOpened.signal()
         metrics.liveStreams.set(to: Double(openStreams))
         return subscriber
-    }
-
-    private static func insert(_ subscriber: Subscriber, into state: inout State) {
-        state.streams[subscriber.user, default: [:]][subscriber.id] = subscriber
-        state.count += 1
-        state.byAddress[subscriber.address, default: 0] += 1
     }
 
     func unsubscribe(_ subscriber: Subscriber) {
@@ -262,28 +271,38 @@ final class LiveHub: Service, Sendable {
         for stream in streams { stream.finish() }
     }
 
+    private static func rounds(_ settings: Settings) -> KeepAliveRounds {
+        KeepAliveRounds(keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxDuration)
+    }
+
     private func tick() async {
-        var rounds = KeepAliveRounds(keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxDuration)
+        var rounds = Self.rounds(settings)
         while !Task.isCancelled {
             // Ticks come often (a slice of the streams each): with none open, the timer rests.
             if openStreams == 0, !(await streamOpened.wait()) { return }
             guard (try? await Task.sleep(for: rounds.tick)) != nil else { return }
             let slot = rounds.advance()
-            let now = DispatchTime.now().uptimeNanoseconds
-            var due: [EventStreamSink] = []
-            for subscriber in allSubscribers() {
-                if subscriber.stalled(at: now, limit: settings.writeTimeout) {
-                    logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
-                    metrics.liveStreamsDropped.increment()
-                    subscriber.close()
-                } else if subscriber.expired(at: now) {
-                    // Ends the response normally; the client resumes from its last event.
-                    subscriber.finish()
-                } else if let slot, rounds.isDue(subscriber.id, in: slot), let handler = subscriber.handler {
-                    due.append(handler)
-                }
+            if rounds.sweepDue() { sweep() }
+            if let slot {
+                let due = state.withLock { state in state.bySlot[slot].values.compactMap(\.handler) }
+                EventStreamSink.keepAlive(due)
             }
-            EventStreamSink.keepAlive(due)
+        }
+    }
+
+    /// Closes the streams whose client stopped reading (a write pending past `writeTimeout`) and
+    /// ends those whose lifetime is over.
+    private func sweep() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        for subscriber in allSubscribers() {
+            if subscriber.stalled(at: now, limit: settings.writeTimeout) {
+                logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
+                metrics.liveStreamsDropped.increment()
+                subscriber.close()
+            } else if subscriber.expired(at: now) {
+                // Ends the response normally; the client resumes from its last event.
+                subscriber.finish()
+            }
         }
     }
 }
