@@ -183,6 +183,7 @@ final class EventStreamHandler: ChannelDuplexHandler {
         guard !ended else { return }
         ended = true
         hub.unsubscribe(stream.subscriber)
+        stream.subscriber.detach()
         guard let context else { return }
         switch ending {
         case .finished:

@@ -70,6 +70,10 @@ extension LiveHub {
             return !finished.load(ordering: .sequentiallyConsistent)
         }
 
+        /// The handler let the stream go: the subscriber no longer holds it (the two would
+        /// otherwise keep each other for ever).
+        func detach() { sink.withLock { $0 = nil } }
+
         /// The handler, when one took the connection over.
         var handler: EventStreamSink? { sink.withLock { $0 } }
 
