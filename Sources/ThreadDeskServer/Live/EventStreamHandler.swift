@@ -50,6 +50,8 @@ final class EventStreamHandler: ChannelDuplexHandler {
     private var writesPending = 0
     /// The connection's task closed the connection to let go (answered without closing).
     private var taskLetGo = false
+    /// The close that follows the last chunk if the client never takes it.
+    private var lastChunkDeadline: Scheduled<Void>?
 
     private static let keepAlive = ByteBuffer(staticString: ": keep-alive\n\n")
 
@@ -78,9 +80,11 @@ final class EventStreamHandler: ChannelDuplexHandler {
     // MARK: The hub's signals (on the event loop)
 
     func receive(_ signal: LiveSignal) {
-        guard !ended, context != nil else { return }
+        guard !ended, let context else { return }
         switch signal {
         case .keepAlive:
+            // A client that has not read what was written gains nothing from a keep-alive.
+            guard context.channel.isWritable else { return }
             // A token that may have ended is checked before anything more is sent.
             if checkingToken || stream.subscriber.hasTokenCheck {
                 heldKeepAlive = true
@@ -89,6 +93,7 @@ final class EventStreamHandler: ChannelDuplexHandler {
                 write(Self.keepAlive)
             }
         case .typing(let until):
+            guard context.channel.isWritable else { return }
             if checkingToken || stream.subscriber.hasTokenCheck {
                 heldTyping = until
                 readNext()
@@ -105,38 +110,54 @@ final class EventStreamHandler: ChannelDuplexHandler {
     private func readNext() {
         guard !ended, !reading, let context else { return }
         let subscriber = stream.subscriber
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let loop = context.eventLoop
-        let stream = self.stream
         if subscriber.takeTokenCheck() {
             reading = true
             checkingToken = true
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let (loop, stream) = (context.eventLoop, self.stream)
             Task {
-                let lives: Bool?
-                do { lives = try await stream.tokenLives() } catch { lives = nil }
-                loop.execute { bound.value.tokenChecked(lives) }
+                let check = await stream.checkToken()
+                loop.execute { bound.value.tokenChecked(check) }
             }
-        } else if subscriber.hasChange {
-            reading = true
-            let trace = subscriber.takeChange()
-            let position = self.position
-            Task {
-                await stream.readChanges(after: position, trace: trace) { read in
-                    try? await loop.submit { bound.value.changesRead(read) }.get()
-                }
+        } else {
+            readChanges()
+        }
+    }
+
+    /// Reads what changed, when something did and the client has taken what was written before
+    /// (a client that reads slowly is sent nothing more until it has: the change stays flagged,
+    /// and its writability coming back reads it).
+    private func readChanges() {
+        guard !ended, !reading, let context, context.channel.isWritable, stream.subscriber.hasChange else { return }
+        reading = true
+        let trace = stream.subscriber.takeChange()
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let (loop, stream, position) = (context.eventLoop, self.stream, self.position)
+        Task {
+            await stream.readChanges(after: position, trace: trace) { read in
+                try? await loop.submit { bound.value.changesRead(read) }.get()
             }
         }
     }
 
-    private func tokenChecked(_ lives: Bool?) {
+    private func tokenChecked(_ check: LiveStream.TokenCheck) {
         reading = false
         checkingToken = false
-        guard lives == true else { return end(.finished) }
-        if stream.subscriber.hasTokenCheck { return readNext() }
+        switch check {
+        case .ended, .failed:
+            return end(.finished)
+        case .lives:
+            // Another change of the user's tokens came meanwhile: checked again first.
+            if stream.subscriber.hasTokenCheck { return readNext() }
+        case .unknown:
+            // The store could not answer: the stream goes on, and the next signal checks again
+            // (not at once, which would spin while the store is away).
+            break
+        }
         if heldKeepAlive { write(Self.keepAlive) }
         if let until = heldTyping { writeTyping(until) }
         (heldKeepAlive, heldTyping) = (false, nil)
-        readNext()
+        readChanges()
     }
 
     private func changesRead(_ read: LiveStream.ChangeRead) {
@@ -153,7 +174,7 @@ final class EventStreamHandler: ChannelDuplexHandler {
         case .failed:
             return end(.finished)
         }
-        self.readNext()
+        readNext()
     }
 
     private func writeTyping(_ until: Date) {
@@ -182,8 +203,8 @@ final class EventStreamHandler: ChannelDuplexHandler {
     func end(_ ending: Ending) {
         guard !ended else { return }
         ended = true
-        hub.unsubscribe(stream.subscriber)
         stream.subscriber.detach()
+        hub.unsubscribe(stream.subscriber)
         guard let context else { return }
         switch ending {
         case .finished:
@@ -192,7 +213,7 @@ final class EventStreamHandler: ChannelDuplexHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
             // A client that stopped reading never takes the last chunk: the hub no longer watches
             // this stream, so its write gets the same time here.
-            context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(hub.settings.writeTimeout)) {
+            lastChunkDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(hub.settings.writeTimeout)) {
                 context.close(promise: nil)
             }
         case .closed:
@@ -209,6 +230,7 @@ final class EventStreamHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        hub.handlerAdded()
         let sink = EventStreamSink(eventLoop: context.eventLoop, handler: NIOLoopBound(self, eventLoop: context.eventLoop))
         guard stream.subscriber.attach(sink) else { return end(.finished) }
         // The connection closed while the stream was handed over: nothing more will tell.
@@ -222,7 +244,16 @@ final class EventStreamHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         end(.closed)
+        lastChunkDeadline?.cancel()
+        lastChunkDeadline = nil
         self.context = nil
+        hub.handlerRemoved()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        // The client took what was written: what changed meanwhile is read now.
+        if context.channel.isWritable { readNext() }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -256,9 +287,10 @@ final class EventStreamHandler: ChannelDuplexHandler {
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        // The connection's task letting go (its writer's half-close, then its close): answered
-        // without closing, while the stream goes on.
-        if !ended, mode != .all || !taskLetGo {
+        // The connection's task letting go (its writer's half-close, then its close) is answered
+        // without closing, ended or not: the handler closes the whole connection when the stream
+        // is over and its last chunk written. Half-closes from that side never go through.
+        guard mode == .all, taskLetGo else {
             if mode == .all { taskLetGo = true }
             promise?.succeed(())
             return

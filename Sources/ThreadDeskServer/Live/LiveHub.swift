@@ -1,6 +1,7 @@
 import Deadlines
 import Foundation
 import Logging
+import NIOCore
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -89,6 +90,10 @@ final class LiveHub: Service, Sendable {
     private let outboxSignal = WakeSignal()
     /// Wakes the timer resting while no stream was open.
     private let streamOpened = WakeSignal()
+    /// Stream handlers in a pipeline (`EventStreamHandler`), ended or not: a stop waits for them
+    /// to write their last chunk and close.
+    private let handlers = Atomic<Int>(0)
+    private let handlerGone = WakeSignal()
 
     /// A change heard in a trace (an agent's reply being ingested) wakes the streams in it, here
     /// and, through the bus, on the replica that holds them.
@@ -108,7 +113,7 @@ final class LiveHub: Service, Sendable {
     /// Registers a stream for `user`. Past `streamsPerUser` the user's oldest stream is closed (a
     /// device reconnecting before its old connection timed out); past `maxStreams` in all, refused.
     func subscribe(
-        _ user: UserID, address: String, tokenHash: String, close: @escaping @Sendable () -> Void
+        _ user: UserID, address: String, tokenHash: String, connection: any Channel
     ) throws(TooManyStreams) -> Subscriber {
         let (subscriber, evicted) = try state.withLock { state throws(TooManyStreams) -> (Subscriber, Subscriber?) in
             guard !state.stopped, state.count < settings.maxStreams else { throw .inAll }
@@ -124,7 +129,7 @@ final class LiveHub: Service, Sendable {
             }
             state.nextID += 1
             let subscriber = Subscriber(
-                id: state.nextID, user: user, address: address, tokenHash: tokenHash, lifetime: settings.maxDuration, close: close)
+                id: state.nextID, user: user, address: address, tokenHash: tokenHash, lifetime: settings.maxDuration, connection: connection)
             state.insert(subscriber)
             return (subscriber, evicted)
         }
@@ -269,6 +274,30 @@ final class LiveHub: Service, Sendable {
             return state.streams.values.flatMap(\.values)
         }
         for stream in streams { stream.finish() }
+        await handlersClosed(within: min(settings.writeTimeout, .seconds(5)))
+    }
+
+    /// A stream's handler joined its connection's pipeline.
+    func handlerAdded() { handlers.add(1, ordering: .relaxed) }
+
+    /// A stream's handler left its pipeline (its connection closed).
+    func handlerRemoved() {
+        if handlers.subtract(1, ordering: .relaxed).newValue == 0 { handlerGone.signal() }
+    }
+
+    /// Waits, up to `limit`, until every stream's connection has closed: the streams that ended
+    /// at the stop (the server's quiesce or `finish` above) write their last chunk first. The
+    /// HTTP server no longer waits for them, since they have no task.
+    private func handlersClosed(within limit: Duration) async {
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while handlers.load(ordering: .relaxed) > 0 {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else {
+                logger.notice("Event streams still closing at the stop", metadata: ["streams": "\(handlers.load(ordering: .relaxed))"])
+                return
+            }
+            _ = await handlerGone.wait(upTo: left)
+        }
     }
 
     private static func rounds(_ settings: Settings) -> KeepAliveRounds {
@@ -295,7 +324,11 @@ final class LiveHub: Service, Sendable {
     private func sweep() {
         let now = DispatchTime.now().uptimeNanoseconds
         for subscriber in allSubscribers() {
-            if subscriber.stalled(at: now, limit: settings.writeTimeout) {
+            if subscriber.handler == nil, !subscriber.connection.isActive {
+                // Its answer never began (the client left while it was being opened): nothing
+                // else would let it go.
+                unsubscribe(subscriber)
+            } else if subscriber.stalled(at: now, limit: settings.writeTimeout) {
                 logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
                 metrics.liveStreamsDropped.increment()
                 subscriber.close()

@@ -42,8 +42,7 @@ struct LiveRoutes: Sendable {
         let hub = live.hub
         let subscriber: LiveHub.Subscriber
         do {
-            let channel = context.channel
-            subscriber = try hub.subscribe(record.id, address: address, tokenHash: UserToken.hash(token)) { channel.close(promise: nil) }
+            subscriber = try hub.subscribe(record.id, address: address, tokenHash: UserToken.hash(token), connection: context.channel)
         } catch .inAll {
             throw APIError(.serviceUnavailable, .busy, "Too many open event streams; try again shortly.", retryAfterSeconds: 5)
         } catch .fromAddress {
@@ -70,6 +69,8 @@ struct LiveRoutes: Sendable {
             status: .ok,
             headers: [
                 .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache, no-transform",
+                // The connection ends with the stream (`EventStreamHandler`): not one to send more requests on.
+                .connection: "close",
                 // nginx and similar proxies otherwise hold the stream back in their buffers.
                 .xAccelBuffering: "no",
             ],

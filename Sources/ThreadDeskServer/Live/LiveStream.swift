@@ -78,18 +78,41 @@ struct LiveStream: Sendable {
         try await Deadline.within(timeout) { try await feed.events(subscriber.user, after: position) }
     }
 
-    /// Whether the token the stream was opened with is still live (not signed out, ended by a
-    /// newer session, or its claim replaced). A store that cannot answer keeps the stream open
-    /// and the check pending: the next signal (a keep-alive at the latest) tries again.
-    func tokenLives() async throws -> Bool {
+    /// What a check of the stream's token found.
+    enum TokenCheck: Sendable {
+        /// Still live (not signed out, ended by a newer session, or its claim replaced).
+        case lives
+        case ended
+        /// The store could not answer: the stream goes on, and the next signal (a keep-alive at
+        /// the latest) checks again.
+        case unknown
+        /// The check failed otherwise: the stream ends.
+        case failed(any Error)
+    }
+
+    /// Checks the token the stream was opened with.
+    func checkToken() async -> TokenCheck {
         do {
-            return try await Deadline.within(timeout) {
+            let lives = try await Deadline.within(timeout) {
                 try await users.user(subscriber.user)?.holdsToken(hash: subscriber.tokenHash) ?? false
             }
+            return lives ? .lives : .ended
         } catch let error as StoreUnavailableError {
             logger.notice("Could not check a stream's token", metadata: ["error": "\(error)"])
             subscriber.requestTokenCheck()
-            return true
+            return .unknown
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Whether the token still lives, for the opening: a store that cannot answer lets the
+    /// stream open with the check pending.
+    func tokenLives() async throws -> Bool {
+        switch await checkToken() {
+        case .lives, .unknown: return true
+        case .ended: return false
+        case .failed(let error): throw error
         }
     }
 

@@ -1,6 +1,7 @@
 import Deadlines
 import Foundation
 import Logging
+import NIOCore
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -35,20 +36,20 @@ extension LiveHub {
         private let writingSince = Atomic<UInt64>(0)
         /// The stream's handler, once it has taken the connection over.
         private let sink = Mutex<EventStreamSink?>(nil)
-        /// Closes the stream's connection before the handler takes it over.
-        private let closeConnection: @Sendable () -> Void
+        /// The stream's connection: closed by the hub before the handler takes it over.
+        let connection: any Channel
         /// When the stream is due to end (uptime nanoseconds).
         private let endsAt: UInt64
 
         /// The hub makes subscribers (`LiveHub.subscribe`), and only the hub signals them.
         init(
-            id: UInt64, user: UserID, address: String, tokenHash: String, lifetime: Duration, close: @escaping @Sendable () -> Void
+            id: UInt64, user: UserID, address: String, tokenHash: String, lifetime: Duration, connection: any Channel
         ) {
             self.id = id
             self.user = user
             self.address = address
             self.tokenHash = tokenHash
-            self.closeConnection = close
+            self.connection = connection
             let nanoseconds = Double(lifetime.components.seconds) * 1e9 + Double(lifetime.components.attoseconds) / 1e9
             endsAt = DispatchTime.now().uptimeNanoseconds + UInt64(nanoseconds * Double.random(in: 0.9...1.0))
         }
@@ -128,7 +129,7 @@ extension LiveHub {
         /// Closes the stream's connection at once (a client that stopped reading never lets a write finish).
         func close() {
             finished.store(true, ordering: .sequentiallyConsistent)
-            if let handler = sink.withLock({ $0 }) { handler.close() } else { closeConnection() }
+            if let handler = sink.withLock({ $0 }) { handler.close() } else { connection.close(promise: nil) }
         }
     }
 }
