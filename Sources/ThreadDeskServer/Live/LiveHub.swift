@@ -55,6 +55,7 @@ final class LiveHub: Service, Sendable {
         var count = 0
         var byAddress: [String: Int] = [:]
         var stopped = false
+        var heapTrim = HeapTrimPolicy()
 
         init(slots: Int) { bySlot = Array(repeating: [:], count: slots) }
 
@@ -128,6 +129,7 @@ final class LiveHub: Service, Sendable {
                 throw .fromAddress
             }
             state.nextID += 1
+            state.heapTrim.opened(at: DispatchTime.now().uptimeNanoseconds)
             let subscriber = Subscriber(
                 id: state.nextID, user: user, address: address, tokenHash: tokenHash, lifetime: settings.maxDuration, connection: connection)
             state.insert(subscriber)
@@ -323,6 +325,10 @@ final class LiveHub: Service, Sendable {
     /// ends those whose lifetime is over.
     private func sweep() {
         let now = DispatchTime.now().uptimeNanoseconds
+        if state.withLock({ $0.heapTrim.trimDue(at: now) }) {
+            let trimmed = trimHeap()
+            logger.debug("A burst of stream openings is over: free heap memory given back", metadata: ["trimmed": "\(trimmed)"])
+        }
         for subscriber in allSubscribers() {
             if subscriber.handler == nil, !subscriber.connection.isActive {
                 // Its answer never began (the client left while it was being opened): nothing
