@@ -64,23 +64,23 @@ struct KeepAliveRoundsTests {
 struct HeapTrimPolicyTests {
     private static let second: UInt64 = 1_000_000_000
 
-    /// Trimmed once a burst is over (no opening for the quiet time), never during it, and not
-    /// again until another burst.
+    /// Trimmed once a burst is over (no opening for the quiet time) and once more when it has
+    /// settled, never during it, and not again until another burst.
     @Test func onceABurstIsOverAndOnlyThen() {
-        var policy = HeapTrimPolicy(burst: 3, quiet: .seconds(5))
+        var policy = HeapTrimPolicy(burst: 3, quiet: .seconds(5), settled: .seconds(60))
         let start: UInt64 = 100 * Self.second
         func due(after seconds: UInt64) -> Bool { policy.trimDue(at: start + seconds * Self.second) }
         for offset in 0..<3 { policy.opened(at: start + UInt64(offset) * Self.second) }
         // The last opening was 2 s in.
-        let checks = [due(after: 6), due(after: 7), due(after: 60)]
-        #expect(checks == [false, true, false])
+        let checks = [due(after: 6), due(after: 7), due(after: 30), due(after: 62), due(after: 63)]
+        #expect(checks == [false, true, false, true, false])
         // Two more openings are no burst; a third is.
         policy.opened(at: start + 61 * Self.second)
         policy.opened(at: start + 62 * Self.second)
         let beforeThird = due(after: 120)
         policy.opened(at: start + 121 * Self.second)
-        let afterThird = [due(after: 125), due(after: 126)]
+        let afterThird = [due(after: 125), due(after: 126), due(after: 181), due(after: 500)]
         #expect(!beforeThird)
-        #expect(afterThird == [false, true])
+        #expect(afterThird == [false, true, true, false])
     }
 }

@@ -327,7 +327,7 @@ final class LiveHub: Service, Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         if state.withLock({ $0.heapTrim.trimDue(at: now) }) {
             let trimmed = trimHeap()
-            logger.debug("A burst of stream openings is over: free heap memory given back", metadata: ["trimmed": "\(trimmed)"])
+            logger.info("A burst of stream openings is over: free heap memory given back", metadata: ["trimmed": "\(trimmed)"])
         }
         for subscriber in allSubscribers() {
             if subscriber.handler == nil, !subscriber.connection.isActive {
