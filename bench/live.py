@@ -455,6 +455,19 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
         workers.stop()
 
 
+def settle(servers, limit: float, below: float) -> tuple[float, float]:
+    """Waits (up to `limit` seconds) until the servers together use less than `below` of a core
+    over 3 s: what a burst of openings leaves behind (each token's first-use note, written a few at
+    a time) is done, and what is measured next is streams held, not streams just opened."""
+    started = time.monotonic()
+    while True:
+        before = [cpu_seconds(server.pid) for server in servers]
+        time.sleep(3)
+        share = sum(cpu_seconds(server.pid) - b for server, b in zip(servers, before)) / 3
+        if share < below or time.monotonic() - started >= limit:
+            return time.monotonic() - started, share
+
+
 def cpu_seconds(pid: int) -> float:
     fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -499,6 +512,10 @@ def replica_stages(args, servers, ports, control, hard):
             open_seconds = time.monotonic() - started
             workers.append(batch)
             opened = stage
+            if args.settle:
+                settled_in, share = settle(servers, args.settle, args.settle_below)
+                print(f"<!-- stage {stage:,}: the openings' after-work settled in {settled_in:.0f} s "
+                      f"(replicas at {share * 100:.1f} % of a core together) -->", flush=True)
             every = [answer for group in workers for answer in group.ask("stats")]
             for group in workers:
                 group.ask("mark")
@@ -606,6 +623,10 @@ def main() -> None:
     parser.add_argument("--replies", type=int, default=500)
     parser.add_argument("--typing", type=int, default=0)
     parser.add_argument("--no-shutdown", dest="shutdown", action="store_false")
+    parser.add_argument("--settle", type=float, default=0,
+                        help="replicas: before measuring a stage, wait up to this many seconds for the openings' after-work to end")
+    parser.add_argument("--settle-below", type=float, default=0.3,
+                        help="the servers' CPU together (share of a core) under which a stage counts as settled")
     parser.add_argument("--replicas", type=int, default=0,
                         help="N `threaddesk serve` on one PostgreSQL (0 gateway's, the rest plain); streams spread over them")
     parser.add_argument("--stages", default="10000,100000",
