@@ -149,6 +149,29 @@ struct AssistConfigurationTests {
         }
     }
 
+    /// The apps file the README points at is one the server takes as it is, keys beside it.
+    @Test func theExampleAppsFileIsValid() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("deploy/apps.example.json")
+        try Self.withFolder { folder in
+            let keys = folder.appendingPathComponent("keys")
+            try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+            try "weather-app-key-0123456789abcdef".write(to: keys.appendingPathComponent("weather.key"), atomically: true, encoding: .utf8)
+            try "tides-app-key-0123456789abcdef".write(to: keys.appendingPathComponent("tides.key"), atomically: true, encoding: .utf8)
+            let file = folder.appendingPathComponent("apps.json")
+            try FileManager.default.copyItem(at: example, to: file)
+            let configuration = try ServerConfiguration(environment: [
+                "DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1200000000000000001", "APPS_FILE": file.path,
+                "ASSIST_URL": "https://api.example.com/v1", "ASSIST_MODEL": "shared-model",
+            ])
+            let apps = Dictionary(uniqueKeysWithValues: configuration.catalog.apps.map { ($0.id.rawValue, $0) })
+            #expect(apps.keys.sorted() == ["default", "tides"])
+            let tides = try #require(apps["tides"].flatMap(configuration.assist.effective(for:)))
+            #expect(tides.provider.url == "http://127.0.0.1:11434/v1" && tides.auto == .away && tides.name == "Tides Helper" && tides.tokensPerDay == 100_000)
+            #expect(apps["default"].flatMap(configuration.assist.effective(for:))?.provider.url == "https://api.example.com/v1")
+        }
+    }
+
     @Test func aBadAssistObjectIsNamedWithItsApp() throws {
         let bad = #"""
             {"apps": [

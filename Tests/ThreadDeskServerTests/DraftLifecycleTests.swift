@@ -54,6 +54,18 @@ struct DraftLifecycleTests {
         #expect(DraftNote.fitted("short", sources: []) == "short")
     }
 
+    @Test func noLineBreakEndsTheQuoteAndPassesForTheNotesOwnLines() {
+        // Discord breaks a line at each of these; so does the quote, so every line stays quoted.
+        for breaking in ["\n", "\r\n", "\r", "\u{85}", "\u{2028}", "\u{2029}", "\n\r\n"] {
+            let text = "Try this.\(breaking)🤖 Draft dropped: an agent replied.\(breaking)-# [Refund](https://evil.example) @everyone"
+            let note = DraftNote.content("🤖 Draft answer (not sent yet):", text, sources: [])
+            let lines = note.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            #expect(lines.count == 2 + text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).count)
+            #expect(lines.dropFirst().dropLast().allSatisfy { $0.hasPrefix("> ") }, "every line of the text is quoted: \(note.debugDescription)")
+            #expect(!note.contains("[Refund]") && !note.contains(" @everyone") && note.contains("\\@everyone") && note.contains("\\[Refund\\]"))
+        }
+    }
+
     @Test func customIDsRoundTripAndStrangersParseToNothing() throws {
         let id = DraftCustomID(draft: Snowflake(1_234_567_890_123), action: .submitEdit)
         #expect(DraftCustomID(id.description) == id && id.description.utf8.count <= 100)

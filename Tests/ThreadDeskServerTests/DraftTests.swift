@@ -34,7 +34,11 @@ struct DraftTests {
     }
 
     static func draftNotes(_ server: Harness, _ thread: String) -> [DiscordEmulator.MessageSnapshot] {
-        server.emulator.messages(inThread: thread).filter { $0.content.hasPrefix(":ninja: 🤖") || $0.content.hasPrefix(":ninja: ✅") || $0.content.hasPrefix(":ninja: ✏️") || $0.content.hasPrefix(":ninja: 🗑️") }
+        draftNotes(thread, in: server.emulator)
+    }
+
+    static func draftNotes(_ thread: String, in emulator: DiscordEmulator) -> [DiscordEmulator.MessageSnapshot] {
+        emulator.messages(inThread: thread).filter { $0.content.hasPrefix(":ninja: 🤖") || $0.content.hasPrefix(":ninja: ✅") || $0.content.hasPrefix(":ninja: ✏️") || $0.content.hasPrefix(":ninja: 🗑️") }
     }
 
     static func button(_ note: DiscordEmulator.MessageSnapshot, _ label: String) throws -> String {
@@ -97,7 +101,7 @@ struct DraftTests {
             try await server.settled()
             let note = try #require(Self.draftNotes(server, thread).first)
 
-            // Edit opens the modal, prefilled; a send click meanwhile wins, and the submit is refused.
+            // Edit opens the modal, prefilled with the draft.
             let edit = try server.emulator.clickButton(messageID: note.id, inChannel: thread, customID: try Self.button(note, "Edit"))
             try await server.settled()
             let modal = try #require(server.emulator.interaction(edit.id)?.modal)
@@ -122,6 +126,43 @@ struct DraftTests {
             #expect(server.emulator.counters.webhookExecutions == 1)
             let discarded = try #require(server.emulator.messages(inThread: thread).first { $0.id == second.id })
             #expect(discarded.buttons.isEmpty && discarded.content.hasPrefix(":ninja: 🗑️ Draft discarded by"))
+        }
+    }
+
+    /// Three agents at once, each with a click of their own (no redelivery Discord would stop):
+    /// the draft's compare-and-set under the user's lock lets one send, and an edit opened
+    /// meanwhile sends nothing when it is submitted.
+    @Test func twoSendsAtOnceAndAnEditOpenMeanwhileSendItOnce() async throws {
+        try await Self.withAssist { server, assist in
+            assist.setPermanentOutcome(.answer("Update to 2.1."))
+            let agents = server.emulator.createRole(named: "Agents", permissions: DeskAccessTests.manageThreads)
+            let (mia, noor, ada) = (
+                try server.emulator.addMember(named: "Mia", roles: [agents]), try server.emulator.addMember(named: "Noor", roles: [agents]),
+                try server.emulator.addMember(named: "Ada", roles: [agents])
+            )
+            let (user, thread, _) = try await server.userWithThread(first: "The app freezes")
+            try await server.settled()
+            let note = try #require(Self.draftNotes(server, thread).first)
+            let edit = try server.emulator.clickButton(messageID: note.id, inChannel: thread, customID: try Self.button(note, "Edit"), as: ada)
+            try await server.settled()
+            #expect(server.emulator.interaction(edit.id)?.modal != nil)
+
+            let send = try Self.button(note, "Send")
+            let clicks = [
+                try server.emulator.clickButton(messageID: note.id, inChannel: thread, customID: send, as: mia),
+                try server.emulator.clickButton(messageID: note.id, inChannel: thread, customID: send, as: noor),
+            ]
+            try await server.settled()
+            #expect(server.emulator.counters.webhookExecutions == 1)
+            let told = clicks.compactMap { server.emulator.interaction($0.id) }.flatMap(\.followups)
+            #expect(told.count == 1 && (told.first?.contains("already sent by") == true || told.first?.contains("being sent by") == true), "\(told)")
+
+            let submit = try server.emulator.submitModal(interactionID: edit.id, values: [DraftNote.inputID: "My own words."], as: ada)
+            try await server.settled()
+            #expect(server.emulator.counters.webhookExecutions == 1)
+            #expect(server.emulator.interaction(submit.id)?.followups.first?.contains("already sent by") == true)
+            let shown = try await Self.shown(server, user.token)
+            #expect(shown.filter { $0.author == "support" }.map(\.content) == ["Update to 2.1."])
         }
     }
 

@@ -94,6 +94,9 @@ public struct ServerConfiguration: Sendable {
     /// After SIGTERM, how long in-flight requests may take to finish before they are cancelled;
     /// the process is gone at most `shutdownCancelGrace` later.
     public var shutdownGrace: Duration = .seconds(10)
+    /// What work under way at SIGTERM (a request, an agent's click) may take of the grace: most
+    /// of it, the last second left for answers.
+    var shutdownDrain: Duration { max(shutdownGrace / 2, shutdownGrace - .seconds(1)) }
     /// How long the answer to an idempotency key is kept for retries (`IDEMPOTENCY_RETENTION_HOURS`).
     public var idempotencyRetention: Duration = .seconds(48 * 3600)
     public var shutdownCancelGrace: Duration = .seconds(5)

@@ -11,8 +11,7 @@ extension ServerRoot {
         time: ServerTime, logger: Logger
     ) -> (public: Router<ThreadDeskRequestContext>, internal: Router<ThreadDeskRequestContext>?) {
         let metrics = shared.metrics
-        // In-flight requests get most of the shutdown grace; the last second is for their answers.
-        let drain = max(configuration.shutdownGrace / 2, configuration.shutdownGrace - .seconds(1))
+        let drain = configuration.shutdownDrain
         func makeRouter() -> Router<ThreadDeskRequestContext> {
             let router = Router(context: ThreadDeskRequestContext.self)
             // First, so the whole request (logging and error mapping included) runs in the request's

@@ -1,5 +1,6 @@
 import AssistClient
 import AsyncHTTPClient
+import Deadlines
 import Foundation
 import Logging
 import Synchronization
@@ -50,6 +51,8 @@ final class AssistService: Sendable {
 
     /// Days of usage kept.
     static let keptDays = 7
+    /// The least time left under the caller's deadline for a call to be begun.
+    static let minimumTimeLeft: Duration = .seconds(2)
 
     /// Nil when no app has the assistant on.
     /// - Parameter httpClient: The client every provider is asked through (its owner shuts it down).
@@ -95,6 +98,13 @@ final class AssistService: Sendable {
     func complete(_ request: AssistRequest, purpose: AssistPurpose, app: AppSettings, user: UserID, guard check: OutputGuard) async throws(AssistRefusal) -> String {
         guard let effective = settings.effective(for: app), let client = client(for: effective.provider) else {
             throw AssistRefusal(.off)
+        }
+        // A call that cannot be made in the time left is not begun: its reservation would stay
+        // charged for an answer that never came.
+        if let left = Deadline.remaining, left < Self.minimumTimeLeft {
+            metrics.assist(purpose: purpose, outcome: Self.outcome(of: .timeout))
+            logger.notice("The assistant was not asked: too little time left", metadata: ["purpose": "\(purpose.rawValue)", "left": "\(left)"])
+            throw AssistRefusal(.provider, failure: .timeout)
         }
         let day = Self.day(of: time.now())
         let appKey = AssistKey.app(app.id)

@@ -16,14 +16,15 @@ extension Desk {
         let page = try await parts.store.mirrorPage(thread: thread, .before(nil), limit: 100)
         let messages = Array(page.messages.filter { $0.author == .user }.suffix(count))
         guard !messages.isEmpty else { return "The user has not written anything here yet." }
-        let language = locale ?? "en-US"
+        // Discord's own locale names; anything else reads as English.
+        let language = locale.flatMap(Translator.language) ?? "English (en-US)"
         let translations: [String]
         do {
             translations = try await translator.translate(messages.map(\.content), into: language, app: app, user: owner)
         } catch {
             return Self.translationFailed(error)
         }
-        var lines = ["The user's last \(messages.count == 1 ? "message" : "\(messages.count) messages") in \(Translator.languageName(language)):"]
+        var lines = ["The user's last \(messages.count == 1 ? "message" : "\(messages.count) messages") in \(language):"]
         for (message, translation) in zip(messages, translations) {
             let when = Int(message.id.date.timeIntervalSince1970)
             lines.append("<t:\(when):t>\n" + DraftNote.quoted(DiscordMarkdown.escaped(translation)))
@@ -39,16 +40,19 @@ extension Desk {
         guard let locale = try await parts.store.user(owner)?.installation?.locale, !locale.isEmpty else {
             return "The app never reported the user's language: nothing was sent. Reply as usual, or use /snippet."
         }
+        // The app's report is the user's to write: only a language tag is taken as a language.
+        guard let language = Translator.language(locale) else {
+            return "The app reported a language ThreadDesk cannot read (\(DiscordMarkdown.escaped(String(locale.prefix(40))))): nothing was sent. Reply as usual, or use /snippet."
+        }
         let translated: String
         do {
-            guard let first = try await translator.translate([text], into: locale, app: app, user: owner).first else { return Self.translationFailed(nil) }
+            guard let first = try await translator.translate([text], into: language, app: app, user: owner).first else { return Self.translationFailed(nil) }
             translated = first
         } catch {
             return Self.translationFailed(error)
         }
         if let problem = Self.replyProblem(translated) { return problem }
         try await speak(translated, in: thread, owner: owner, as: member)
-        let language = Translator.languageName(locale)
         let note = "\(NoteMarkers.prefixes[0]) Sent in \(language), translated. \(DiscordMarkdown.escaped(member.displayName)) wrote:\n" + DraftNote.quoted(DiscordMarkdown.escaped(text))
         do {
             _ = try await parts.discord.createMessage(

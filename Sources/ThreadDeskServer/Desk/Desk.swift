@@ -31,16 +31,15 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     }
 
     let parts: Parts
-    private let queue = Mutex<[DiscordInteraction]>([])
     /// The bot's application, once asked: only its interactions, in our guild, are answered.
     private let application = Mutex<String?>(nil)
-    /// Commands being answered now, at most `concurrencyLimit`.
-    private let running = Mutex(0)
-    static let concurrencyLimit = 32
-    private let wakeUps = WakeSignal()
-    /// Interactions waiting beyond this many are dropped: Discord tells the agent the
-    /// application did not respond, and nothing half-done is left.
-    static let queueLimit = 256
+    /// Commands and autocompletes: 32 answered at once; beyond 256 waiting they are dropped
+    /// (Discord tells the agent the application did not respond, and nothing half-done is left).
+    private let commands: InteractionLine
+    /// Set when a graceful shutdown begins: no command starts after it.
+    private let stopping = Mutex(false)
+    /// How long the commands under way at a graceful shutdown may take to finish.
+    let drain: Duration
     /// How long one command may take in all (its token lasts 15 minutes).
     static let commandTimeout: Duration = .seconds(60)
     /// How long a failed registration waits before the next try.
@@ -51,59 +50,48 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     private let work: BackgroundWork
     static let workName = "slash commands"
 
-    init(_ parts: Parts, work: BackgroundWork = .untracked) {
+    init(_ parts: Parts, work: BackgroundWork = .untracked, drain: Duration = .seconds(5)) {
         self.parts = parts
         self.work = work
+        self.drain = drain
+        commands = InteractionLine(Self.workName, work: work, logger: parts.logger)
         // The registration is due from the start.
         if parts.settings.commands { work.begin("slash command registration") }
     }
 
     /// An interaction the gateway heard; answered in the background (`run`), or dropped with a
-    /// warning when `queueLimit` wait already.
+    /// warning when 256 wait already.
     /// - Parameter interaction: A slash command or an autocomplete, as the gateway gave it.
     func receive(_ interaction: DiscordInteraction) {
-        let accepted = queue.withLock { queue in
-            guard queue.count < Self.queueLimit else { return false }
-            queue.append(interaction)
-            return true
-        }
-        if accepted {
-            work.begin(Self.workName)
-            wakeUps.signal()
-        } else {
-            parts.logger.warning("Too many slash commands at once; one was dropped")
-        }
+        commands.receive(interaction)
     }
 
-    /// Registers the commands (when on) and answers interactions, `concurrencyLimit` at once,
-    /// until graceful shutdown. Throws nothing: a command that fails is logged.
+    /// Registers the commands (when on) and answers interactions, 32 at once, until graceful
+    /// shutdown; the commands under way then get `drain` to finish (an agent's reply is not cut
+    /// between Discord's post and its record). Throws nothing: a command that fails is logged.
     func run() async throws {
-        await cancelWhenGracefulShutdown {
+        await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                if self.parts.settings.commands { group.addTask { await self.registerCommands() } }
-                while !Task.isCancelled {
-                    // As many as there is room for; the rest wait for a command to finish.
-                    let room = Self.concurrencyLimit - self.running.withLock { $0 }
-                    let waiting = self.queue.withLock { queue in
-                        let taken = Array(queue.prefix(max(0, room)))
-                        queue.removeFirst(taken.count)
-                        return taken
-                    }
-                    if waiting.isEmpty {
-                        _ = await self.wakeUps.wait()
+                if self.parts.settings.commands { group.addTask { await cancelWhenGracefulShutdown { await self.registerCommands() } } }
+                while !self.stopping.withLock({ $0 }), !Task.isCancelled {
+                    let taken = self.commands.take()
+                    if taken.isEmpty {
+                        _ = await self.commands.wakeUps.wait()
                         continue
                     }
-                    self.running.withLock { $0 += waiting.count }
-                    for interaction in waiting {
+                    for interaction in taken {
                         group.addTask {
                             await self.answer(interaction)
-                            self.running.withLock { $0 -= 1 }
-                            self.work.end(Self.workName)
-                            self.wakeUps.signal()
+                            self.commands.done()
                         }
                     }
                 }
+                await self.commands.drain(within: self.drain, on: self.parts.time)
+                group.cancelAll()
             }
+        } onGracefulShutdown: {
+            self.stopping.withLock { $0 = true }
+            self.commands.wakeUps.signal()
         }
     }
 

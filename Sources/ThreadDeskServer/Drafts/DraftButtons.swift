@@ -37,6 +37,12 @@ extension Drafts {
             try await reply(interaction, ephemeral: Desk.reservedSpeaker(member.displayName))
             return
         }
+        // A send cut off by a crash (or a stop past its drain) may have reached the user: the
+        // draft says so, and waits for a click made knowing it, before anything is sent again.
+        if draft.state == .sending, Self.canAct(on: draft, now: parts.time.now()), target.action != .discard {
+            try await reply(interaction, ephemeral: try await giveUpSending(draft.id, interaction: interaction.id))
+            return
+        }
         switch target.action {
         case .edit:
             guard Self.canAct(on: draft, now: parts.time.now()) else {
@@ -86,37 +92,63 @@ extension Drafts {
                 return sent
             }
         } catch {
-            parts.logger.warning("A draft could not be sent", metadata: ["draft": "\(id)", "phase": "\(phase)", "error": "\(error)"])
-            if error is DraftGone {
-                _ = try? await transition(id, to: .failed, by: member.displayName, interaction: interaction.id, from: [.sending])
-                return try await followUp(interaction, "This user's data was erased: nothing was sent.")
-            }
-            switch Self.outcome(of: error, at: phase) {
-            case .notSent:
-                _ = try? await transition(id, to: .posted, by: member.displayName, interaction: interaction.id, from: [.sending])
-                return try await followUp(interaction, "That did not work: \(Desk.explain(error)). Nothing was sent; try again.")
-            case .maybeSent:
-                let uncertain = try? await transition(id, to: .uncertain, by: member.displayName, interaction: interaction.id, from: [.sending])
-                if case .changed(let draft)? = uncertain, let note = draft.noteID {
-                    // Everyone who looks at the note is warned, not only the agent who clicked.
-                    var warning = DraftNote.settled(
-                        "⚠️ Draft may have been sent by \(DiscordMarkdown.escaped(member.displayName)) (Discord did not answer): look at the thread before you click Send again.",
-                        draft.text, sources: draft.faqIDs)
-                    warning.components = DraftNote.buttons(draft.id)
-                    await editNote(note, in: draft.thread, warning)
-                }
-                return try await followUp(
-                    interaction, "Discord did not answer in time: the reply may have been sent. Look at the thread; click Send again only if it is not there.")
-            case .sent:
-                _ = try? await transition(id, to: .sent, by: member.displayName, interaction: interaction.id, from: [.sending])
-                return try await followUp(interaction, "Sent. (ThreadDesk could not note it at once; the conversation catches up by itself.)")
-            }
+            // Written down even when the click's task was cancelled (a stop past its drain):
+            // a send whose fate nobody notes would wait 120 s, then ask to be clicked again.
+            let (failure, reached) = (error, phase)
+            return try await Task { try await self.sendFailed(id, failure, at: reached, by: member, interaction: interaction) }.value
         }
         if let note = sent.noteID {
             let name = DiscordMarkdown.escaped(member.displayName)
             let heading = edited ? "✏️ Draft edited and sent by \(name):" : "✅ Draft sent by \(name):"
             await editNote(note, in: sent.thread, DraftNote.settled(heading, sent.text, sources: sent.faqIDs))
         }
+    }
+
+    /// What a send that threw `failure` at `phase` leaves: the draft's state, the note, the agent told.
+    private func sendFailed(_ id: Snowflake, _ failure: any Error, at phase: SendPhase, by member: DiscordInteraction.Member, interaction: DiscordInteraction) async throws {
+        parts.logger.warning("A draft could not be sent", metadata: ["draft": "\(id)", "phase": "\(phase)", "failure": "\(failure)"])
+        if failure is DraftGone {
+            _ = try? await transition(id, to: .failed, by: member.displayName, interaction: interaction.id, from: [.sending])
+            return try await followUp(interaction, "This user's data was erased: nothing was sent.")
+        }
+        switch Self.outcome(of: failure, at: phase) {
+        case .notSent:
+            _ = try? await transition(id, to: .posted, by: member.displayName, interaction: interaction.id, from: [.sending])
+            return try await followUp(interaction, "That did not work: \(Desk.explain(failure)). Nothing was sent; try again.")
+        case .maybeSent:
+            let uncertain = try? await transition(id, to: .uncertain, by: member.displayName, interaction: interaction.id, from: [.sending])
+            if case .changed(let draft)? = uncertain, let note = draft.noteID {
+                // Everyone who looks at the note is warned, not only the agent who clicked.
+                await editNote(note, in: draft.thread, Self.mayHaveBeenSent(draft, why: "Discord did not answer"))
+            }
+            return try await followUp(
+                interaction, "Discord did not answer in time: the reply may have been sent. Look at the thread; click Send again only if it is not there.")
+        case .sent:
+            _ = try? await transition(id, to: .sent, by: member.displayName, interaction: interaction.id, from: [.sending])
+            return try await followUp(interaction, "Sent. (ThreadDesk could not note it at once; the conversation catches up by itself.)")
+        }
+    }
+
+    /// The stale send of draft `id` becomes `uncertain`, its note warning everyone; what the
+    /// clicking agent is told.
+    private func giveUpSending(_ id: Snowflake, interaction: String) async throws -> String {
+        let now = parts.time.now()
+        let outcome = try await transition(id, by: nil, interaction: interaction, to: .uncertain) { draft in
+            draft.state == .sending && Self.canAct(on: draft, now: now)
+        }
+        guard case .changed(let draft) = outcome else { return outcome.message }
+        parts.logger.warning("A draft's send was cut off before its outcome was noted; it may have reached the user", metadata: ["draft": "\(id)"])
+        if let note = draft.noteID { await editNote(note, in: draft.thread, Self.mayHaveBeenSent(draft, why: "its send was cut off")) }
+        return "This draft's send was cut off (ThreadDesk stopped meanwhile) and may have reached the user. Look at the thread; click Send again only if it is not there."
+    }
+
+    /// The note of a draft whose send may have gone: a warning to everyone, the buttons kept.
+    static func mayHaveBeenSent(_ draft: AssistDraft, why: String) -> DiscordMessageEdit {
+        let by = draft.actor.map { " by \(DiscordMarkdown.escaped($0))" } ?? ""
+        var warning = DraftNote.settled(
+            "⚠️ Draft may have been sent\(by) (\(why)): look at the thread before you click Send again.", draft.text, sources: draft.faqIDs)
+        warning.components = DraftNote.buttons(draft.id)
+        return warning
     }
 
     enum SendPhase: Sendable { case before, posting, posted }
@@ -157,12 +189,22 @@ extension Drafts {
     func transition(
         _ id: Snowflake, to state: AssistDraft.State, by actor: String, interaction: String, from: Set<AssistDraft.State>? = nil
     ) async throws -> Transition {
+        let now = parts.time.now()
+        return try await transition(id, by: actor, interaction: interaction, to: state) { draft in
+            from.map { $0.contains(draft.state) } ?? Self.canAct(on: draft, now: now)
+        }
+    }
+
+    /// Moves the draft to `state` if `allowed` says so of it as it is under its user's lock; a nil
+    /// `actor` keeps the one it has.
+    func transition(
+        _ id: Snowflake, by actor: String?, interaction: String, to state: AssistDraft.State, when allowed: @escaping @Sendable (AssistDraft) -> Bool
+    ) async throws -> Transition {
         guard let owner = try await parts.store.draft(id)?.owner else { return .gone }
         return try await parts.users.withUser(owner) { _ in
             guard var draft = try await parts.store.draft(id) else { return .gone }
-            let now = parts.time.now()
-            guard from.map({ $0.contains(draft.state) }) ?? Self.canAct(on: draft, now: now) else { return .refused(draft) }
-            (draft.state, draft.actor, draft.interactionID, draft.updatedAt) = (state, actor, interaction, now)
+            guard allowed(draft) else { return .refused(draft) }
+            (draft.state, draft.actor, draft.interactionID, draft.updatedAt) = (state, actor ?? draft.actor, interaction, parts.time.now())
             try await parts.store.saveDraft(draft)
             return .changed(draft)
         }

@@ -59,13 +59,24 @@ extension Drafts {
             _ = try? await parts.users.withUser(owner) { _ in try await parts.store.saveDraft(draft) }
             throw error
         }
-        let shown: Bool = try await parts.users.withUser(owner) { context in
-            // Replaced or dropped while its note was on the way: the note says so at once.
-            guard var current = try await parts.store.draft(draft.id), current.state == .drafting else { return false }
-            (current.state, current.noteID, current.updatedAt) = (.posted, Snowflake(posted.id), parts.time.now())
-            try await parts.store.saveDraft(current)
-            try await parts.ingestion.ingestOwn(posted, record: context.record)
-            return true
+        let shown: Bool
+        do {
+            shown = try await parts.users.withUser(owner) { context in
+                // Replaced or dropped while its note was on the way: the note says so at once.
+                guard var current = try await parts.store.draft(draft.id), current.state == .drafting else { return false }
+                (current.state, current.noteID, current.updatedAt) = (.posted, Snowflake(posted.id), parts.time.now())
+                try await parts.store.saveDraft(current)
+                try await parts.ingestion.ingestOwn(posted, record: context.record)
+                return true
+            }
+        } catch {
+            // The note is up but the draft could not be marked as shown: it is closed, if the
+            // store lets it, and the note loses buttons that would answer nothing.
+            _ = try? await transition(draft.id, by: nil, interaction: "", to: .failed) { [.drafting, .posted].contains($0.state) }
+            if let id = Snowflake(posted.id) {
+                await editNote(id, in: thread, DraftNote.settled("🤖 Draft withdrawn: ThreadDesk could not keep it.", draft.text, sources: sources))
+            }
+            throw error
         }
         if shown {
             parts.logger.info("Posted a draft answer", metadata: ["thread": "\(thread)", "draft": "\(draft.id)", "sources": "\(sources.count)"])
@@ -82,20 +93,29 @@ extension Drafts {
     }
 
     /// The thread's drafts still waiting for an agent that answer a message older than `id`
-    /// become `state` (replaced by a newer message, dropped by a reply), their buttons gone.
+    /// become `state` (replaced by a newer message, dropped by a reply), their buttons gone. One
+    /// whose send may have gone (uncertain) closes too, its note still saying so.
     func settle(_ thread: Snowflake, owner: UserID, answeredBefore id: Snowflake, as state: AssistDraft.State) async throws {
-        let outdated = try await parts.store.openDrafts(thread: thread).filter { $0.answers < id && [.drafting, .posted].contains($0.state) }
+        let settling: Set<AssistDraft.State> = [.drafting, .posted, .uncertain]
+        let outdated = try await parts.store.openDrafts(thread: thread).filter { $0.answers < id && settling.contains($0.state) }
         for draft in outdated {
-            let changed: AssistDraft? = try await parts.users.withUser(owner) { _ in
-                guard var current = try await parts.store.draft(draft.id), [.drafting, .posted].contains(current.state) else { return nil }
+            let changed: (was: AssistDraft.State, now: AssistDraft)? = try await parts.users.withUser(owner) { _ in
+                guard var current = try await parts.store.draft(draft.id), settling.contains(current.state) else { return nil }
+                let was = current.state
                 current.state = state
                 current.updatedAt = parts.time.now()
                 try await parts.store.saveDraft(current)
-                return current
+                return (was, current)
             }
-            guard let changed, let note = changed.noteID else { continue }
-            let heading = state == .replaced ? "🤖 Draft replaced: the user wrote again." : "🤖 Draft dropped: an agent replied."
-            await editNote(note, in: thread, DraftNote.settled(heading, changed.text, sources: changed.faqIDs))
+            guard let changed, let note = changed.now.noteID else { continue }
+            var heading = state == .replaced ? "🤖 Draft replaced: the user wrote again." : "🤖 Draft dropped: an agent replied."
+            if changed.was == .uncertain {
+                let by = changed.now.actor.map { " by \(DiscordMarkdown.escaped($0))" } ?? ""
+                heading = state == .replaced
+                    ? "⚠️ Draft may have been sent\(by) (look at the thread); closed: the user wrote again."
+                    : "⚠️ Draft may have been sent\(by) (look at the thread); closed: an agent replied."
+            }
+            await editNote(note, in: thread, DraftNote.settled(heading, changed.now.text, sources: changed.now.faqIDs))
         }
     }
 

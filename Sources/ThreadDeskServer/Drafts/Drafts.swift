@@ -65,42 +65,39 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
 
     var description: String { "Drafts" }
 
-    init(_ parts: Parts, work: BackgroundWork = .untracked) {
+    /// How long the clicks under way at a graceful shutdown may take to finish.
+    let drain: Duration
+
+    init(_ parts: Parts, work: BackgroundWork = .untracked, drain: Duration) {
         self.parts = parts
         self.work = work
+        self.drain = drain
+        clicks = InteractionLine(Self.workName, wakeUps: parts.watch.wakeUps, work: work, logger: parts.logger)
     }
 
-    /// Button clicks and modal submits waiting for their turn.
-    private let clicks = Mutex<[DiscordInteraction]>([])
-    /// Clicks being answered now, at most `clickLimit`.
-    private let answering = Mutex(0)
-    static let clickLimit = 32
-    /// Clicks waiting beyond this many are dropped: Discord tells the agent the click failed.
-    static let clickQueueLimit = 256
+    /// Button clicks and modal submits: 32 answered at once, 256 waiting at most.
+    private let clicks: InteractionLine
     /// How long one click may take in all.
     static let clickTimeout: Duration = .seconds(60)
 
     /// A click on a draft's button, or the edit modal's submit, as the gateway heard it.
     func receive(_ interaction: DiscordInteraction) {
-        let accepted = clicks.withLock { clicks in
-            guard clicks.count < Self.clickQueueLimit else { return false }
-            clicks.append(interaction)
-            return true
-        }
-        if accepted {
-            work.begin(Self.workName)
-            parts.watch.wakeUps.signal()
-        } else {
-            parts.logger.warning("Too many draft button clicks at once; one was dropped")
-        }
+        clicks.receive(interaction)
     }
 
+    /// Set when a graceful shutdown begins: no click or turn starts after it.
+    private let stopping = Mutex(false)
+
+    /// Clicks under way when a graceful shutdown begins are finished (an agent's Send is not cut
+    /// between Discord's post and the draft's record) for at most `drain`; then they are cancelled
+    /// and the process goes. Turns (drafting, answering while away) are cancelled at once: a
+    /// user's message that loses its draft loses nothing else.
     func run() async throws {
-        await cancelWhenGracefulShutdown {
+        await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.pruneDaily() }
-                while !Task.isCancelled {
-                    let taken = self.takeClicks()
+                group.addTask { await cancelWhenGracefulShutdown { await self.pruneDaily() } }
+                while !self.stopping.withLock({ $0 }), !Task.isCancelled {
+                    let taken = self.clicks.take()
                     for interaction in taken {
                         group.addTask {
                             do {
@@ -108,15 +105,13 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                             } catch {
                                 self.parts.logger.warning("Could not answer a draft's button", metadata: ["interaction": "\(interaction)", "error": "\(error)"])
                             }
-                            self.answering.withLock { $0 -= 1 }
-                            self.work.end(Self.workName)
-                            self.parts.watch.wakeUps.signal()
+                            self.clicks.done()
                         }
                     }
                     let started = self.startTurns()
                     for (thread, news) in started {
                         group.addTask {
-                            await self.turn(thread, news)
+                            await cancelWhenGracefulShutdown { await self.turn(thread, news) }
                             self.schedule.withLock { schedule in
                                 schedule.busy.remove(thread)
                                 // The news that waited is due now: counted before this turn's piece ends.
@@ -128,19 +123,13 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                     }
                     if taken.isEmpty && started.isEmpty { _ = await self.parts.watch.wakeUps.wait() }
                 }
+                await self.clicks.drain(within: self.drain, on: self.parts.time)
+                group.cancelAll()
             }
+        } onGracefulShutdown: {
+            self.stopping.withLock { $0 = true }
+            self.parts.watch.wakeUps.signal()
         }
-    }
-
-    private func takeClicks() -> [DiscordInteraction] {
-        let room = Self.clickLimit - answering.withLock { $0 }
-        let taken = clicks.withLock { clicks in
-            let taken = Array(clicks.prefix(max(0, room)))
-            clicks.removeFirst(taken.count)
-            return taken
-        }
-        answering.withLock { $0 += taken.count }
-        return taken
     }
 
     /// Takes the watch's news into the schedule and hands out turns, one per thread at a time
@@ -213,16 +202,15 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                 // A newer message in the meantime drafts instead: its news waits for this thread.
                 if schedule.withLock({ $0.pending[thread]?.userWrote.map { $0 > newest } ?? false }) { return }
             }
-            // Each call to the provider has its own deadline: a slow answer while away leaves the
-            // draft its time. The wait for a slot counts too: twice a call's is the most a turn takes.
+            // A turn waits for a slot at most a call's time; once it has one, each call to the
+            // provider has a deadline of its own (a slow answer while away leaves the draft its
+            // time), begun only then, so no call starts with its time already spent.
             let within = parts.assist.deployment.timeout + Self.turnMargin
-            try await Deadline.within(within * 2) {
-                try await self.composing.run {
-                    // An answer while away settles the message for now: the agents read it in its note.
-                    if await self.answeredWhileAway(thread, news.owner, newest, app: app, settings: settings, within: within) { return }
-                    guard settings.drafts else { return }
-                    try await Deadline.within(within) { try await self.compose(thread, owner: news.owner, answering: newest, app: app) }
-                }
+            try await composing.run(waitingUpTo: within, on: parts.time.clock) {
+                // An answer while away settles the message for now: the agents read it in its note.
+                if await self.answeredWhileAway(thread, news.owner, newest, app: app, settings: settings, within: within) { return }
+                guard settings.drafts else { return }
+                try await Deadline.within(within) { try await self.compose(thread, owner: news.owner, answering: newest, app: app) }
             }
         } catch {
             parts.logger.notice("A draft turn failed", metadata: ["thread": "\(thread)", "error": "\(error)"])
@@ -230,8 +218,7 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
     }
 }
 
-/// At most `limit` bodies run at once; the others wait their turn (as long as their task's
-/// deadline lets them: a cancelled wait throws).
+/// At most `limit` bodies run at once; the others wait their turn, each for as long as it says.
 final class Slots: Sendable {
     private let used = Mutex(0)
     private let freed = WakeSignal()
@@ -239,19 +226,27 @@ final class Slots: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    /// The bodies running now.
+    var running: Int { used.withLock { $0 } }
+
+    /// Runs `body` once a slot is free. Throws `DeadlineExceeded` when none freed within
+    /// `patience` on `clock`, and `CancellationError` when the task was cancelled first.
+    func run<T: Sendable, C: Clock<Duration>>(waitingUpTo patience: Duration, on clock: C, _ body: () async throws -> T) async throws -> T {
+        let deadline = clock.now.advanced(by: patience)
+        var woken = false
         while !used.withLock({ used in
             guard used < limit else { return false }
             used += 1
             return true
         }) {
-            try Task.checkCancellation()
-            _ = await freed.wait()
-            if Task.isCancelled {
-                // The wake-up may have been meant for a slot just freed: the next waiter gets it.
-                freed.signal()
-                throw CancellationError()
+            let cancelled = Task.isCancelled
+            if cancelled || clock.now >= deadline {
+                // The wake-up taken may have been meant for a slot just freed: the next waiter gets it.
+                if woken { freed.signal() }
+                if cancelled { throw CancellationError() }
+                throw DeadlineExceeded("a slot to ask the assistant", after: patience)
             }
+            woken = await freed.wait(upTo: clock.now.duration(to: deadline), on: clock)
         }
         defer {
             used.withLock { $0 -= 1 }

@@ -17,8 +17,8 @@ struct Translator: Sendable {
     /// Whether `app` has the assistant (and so translation) on.
     func isOn(for app: AppSettings) -> Bool { assist.settings(for: app) != nil }
 
-    /// `texts` in the language of `locale` (`de`, `fr-FR`), in order, charged to `user` and their app.
-    func translate(_ texts: [String], into locale: String, app: AppSettings, user: UserID) async throws(AssistRefusal) -> [String] {
+    /// `texts` in `language` (what `language(_:)` names), in order, charged to `user` and their app.
+    func translate(_ texts: [String], into language: String, app: AppSettings, user: UserID) async throws(AssistRefusal) -> [String] {
         let texts = Array(texts.prefix(Self.maxTexts))
         guard !texts.isEmpty else { return [] }
         let canary = DraftPrompt.newCanary()
@@ -30,7 +30,7 @@ struct Translator: Sendable {
             """
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(Request(to: Self.languageName(locale), texts: texts))).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
+        let data = (try? encoder.encode(Request(to: language, texts: texts))).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
         let messages = [AssistMessage(role: .system, content: system), AssistMessage(role: .user, content: data)]
         let characters = texts.reduce(0) { $0 + $1.count }
         let request = AssistRequest(messages: messages, maxTokens: min(AssistSettings.maximumTokensPerCall, max(256, characters)), temperature: 0)
@@ -53,11 +53,16 @@ struct Translator: Sendable {
         return (try? JSONDecoder().decode(Answer.self, from: json))?.translations
     }
 
-    /// "German (de)", from a Discord or app locale: the model reads names better than codes.
-    static func languageName(_ locale: String) -> String {
-        let code = locale.replacingOccurrences(of: "_", with: "-")
-        let language = String(code.prefix { $0 != "-" })
-        let name = Locale(identifier: "en").localizedString(forLanguageCode: language)
+    /// "German (de-DE)", from a Discord or app locale (`de`, `de_DE`, `zh-Hant-TW`,
+    /// `en_US@calendar=gregorian`): the model reads names better than codes. Nil when `locale` is
+    /// no language tag: the app's locale is the user's to set, and only a tag may reach the prompt.
+    static func language(_ locale: String) -> String? {
+        let code = String(locale.prefix { $0 != "@" }).replacingOccurrences(of: "_", with: "-")
+        let parts = code.split(separator: "-", omittingEmptySubsequences: false)
+        guard let first = parts.first, (2...3).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter }), parts.count <= 5,
+            parts.dropFirst().allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } })
+        else { return nil }
+        let name = Locale(identifier: "en").localizedString(forLanguageCode: String(first))
         return name.map { "\($0) (\(code))" } ?? code
     }
 

@@ -86,7 +86,7 @@ public protocol DraftStore: Sendable {
     /// The draft by its id, whatever its state (a late click needs to find a closed one).
     func draft(_ id: Snowflake) async throws -> AssistDraft?
     /// The thread's drafts still in play (drafting, posted, sending, uncertain), oldest first: a
-    /// new user message replaces them, and a restart resumes the ones left sending.
+    /// new user message replaces them, and a click on one a stop left sending warns before anything.
     func openDrafts(thread: Snowflake) async throws -> [AssistDraft]
     /// Keeps the draft as given, replacing the one with its id. The caller holds the owner's lock
     /// (`withUser`), which is what makes its read-check-save a compare-and-set.

@@ -1,0 +1,88 @@
+import Deadlines
+import DiscordREST
+import Logging
+import Synchronization
+
+/// Interactions the gateway heard (slash commands, button clicks, modal submits), waiting for
+/// their turn: at most `queueLimit` wait and `limit` are answered at once. At a graceful stop
+/// those not begun are dropped (Discord tells their agents the application did not respond) and
+/// those under way get the drain to finish, so an agent's reply is never cut between Discord's
+/// post and ThreadDesk's record of it while there is time.
+final class InteractionLine: Sendable {
+    private let waiting = Mutex<[DiscordInteraction]>([])
+    private let answering = Mutex(0)
+    /// Woken when an interaction comes or one ends; the owner's loop waits on it.
+    let wakeUps: WakeSignal
+    let limit: Int
+    let queueLimit: Int
+    /// What `BackgroundWork` counts the line's interactions as, and what the logs call them.
+    let name: String
+    private let work: BackgroundWork
+    private let logger: Logger
+
+    init(_ name: String, limit: Int = 32, queueLimit: Int = 256, wakeUps: WakeSignal = WakeSignal(), work: BackgroundWork, logger: Logger) {
+        (self.name, self.limit, self.queueLimit, self.wakeUps, self.work, self.logger) = (name, limit, queueLimit, wakeUps, work, logger)
+    }
+
+    /// Queues `interaction`; false (and a warning) when `queueLimit` wait already.
+    @discardableResult
+    func receive(_ interaction: DiscordInteraction) -> Bool {
+        let accepted = waiting.withLock { waiting in
+            guard waiting.count < queueLimit else { return false }
+            waiting.append(interaction)
+            return true
+        }
+        if accepted {
+            work.begin(name)
+            wakeUps.signal()
+        } else {
+            logger.warning("Too many interactions at once; one was dropped", metadata: ["line": "\(name)"])
+        }
+        return accepted
+    }
+
+    /// The interactions that may begin now, counted as under way: each must end with `done()`.
+    func take() -> [DiscordInteraction] {
+        let room = limit - answering.withLock { $0 }
+        let taken = waiting.withLock { waiting in
+            let taken = Array(waiting.prefix(max(0, room)))
+            waiting.removeFirst(taken.count)
+            return taken
+        }
+        answering.withLock { $0 += taken.count }
+        return taken
+    }
+
+    /// One interaction `take()` gave is answered (or gave up).
+    func done() {
+        answering.withLock { $0 -= 1 }
+        work.end(name)
+        wakeUps.signal()
+    }
+
+    /// The interactions under way.
+    var underWay: Int { answering.withLock { $0 } }
+
+    /// At a graceful stop: drops those not begun, then waits up to `drain` on `time` for those
+    /// under way. Returns early when the task is cancelled.
+    func drain(within drain: Duration, on time: ServerTime) async {
+        let dropped = waiting.withLock { waiting in
+            defer { waiting.removeAll() }
+            return waiting.count
+        }
+        if dropped > 0 {
+            work.end(name, count: dropped)
+            logger.notice("Interactions not begun before the stop were dropped", metadata: ["line": "\(name)", "interactions": "\(dropped)"])
+        }
+        let start = time.elapsed()
+        while underWay > 0, !Task.isCancelled {
+            let left = drain - (time.elapsed() - start)
+            guard left > .zero else {
+                logger.warning(
+                    "Interactions still under way at the end of the stop's drain are cancelled", metadata: ["line": "\(name)", "interactions": "\(underWay)"])
+                return
+            }
+            _ = await wakeUps.wait(upTo: left, on: time.clock)
+        }
+    }
+}
