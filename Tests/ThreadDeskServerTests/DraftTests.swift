@@ -232,12 +232,20 @@ struct DraftTests {
         }
     }
 
-    @Test func theBudgetsRefuseBeforeTheProviderIsAsked() async throws {
-        try await Self.withAssist({ $0.assist.tokensPerUserPerDay = 50 }) { server, assist in
+    /// The user's budget, or the app's with no limit per user: either refuses, and says which.
+    @Test(arguments: ["user", "app"])
+    func theBudgetsRefuseBeforeTheProviderIsAsked(_ budget: String) async throws {
+        try await Self.withAssist({ configuration in
+            if budget == "user" {
+                configuration.assist.tokensPerUserPerDay = 50
+            } else {
+                (configuration.assist.tokensPerDay, configuration.assist.tokensPerUserPerDay) = (50, 0)
+            }
+        }) { server, assist in
             let (_, thread, _) = try await server.userWithThread(first: "A question long enough to need more than fifty tokens of prompt")
             try await server.settled()
             #expect(assist.recordedRequests.isEmpty && Self.draftNotes(server, thread).isEmpty)
-            #expect(try await server.metric(#"threaddesk_assist_requests_total{purpose="draft",outcome="refused_budget_user"}"#) == 1)
+            #expect(try await server.metric(#"threaddesk_assist_requests_total{purpose="draft",outcome="refused_budget_\#(budget)"}"#) == 1)
         }
     }
 
