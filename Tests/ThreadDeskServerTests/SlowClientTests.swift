@@ -21,12 +21,17 @@ import ThreadDeskWire
 
     @Test func anUploadTricklingAfterItsFirstMegabyteIsClosedWith408AndItsSlotFreed() async throws {
         try await withServer({
-            $0.receiveTimeout = Self.receiveTimeout
+            // Long enough that the send below meets the slot held on a machine busy with the
+            // whole suite (3 s was not: the trickler had its 408 before the check came).
+            $0.receiveTimeout = .seconds(20)
             $0.attachments.largeUpload = 64 * 1024
             $0.attachments.maxConcurrentLarge = 1
         }) { server in
             let port = try #require(server.client.port)
             let slow = try await server.session()
+            // The other user and their thread first: only one send lies between the trickler's
+            // start and the check that it holds the slot.
+            let (user, _, _) = try await server.userWithThread()
             let trickler = try await RawConnection.open(port: port)
             defer { trickler.close() }
             let file = "--b\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n"
@@ -34,7 +39,6 @@ import ThreadDeskWire
                 "POST /v1/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(slow.token)\r\nIdempotency-Key: trickle\r\n"
                     + "Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 2000000\r\n\r\n" + file)
             try await trickler.send(ByteBuffer(data: AttachmentTests.png(extra: 100 * 1024)))
-            let (user, _, _) = try await server.userWithThread()
             let big = [AttachmentTests.Part(name: "files", filename: "big.png", contentType: "image/png", data: AttachmentTests.png(extra: 200 * 1024))]
             // The trickler holds the only slot (its 100 KiB are past the large-upload size).
             try await eventually("the trickling upload holds the large-upload slot") {
