@@ -1,5 +1,6 @@
 import DiscordREST
 import Synchronization
+import Deadlines
 import Foundation
 
 /// The control surface: act as the support agent, change the world, inject faults, read counters.
@@ -212,6 +213,20 @@ extension DiscordEmulator {
     /// as usual. 0 ends it.
     public func failRequests(_ method: String, _ route: String, count: Int, status: Int = 503, after: Int = 0) {
         world.state.withLock { $0.faults.routeErrors["\(method) \(route)"] = (count, status, after) }
+    }
+
+    /// Requests to `route` (a template such as `/webhooks/{webhook_id}/{webhook_token}`) are
+    /// counted as they arrive (`counters.requestsByRoute`), then wait, before taking effect,
+    /// until `releaseHeldRequests()`: a test catches a call in flight and acts meanwhile. The
+    /// emulator's shutdown ends the wait too.
+    public func holdRequests(_ method: String, _ route: String) {
+        world.state.withLock { _ = $0.faults.held.insert("\(method) \(route)") }
+    }
+
+    /// Lets every held request go on, and holds no more.
+    public func releaseHeldRequests() {
+        world.state.withLock { $0.faults.held.removeAll() }
+        world.observers.changed()
     }
 
     /// The next `count` requests to `route` (a template such as `/channels/{channel_id}/threads`)

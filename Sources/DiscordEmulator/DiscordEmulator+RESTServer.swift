@@ -104,6 +104,14 @@ extension DiscordEmulator {
             return state.faults
         }
         world.observers.changed()  // counted on arrival
+        if faults.held.contains(routeKey) {
+            // Held until the test releases it; the emulator's own shutdown is not held up.
+            try? await cancelWhenGracefulShutdown {
+                try await self.world.observers.wait(for: "the release of a held \(routeKey)", timeout: .seconds(600)) {
+                    !self.world.state.withLock { $0.faults.held.contains(routeKey) }
+                }
+            }
+        }
         // A slow Discord, but not one that holds the emulator's own shutdown.
         if faults.latency > .zero { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: faults.latency) } }
         var record = RecordedRequest(

@@ -90,6 +90,9 @@ final class DiscordWorld: Sendable {
         var routeErrors: [String: (count: Int, status: Int, after: Int)] = [:]
         /// CDN downloads answered with a redirect off the CDN (to `/not-the-cdn/…`): how many more.
         var cdnRedirects = 0
+        /// Routes (by `"METHOD /route/{template}"`) whose requests wait, once counted as
+        /// arrived, until the test releases them: a call caught in flight.
+        var held: Set<String> = []
     }
 
     let configuration: DiscordEmulator.Configuration

@@ -5,6 +5,7 @@ import Deadlines
 import DiscordEmulator
 import DiscordREST
 import Foundation
+import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -46,7 +47,7 @@ struct DraftRecoveryTests {
             try await server.settled()
             #expect(server.emulator.counters.webhookExecutions == 0, "nothing is sent again before an agent knows it may have gone")
             let told = try #require(server.emulator.interaction(click.id))
-            #expect(told.ephemeral && told.content?.contains("may have reached the user") == true)
+            #expect(told.callbackType == 6 && told.followups.first?.contains("may have reached the user") == true, "\(told)")
             let warned = try Self.current(note, server, thread)
             #expect(warned.content.hasPrefix(":ninja: ⚠️ Draft may have been sent by Mia (its send was cut off)"))
             #expect(warned.buttons.map(\.label) == ["Send", "Edit", "Discard"])
@@ -58,6 +59,33 @@ struct DraftRecoveryTests {
             #expect(server.emulator.counters.webhookExecutions == 1)
             #expect(try await DraftTests.shown(server, user.token).last?.content == "Reinstall the app.")
             #expect(try await server.store.draft(draft.id)?.state == .sent)
+        }
+    }
+
+    /// The stop cut the send after Discord took it: the reply is in the thread, so a click finds
+    /// the conversation moved on and closes the draft, warning, with nothing sent again.
+    @Test func aSendCutOffAfterItWentIsClosedByTheNextClick() async throws {
+        try await DraftTests.withAssist { server, assist in
+            assist.setPermanentOutcome(.answer("Reinstall the app."))
+            let (user, thread, _) = try await server.userWithThread(first: "It crashes")
+            try await server.settled()
+            let note = try #require(DraftTests.draftNotes(server, thread).first)
+            var draft = try await Self.draft(of: note, server)
+            // What went before the stop: a draft left sending, and its reply, which Discord took.
+            (draft.state, draft.actor, draft.updatedAt) = (.sending, "Mia", Date().addingTimeInterval(-180))
+            try await server.store.saveDraft(draft)
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Reinstall the app.")
+            try await server.settled()
+            #expect(try Self.current(note, server, thread).buttons.count == 3, "a send under way is no draft a reply drops")
+
+            let click = try server.emulator.clickButton(messageID: note.id, inChannel: thread, customID: try DraftTests.button(note, "Send"))
+            try await server.settled()
+            #expect(server.emulator.counters.webhookExecutions == 0)
+            #expect(server.emulator.interaction(click.id)?.followups.first?.contains("the draft is closed") == true)
+            let closed = try Self.current(note, server, thread)
+            #expect(closed.buttons.isEmpty && closed.content.hasPrefix(":ninja: ⚠️ Draft may have been sent by Mia (look at the thread); closed: an agent replied."))
+            #expect(try await server.store.draft(draft.id)?.state == .dropped)
+            #expect(try await DraftTests.shown(server, user.token).filter { $0.author == "support" }.count == 1)
         }
     }
 
@@ -83,9 +111,32 @@ struct DraftRecoveryTests {
         }
     }
 
+    /// The server's log lines, watched: a test waits for the one that says a stop reached a point.
+    final class WatchedLog: Sendable {
+        let lines = Watched<[String]>([])
+
+        var logger: Logger { Logger(label: "watched") { _ in Handler(lines: self.lines) } }
+
+        struct Handler: LogHandler {
+            let lines: Watched<[String]>
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .info
+
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+
+            func log(event: LogEvent) {
+                let all = metadata.merging(event.metadata ?? [:]) { $1 }
+                lines.update { $0.append("\(event.message) \(all)") }
+            }
+        }
+    }
+
     /// A stop that begins while an agent's Send is on its way to Discord lets it finish: the
     /// reply goes once and the draft says so, instead of staying `sending` for a later click to
-    /// guess at.
+    /// guess at. The post is held in the emulator until the drafts have heard of the stop.
     @Test func aStopLetsASendUnderWayFinish() async throws {
         try await AssistEmulator.withRunning(logger: testLogger()) { assist in
             assist.setPermanentOutcome(.answer("Update to 2.1."))
@@ -103,14 +154,13 @@ struct DraftRecoveryTests {
                 configuration.assist.url = endpoints.baseURL
                 configuration.assist.model = endpoints.model
                 configuration.assist.draftDelay = .zero
-                // The drain is most of the grace: far longer than the one slow post below.
+                // The drain is most of the grace: a loaded machine's stop fits in it.
                 configuration.shutdownGrace = .seconds(60)
                 let store = try makeStore(url: "sqlite://\(temporaryStorePath())", logger: testLogger())
-                let work = BackgroundWork()
+                let log = WatchedLog()
                 let (ports, portSignal) = AsyncStream.makeStream(of: Int.self)
                 let app = buildApplication(
-                    configuration: configuration, store: store, inProcessGateway: true, work: work, logger: testLogger(),
-                    onServerRunning: { portSignal.yield($0) })
+                    configuration: configuration, store: store, inProcessGateway: true, logger: log.logger, onServerRunning: { portSignal.yield($0) })
                 let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: testLogger())
                 let running = Task { try await group.run() }
                 do {
@@ -136,12 +186,17 @@ struct DraftRecoveryTests {
                     let note = try #require(DraftTests.draftNotes(thread, in: emulator).first)
                     let id = try #require(DraftCustomID(try DraftTests.button(note, "Send"))).draft
 
-                    // Discord is slow, and the stop begins while the send's post is on its way.
-                    emulator.setLatency(.seconds(1))
-                    let route = "POST /webhooks/{webhook_id}/{webhook_token}"
+                    // The send's post is caught on its way; the stop begins; the drafts hear of it
+                    // with the click under way; only then does Discord take the post.
+                    let route = "/webhooks/{webhook_id}/{webhook_token}"
+                    emulator.holdRequests("POST", route)
                     _ = try emulator.clickButton(messageID: note.id, inChannel: thread, customID: try DraftTests.button(note, "Send"))
-                    try await emulator.waitUntil("the send's post") { $0.counters.requestsByRoute[route, default: 0] == 1 }
+                    try await emulator.waitUntil("the send's post") { $0.counters.requestsByRoute["POST \(route)", default: 0] == 1 }
                     await group.triggerGracefulShutdown()
+                    try await log.lines.wait(for: "the drafts waiting for the click under way") { lines in
+                        lines.contains { $0.hasPrefix("Stopping: waiting for the interactions under way") && $0.contains("drafts") }
+                    }
+                    emulator.releaseHeldRequests()
                     try await running.value
 
                     #expect(emulator.counters.webhookExecutions == 1)
@@ -149,6 +204,7 @@ struct DraftRecoveryTests {
                     let settled = try #require(emulator.messages(inThread: thread).first { $0.id == note.id })
                     #expect(settled.content.hasPrefix(":ninja: ✅ Draft sent by") && settled.buttons.isEmpty)
                 } catch {
+                    emulator.releaseHeldRequests()
                     running.cancel()
                     throw error
                 }

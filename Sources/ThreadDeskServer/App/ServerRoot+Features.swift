@@ -171,7 +171,7 @@ extension ServerRoot {
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, away: away, faq: faqBooks, assist: assist,
                         watch: replyWatch, catalog: catalog, desk: configuration.desk, ids: messageIDs, logger: logger, time: time), work: work,
-                    drain: configuration.shutdownDrain)
+                    drain: shared.drain)
             } else {
                 drafts = nil
             }
@@ -180,7 +180,7 @@ extension ServerRoot {
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
                         away: away, status: status, translator: assist.map(Translator.init), settings: configuration.desk, catalog: catalog,
-                        logger: logger, time: time), work: work, drain: configuration.shutdownDrain)
+                        logger: logger, time: time), work: work, drain: shared.drain)
                 : nil
             gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,

@@ -11,13 +11,12 @@ extension ServerRoot {
         time: ServerTime, logger: Logger
     ) -> (public: Router<ThreadDeskRequestContext>, internal: Router<ThreadDeskRequestContext>?) {
         let metrics = shared.metrics
-        let drain = configuration.shutdownDrain
         func makeRouter() -> Router<ThreadDeskRequestContext> {
             let router = Router(context: ThreadDeskRequestContext.self)
             // First, so the whole request (logging and error mapping included) runs in the request's
             // own task: a Swift task keeps the memory of its deepest stack until it ends, and the
             // connection's task lives as long as the connection (an event stream: for an hour).
-            router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: drain, waits: shared.waits, time: time))
+            router.add(middleware: DeadlineMiddleware(timeout: configuration.requestTimeout, drain: shared.drain, waits: shared.waits))
             router.add(middleware: TracingMiddleware(traces: shared.traces))
             router.add(middleware: AccessLogMiddleware())
             router.add(middleware: ErrorMiddleware(metrics: metrics))

@@ -40,9 +40,12 @@ struct ServerRoot {
         /// Spans (`TRACING=otlp`), and the exporter that sends them, run beside the rest.
         let traces: Traces
         let traceExporter: (any Service)?
+        /// The stop's drain, shared by the requests, slash commands and draft clicks under way.
+        let drain: ShutdownDrain
 
         init(configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, time: ServerTime, logger: Logger) {
             self.metrics = metrics
+            drain = ShutdownDrain(configuration.shutdownDrain, time: time)
             var discordConfiguration = DiscordClient<AnyClock>.Configuration(
                 baseURL: configuration.discordAPIURL, token: configuration.discordToken)
             discordConfiguration.budget = configuration.discordBudget

@@ -39,7 +39,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     /// Set when a graceful shutdown begins: no command starts after it.
     private let stopping = Mutex(false)
     /// How long the commands under way at a graceful shutdown may take to finish.
-    let drain: Duration
+    let drain: ShutdownDrain
     /// How long one command may take in all (its token lasts 15 minutes).
     static let commandTimeout: Duration = .seconds(60)
     /// How long a failed registration waits before the next try.
@@ -50,7 +50,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     private let work: BackgroundWork
     static let workName = "slash commands"
 
-    init(_ parts: Parts, work: BackgroundWork = .untracked, drain: Duration = .seconds(5)) {
+    init(_ parts: Parts, work: BackgroundWork = .untracked, drain: ShutdownDrain) {
         self.parts = parts
         self.work = work
         self.drain = drain
@@ -86,10 +86,11 @@ final class Desk: Service, Sendable, CustomStringConvertible {
                         }
                     }
                 }
-                await self.commands.drain(within: self.drain, on: self.parts.time)
+                await self.commands.drain(self.drain, on: self.parts.time)
                 group.cancelAll()
             }
         } onGracefulShutdown: {
+            self.drain.begin()
             self.stopping.withLock { $0 = true }
             self.commands.wakeUps.signal()
         }

@@ -1,6 +1,7 @@
 import ThreadDeskWire
 import Logging
 import DiscordREST
+import Deadlines
 import Foundation
 import ThreadDeskCore
 import ThreadDeskStore
@@ -40,8 +41,9 @@ extension Drafts {
         // A send cut off by a crash (or a stop past its drain) may have reached the user: the
         // draft says so, and waits for a click made knowing it, before anything is sent again.
         if draft.state == .sending, Self.canAct(on: draft, now: parts.time.now()), target.action != .discard {
-            try await reply(interaction, ephemeral: try await giveUpSending(draft.id, interaction: interaction.id))
-            return
+            // Answered first: the lock and the note's edit may outlast Discord's 3 s.
+            guard try await acknowledge(interaction) else { return }
+            return try await followUp(interaction, try await giveUpSending(draft.id, interaction: interaction.id))
         }
         switch target.action {
         case .edit:
@@ -95,7 +97,12 @@ extension Drafts {
             // Written down even when the click's task was cancelled (a stop past its drain):
             // a send whose fate nobody notes would wait 120 s, then ask to be clicked again.
             let (failure, reached) = (error, phase)
-            return try await Task { try await self.sendFailed(id, failure, at: reached, by: member, interaction: interaction) }.value
+            return try await Task {
+                // A deadline of its own: the click's may be what ran out.
+                try await Deadline.$current.withValue(ContinuousClock.now.advanced(by: Self.recoveryTime)) {
+                    try await self.sendFailed(id, failure, at: reached, by: member, interaction: interaction)
+                }
+            }.value
         }
         if let note = sent.noteID {
             let name = DiscordMarkdown.escaped(member.displayName)
@@ -117,7 +124,9 @@ extension Drafts {
             return try await followUp(interaction, "That did not work: \(Desk.explain(failure)). Nothing was sent; try again.")
         case .maybeSent:
             let uncertain = try? await transition(id, to: .uncertain, by: member.displayName, interaction: interaction.id, from: [.sending])
-            if case .changed(let draft)? = uncertain, let note = draft.noteID {
+            // The reply may be in the thread already (Discord took it and only its answer was
+            // lost), or the user wrote again: then the draft is over, its note still warning.
+            if case .changed(let draft)? = uncertain, await !closeIfOutdated(draft), let note = draft.noteID {
                 // Everyone who looks at the note is warned, not only the agent who clicked.
                 await editNote(note, in: draft.thread, Self.mayHaveBeenSent(draft, why: "Discord did not answer"))
             }
@@ -138,8 +147,32 @@ extension Drafts {
         }
         guard case .changed(let draft) = outcome else { return outcome.message }
         parts.logger.warning("A draft's send was cut off before its outcome was noted; it may have reached the user", metadata: ["draft": "\(id)"])
+        if await closeIfOutdated(draft) {
+            return "This draft's send was cut off (ThreadDesk stopped meanwhile) and may have reached the user; the conversation has moved on since, so the draft is closed. Look at the thread."
+        }
         if let note = draft.noteID { await editNote(note, in: draft.thread, Self.mayHaveBeenSent(draft, why: "its send was cut off")) }
         return "This draft's send was cut off (ThreadDesk stopped meanwhile) and may have reached the user. Look at the thread; click Send again only if it is not there."
+    }
+
+    /// What recovering from a failed send (its state, the note, the agent told) may take.
+    static let recoveryTime: Duration = .seconds(15)
+
+    /// Closes `draft`, whose send may have gone, when its conversation no longer waits on the
+    /// message it answers (the user wrote again, or support replied: perhaps through this very
+    /// send); its note keeps the warning and loses its buttons. True when it was closed.
+    func closeIfOutdated(_ draft: AssistDraft) async -> Bool {
+        guard let app = parts.catalog.app(of: draft.owner),
+            let latest = try? await parts.store.mirrorPage(thread: draft.thread, .before(nil), limit: 5).messages
+        else { return false }
+        let waiting = Self.waitingOn(latest, app: app)
+        guard waiting?.id != draft.answers else { return false }
+        let state: AssistDraft.State = waiting == nil ? .dropped : .replaced
+        let closing = try? await transition(draft.id, by: nil, interaction: draft.interactionID ?? "", to: state) { $0.state == .uncertain }
+        guard case .changed(let closed)? = closing else { return false }
+        if let note = closed.noteID {
+            await editNote(note, in: closed.thread, DraftNote.settled(Self.closedHeading(state, mayHaveBeenSentBy: closed.actor), closed.text, sources: closed.faqIDs))
+        }
+        return true
     }
 
     /// The note of a draft whose send may have gone: a warning to everyone, the buttons kept.
@@ -228,6 +261,7 @@ extension Drafts {
         case .discarded: return "This draft was discarded\(by)."
         case .replaced: return "This draft was replaced: the user wrote again."
         case .dropped: return "This draft was dropped: an agent replied."
+        case .uncertain: return "This draft may have been sent\(by): look at the thread, and click Send again only if it is not there."
         default: return "This draft cannot be used any more (\(draft.state.rawValue))."
         }
     }

@@ -2,6 +2,7 @@ import ThreadDeskWire
 import Logging
 import AssistClient
 import DiscordREST
+import Deadlines
 import Foundation
 import ThreadDeskCore
 import ThreadDeskStore
@@ -71,11 +72,19 @@ extension Drafts {
             }
         } catch {
             // The note is up but the draft could not be marked as shown: it is closed, if the
-            // store lets it, and the note loses buttons that would answer nothing.
-            _ = try? await transition(draft.id, by: nil, interaction: "", to: .failed) { [.drafting, .posted].contains($0.state) }
-            if let id = Snowflake(posted.id) {
-                await editNote(id, in: thread, DraftNote.settled("🤖 Draft withdrawn: ThreadDesk could not keep it.", draft.text, sources: sources))
-            }
+            // store lets it, and the note loses buttons that would answer nothing, unless an
+            // agent's click took the draft meanwhile. A deadline of its own: the turn's may be
+            // what ran out.
+            let id = draft.id
+            await Task {
+                await Deadline.$current.withValue(ContinuousClock.now.advanced(by: Self.recoveryTime)) {
+                    let closing = try? await self.transition(id, by: nil, interaction: "", to: .failed) { [.drafting, .posted].contains($0.state) }
+                    if case .refused? = closing { return }
+                    if let note = Snowflake(posted.id) {
+                        await self.editNote(note, in: thread, DraftNote.settled("🤖 Draft withdrawn: ThreadDesk could not keep it.", draft.text, sources: sources))
+                    }
+                }
+            }.value
             throw error
         }
         if shown {
@@ -108,15 +117,19 @@ extension Drafts {
                 return (was, current)
             }
             guard let changed, let note = changed.now.noteID else { continue }
-            var heading = state == .replaced ? "🤖 Draft replaced: the user wrote again." : "🤖 Draft dropped: an agent replied."
-            if changed.was == .uncertain {
-                let by = changed.now.actor.map { " by \(DiscordMarkdown.escaped($0))" } ?? ""
-                heading = state == .replaced
-                    ? "⚠️ Draft may have been sent\(by) (look at the thread); closed: the user wrote again."
-                    : "⚠️ Draft may have been sent\(by) (look at the thread); closed: an agent replied."
-            }
+            let heading =
+                changed.was == .uncertain
+                ? Self.closedHeading(state, mayHaveBeenSentBy: changed.now.actor)
+                : state == .replaced ? "🤖 Draft replaced: the user wrote again." : "🤖 Draft dropped: an agent replied."
             await editNote(note, in: thread, DraftNote.settled(heading, changed.now.text, sources: changed.now.faqIDs))
         }
+    }
+
+    /// The heading of a note whose draft may have been sent, closed as `state` (replaced or dropped).
+    static func closedHeading(_ state: AssistDraft.State, mayHaveBeenSentBy actor: String?) -> String {
+        let by = actor.map { " by \(DiscordMarkdown.escaped($0))" } ?? ""
+        let why = state == .replaced ? "the user wrote again" : "an agent replied"
+        return "⚠️ Draft may have been sent\(by) (look at the thread); closed: \(why)."
     }
 
     /// Edits a draft's note; a note Discord no longer has (deleted by an agent) is left alone.

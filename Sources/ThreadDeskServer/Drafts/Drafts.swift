@@ -66,9 +66,9 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
     var description: String { "Drafts" }
 
     /// How long the clicks under way at a graceful shutdown may take to finish.
-    let drain: Duration
+    let drain: ShutdownDrain
 
-    init(_ parts: Parts, work: BackgroundWork = .untracked, drain: Duration) {
+    init(_ parts: Parts, work: BackgroundWork = .untracked, drain: ShutdownDrain) {
         self.parts = parts
         self.work = work
         self.drain = drain
@@ -123,10 +123,11 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                     }
                     if taken.isEmpty && started.isEmpty { _ = await self.parts.watch.wakeUps.wait() }
                 }
-                await self.clicks.drain(within: self.drain, on: self.parts.time)
+                await self.clicks.drain(self.drain, on: self.parts.time)
                 group.cancelAll()
             }
         } onGracefulShutdown: {
+            self.drain.begin()
             self.stopping.withLock { $0 = true }
             self.parts.watch.wakeUps.signal()
         }

@@ -10,10 +10,9 @@ import Synchronization
 struct DeadlineMiddleware: RouterMiddleware {
     typealias Context = ThreadDeskRequestContext
     let timeout: Duration
-    let drain: Duration
+    /// The stop's drain, counted from when the stop began (shared with the desk's interactions).
+    let drain: ShutdownDrain
     let waits: WaitTracker?
-    /// The clock the drain runs on.
-    let time: ServerTime
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let (waits, timeout) = (self.waits, self.timeout)
@@ -41,23 +40,24 @@ struct DeadlineMiddleware: RouterMiddleware {
         return "\(request.method) \(path)"
     }
 
-    /// Runs `work` in a task of its own, which cancels itself `drain` after graceful shutdown
-    /// begins; the answer it then gives still goes out. The connection's task only awaits it:
+    /// Runs `work` in a task of its own, which cancels itself once the stop's drain (counted from
+    /// when the stop began) is over; the answer it then gives still goes out. The connection's task only awaits it:
     /// every frame here stays in that task's memory for as long as the connection is open (an
     /// event stream: an hour), so no cancellation handler or shutdown handler is set up on it
     /// (the request's deadline bounds the wait).
     private func cancellableAtShutdown(_ work: @escaping () async throws -> Response) async throws -> Response {
         nonisolated(unsafe) let work = work
-        let (drain, time) = (self.drain, self.time)
+        let drain = self.drain
         let handle = TaskHandle()
         // Unstructured so the handle can cancel it at the drain's end; awaited right below.
         let task = Task {
             try await withGracefulShutdownHandler {
                 try await work()
             } onGracefulShutdown: {
+                drain.begin()
                 // Unstructured on purpose: a shutdown handler may not wait, and a child awaiting shutdown would cost every request a task.
                 Task {
-                    try? await time.sleep(for: drain)
+                    try? await drain.sleep()
                     handle.cancel()
                 }
             }

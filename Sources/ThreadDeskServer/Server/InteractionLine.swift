@@ -9,7 +9,8 @@ import Synchronization
 /// those under way get the drain to finish, so an agent's reply is never cut between Discord's
 /// post and ThreadDesk's record of it while there is time.
 final class InteractionLine: Sendable {
-    private let waiting = Mutex<[DiscordInteraction]>([])
+    /// Those waiting, and whether the line is closed (a stop began: nothing more is taken in).
+    private let waiting = Mutex<(queue: [DiscordInteraction], closed: Bool)>(([], false))
     private let answering = Mutex(0)
     /// Woken when an interaction comes or one ends; the owner's loop waits on it.
     let wakeUps: WakeSignal
@@ -24,19 +25,20 @@ final class InteractionLine: Sendable {
         (self.name, self.limit, self.queueLimit, self.wakeUps, self.work, self.logger) = (name, limit, queueLimit, wakeUps, work, logger)
     }
 
-    /// Queues `interaction`; false (and a warning) when `queueLimit` wait already.
+    /// Queues `interaction`; false (and a warning) when `queueLimit` wait already or the line
+    /// is closed for a stop.
     @discardableResult
     func receive(_ interaction: DiscordInteraction) -> Bool {
         let accepted = waiting.withLock { waiting in
-            guard waiting.count < queueLimit else { return false }
-            waiting.append(interaction)
+            guard !waiting.closed, waiting.queue.count < queueLimit else { return false }
+            waiting.queue.append(interaction)
             return true
         }
         if accepted {
             work.begin(name)
             wakeUps.signal()
         } else {
-            logger.warning("Too many interactions at once; one was dropped", metadata: ["line": "\(name)"])
+            logger.warning("An interaction was dropped: too many wait, or the server is stopping", metadata: ["line": "\(name)"])
         }
         return accepted
     }
@@ -45,8 +47,8 @@ final class InteractionLine: Sendable {
     func take() -> [DiscordInteraction] {
         let room = limit - answering.withLock { $0 }
         let taken = waiting.withLock { waiting in
-            let taken = Array(waiting.prefix(max(0, room)))
-            waiting.removeFirst(taken.count)
+            let taken = Array(waiting.queue.prefix(max(0, room)))
+            waiting.queue.removeFirst(taken.count)
             return taken
         }
         answering.withLock { $0 += taken.count }
@@ -63,20 +65,23 @@ final class InteractionLine: Sendable {
     /// The interactions under way.
     var underWay: Int { answering.withLock { $0 } }
 
-    /// At a graceful stop: drops those not begun, then waits up to `drain` on `time` for those
-    /// under way. Returns early when the task is cancelled.
-    func drain(within drain: Duration, on time: ServerTime) async {
+    /// At a graceful stop: closes the line, drops those not begun, then waits for those under
+    /// way until the stop's drain is over. Returns early when the task is cancelled.
+    func drain(_ stop: ShutdownDrain, on time: ServerTime) async {
+        stop.begin()
         let dropped = waiting.withLock { waiting in
-            defer { waiting.removeAll() }
-            return waiting.count
+            defer { (waiting.queue, waiting.closed) = ([], true) }
+            return waiting.queue.count
         }
         if dropped > 0 {
             work.end(name, count: dropped)
             logger.notice("Interactions not begun before the stop were dropped", metadata: ["line": "\(name)", "interactions": "\(dropped)"])
         }
-        let start = time.elapsed()
+        if underWay > 0 {
+            logger.info("Stopping: waiting for the interactions under way", metadata: ["line": "\(name)", "interactions": "\(underWay)", "for": "\(stop.left)"])
+        }
         while underWay > 0, !Task.isCancelled {
-            let left = drain - (time.elapsed() - start)
+            let left = stop.left
             guard left > .zero else {
                 logger.warning(
                     "Interactions still under way at the end of the stop's drain are cancelled", metadata: ["line": "\(name)", "interactions": "\(underWay)"])
