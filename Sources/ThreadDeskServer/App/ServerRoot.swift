@@ -126,14 +126,19 @@ struct ServerRoot {
             (features.pushes, true),
             (features.receipts, true),
             (features.status, true),
-            (features.desk, true),
-            (features.drafts, true),
             (watchdog, false),
             (gateway, true),
+            // The agents' slash commands and draft clicks, after the gateway that brings them:
+            // told of a stop before it, so the work under way gets the drain rather than what
+            // the gateway's own stop leaves of it.
+            (features.desk, true),
+            (features.drafts, true),
         ]
         // Each app's FAQ forum mirror, before the gateway that feeds them.
         let faqs: [(service: (any Service)?, waitsForSchema: Bool)] = features.faq.mirrors.map { ($0, true) }
-        let ordered = Array(list.dropLast()) + faqs + Array(list.suffix(1))
+        // Last: the first told of a stop once the listeners closed, it starts the drain's time.
+        let start: [(service: (any Service)?, waitsForSchema: Bool)] = [(ShutdownDrainStart(drain: shared.drain), false)]
+        let ordered = Array(list.dropLast(3)) + faqs + Array(list.suffix(3)) + start
         services = ordered.compactMap { entry in entry.service.map { Background(service: $0, waitsForSchema: entry.waitsForSchema) } }
     }
 

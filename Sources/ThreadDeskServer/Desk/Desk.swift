@@ -54,7 +54,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         self.parts = parts
         self.work = work
         self.drain = drain
-        commands = InteractionLine(Self.workName, work: work, logger: parts.logger)
+        commands = InteractionLine(Self.workName, stop: drain, work: work, logger: parts.logger)
         // The registration is due from the start.
         if parts.settings.commands { work.begin("slash command registration") }
     }
@@ -86,7 +86,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
                         }
                     }
                 }
-                await self.commands.drain(self.drain, on: self.parts.time)
+                await self.commands.drain()
                 group.cancelAll()
             }
         } onGracefulShutdown: {

@@ -98,8 +98,8 @@ extension Drafts {
             // a send whose fate nobody notes would wait 120 s, then ask to be clicked again.
             let (failure, reached) = (error, phase)
             return try await Task {
-                // A deadline of its own: the click's may be what ran out.
-                try await Deadline.$current.withValue(ContinuousClock.now.advanced(by: Self.recoveryTime)) {
+                // A deadline of its own (the click's may be what ran out), within what is left of a stop.
+                try await Deadline.$current.withValue(ContinuousClock.now.advanced(by: self.drain.bounding(Self.recoveryTime))) {
                     try await self.sendFailed(id, failure, at: reached, by: member, interaction: interaction)
                 }
             }.value
@@ -126,9 +126,13 @@ extension Drafts {
             let uncertain = try? await transition(id, to: .uncertain, by: member.displayName, interaction: interaction.id, from: [.sending])
             // The reply may be in the thread already (Discord took it and only its answer was
             // lost), or the user wrote again: then the draft is over, its note still warning.
-            if case .changed(let draft)? = uncertain, await !closeIfOutdated(draft), let note = draft.noteID {
+            if case .changed(let draft)? = uncertain {
+                if await closeIfOutdated(draft) {
+                    return try await followUp(
+                        interaction, "Discord did not answer in time: the reply may have been sent. The conversation has moved on since, so the draft is closed. Look at the thread.")
+                }
                 // Everyone who looks at the note is warned, not only the agent who clicked.
-                await editNote(note, in: draft.thread, Self.mayHaveBeenSent(draft, why: "Discord did not answer"))
+                if let note = draft.noteID { await editNote(note, in: draft.thread, Self.mayHaveBeenSent(draft, why: "Discord did not answer")) }
             }
             return try await followUp(
                 interaction, "Discord did not answer in time: the reply may have been sent. Look at the thread; click Send again only if it is not there.")

@@ -77,7 +77,7 @@ extension Drafts {
             // what ran out.
             let id = draft.id
             await Task {
-                await Deadline.$current.withValue(ContinuousClock.now.advanced(by: Self.recoveryTime)) {
+                await Deadline.$current.withValue(ContinuousClock.now.advanced(by: self.drain.bounding(Self.recoveryTime))) {
                     let closing = try? await self.transition(id, by: nil, interaction: "", to: .failed) { [.drafting, .posted].contains($0.state) }
                     if case .refused? = closing { return }
                     if let note = Snowflake(posted.id) {

@@ -72,7 +72,7 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
         self.parts = parts
         self.work = work
         self.drain = drain
-        clicks = InteractionLine(Self.workName, wakeUps: parts.watch.wakeUps, work: work, logger: parts.logger)
+        clicks = InteractionLine(Self.workName, stop: drain, wakeUps: parts.watch.wakeUps, work: work, logger: parts.logger)
     }
 
     /// Button clicks and modal submits: 32 answered at once, 256 waiting at most.
@@ -123,7 +123,7 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
                     }
                     if taken.isEmpty && started.isEmpty { _ = await self.parts.watch.wakeUps.wait() }
                 }
-                await self.clicks.drain(self.drain, on: self.parts.time)
+                await self.clicks.drain()
                 group.cancelAll()
             }
         } onGracefulShutdown: {

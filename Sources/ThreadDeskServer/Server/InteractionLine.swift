@@ -4,13 +4,13 @@ import Logging
 import Synchronization
 
 /// Interactions the gateway heard (slash commands, button clicks, modal submits), waiting for
-/// their turn: at most `queueLimit` wait and `limit` are answered at once. At a graceful stop
-/// those not begun are dropped (Discord tells their agents the application did not respond) and
-/// those under way get the drain to finish, so an agent's reply is never cut between Discord's
-/// post and ThreadDesk's record of it while there is time.
+/// their turn: at most `queueLimit` wait and `limit` are answered at once. Once the stop began
+/// (`ShutdownDrain`) nothing more is taken in or begun (Discord tells those agents the
+/// application did not respond), and those under way get what is left of the drain to finish,
+/// so an agent's reply is not cut between Discord's post and ThreadDesk's record of it while
+/// there is time.
 final class InteractionLine: Sendable {
-    /// Those waiting, and whether the line is closed (a stop began: nothing more is taken in).
-    private let waiting = Mutex<(queue: [DiscordInteraction], closed: Bool)>(([], false))
+    private let waiting = Mutex<[DiscordInteraction]>([])
     private let answering = Mutex(0)
     /// Woken when an interaction comes or one ends; the owner's loop waits on it.
     let wakeUps: WakeSignal
@@ -18,24 +18,28 @@ final class InteractionLine: Sendable {
     let queueLimit: Int
     /// What `BackgroundWork` counts the line's interactions as, and what the logs call them.
     let name: String
+    private let stop: ShutdownDrain
     private let work: BackgroundWork
     private let logger: Logger
 
-    init(_ name: String, limit: Int = 32, queueLimit: Int = 256, wakeUps: WakeSignal = WakeSignal(), work: BackgroundWork, logger: Logger) {
-        (self.name, self.limit, self.queueLimit, self.wakeUps, self.work, self.logger) = (name, limit, queueLimit, wakeUps, work, logger)
+    init(
+        _ name: String, stop: ShutdownDrain, limit: Int = 32, queueLimit: Int = 256, wakeUps: WakeSignal = WakeSignal(), work: BackgroundWork,
+        logger: Logger
+    ) {
+        (self.name, self.stop, self.limit, self.queueLimit, self.wakeUps, self.work, self.logger) = (name, stop, limit, queueLimit, wakeUps, work, logger)
     }
 
-    /// Queues `interaction`; false (and a warning) when `queueLimit` wait already or the line
-    /// is closed for a stop.
+    /// Queues `interaction`; false (and a warning) when `queueLimit` wait already or the stop began.
     @discardableResult
     func receive(_ interaction: DiscordInteraction) -> Bool {
         let accepted = waiting.withLock { waiting in
-            guard !waiting.closed, waiting.queue.count < queueLimit else { return false }
-            waiting.queue.append(interaction)
+            guard !stop.hasBegun, waiting.count < queueLimit else { return false }
+            waiting.append(interaction)
+            // Counted before anyone can take it (and end it).
+            work.begin(name)
             return true
         }
         if accepted {
-            work.begin(name)
             wakeUps.signal()
         } else {
             logger.warning("An interaction was dropped: too many wait, or the server is stopping", metadata: ["line": "\(name)"])
@@ -44,11 +48,13 @@ final class InteractionLine: Sendable {
     }
 
     /// The interactions that may begin now, counted as under way: each must end with `done()`.
+    /// None once the stop began.
     func take() -> [DiscordInteraction] {
+        guard !stop.hasBegun else { return [] }
         let room = limit - answering.withLock { $0 }
         let taken = waiting.withLock { waiting in
-            let taken = Array(waiting.queue.prefix(max(0, room)))
-            waiting.queue.removeFirst(taken.count)
+            let taken = Array(waiting.prefix(max(0, room)))
+            waiting.removeFirst(taken.count)
             return taken
         }
         answering.withLock { $0 += taken.count }
@@ -65,13 +71,13 @@ final class InteractionLine: Sendable {
     /// The interactions under way.
     var underWay: Int { answering.withLock { $0 } }
 
-    /// At a graceful stop: closes the line, drops those not begun, then waits for those under
-    /// way until the stop's drain is over. Returns early when the task is cancelled.
-    func drain(_ stop: ShutdownDrain, on time: ServerTime) async {
+    /// At a graceful stop: drops those not begun, then waits for those under way until the
+    /// stop's drain is over. Returns early when the task is cancelled.
+    func drain() async {
         stop.begin()
         let dropped = waiting.withLock { waiting in
-            defer { (waiting.queue, waiting.closed) = ([], true) }
-            return waiting.queue.count
+            defer { waiting.removeAll() }
+            return waiting.count
         }
         if dropped > 0 {
             work.end(name, count: dropped)
@@ -81,13 +87,12 @@ final class InteractionLine: Sendable {
             logger.info("Stopping: waiting for the interactions under way", metadata: ["line": "\(name)", "interactions": "\(underWay)", "for": "\(stop.left)"])
         }
         while underWay > 0, !Task.isCancelled {
-            let left = stop.left
-            guard left > .zero else {
+            guard stop.left > .zero else {
                 logger.warning(
                     "Interactions still under way at the end of the stop's drain are cancelled", metadata: ["line": "\(name)", "interactions": "\(underWay)"])
                 return
             }
-            _ = await wakeUps.wait(upTo: left, on: time.clock)
+            _ = await stop.wait(for: wakeUps)
         }
     }
 }
