@@ -74,11 +74,13 @@ def idle_cpu(pids: dict, window: float) -> dict:
 
 @contextlib.contextmanager
 def running_idle_deployment(swift_bin: pathlib.Path, workdir: pathlib.Path):
-    """Everything on, nothing to do: `threaddesk serve --gateway` with pushes configured, and
-    beside it a `threaddesk serve` fed by the gateway daemon (`threaddesk-gateway`), both on
-    emulators. Yields the three processes' pids by name once all are up."""
+    """Everything on, nothing to do: `threaddesk serve --gateway` with pushes and the assistant
+    (drafts, answers while away, translation) configured, and beside it a `threaddesk serve` fed
+    by the gateway daemon (`threaddesk-gateway`), all on emulators. Yields the three processes'
+    pids by name once all are up."""
     with running_emulator(swift_bin / "discord-emulator") as discord, \
             running_emulator(swift_bin / "apns-emulator", "--directory", str(workdir)) as apns, \
+            running_emulator(swift_bin / "assist-emulator") as assist, \
             tempfile.TemporaryFile(mode="w+") as log:
         secret = "idle-test-gateway-secret-of-32-characters"
         common = {
@@ -89,6 +91,7 @@ def running_idle_deployment(swift_bin: pathlib.Path, workdir: pathlib.Path):
             "APNS_KEY_ID": apns["keyID"], "APNS_TEAM_ID": apns["teamID"], "APNS_TOPIC": apns["topic"],
             "APNS_PRIVATE_KEY_PATH": apns["privateKeyPath"], "APNS_URL": apns["url"],
             "APNS_CA_FILE": apns["caCertificatePath"], "APNS_ENVIRONMENT": "development",
+            "ASSIST_URL": assist["baseURL"], "ASSIST_MODEL": assist["model"], "ASSIST_AUTO": "away",
         }
         processes = {}
         try:
