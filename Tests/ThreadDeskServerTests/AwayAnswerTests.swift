@@ -163,6 +163,23 @@ import ThreadDeskCore
         }
     }
 
+    /// A user who talks the model into a disguised link gets it, and the agents see it, as it is.
+    @Test func aMaskedLinkInTheAnswerShowsWhereItGoes() async throws {
+        try await Self.withAway(drafts: false) { server, assist in
+            _ = try server.emulator.postFAQ(title: Self.faqTitle, answer: Self.faqText)
+            try await server.settled()
+            let (user, thread, _) = try await server.userWithThread(first: "hello")
+            try await Self.setAway(server, true, in: thread)
+            assist.script([.answer("Hold the reset button for ten seconds. Then [open the support portal](https://evil.example/login).")])
+            #expect(try await server.send(Self.question, token: user.token).status == .created)
+            try await server.settled()
+            let answer = try #require(try await DraftTests.shown(server, user.token).last { $0.author == "assistant" }?.content)
+            #expect(answer.hasPrefix("Hold the reset button for ten seconds. Then open the support portal (https://evil.example/login)."))
+            let posted = try #require(server.emulator.messages(inThread: thread).last { $0.content.hasPrefix("Hold the reset button") })
+            #expect(!posted.content.contains("](https://"))
+        }
+    }
+
     @Test func aModelThatFindsNoAnswerIsHeardHoweverItSaysIt() {
         for text in ["NO_ANSWER", "no_answer", " No answer. ", "NO ANSWER", "I am sorry. NO_ANSWER"] {
             #expect(Drafts.saysNoAnswer(text), "\(text)")

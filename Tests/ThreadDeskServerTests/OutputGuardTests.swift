@@ -38,6 +38,14 @@ struct OutputGuardTests {
         #expect(clipped.utf16.count <= 200 && clipped.hasSuffix("…") && long.hasPrefix(String(clipped.dropLast())))
     }
 
+    @Test func aMaskedLinkShowsWhereItGoes() {
+        #expect(OutputGuard.unmaskingLinks("See [the support portal](https://evil.example/login) now.") == "See the support portal (https://evil.example/login) now.")
+        #expect(OutputGuard.unmaskingLinks(#"[Docs](<https://example.com/a b> "title")"#) == #"[Docs](<https://example.com/a b> "title")"#, "not a link Discord renders: kept as written")
+        #expect(OutputGuard.unmaskingLinks(#"[Docs]( https://example.com/docs "Docs" )"#) == "Docs (https://example.com/docs)")
+        #expect(OutputGuard.unmaskingLinks("[https://example.com](https://example.com) and [](https://x.example)") == "https://example.com and https://x.example")
+        #expect(OutputGuard.unmaskingLinks("A [note] (not a link) and a plain https://example.com stay.") == "A [note] (not a link) and a plain https://example.com stay.")
+    }
+
     @Test func markersAreStrippedHoweverMany() {
         #expect(NoteMarkers.strippingLeadingMarkers("\u{200B} :ninja:🥷!HiddenMessage :cold: hello") == "hello")
         #expect(NoteMarkers.strippingLeadingMarkers("hello :ninja:") == "hello :ninja:")

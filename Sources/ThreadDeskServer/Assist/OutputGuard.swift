@@ -68,6 +68,17 @@ struct OutputGuard: Sendable {
         return scalars
     }
 
+    /// `text` with every masked link (`[label](url)`) shown as `label (url)`: an answer that
+    /// reaches a user, or Discord under the assistant's name, never hides where a link goes. A
+    /// user can ask the model for anything; a link that reads "Support portal" and leads
+    /// elsewhere would carry the assistant's word.
+    static func unmaskingLinks(_ text: String) -> String {
+        text.replacing(/\[([^\[\]\n]{0,500})\]\(\s*<?([^\s()<>]{1,2000})>?(?:\s+"[^"\n]{0,200}")?\s*\)/) { match in
+            let (label, url) = (match.output.1, match.output.2)
+            return label.isEmpty || label == url ? "\(url)" : "\(label) (\(url))"
+        }
+    }
+
     /// `text` without `<@…>`, `<@!…>`, `<@&…>`, `<#…>`, `<t:…>` and `</…:…>`: a model's way to
     /// ping, point at channels or name commands. Other `<` are kept.
     static func withoutTags(_ text: String) -> String {

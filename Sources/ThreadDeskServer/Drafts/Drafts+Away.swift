@@ -57,7 +57,7 @@ extension Drafts {
             return false
         }
         guard !Self.saysNoAnswer(text) else { return false }
-        let said = Self.awayAnswer(text, from: best.answer)
+        let said = Self.awayAnswer(OutputGuard.unmaskingLinks(text), from: best.answer)
         // Claimed before anything is posted, and kept unless Discord surely took nothing: an answer
         // whose fate is unknown counts as given, so no user ever gets two.
         let claimed: Bool = try await parts.users.withUser(owner) { context in
