@@ -44,6 +44,15 @@ struct OutputGuardTests {
         #expect(OutputGuard.unmaskingLinks(#"[Docs]( https://example.com/docs "Docs" )"#) == "Docs (https://example.com/docs)")
         #expect(OutputGuard.unmaskingLinks("[https://example.com](https://example.com) and [](https://x.example)") == "https://example.com and https://x.example")
         #expect(OutputGuard.unmaskingLinks("A [note] (not a link) and a plain https://example.com stay.") == "A [note] (not a link) and a plain https://example.com stay.")
+        // A link in another's label is shown too, not left as the outer link's disguise.
+        #expect(OutputGuard.unmaskingLinks("[[https://good.example](https://good.example)](https://evil.example)") == "https://good.example (https://evil.example)")
+    }
+
+    @Test func aTagInsideAnotherLeavesNoneBehind() {
+        // Found by the model_text fuzz target: taking the inner tag out made the outer one.
+        #expect(OutputGuard.withoutTags("<<@1>@2>") == "")
+        #expect(OutputGuard.withoutTags("a <<#1>#2> b <@&3> <t:4:R> </x:5> <3 <b>") == "a  b    <3 <b>")
+        #expect(OutputGuard.withoutTags("<</S>|</</>/>#S<") == "<|#S<")
     }
 
     @Test func markersAreStrippedHoweverMany() {

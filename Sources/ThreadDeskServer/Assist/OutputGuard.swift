@@ -72,47 +72,53 @@ struct OutputGuard: Sendable {
     /// reaches a user, or Discord under the assistant's name, never hides where a link goes. A
     /// user can ask the model for anything; a link that reads "Support portal" and leads
     /// elsewhere would carry the assistant's word.
+    /// A link inside another's label (`[[a](u)](v)`) is one once the inner is shown, so this goes
+    /// on until nothing changes; each round shortens the text, so it ends.
     static func unmaskingLinks(_ text: String) -> String {
-        text.replacing(/\[([^\[\]\n]{0,500})\]\(\s*<?([^\s()<>]{1,2000})>?(?:\s+"[^"\n]{0,200}")?\s*\)/) { match in
-            let (label, url) = (match.output.1, match.output.2)
-            return label.isEmpty || label == url ? "\(url)" : "\(label) (\(url))"
+        var text = text
+        while true {
+            let shown = text.replacing(/\[([^\[\]\n]{0,500})\]\(\s*<?([^\s()<>]{1,2000})>?(?:\s+"[^"\n]{0,200}")?\s*\)/) { match in
+                let (label, url) = (match.output.1, match.output.2)
+                return label.isEmpty || label == url ? "\(url)" : "\(label) (\(url))"
+            }
+            if shown == text { return text }
+            text = shown
         }
     }
 
     /// `text` without `<@…>`, `<@!…>`, `<@&…>`, `<#…>`, `<t:…>` and `</…:…>`: a model's way to
-    /// ping, point at channels or name commands. Other `<` are kept.
+    /// ping, point at channels or name commands. Other `<` are kept. One pass, a tag taken out
+    /// as its `>` comes: a tag inside another (`<<@1>@2>`) leaves none behind when it goes.
     static func withoutTags(_ text: String) -> String {
-        let scalars = Array(text.unicodeScalars)
-        var kept = String.UnicodeScalarView()
-        var index = 0
-        while index < scalars.count {
-            if scalars[index] == "<", let end = tagEnd(scalars, from: index) {
-                index = end + 1
-                continue
-            }
-            kept.append(scalars[index])
-            index += 1
+        var kept: [Unicode.Scalar] = []
+        kept.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            kept.append(scalar)
+            if scalar == ">", let open = tagStart(endingAt: kept) { kept.removeSubrange(open...) }
         }
-        return String(kept)
+        var result = String.UnicodeScalarView()
+        result.append(contentsOf: kept)
+        return String(result)
     }
 
-    /// Where the tag starting at `start` ends (its `>`), if it is one.
-    private static func tagEnd(_ scalars: [Unicode.Scalar], from start: Int) -> Int? {
-        let next = start + 1
-        guard next < scalars.count else { return nil }
-        let opens: Bool
-        switch scalars[next] {
-        case "@", "#", "/": opens = true
-        case "t": opens = next + 1 < scalars.count && scalars[next + 1] == ":"
-        default: opens = false
-        }
-        guard opens else { return nil }
-        var index = next + 1
-        while index < scalars.count, index - start <= 120 {
+    /// Where the tag that `scalars`' last `>` ends begins, if it is one: a `<`, then `@`, `#`, `/`
+    /// or `t:`, then no space and no other `<`, 120 scalars at most.
+    private static func tagStart(endingAt scalars: [Unicode.Scalar]) -> Int? {
+        let close = scalars.count - 1
+        var index = close - 1
+        while index >= 0, close - index <= 120 {
             let scalar = scalars[index]
-            if scalar == ">" { return index }
-            if scalar.properties.isWhitespace || scalar == "<" { return nil }
-            index += 1
+            if scalar == "<" {
+                let next = index + 1
+                guard next < close else { return nil }
+                switch scalars[next] {
+                case "@", "#", "/": return index
+                case "t": return next + 1 < close && scalars[next + 1] == ":" ? index : nil
+                default: return nil
+                }
+            }
+            if scalar.properties.isWhitespace || scalar == ">" { return nil }
+            index -= 1
         }
         return nil
     }
