@@ -16,7 +16,7 @@ import ThreadDeskWire
 /// exists, the bearer token guards it, and expired URLs are signed anew where the app never
 /// sees them. Ranges pass through, so a video can be scrubbed.
 struct AttachmentProxy: Sendable {
-    let store: any MirrorStore & OutboxStore
+    let store: any MirrorStore & OutboxStore & UserRecords
     let discord: DiscordClient<AnyClock>
     let cdn: DiscordCDN
     let metrics: ServerMetrics
@@ -64,17 +64,21 @@ struct AttachmentProxy: Sendable {
     func download(
         _ id: Snowflake, record: UserRecord, range: String?, beforeRefresh: @Sendable () async throws -> Void
     ) async throws -> Download {
-        let attachment: MirroredMessage.Attachment
-        if let thread = (record.threadID ?? record.pendingThread).flatMap({ Snowflake($0) }),
-            let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
-            let found = message.attachments.first(where: { $0.id == id })
-        {
-            if let index = OutboxFiles.index(found) { return try await waiting(found, file: index, of: message) }
-            attachment = found
-        } else if let found = await faq.book(for: record.id.app)?.attachment(id) {
-            attachment = found
+        // The record was read when the request came: a delivery may since have moved the user's
+        // files into their new thread, or taken a file out of the outbox once Discord had it.
+        // Missed there, the file is looked for once more with the record as it is now.
+        let located: Located
+        if let found = try await locate(id, record: record) {
+            located = found
+        } else if let now = try await store.user(record.id), let found = try await locate(id, record: now) {
+            located = found
         } else {
             throw SupportFailure.attachmentNotFound(gone: false)
+        }
+        let attachment: MirroredMessage.Attachment
+        switch located {
+        case .waiting(let download): return download
+        case .posted(let found): attachment = found
         }
         var url = fresh.url(for: id, at: now()) ?? attachment.url
         var refreshed = false
@@ -104,11 +108,29 @@ struct AttachmentProxy: Sendable {
         return Download(attachment: attachment, part: part, length: answer.headers.first(name: "content-length"), bytes: answer.body)
     }
 
-    /// A file of a message the outbox keeps (Discord does not have it yet): from the store, whole.
-    private func waiting(_ attachment: MirroredMessage.Attachment, file index: Int, of message: MirroredMessage) async throws -> Download {
-        guard let item = try await store.outboxItem(message.id), item.files.indices.contains(index) else {
-            throw SupportFailure.attachmentNotFound(gone: false)
+    /// Where an attachment is: in the outbox still (its download, from the store), or in Discord.
+    private enum Located {
+        case waiting(Download)
+        case posted(MirroredMessage.Attachment)
+    }
+
+    /// The attachment `id` of `record`'s conversation (or of their app's curated answers); nil
+    /// when there is none, or the outbox no longer holds a file the mirror says it does.
+    private func locate(_ id: Snowflake, record: UserRecord) async throws -> Located? {
+        if let thread = (record.threadID ?? record.pendingThread).flatMap({ Snowflake($0) }),
+            let message = try await store.mirroredMessage(withAttachment: id, thread: thread), message.isShown,
+            let found = message.attachments.first(where: { $0.id == id })
+        {
+            guard let index = OutboxFiles.index(found) else { return .posted(found) }
+            return try await waiting(found, file: index, of: message).map(Located.waiting)
         }
+        return await faq.book(for: record.id.app)?.attachment(id).map(Located.posted)
+    }
+
+    /// A file of a message the outbox keeps (Discord does not have it yet): from the store, whole;
+    /// nil when the outbox let it go meanwhile.
+    private func waiting(_ attachment: MirroredMessage.Attachment, file index: Int, of message: MirroredMessage) async throws -> Download? {
+        guard let item = try await store.outboxItem(message.id), item.files.indices.contains(index) else { return nil }
         let bytes = item.files[index].bytes
         metrics.attachmentsServed.increment()
         return Download(attachment: attachment, part: .whole, length: String(bytes.count), bytes: .bytes(ByteBuffer(bytes: bytes)))
