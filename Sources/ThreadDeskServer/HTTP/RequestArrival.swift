@@ -124,6 +124,10 @@ final class RequestArrivalHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
+    /// Whether the head of a request after the one being answered has been read (a client that
+    /// pipelines): what the connection's task will read next.
+    var requestWaitsBehindAnswer: Bool { headsRead > answersEnded + 1 }
+
     /// Whether the request still arriving has had no answer begun: the one whose body is late,
     /// or a new one whose head is (every earlier one answered).
     private var isUnanswered: Bool {

@@ -67,7 +67,12 @@ final class EventStreamHandler: ChannelDuplexHandler {
         try await channel.eventLoop.submit {
             let handler = EventStreamHandler(stream: stream, hub: hub, position: position)
             let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(handler, position: .after(try pipeline.handler(type: RequestArrivalHandler.self)))
+            let arrival = try pipeline.handler(type: RequestArrivalHandler.self)
+            try pipeline.addHandler(handler, position: .after(arrival))
+            // A request sent after the stream's and read before the handler was in place went on
+            // to the connection's task, which reads no more: the connection closes, as it does
+            // for one that comes later.
+            if arrival.requestWaitsBehindAnswer { handler.end(.closed) }
         }.get()
         // A stop that began before the handler was in the pipeline sent its quiesce event past it.
         if Task.isShuttingDownGracefully { stream.subscriber.finish() }
