@@ -3,7 +3,19 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzText(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
-    _ = MessageText.validate(text)
+    // A text is kept whole or refused whole: what validation accepts is the text as sent (its
+    // edges' whitespace aside), and nothing in it can cut it in a C string or be refused by PostgreSQL.
+    switch MessageText.validate(text) {
+    case .success(let kept):
+        precondition(ControlCharacters.first(in: kept) == nil && !kept.utf8.contains(0), "a control character was accepted")
+        precondition(kept == text.trimmingWhitespace(), "what was kept is not the text sent, trimmed")
+    case .failure(.controlCharacter(let scalar)):
+        precondition(ControlCharacters.isRefused(scalar) && text.unicodeScalars.contains(scalar), "a refusal names a character not refused or not sent")
+    case .failure:
+        precondition(ControlCharacters.first(in: text) == nil, "a text with a control character refused for another reason first")
+    }
+    let pictured = ControlCharacters.shown(text)
+    precondition(ControlCharacters.first(in: pictured) == nil && pictured.unicodeScalars.count == text.unicodeScalars.count, "showing control characters lost or left one")
     // Small limits reach the cutting paths with small inputs; 2 is the least that holds any
     // scalar (one outside the BMP is two UTF-16 units).
     for limit in [2, 3, 7, 16] {

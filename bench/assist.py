@@ -39,6 +39,9 @@ import requests
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from day import client_address, free_port, healthy, percentile, readline_within, wait_for  # noqa: E402
 
+METRICS_TOKEN = "bench-metrics-token-0123456789abcdef"  # /metrics is served on the public listener only behind it
+METRICS_HEADERS = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
 APP_KEY = "assist-bench-app-key"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RELEASE = ROOT / ".build" / "release"
@@ -80,7 +83,7 @@ class Deployment:
             "PORT": str(free_port()), "LOG_LEVEL": "notice", "TRUSTED_PROXIES": "127.0.0.1",
             "QUOTA_SESSIONS_PER_APP": "0", "QUOTA_THREADS_TOTAL": f"{self.args.users * 2 + 100}/3600",
             "ASSIST_DRAFT_DELAY_SECONDS": "0", "ASSIST_TIMEOUT_SECONDS": str(self.args.timeout),
-            "ASSIST_TOKENS_PER_DAY": "0", "ASSIST_TOKENS_PER_USER_PER_DAY": "0",
+            "ASSIST_TOKENS_PER_DAY": "0", "ASSIST_TOKENS_PER_USER_PER_DAY": "0", "METRICS_TOKEN": METRICS_TOKEN,
         })
         environment.pop("GATEWAY_SECRET", None)
         if self.mode != "off":
@@ -147,7 +150,7 @@ async def run_users(deployment, args):
 
 
 def metrics(base) -> str:
-    return requests.get(base + "/metrics", timeout=10).text
+    return requests.get(base + "/metrics", headers=METRICS_HEADERS, timeout=10).text
 
 
 def metric_values(text, name):

@@ -90,6 +90,9 @@ import zlib
 
 import aiohttp
 
+METRICS_TOKEN = "bench-metrics-token-0123456789abcdef"  # /metrics is served on the public listener only behind it
+METRICS_HEADERS = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 APP_KEY = "bench-app-key"
 APPLE_EPOCH = 978307200  # Foundation's Date encodes seconds since 2001-01-01.
@@ -551,7 +554,7 @@ class Deployment:
         environment.update({
             "DISCORD_TOKEN": self.discord["botToken"], "DISCORD_API_URL": self.discord["restURL"],
             "DISCORD_GUILD_ID": self.discord["guildID"], "DISCORD_FORUM_CHANNEL_ID": self.discord["forumChannelID"],
-            "APP_KEY": APP_KEY, "STORE_URL": store, "HOST": "127.0.0.1", "LOG_LEVEL": args.log_level,
+            "APP_KEY": APP_KEY, "STORE_URL": store, "HOST": "127.0.0.1", "LOG_LEVEL": args.log_level, "METRICS_TOKEN": METRICS_TOKEN,
             "APNS_KEY_ID": self.apns["keyID"], "APNS_TEAM_ID": self.apns["teamID"], "APNS_TOPIC": self.apns["topic"],
             "APNS_PRIVATE_KEY_PATH": self.apns["privateKeyPath"], "APNS_URL": self.apns["url"],
             "APNS_CA_FILE": self.apns["caCertificatePath"], "APNS_ENVIRONMENT": "development",
@@ -712,7 +715,7 @@ async def setup_users(args, bases, control):
 async def outbox_empty(http, base, deadline):
     """Waits for the server's outbox to be empty (`threaddesk_outbox_depth` 0); fails past `deadline`."""
     while True:
-        async with http.get(base + "/metrics") as answer:
+        async with http.get(base + "/metrics", headers=METRICS_HEADERS) as answer:
             text = await answer.text()
         found = re.search(r"^threaddesk_outbox_depth (\S+)$", text, re.MULTILINE)
         if found and float(found.group(1)) == 0:
@@ -811,7 +814,7 @@ def metrics(base) -> dict:
     import urllib.request
     values = {}
     try:
-        with urllib.request.urlopen(base + "/metrics", timeout=10) as answer:
+        with urllib.request.urlopen(urllib.request.Request(base + "/metrics", headers=METRICS_HEADERS), timeout=10) as answer:
             for line in answer.read().decode().splitlines():
                 if line.startswith("threaddesk_") and not line.startswith("#"):
                     name, _, value = line.rpartition(" ")

@@ -30,6 +30,9 @@ import uuid
 
 import requests
 
+METRICS_TOKEN = "bench-metrics-token-0123456789abcdef"  # /metrics is served on the public listener only behind it
+METRICS_HEADERS = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MESSAGE_READS = ["GET /channels/{channel_id}/messages", "GET /channels/{channel_id}/messages/{message_id}"]
 
@@ -49,7 +52,7 @@ def wait_for(what: str, check, timeout: float = 60) -> None:
 
 
 def metric(base: str, series: str) -> float:
-    for line in requests.get(base + "/metrics", timeout=5).text.splitlines():
+    for line in requests.get(base + "/metrics", headers=METRICS_HEADERS, timeout=5).text.splitlines():
         if line.startswith(series + " "):
             return float(line.split()[-1])
     return 0.0
@@ -101,7 +104,7 @@ def main() -> None:
             "DISCORD_TOKEN": endpoints["botToken"], "DISCORD_API_URL": endpoints["restURL"],
             "DISCORD_GUILD_ID": endpoints["guildID"], "DISCORD_FORUM_CHANNEL_ID": endpoints["forumChannelID"],
             "APP_KEY": "bench-app-key", "STORE_URL": store, "PORT": str(port), "HOST": "127.0.0.1",
-            "LOG_LEVEL": "warning",
+            "LOG_LEVEL": "warning", "METRICS_TOKEN": METRICS_TOKEN,
         })
         for name in ["QUOTA_SESSIONS_PER_ADDRESS", "QUOTA_SESSIONS_PER_APP", "QUOTA_SENDS_PER_USER",
                      "QUOTA_SENDS_PER_ADDRESS", "QUOTA_READS_PER_USER", "QUOTA_THREADS_PER_ADDRESS", "QUOTA_THREADS_TOTAL"]:

@@ -50,6 +50,9 @@ import requests
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from day import client_address, diagnostics_document, free_port, healthy, percentile, png_bytes, raise_fd_limit, readline_within, wait_for  # noqa: E402
 
+METRICS_TOKEN = "bench-metrics-token-0123456789abcdef"  # /metrics is served on the public listener only behind it
+METRICS_HEADERS = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
 APP_KEY = "outage-bench-app-key"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TEXT = re.compile(r"^u(\d{3})-m(\d{4})\b")
@@ -81,7 +84,7 @@ class Deployment:
         environment.update({
             "DISCORD_TOKEN": self.discord["botToken"], "DISCORD_API_URL": self.discord["restURL"],
             "DISCORD_GUILD_ID": self.discord["guildID"], "DISCORD_FORUM_CHANNEL_ID": self.discord["forumChannelID"],
-            "APP_KEY": APP_KEY, "STORE_URL": store, "HOST": "127.0.0.1", "LOG_LEVEL": "info",
+            "APP_KEY": APP_KEY, "STORE_URL": store, "HOST": "127.0.0.1", "LOG_LEVEL": "info", "METRICS_TOKEN": METRICS_TOKEN,
             "TRUSTED_PROXIES": "127.0.0.1", "QUOTA_SESSIONS_PER_APP": "0",
             "QUOTA_THREADS_TOTAL": f"{self.args.users * 4 + 100}/3600",
             "OUTBOX_MAX_MIB": "4096",
@@ -139,7 +142,7 @@ def fault(control, count):
 
 
 def outbox_depth(base) -> int:
-    text = requests.get(base + "/metrics", timeout=10).text
+    text = requests.get(base + "/metrics", headers=METRICS_HEADERS, timeout=10).text
     found = re.search(r"^threaddesk_outbox_depth (\S+)$", text, re.MULTILINE)
     return int(float(found.group(1))) if found else -1
 

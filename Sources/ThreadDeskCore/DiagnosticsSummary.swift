@@ -113,7 +113,7 @@ public struct DiagnosticsSummary: Sendable {
     /// One line, short, and unable to break out of the list, ping anyone or make a link or a
     /// heading: the document is the client's. Cut before escaping, so no escape is cut in half.
     static func clean(_ text: String) -> String {
-        let line = text.map { $0.isNewline ? " " : String($0) }.joined()
+        let line = ControlCharacters.shown(text.map { $0.isNewline ? " " : String($0) }.joined())
         return DiscordMarkdown.escaped(line.count > maxValueLength ? String(line.prefix(maxValueLength - 1)) + "…" : line)
     }
 

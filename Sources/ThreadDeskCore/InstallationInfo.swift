@@ -35,6 +35,8 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
         /// A key that is not a plain name (``isValidKey(_:)``); not echoed, it may be anything.
         case invalidKey
         case invalidValue(field: String)
+        /// A value holding a control character (``ControlCharacters``): refused, never kept cut.
+        case controlCharacter(field: String, Unicode.Scalar)
     }
 
     /// A key is shown to support as a label at the start of a note's line, where a newline or
@@ -66,6 +68,9 @@ public struct InstallationInfo: Sendable, Hashable, Codable {
             case .bool(let bool): text = String(bool)
             case .null: continue
             default: throw .invalidValue(field: key)
+            }
+            if let control = ControlCharacters.first(in: text) {
+                throw .controlCharacter(field: key, control)
             }
             guard text.count <= Self.maxValueLength, !text.contains(where: \.isNewline) else {
                 throw .invalidValue(field: key)

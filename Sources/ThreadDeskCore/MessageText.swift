@@ -19,10 +19,13 @@ public enum MessageText {
         case tooLong(Int)
         case tooLongForDiscord(utf16Units: Int)
         case characterTooComplex
+        /// A control character other than a line break or a tab (``ControlCharacters``).
+        case controlCharacter(Unicode.Scalar)
     }
 
     /// The text as it will be posted, or why it cannot be.
     public static func validate(_ raw: String) -> Result<String, Problem> {
+        if let control = ControlCharacters.first(in: raw) { return .failure(.controlCharacter(control)) }
         let text = raw.trimmingWhitespace()
         if text.isEmpty { return .failure(.empty) }
         let units = text.utf16.count

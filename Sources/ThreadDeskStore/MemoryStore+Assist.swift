@@ -58,6 +58,12 @@ extension MemoryStore {
         }
     }
 
+    public func draftsBeingSent(limit: Int) async throws -> [AssistDraft] {
+        assist.withLock { assist in
+            Array(assist.drafts.values.filter { $0.state == .sending }.sorted { ($0.updatedAt, $0.id) < ($1.updatedAt, $1.id) }.prefix(limit))
+        }
+    }
+
     public func saveDraft(_ draft: AssistDraft) async throws {
         assist.withLock { $0.drafts[draft.id] = draft }
     }

@@ -100,6 +100,15 @@ extension PostgresStore {
         ).compactMap(Self.draft)
     }
 
+    public func draftsBeingSent(limit: Int) async throws -> [AssistDraft] {
+        try await query(
+            """
+            SELECT \(unescaped: Self.draftColumns) FROM assist_drafts
+            WHERE state = \(AssistDraft.State.sending.rawValue) ORDER BY updated_at, id LIMIT \(limit)
+            """
+        ).compactMap(Self.draft)
+    }
+
     public func saveDraft(_ draft: AssistDraft) async throws {
         try await query(
             """

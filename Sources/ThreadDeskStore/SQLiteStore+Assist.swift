@@ -96,6 +96,15 @@ extension SQLiteStore {
         }
     }
 
+    public func draftsBeingSent(limit: Int) async throws -> [AssistDraft] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.draftColumns) FROM assist_drafts WHERE state = ? ORDER BY updated_at, id LIMIT ?",
+                arguments: [AssistDraft.State.sending.rawValue, limit]
+            ).compactMap(Self.draft)
+        }
+    }
+
     /// The states as an SQL list of literals (the enum's own names: nothing to escape).
     private static func states(_ states: [AssistDraft.State]) -> String {
         states.map { "'\($0.rawValue)'" }.joined(separator: ", ")

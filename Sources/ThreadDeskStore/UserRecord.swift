@@ -149,6 +149,12 @@ public struct LiveState: Sendable, Hashable, Codable {
     public var awaySentAt: Date?
     /// When the assistant last answered the user itself (away answers are spaced by it).
     public var assistAnsweredAt: Date?
+    /// When an agent first replied to the user (nil: never, as far as ThreadDesk noted): the
+    /// assistant spends only a share of an app's day on users no agent has answered.
+    public var agentAnsweredAt: Date?
+    /// The assistant's budget key of the network the user last wrote from (`AssistKey.network`,
+    /// a hash: never the address itself).
+    public var assistNetwork: String?
 
     public init(readSeq: Int64 = 0, reactionMessageID: String? = nil) {
         self.readSeq = readSeq

@@ -98,6 +98,39 @@ struct AppsTests {
         }
     }
 
+    /// `APNS_TOPIC` is the fallback of apps without a topic: demanded only when one has none.
+    @Test func apnsTopicIsNeededOnlyByAnAppWithoutItsOwn() throws {
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func file(_ name: String, _ apps: [String]) throws -> String {
+            let url = folder.appendingPathComponent(name)
+            try "{\"apps\": [\(apps.joined(separator: ","))]}".write(to: url, atomically: true, encoding: .utf8)
+            return url.path
+        }
+        let alpha = #"{"id": "a", "appKey": "alpha-key-0123456789abcdef", "forumChannelID": "1", "apns": {"topic": "com.example.a"}}"#
+        let bravo = #"{"id": "b", "appKey": "bravo-key-0123456789abcdef", "forumChannelID": "2", "apns": {"topic": "com.example.b"}}"#
+        let plain = #"{"id": "b", "appKey": "bravo-key-0123456789abcdef", "forumChannelID": "2"}"#
+        let both = try file("both.json", [alpha, bravo])
+        let one = try file("one.json", [alpha, plain])
+        let key = P256.Signing.PrivateKey().pemRepresentation
+        let apns = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "9", "APNS_KEY_ID": "ABCDE12345", "APNS_TEAM_ID": "TEAM123456", "APNS_PRIVATE_KEY": key]
+        let configuration = try ServerConfiguration(environment: apns.merging(["APPS_FILE": both]) { $1 })
+        #expect(configuration.apns?.topic == "com.example.a")
+        #expect(configuration.catalog.apps.map(\.apnsTopic) == ["com.example.a", "com.example.b"])
+        #expect {
+            try ServerConfiguration(environment: apns.merging(["APPS_FILE": one]) { $1 })
+        } throws: { error in
+            (error as? ConfigurationProblem)?.missing == ["APNS_TOPIC"]
+        }
+        let fallback = try ServerConfiguration(environment: apns.merging(["APPS_FILE": one, "APNS_TOPIC": "com.example.shared"]) { $1 })
+        #expect(fallback.apns?.topic == "com.example.shared")
+        #expect(fallback.catalog.apps.map(\.apnsTopic) == ["com.example.a", nil])
+        #expect(throws: ConfigurationProblem.self, "one app without an apps file needs the variable") {
+            try ServerConfiguration(environment: apns.merging(["APP_KEY": "k", "DISCORD_FORUM_CHANNEL_ID": "1"]) { $1 })
+        }
+    }
+
     @Test func aUserIDOfOneAppIsNeverAnotherAppsKey() throws {
         let beta = try #require(AppID("beta"))
         let local = try #require(UserID("beta/alice") == nil ? UserID("alice") : nil, "an app's input cannot name another app")

@@ -180,6 +180,24 @@ import ThreadDeskCore
         }
     }
 
+    /// An answer whose link, once shown, begins with a note marker once went out under the
+    /// assistant's name as a note: the user saw nothing, yet the answer counted as given.
+    @Test func aLinkThatWouldBecomeAMarkerOrATagIsTakenOutBeforeTheUserSeesIt() async throws {
+        try await Self.withAway(drafts: false) { server, assist in
+            _ = try server.emulator.postFAQ(title: Self.faqTitle, answer: Self.faqText)
+            try await server.settled()
+            let (user, thread, _) = try await server.userWithThread(first: "hello")
+            try await Self.setAway(server, true, in: thread)
+            assist.script([.answer("[](:ninja:) Hold the reset button, or ask <[](@&4242)>.")])
+            #expect(try await server.send(Self.question, token: user.token).status == .created)
+            try await server.settled()
+            let answer = try #require(try await DraftTests.shown(server, user.token).last { $0.author == "assistant" }?.content)
+            #expect(answer.hasPrefix("Hold the reset button, or ask ."))
+            let posted = try #require(server.emulator.messages(inThread: thread).last { $0.content.hasPrefix("Hold the reset button") })
+            #expect(!posted.content.contains("<@&") && !NoteMarkers.startsNote(posted.content))
+        }
+    }
+
     @Test func aModelThatFindsNoAnswerIsHeardHoweverItSaysIt() {
         for text in ["NO_ANSWER", "no_answer", " No answer. ", "NO ANSWER", "I am sorry. NO_ANSWER"] {
             #expect(Drafts.saysNoAnswer(text), "\(text)")

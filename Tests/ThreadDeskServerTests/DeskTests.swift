@@ -103,6 +103,22 @@ struct DeskTests {
         }
     }
 
+    /// A snippet is text support sends: one holding a control character is refused whole.
+    @Test func aSnippetWithAControlCharacterIsRefused() async throws {
+        try await withServer(gateway: true, Self.deskOn) { server in
+            let user = try await server.session()
+            #expect(try await server.send("hello", token: user.token).status == .created)
+            let thread = try #require(try await server.thread(of: user.userId))
+            let refused = try await Self.run(
+                server, "snippets", in: thread, [.subcommand("add", [.string("name", "nul"), .string("text", "Thanks\u{0} for waiting")])])
+            #expect(refused.content?.contains("without control characters") == true)
+            #expect(try await Snippets(store: server.store).names(startingWith: "").isEmpty)
+            let added = try await Self.run(
+                server, "snippets", in: thread, [.subcommand("add", [.string("name", "tab"), .string("text", "Thanks\tfor waiting\nBye")])])
+            #expect(added.content?.contains("Added") == true)
+        }
+    }
+
     @Test func aSnippetIsFilledInAndSentOnceAsSupport() async throws {
         try await withServer(gateway: true, Self.deskOn) { server in
             let user = try await server.session(#"{"installation":{"appVersion":"2.1.0","osPlatform":"iOS","osVersion":"18.1"}}"#)

@@ -54,7 +54,7 @@ struct DoctorTests {
 
     static let allChecks = [
         "configuration", "discord.token", "discord.intent", "discord.gateway", "discord.guild", "discord.forum", "discord.permissions",
-        "discord.tags", "apns.key", "apns.ids", "apns.token", "apns.topic", "attest", "assist", "store", "listen.public", "secrets",
+        "discord.tags", "apns.key", "apns.ids", "apns.token", "apns.topic", "attest", "assist", "store", "listen.public", "metrics", "secrets",
     ]
 
     @Test func aCorrectSetUpPasses() async throws {
@@ -315,6 +315,25 @@ struct DoctorTests {
         try await withDoctor(configure: { $0.appKey = "short" }) { report, _, _, _ in
             #expect(report.failed.map(\.name) == ["secrets"])
             #expect(report.check("secrets")?.detail.contains("APP_KEY") == true)
+        }
+    }
+
+    /// `/metrics` names every app and its traffic: the doctor says where it is served and warns when
+    /// anyone reaching a port reads it.
+    @Test func theDoctorSaysWhereMetricsAreAndWarnsWhenAnyoneCouldReadThem() async throws {
+        try await withDoctor { report, _, _, _ in
+            #expect(report.check("metrics")?.detail.hasPrefix("not served") == true)
+        }
+        try await withDoctor(configure: { $0.metricsToken = String(repeating: "m", count: 32) }) { report, _, _, _ in
+            #expect(report.check("metrics")?.detail == "on the public listener, behind METRICS_TOKEN")
+        }
+        try await withDoctor(configure: { ($0.internalHost, $0.internalPort) = ("0.0.0.0", 19_091) }) { report, _, _, _ in
+            let check = try #require(report.check("metrics"))
+            #expect(check.passed && check.warning == true && check.fix?.contains("METRICS_TOKEN") == true)
+            #expect(report.text.contains("! metrics: /metrics is open"))
+        }
+        try await withDoctor(configure: { ($0.internalHost, $0.internalPort) = ("127.0.0.1", 19_091) }) { report, _, _, _ in
+            #expect(report.check("metrics")?.warning == nil && report.check("metrics")?.detail == "on the internal listener (127.0.0.1:19091)")
         }
     }
 

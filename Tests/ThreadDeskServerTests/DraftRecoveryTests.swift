@@ -5,6 +5,7 @@ import Deadlines
 import DiscordEmulator
 import DiscordREST
 import Foundation
+import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOFoundationCompat
@@ -59,6 +60,32 @@ struct DraftRecoveryTests {
             #expect(server.emulator.counters.webhookExecutions == 1)
             #expect(try await DraftTests.shown(server, user.token).last?.content == "Reinstall the app.")
             #expect(try await server.store.draft(draft.id)?.state == .sent)
+        }
+    }
+
+    /// A crash in the middle of a send left its draft `sending`, its note saying "not sent yet"
+    /// until someone clicked: the server that starts next gives the send up and warns on the note,
+    /// sending nothing.
+    @Test func aServerThatStartsWarnsOnTheNotesOfSendsACrashCutOff() async throws {
+        try await DraftTests.withAssist { server, assist in
+            assist.setPermanentOutcome(.answer("Reinstall the app."))
+            let (_, thread, _) = try await server.userWithThread(first: "It crashes")
+            try await server.settled()
+            let note = try #require(DraftTests.draftNotes(server, thread).first)
+            var draft = try await Self.draft(of: note, server)
+            (draft.state, draft.actor, draft.updatedAt) = (.sending, "Mia", Date())
+            try await server.store.saveDraft(draft)
+            #expect(try Self.current(note, server, thread).content.hasPrefix(":ninja: 🤖"))
+
+            // The server as it starts again on the same SQLite file (this process its only user).
+            let work = BackgroundWork()
+            let restarted = buildApplication(configuration: server.configuration, store: server.store, work: work, logger: testLogger())
+            try await restarted.test(.live) { _ in try await work.settled() }
+            let warned = try Self.current(note, server, thread)
+            #expect(warned.content.hasPrefix(":ninja: ⚠️ Draft may have been sent by Mia (its send was cut off)"))
+            #expect(warned.buttons.map(\.label) == ["Send", "Edit", "Discard"])
+            #expect(try await server.store.draft(draft.id)?.state == .uncertain)
+            #expect(server.emulator.counters.webhookExecutions == 0)
         }
     }
 

@@ -48,6 +48,23 @@ struct OutputGuardTests {
         #expect(OutputGuard.unmaskingLinks("[[https://good.example](https://good.example)](https://evil.example)") == "https://good.example (https://evil.example)")
     }
 
+    /// Showing a link's address once rebuilt what the guard had taken out before it: a marker
+    /// (the answer went out as a note the user never saw), a role tag, and links Discord reads
+    /// that the rules did not (parentheses in the address, brackets in the label).
+    @Test func whatALinkShowsIsCheckedLikeTheRest() {
+        #expect(Self.guarded.check("[](:ninja:) reset it in Settings") == .success("reset it in Settings"))
+        #expect(Self.guarded.check("[](🥶) [](:ninja:) reset it") == .success("reset it"))
+        #expect(Self.guarded.check("<[](@&1234)>") == .failure(.empty))
+        #expect(Self.guarded.check("Ask <[](@&1234)> now") == .success("Ask  now"))
+        #expect(Self.guarded.check("[Settings](https://evil.example/a_(b))") == .success("Settings (https://evil.example/a_(b))"))
+        #expect(Self.guarded.check("[Settings [beta]](https://evil.example/x)") == .success("Settings [beta] (https://evil.example/x)"))
+        #expect(Self.guarded.check("[zq7-canary](-41) hi") == .success("zq7-canary (-41) hi"))
+        #expect(Self.guarded.check("zq7-<@1>canary-41") == .failure(.leak), "a tag taken out joins the canary")
+        // What the rules cannot read as a link is never left one Discord could render.
+        let odd = try? Self.guarded.check("[a](https://x.example/((b)))").get()
+        #expect(odd?.contains("](") == false)
+    }
+
     @Test func aTagInsideAnotherLeavesNoneBehind() {
         // Found by the model_text fuzz target: taking the inner tag out made the outer one.
         #expect(OutputGuard.withoutTags("<<@1>@2>") == "")

@@ -233,6 +233,8 @@ func withServer(
         apnsSettings.caCertificatePEM = credentials.caCertificatePEM
         configuration.apns = apnsSettings
         configuration.gatewaySecret = "test-gateway-secret"
+        // Without an internal listener, /metrics is served (publicly) only behind a token.
+        configuration.metricsToken = Harness.metricsToken
         // Every user of a test comes from one address; the quota tests switch limits on.
         configuration.quotas = .off
         // Status tags are Discord calls of their own (the forum's tags at start, a thread's on each
@@ -310,9 +312,18 @@ extension Harness {
         return (user, thread, device)
     }
 
+    static let metricsToken = "test-metrics-token-0123456789abcdef"
+
+    /// `/metrics` as a scraper reads it (with `METRICS_TOKEN`).
+    func metricsText() async throws -> String {
+        let reply = try await request(.get, "/metrics", headers: [.authorization: "Bearer \(Self.metricsToken)"])
+        guard reply.status == .ok else { throw HarnessError.unexpected(reply.status, "/metrics") }
+        return String(decoding: reply.body, as: UTF8.self)
+    }
+
     /// A counter from `/metrics`, e.g. `threaddesk_pushes_total{outcome="sent"}`; 0 when absent.
     func metric(_ series: String) async throws -> Double {
-        let text = String(decoding: try await request(.get, "/metrics").body, as: UTF8.self)
+        let text = try await metricsText()
         let line = text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
         return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
     }

@@ -67,11 +67,33 @@ struct ValidationTests {
             let user = try await server.session()
             _ = try await server.send("count me", token: user.token)
             _ = try await server.request(.get, "/v1/messages?limit=0", token: user.token)
-            let metrics = String(decoding: try await server.request(.get, "/metrics").body, as: UTF8.self)
+            let metrics = try await server.metricsText()
             #expect(metrics.contains(#"threaddesk_http_requests_total{route="/v1/messages",method="POST",status="201"} 1"#))
             #expect(metrics.contains(#"threaddesk_http_requests_total{route="/v1/messages",method="GET",status="400"} 1"#))
             #expect(metrics.contains(#"threaddesk_discord_requests_total{route="POST /channels/{channel_id}/threads",status="201"} 1"#))
             #expect(metrics.contains("threaddesk_store_duration_seconds_count"))
+        }
+    }
+
+    /// With several apps `/metrics` names every app and its traffic: without an internal listener
+    /// the public one serves it only behind `METRICS_TOKEN`, and not at all without it.
+    @Test func metricsAreNeverOpenOnThePublicListener() async throws {
+        try await withServer({ $0.metricsToken = nil }) { server in
+            let open = try await server.request(.get, "/metrics")
+            #expect(open.status == .notFound)
+            #expect(try await server.request(.get, "/health").status == .ok)
+        }
+        try await withServer { server in
+            #expect(try await server.request(.get, "/metrics").status == .unauthorized)
+            let wrong = try await server.request(.get, "/metrics", headers: [.authorization: "Bearer \(String(repeating: "x", count: 35))"])
+            #expect(wrong.status == .unauthorized)
+            #expect(wrong.errorCode == "unauthorized")
+            #expect(try await server.metricsText().contains("threaddesk_http_requests_total"))
+        }
+        #expect {
+            try ServerConfiguration(environment: ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k", "METRICS_TOKEN": "short"])
+        } throws: { error in
+            (error as? ConfigurationProblem)?.invalid.contains { $0.hasPrefix("METRICS_TOKEN") } == true
         }
     }
 

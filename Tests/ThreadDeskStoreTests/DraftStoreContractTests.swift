@@ -72,6 +72,19 @@ struct DraftStoreContract {
     }
 
     @Test(arguments: StoreKind.available)
+    func draftsBeingSentAreEveryThreadsLeastRecentlyChangedFirst(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            try await store.saveDraft(draft(300, .sending, at: 30))
+            try await store.saveDraft(draft(301, owner: bob, thread: bobThread, .sending, at: 10))
+            try await store.saveDraft(draft(302, .posted, at: 5))
+            try await store.saveDraft(draft(303, .uncertain, at: 1))
+            try await store.saveDraft(draft(304, .sending, at: 20))
+            #expect(try await store.draftsBeingSent(limit: 10).map(\.id.rawValue) == [301, 304, 300])
+            #expect(try await store.draftsBeingSent(limit: 2).map(\.id.rawValue) == [301, 304])
+        }
+    }
+
+    @Test(arguments: StoreKind.available)
     func pruningDeletesOnlyClosedDraftsLastChangedBeforeTheDate(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
             let states = AssistDraft.State.allCases

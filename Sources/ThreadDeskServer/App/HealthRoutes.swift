@@ -40,9 +40,18 @@ struct HealthRoutes: Sendable {
         }
     }
 
-    /// `/metrics`: on the public listener, or on the internal one when `INTERNAL_PORT` is set.
-    func registerMetrics(on router: Router<ThreadDeskRequestContext>) {
-        router.get("metrics") { _, _ in
+    /// `/metrics`, behind `token` as a bearer token when there is one: on the internal listener when
+    /// `INTERNAL_PORT` is set, otherwise on the public one only with a token (it names every app).
+    func registerMetrics(on router: Router<ThreadDeskRequestContext>, token: String?) {
+        let group = router.group()
+        if let token {
+            group.add(
+                middleware: SecretAuthentication(
+                    secret: token, presented: { $0.bearerToken },
+                    refusal: APIError(.unauthorized, .unauthorized, "/metrics needs METRICS_TOKEN as a bearer token.")
+                ) { _ in .scraper })
+        }
+        group.get("metrics") { _, _ in
             metrics.discordInvalidRequests.set(to: Double(discord.invalidRequestsLastTenMinutes))
             var buffer: [UInt8] = []
             metrics.registry.emit(into: &buffer)

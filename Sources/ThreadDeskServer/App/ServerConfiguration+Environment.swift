@@ -124,6 +124,10 @@ extension ServerConfiguration {
         if let secret = gatewaySecret, secret.utf8.count < Self.minimumSecretLength {
             problem.invalid.append("GATEWAY_SECRET (at least \(Self.minimumSecretLength) characters: it guards the internal route)")
         }
+        metricsToken = value("METRICS_TOKEN")
+        if let token = metricsToken, token.utf8.count < Self.minimumSecretLength || !token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
+            problem.invalid.append("METRICS_TOKEN (at least \(Self.minimumSecretLength) visible ASCII characters: it guards every app's figures)")
+        }
         if let store = value("STORE_URL") { storeURL = store }
         if let host = value("HOST") { self.host = host }
         if let port = value("PORT") {
@@ -151,7 +155,9 @@ extension ServerConfiguration {
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
         }
-        apns = Self.apnsSettings(value, problem: &problem)
+        // The deployment's topic is the fallback of apps without their own: not needed when each has one.
+        let ownTopics = apps.map { apps in apps.compactMap(\.apnsTopic).count == apps.count ? apps.compactMap(\.apnsTopic) : [] } ?? []
+        apns = Self.apnsSettings(value, fallbackTopic: ownTopics.first, problem: &problem)
         if let title = value("PUSH_TITLE") { push.title = title }
         if let category = value("PUSH_CATEGORY") { push.category = category }
         if let sound = value("PUSH_SOUND") { push.sound = sound == "none" ? nil : sound }
@@ -287,8 +293,9 @@ extension ServerConfiguration {
         if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
     }
 
-    /// All of the APNs variables, or none of them.
-    private static func apnsSettings(_ value: (String) -> String?, problem: inout Problem) -> APNsSettings? {
+    /// All of the APNs variables, or none of them; `APNS_TOPIC` may be left out when every app of
+    /// the apps file names its own topic (`fallbackTopic`, the first of them, is then the client's default).
+    private static func apnsSettings(_ value: (String) -> String?, fallbackTopic: String?, problem: inout Problem) -> APNsSettings? {
         let names = ["APNS_KEY_ID", "APNS_TEAM_ID", "APNS_PRIVATE_KEY", "APNS_PRIVATE_KEY_PATH", "APNS_TOPIC"]
         guard names.contains(where: { value($0) != nil }) else { return nil }
         var key = value("APNS_PRIVATE_KEY")
@@ -299,11 +306,12 @@ extension ServerConfiguration {
         var missing: [String] = []
         if value("APNS_KEY_ID") == nil { missing.append("APNS_KEY_ID") }
         if value("APNS_TEAM_ID") == nil { missing.append("APNS_TEAM_ID") }
-        if value("APNS_TOPIC") == nil { missing.append("APNS_TOPIC") }
+        let topic = value("APNS_TOPIC") ?? fallbackTopic
+        if topic == nil { missing.append("APNS_TOPIC") }
         if key == nil && value("APNS_PRIVATE_KEY_PATH") == nil { missing.append("APNS_PRIVATE_KEY or APNS_PRIVATE_KEY_PATH") }
         problem.missing += missing
-        guard missing.isEmpty, let key else { return nil }
-        var settings = APNsSettings(keyID: value("APNS_KEY_ID")!, teamID: value("APNS_TEAM_ID")!, privateKeyPEM: key, topic: value("APNS_TOPIC")!)
+        guard missing.isEmpty, let key, let topic else { return nil }
+        var settings = APNsSettings(keyID: value("APNS_KEY_ID")!, teamID: value("APNS_TEAM_ID")!, privateKeyPEM: key, topic: topic)
         if let environment = value("APNS_ENVIRONMENT") {
             if let parsed = APNsEnvironment(rawValue: environment) { settings.defaultEnvironment = parsed } else { problem.invalid.append("APNS_ENVIRONMENT (production or development)") }
         }

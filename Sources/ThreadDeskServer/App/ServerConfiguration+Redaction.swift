@@ -7,6 +7,7 @@ extension ServerConfiguration: CustomReflectable, CustomStringConvertible {
             "discordToken": "<redacted>", "discordAPIURL": discordAPIURL, "guildID": guildID, "forumChannelID": forumChannelID,
             "defaultTagID": defaultTagID as Any, "appKey": "<redacted>", "identitySecret": identitySecret.map { _ in "<redacted>" } as Any,
             "legacyAPIKey": legacyAPIKey.map { _ in "<redacted>" } as Any, "gatewaySecret": gatewaySecret.map { _ in "<redacted>" } as Any,
+            "metricsToken": metricsToken.map { _ in "<redacted>" } as Any,
             "storeURL": Self.redactingPassword(storeURL), "host": host, "port": port, "internalPort": internalPort as Any,
             "discordGlobalLimit": discordGlobalLimit, "apns": apns as Any, "assist": assist,
         ])

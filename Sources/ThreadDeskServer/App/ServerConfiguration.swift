@@ -30,12 +30,16 @@ public struct ServerConfiguration: Sendable {
     public var identitySecret: String?
     public var legacyAPIKey: String?
     public var gatewaySecret: String?
+    /// A bearer token `/metrics` asks for (`METRICS_TOKEN`). Without `internalPort`, `/metrics` is
+    /// served on the public listener only with it: with several apps it names every app and its traffic.
+    public var metricsToken: String?
     public var storeURL = ServerConfiguration.defaultStoreURL
     public static let defaultStoreURL = "sqlite://./data/threaddesk.sqlite"
     public var host = "127.0.0.1"
     public var port = 8080
     /// When set, `/metrics` and the gateway daemon's route are served only on this port, on
-    /// `internalHost`, and not on the public one (`INTERNAL_PORT`, `INTERNAL_HOST`).
+    /// `internalHost`, and not on the public one (`INTERNAL_PORT`, `INTERNAL_HOST`). Unset, the
+    /// public listener serves `/metrics` only behind `metricsToken`.
     public var internalPort: Int?
     public var internalHost = "127.0.0.1"
     /// This process's share of the bot's global 50 requests per second. Discord counts the limit

@@ -26,7 +26,11 @@ extension ServerRoot {
         let internalRouter = configuration.internalPort.map { _ in makeRouter() }
         let health = HealthRoutes(store: store, metrics: metrics, discord: shared.discord, gateway: gatewayHealth)
         health.register(on: router)
-        health.registerMetrics(on: internalRouter ?? router)
+        if let internalRouter {
+            health.registerMetrics(on: internalRouter, token: configuration.metricsToken)
+        } else if let token = configuration.metricsToken {
+            health.registerMetrics(on: router, token: token)
+        }
         if let internalRouter { health.register(on: internalRouter) }
 
         let catalog = configuration.catalog

@@ -20,6 +20,8 @@ struct AssistRefusal: Error, Sendable, CustomStringConvertible {
         case off
         case budgetApp = "budget_app"
         case budgetUser = "budget_user"
+        case budgetNetwork = "budget_network"
+        case budgetNewUsers = "budget_new_users"
         case provider
         case leak
         case empty
@@ -93,9 +95,13 @@ final class AssistService: Sendable {
     /// The deployment's assistant settings (delays, lengths, the assistant's name).
     var deployment: AssistSettings { settings }
 
-    /// Asks `app`'s provider on behalf of `user`, within both budgets; the answer, checked and
-    /// cleaned by `guard`.
-    func complete(_ request: AssistRequest, purpose: AssistPurpose, app: AppSettings, user: UserID, guard check: OutputGuard) async throws(AssistRefusal) -> String {
+    /// Asks `app`'s provider on behalf of `user`, within the budgets; the answer, checked and
+    /// cleaned by `guard`. `asker` is the user's record when their own message asked for the call
+    /// (a draft, an answer while away): then their network's budget counts too, and while no agent
+    /// has answered them, the new users' share of the app's day.
+    func complete(
+        _ request: AssistRequest, purpose: AssistPurpose, app: AppSettings, user: UserID, asker: UserRecord? = nil, guard check: OutputGuard
+    ) async throws(AssistRefusal) -> String {
         guard let effective = settings.effective(for: app), let client = client(for: effective.provider) else {
             throw AssistRefusal(.off)
         }
@@ -107,20 +113,28 @@ final class AssistService: Sendable {
             throw AssistRefusal(.provider, failure: .timeout)
         }
         let day = Self.day(of: time.now())
-        let appKey = AssistKey.app(app.id)
-        let userKey = AssistKey.user(user)
         let estimate = AssistUsage.estimatedTokens(in: request.messages) + request.maxTokens
+        let budgets = Self.budgets(of: effective, app: app.id, user: user, asker: asker)
+        let keys = budgets.map(\.key)
         let reserved: Bool
         do {
-            reserved = try await ledger.reserveAssistTokens(estimate, day: day, limits: [appKey: effective.tokensPerDay, userKey: effective.tokensPerUserPerDay])
+            reserved = try await ledger.reserveAssistTokens(
+                estimate, day: day, limits: Dictionary(budgets.map { ($0.key, $0.limit) }, uniquingKeysWith: min))
         } catch {
             logger.warning("Could not reserve the assistant's tokens", metadata: ["error": "\(error)"])
             metrics.assist(purpose: purpose, outcome: "store_unavailable")
             throw AssistRefusal(.provider, failure: .unreachable("the store"))
         }
         guard reserved else {
-            let appUsed = (try? await ledger.assistTokensUsed(appKey, day: day)) ?? 0
-            let reason: AssistRefusal.Reason = effective.tokensPerDay > 0 && appUsed + estimate > effective.tokensPerDay ? .budgetApp : .budgetUser
+            // The first budget this call would pass names the refusal (the app's before the others).
+            var reason = AssistRefusal.Reason.budgetUser
+            for budget in budgets where budget.limit > 0 {
+                let used = (try? await ledger.assistTokensUsed(budget.key, day: day)) ?? 0
+                if used + estimate > budget.limit {
+                    reason = budget.reason
+                    break
+                }
+            }
             metrics.assist(purpose: purpose, outcome: "refused_\(reason.rawValue)")
             logger.notice("The assistant's daily budget is spent", metadata: ["purpose": "\(purpose.rawValue)", "budget": "\(reason.rawValue)", "app": "\(app.id)"])
             throw AssistRefusal(reason)
@@ -134,13 +148,13 @@ final class AssistService: Sendable {
             // A refusal, a rate limit, a server error or no connection spent nothing: the
             // reservation goes back. An answer cut off, too slow or unreadable may have been
             // generated and billed: the estimate stays spent.
-            if Self.spentNothing(error) { await settle(-estimate, day: day, keys: [appKey, userKey]) }
+            if Self.spentNothing(error) { await settle(-estimate, day: day, keys: keys) }
             metrics.assist(purpose: purpose, outcome: Self.outcome(of: error), duration: ContinuousClock.now - started)
             logger.notice("The assistant's provider failed", metadata: ["purpose": "\(purpose.rawValue)", "error": "\(error)"])
             throw AssistRefusal(.provider, failure: error)
         }
         let spent = completion.usage.prompt + completion.usage.completion
-        await settle(spent - estimate, day: day, keys: [appKey, userKey])
+        await settle(spent - estimate, day: day, keys: keys)
         metrics.assistTokens(prompt: completion.usage.prompt, completion: completion.usage.completion, retries: completion.attempts - 1, app: app.id)
         switch check.check(completion.text) {
         case .success(let text):
@@ -151,6 +165,33 @@ final class AssistService: Sendable {
             logger.notice("The assistant's answer was refused", metadata: ["purpose": "\(purpose.rawValue)", "reason": "\(refusal.rawValue)"])
             throw AssistRefusal(refusal == .leak ? .leak : .empty)
         }
+    }
+
+    struct Budget: Sendable {
+        let key: String
+        /// Tokens a day; 0: no limit.
+        let limit: Int
+        let reason: AssistRefusal.Reason
+    }
+
+    /// The budgets a call is charged to, the app's first: the user's, and for a call the user's
+    /// own message asked for, their network's and (while no agent has answered them) the new users'
+    /// share of the app's day.
+    static func budgets(of settings: AssistAppSettings, app: AppID, user: UserID, asker: UserRecord?) -> [Budget] {
+        var budgets = [
+            Budget(key: AssistKey.app(app), limit: settings.tokensPerDay, reason: .budgetApp),
+            Budget(key: AssistKey.user(user), limit: settings.tokensPerUserPerDay, reason: .budgetUser),
+        ]
+        guard let asker else { return budgets }
+        if let network = asker.live.assistNetwork {
+            budgets.append(Budget(key: network, limit: settings.tokensPerNetworkPerDay, reason: .budgetNetwork))
+        }
+        if asker.live.agentAnsweredAt == nil, settings.tokensPerDay > 0, settings.newUsersShare < 100 {
+            // A share of 0 leaves new users nothing: a limit of 0 would mean none, so it is 1 token.
+            let share = max(1, settings.tokensPerDay * settings.newUsersShare / 100)
+            budgets.append(Budget(key: AssistKey.newUsers(app), limit: share, reason: .budgetNewUsers))
+        }
+        return budgets
     }
 
     private func settle(_ delta: Int, day: String, keys: [String]) async {

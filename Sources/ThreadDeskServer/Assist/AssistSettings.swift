@@ -17,6 +17,13 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
     public var tokensPerDay = 200_000
     /// Tokens one user's conversations may cost a day; 0: no limit.
     public var tokensPerUserPerDay = 20_000
+    /// Tokens the users writing from one network (an IPv4 address, an IPv6 /64) may cost an app a
+    /// day, drafts and answers while away; 0: no limit. Throwaway sessions from a few addresses
+    /// spend this, not the app's day.
+    public var tokensPerNetworkPerDay = 40_000
+    /// The share of an app's day, in percent, that users no agent has answered yet may spend
+    /// (drafts and answers while away); 100: no such limit. The rest stays for known users.
+    public var newUsersShare = 50
     /// How long one answer may take, retries included (`ASSIST_TIMEOUT_SECONDS`).
     public var timeout: Duration = .seconds(30)
     /// The longest answer asked for, in tokens (`ASSIST_MAX_TOKENS`).
@@ -74,6 +81,8 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
         }
         tokensPerDay = count("ASSIST_TOKENS_PER_DAY", in: 0...1_000_000_000, "whole tokens, 0 for no limit") ?? tokensPerDay
         tokensPerUserPerDay = count("ASSIST_TOKENS_PER_USER_PER_DAY", in: 0...1_000_000_000, "whole tokens, 0 for no limit") ?? tokensPerUserPerDay
+        tokensPerNetworkPerDay = count("ASSIST_TOKENS_PER_NETWORK_PER_DAY", in: 0...1_000_000_000, "whole tokens, 0 for no limit") ?? tokensPerNetworkPerDay
+        newUsersShare = count("ASSIST_NEW_USERS_SHARE", in: 0...100, "a whole percentage, 0 to 100") ?? newUsersShare
         if let seconds = count("ASSIST_TIMEOUT_SECONDS", in: 1...600, "whole seconds, 1 to 600") { timeout = .seconds(seconds) }
         maxTokens = count("ASSIST_MAX_TOKENS", in: 16...Self.maximumTokensPerCall, "16 to \(Self.maximumTokensPerCall)") ?? maxTokens
         drafts = flag("ASSIST_DRAFTS") ?? drafts
@@ -115,6 +124,8 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
             provider: AssistProvider(url: url, model: model, apiKey: key),
             tokensPerDay: overrides.tokensPerDay ?? tokensPerDay,
             tokensPerUserPerDay: overrides.tokensPerUserPerDay ?? tokensPerUserPerDay,
+            tokensPerNetworkPerDay: overrides.tokensPerNetworkPerDay ?? tokensPerNetworkPerDay,
+            newUsersShare: overrides.newUsersShare ?? newUsersShare,
             drafts: overrides.drafts ?? drafts,
             auto: overrides.auto ?? auto,
             autoMinimumMatch: overrides.autoMinimumMatch ?? autoMinimumMatch,
@@ -135,7 +146,8 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
     public var customMirror: Mirror {
         Mirror(self, children: [
             "url": url as Any, "model": model as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>", "tokensPerDay": tokensPerDay,
-            "tokensPerUserPerDay": tokensPerUserPerDay, "drafts": drafts, "auto": auto, "autoMinimumMatch": autoMinimumMatch, "name": name,
+            "tokensPerUserPerDay": tokensPerUserPerDay, "tokensPerNetworkPerDay": tokensPerNetworkPerDay, "newUsersShare": newUsersShare,
+            "drafts": drafts, "auto": auto, "autoMinimumMatch": autoMinimumMatch, "name": name,
         ])
     }
 
@@ -217,116 +229,13 @@ public struct AssistAppSettings: Sendable, Hashable {
     public var provider: AssistProvider
     public var tokensPerDay: Int
     public var tokensPerUserPerDay: Int
+    public var tokensPerNetworkPerDay: Int
+    /// Percent of `tokensPerDay` users no agent has answered yet may spend.
+    public var newUsersShare: Int
     public var drafts: Bool
     public var auto: AssistAuto
     /// The coverage the best FAQ answer needs before the assistant answers alone.
     public var autoMinimumMatch: Double
     /// The name the assistant's own answers are posted under.
     public var name: String
-}
-
-/// An app's `assist` object in `APPS_FILE`: each field set replaces the deployment's.
-public struct AssistOverrides: Sendable, Hashable, CustomReflectable {
-    /// false: the assistant is off for this app whatever the deployment says.
-    public var enabled: Bool?
-    public var url: String?
-    public var model: String?
-    /// The content of the app's `apiKeyFile`.
-    public var apiKey: String?
-    public var tokensPerDay: Int?
-    public var tokensPerUserPerDay: Int?
-    public var drafts: Bool?
-    public var auto: AssistAuto?
-    public var autoMinimumMatch: Double?
-    public var name: String?
-
-    public init() {}
-
-    static let fields: Set<String> = [
-        "enabled", "url", "model", "apiKeyFile", "tokensPerDay", "tokensPerUserPerDay", "drafts", "auto", "autoMinimumMatch", "name",
-    ]
-
-    public var customMirror: Mirror {
-        Mirror(self, children: [
-            "enabled": enabled as Any, "url": url as Any, "model": model as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>",
-            "tokensPerDay": tokensPerDay as Any, "tokensPerUserPerDay": tokensPerUserPerDay as Any, "drafts": drafts as Any, "auto": auto as Any,
-            "autoMinimumMatch": autoMinimumMatch as Any, "name": name as Any,
-        ])
-    }
-
-    /// Reads the object, naming each problem through `problem` (prefixed `assist.`).
-    static func read(_ object: Any, relativeTo directory: URL, problem: (String) -> Void) -> AssistOverrides? {
-        guard let fields = object as? [String: Any] else {
-            problem("assist (an object: {\"model\": \"…\", \"apiKeyFile\": \"…\"})")
-            return nil
-        }
-        var overrides = AssistOverrides()
-        for key in fields.keys.sorted() where !Self.fields.contains(key) { problem("unknown field \"assist.\(key)\"") }
-        func bool(_ name: String) -> Bool? {
-            guard let value = fields[name] else { return nil }
-            // JSONSerialization reads true, false and numbers alike as NSNumber: 0 and 1 must not pass for flags.
-            guard let number = value as? NSNumber, Self.isBoolean(number) else {
-                problem("assist.\(name) (true or false)")
-                return nil
-            }
-            return number.boolValue
-        }
-        func string(_ name: String) -> String? {
-            guard let value = fields[name] else { return nil }
-            guard let text = value as? String, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
-                problem("assist.\(name) (a non-empty string)")
-                return nil
-            }
-            return text
-        }
-        func tokens(_ name: String) -> Int? {
-            guard let value = fields[name] else { return nil }
-            guard let number = value as? NSNumber, !Self.isBoolean(number), let whole = Int(exactly: number.doubleValue), (0...1_000_000_000).contains(whole) else {
-                problem("assist.\(name) (whole tokens, 0 for no limit)")
-                return nil
-            }
-            return whole
-        }
-        overrides.enabled = bool("enabled")
-        overrides.drafts = bool("drafts")
-        if let url = string("url") {
-            if AssistSettings.isProviderURL(url) { overrides.url = AssistSettings.trimmingSlash(url) } else { problem("assist.url (an http or https URL)") }
-        }
-        if let model = string("model") {
-            if AssistSettings.isModel(model) { overrides.model = model } else { problem("assist.model (1–200 characters, no spaces)") }
-        }
-        if let path = string("apiKeyFile") {
-            let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path)
-            switch AssistSettings.readKey(url) {
-            case .success(let key): overrides.apiKey = key
-            case .failure(let reason): problem("assist.apiKeyFile (\(reason))")
-            }
-        }
-        overrides.tokensPerDay = tokens("tokensPerDay")
-        overrides.tokensPerUserPerDay = tokens("tokensPerUserPerDay")
-        if let mode = fields["auto"] {
-            if let text = mode as? String, let auto = AssistAuto(rawValue: text.lowercased()) { overrides.auto = auto } else {
-                problem("assist.auto (\"off\" or \"away\")")
-            }
-        }
-        if let value = fields["autoMinimumMatch"] {
-            if let number = value as? NSNumber, !Self.isBoolean(number), AssistSettings.isMinimumMatch(number.doubleValue) {
-                overrides.autoMinimumMatch = number.doubleValue
-            } else {
-                problem("assist.autoMinimumMatch (a number from 0 to 1)")
-            }
-        }
-        if let value = fields["name"] {
-            if let text = value as? String, let name = AssistSettings.checkedName(text) { overrides.name = name } else {
-                problem("assist.name (\(AssistSettings.nameRule))")
-            }
-        }
-        return overrides
-    }
-
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        // On Linux and Darwin alike a JSON true/false is a CFBoolean-backed NSNumber whose
-        // objCType is "c"; integers are "q".
-        String(cString: number.objCType) == "c"
-    }
 }

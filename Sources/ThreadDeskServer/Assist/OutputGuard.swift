@@ -3,15 +3,21 @@ import ThreadDeskCore
 
 /// What a model said, made safe to show or send, or refused. Model text is untrusted: it was
 /// written under the influence of users' and FAQ authors' words. It is refused when it gives
-/// away the prompt (the request's canary, or a long run of the system prompt); otherwise it
-/// loses what would make Discord act on it (a leading note or silent marker, mention, channel,
-/// role, command and timestamp tags) and is clipped.
+/// away the prompt (the request's canary, or a long run of the system prompt); otherwise its
+/// masked links show where they go and it loses what would make Discord act on it (a leading
+/// note or silent marker, mention, channel, role, command and timestamp tags), in that order and
+/// again until nothing changes, so showing a link never rebuilds what was taken out; then it is
+/// checked for the prompt once more and clipped.
 struct OutputGuard: Sendable {
     /// A random word in the system prompt and nowhere else: an answer holding it repeats the prompt.
     let canary: String
     let systemPrompt: String
     /// The longest text kept, in UTF-16 units (Discord counts so).
     let maxCharacters: Int
+    /// Whether `check` returns the text as it may be shown (`shown(_:)`, clipped), or as it came,
+    /// only checked for the prompt: a reply of several texts in JSON (translations) is read
+    /// first, and each text is shown on its own.
+    var shapesText = true
 
     enum Refusal: String, Error, Sendable {
         /// The answer repeats the prompt.
@@ -26,13 +32,40 @@ struct OutputGuard: Sendable {
 
     /// The text as it may be shown, or why not.
     func check(_ text: String) -> Result<String, Refusal> {
-        if !canary.isEmpty, text.lowercased().contains(canary.lowercased()) { return .failure(.leak) }
-        if repeatsSystemPrompt(text) { return .failure(.leak) }
-        var cleaned = Self.withoutTags(text)
-        cleaned = NoteMarkers.strippingLeadingMarkers(cleaned)
-        cleaned = cleaned.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !cleaned.isEmpty else { return .failure(.empty) }
-        return .success(MessageText.clip(cleaned, limit: maxCharacters))
+        if leaks(text) { return .failure(.leak) }
+        guard shapesText else { return text.isEmpty ? .failure(.empty) : .success(text) }
+        let shown = Self.shown(text)
+        // Taking a tag out can join the canary's pieces (`zq-<@1>canary`): the final text is checked too.
+        if leaks(shown) { return .failure(.leak) }
+        guard !shown.isEmpty else { return .failure(.empty) }
+        return .success(MessageText.clip(shown, limit: maxCharacters))
+    }
+
+    /// Whether `text` gives the prompt away: the canary, or a long run of the system prompt.
+    func leaks(_ text: String) -> Bool {
+        if !canary.isEmpty, text.lowercased().contains(canary.lowercased()) { return true }
+        return repeatsSystemPrompt(text)
+    }
+
+    /// `text` as the assistant may say it: masked links shown with their address, tags and leading
+    /// markers taken out, edges trimmed, and again until nothing changes (each round that changes
+    /// anything shortens the text, so it ends), then any masked link the rules could not read
+    /// broken (`](` becomes `] (`), which takes nothing out and makes nothing new.
+    static func shown(_ text: String) -> String {
+        var text = text
+        while true {
+            var next = unmaskingLinks(text)
+            next = withoutTags(next)
+            next = NoteMarkers.strippingLeadingMarkers(next).trimmingCharacters(in: .whitespacesAndNewlines)
+            if next == text { return breakingMaskedLinks(next) }
+            text = next
+        }
+    }
+
+    /// `text` with no `](` left: Discord reads a masked link only where the label's `]` meets the
+    /// address's `(`; a space between shows both as written.
+    static func breakingMaskedLinks(_ text: String) -> String {
+        text.contains("](") ? text.replacingOccurrences(of: "](", with: "] (") : text
     }
 
     /// Whether any `leakRun` scalars of `text`, folded, are a run of the folded system prompt.
@@ -72,18 +105,10 @@ struct OutputGuard: Sendable {
     /// reaches a user, or Discord under the assistant's name, never hides where a link goes. A
     /// user can ask the model for anything; a link that reads "Support portal" and leads
     /// elsewhere would carry the assistant's word.
-    /// A link inside another's label (`[[a](u)](v)`) is one once the inner is shown, so this goes
-    /// on until nothing changes; each round shortens the text, so it ends.
+    /// A label may hold brackets and an address parentheses, one level deep, as Discord reads
+    /// them (`[Settings [beta]](https://x.example/a_(b))`); what is left `shown(_:)` breaks.
     static func unmaskingLinks(_ text: String) -> String {
-        var text = text
-        while true {
-            let shown = text.replacing(/\[([^\[\]\n]{0,500})\]\(\s*<?([^\s()<>]{1,2000})>?(?:\s+"[^"\n]{0,200}")?\s*\)/) { match in
-                let (label, url) = (match.output.1, match.output.2)
-                return label.isEmpty || label == url ? "\(url)" : "\(label) (\(url))"
-            }
-            if shown == text { return text }
-            text = shown
-        }
+        MaskedLinks.shown(in: text)
     }
 
     /// `text` without `<@…>`, `<@!…>`, `<@&…>`, `<#…>`, `<t:…>` and `</…:…>`: a model's way to

@@ -5,7 +5,7 @@ import ThreadDeskCore
 extension ServerMetrics {
     static let assistOutcomes = [
         "ok", "timeout", "rate_limited", "server_error", "refused_provider", "malformed", "cut_stream", "unreachable", "refused_budget_app",
-        "refused_budget_user", "refused_leak", "empty", "store_unavailable",
+        "refused_budget_user", "refused_budget_network", "refused_budget_new_users", "refused_leak", "empty", "store_unavailable",
     ]
 
     /// Every purpose and outcome at 0, so a dashboard sees the series before the first failure.

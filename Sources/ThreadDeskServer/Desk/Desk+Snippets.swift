@@ -40,7 +40,7 @@ extension Desk {
     static func explain(_ problem: Snippets.Problem) -> String {
         switch problem {
         case .invalidName: "A snippet's name is 1–\(Snippets.nameLength.upperBound) letters, digits, - or _."
-        case .invalidText: "A snippet's text is 1–\(MessageText.discordLimit) characters."
+        case .invalidText: "A snippet's text is 1–\(MessageText.discordLimit) characters, without control characters (line breaks and tabs are fine)."
         case .full: "There are \(Snippets.limit) snippets already; remove one first."
         case .exists(let name): "“\(name)” exists already: `/snippets edit` changes it."
         case .notFound(let name): "There is no snippet named “\(name)”."

@@ -55,7 +55,9 @@ struct Snippets: Sendable {
             throw Problem.invalidName
         }
         if change != .remove {
-            guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, text.utf16.count <= MessageText.discordLimit else {
+            guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, text.utf16.count <= MessageText.discordLimit,
+                ControlCharacters.first(in: text) == nil
+            else {
                 throw Problem.invalidText
             }
         }

@@ -53,6 +53,8 @@ struct DeviceRoutes: Sendable {
             throw APIError.badRequest(
                 .invalidInstallation,
                 "installation.\(field) must be a single-line string, number or boolean of at most \(InstallationInfo.maxValueLength) characters.")
+        } catch .controlCharacter(let field, let scalar) {
+            throw APIError.controlCharacter(scalar, in: "installation.\(field)")
         }
     }
 

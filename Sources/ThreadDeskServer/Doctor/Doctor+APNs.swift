@@ -20,7 +20,7 @@ extension Doctor {
                 DoctorCheck(
                     "apns.key", failed: "APNS_PRIVATE_KEY is not a P-256 private key in PEM",
                     fix: "use the .p8 file Apple gave you as it is (-----BEGIN PRIVATE KEY-----…), through APNS_PRIVATE_KEY_PATH"))
-            return checks + [topicCheck(settings.topic)]
+            return checks + topicChecks(settings)
         }
         let idProblems = [("APNS_KEY_ID", settings.keyID), ("APNS_TEAM_ID", settings.teamID)]
             .filter { !Self.isAppleID($0.1) }.map(\.0)
@@ -40,13 +40,13 @@ extension Doctor {
                 key.publicKey.isValidSignature(ecdsa, for: Data((parts[0] + "." + parts[1]).utf8))
             else {
                 checks.append(DoctorCheck("apns.token", failed: "the provider token does not verify", fix: "use the .p8 key as Apple gave it"))
-                return checks + [topicCheck(settings.topic)]
+                return checks + topicChecks(settings)
             }
             checks.append(DoctorCheck("apns.token", passed: "a provider token signed (ES256)"))
         } catch {
             checks.append(DoctorCheck("apns.token", failed: "no provider token could be signed (\(error))", fix: "use the .p8 key as Apple gave it"))
         }
-        checks.append(topicCheck(settings.topic))
+        checks += topicChecks(settings)
         if let device = options.pushTo { checks.append(await pushCheck(settings, device: device)) }
         return checks
     }
@@ -56,12 +56,21 @@ extension Doctor {
         id.count == 10 && id.allSatisfy { $0.isASCII && ($0.isNumber || $0.isUppercase) }
     }
 
-    func topicCheck(_ topic: String) -> DoctorCheck {
+    /// The topic of every app: its own (apps file) or the deployment's `APNS_TOPIC`.
+    func topicChecks(_ settings: APNsSettings) -> [DoctorCheck] {
+        let apps = configuration.catalog.apps
+        guard configuration.apps != nil else { return [topicCheck(settings.topic, named: "APNS_TOPIC")] }
+        return apps.map { app in
+            app.apnsTopic.map { topicCheck($0, named: "app \(app.id): apns.topic") } ?? topicCheck(settings.topic, named: "APNS_TOPIC (app \(app.id))")
+        }
+    }
+
+    func topicCheck(_ topic: String, named name: String) -> DoctorCheck {
         let parts = topic.split(separator: ".", omittingEmptySubsequences: false)
         let wellFormed = parts.count >= 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }
         return wellFormed
             ? DoctorCheck("apns.topic", passed: topic)
-            : DoctorCheck("apns.topic", failed: "APNS_TOPIC \(topic) is not a bundle id", fix: "set APNS_TOPIC to the app's bundle id (com.example.app)")
+            : DoctorCheck("apns.topic", failed: "\(name) \(topic) is not a bundle id", fix: "set it to the app's bundle id (com.example.app)")
     }
 
     func pushCheck(_ settings: APNsSettings, device: String) async -> DoctorCheck {

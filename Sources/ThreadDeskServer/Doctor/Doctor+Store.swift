@@ -132,7 +132,26 @@ extension Doctor {
                 checks.append(address("listen.internal", host: configuration.internalHost, port: internalPort))
             }
         }
+        checks.append(metricsCheck())
         return checks
+    }
+
+    /// Where `/metrics` is served, and that anyone who reaches it needs more than the address:
+    /// with several apps it names every app and its traffic.
+    func metricsCheck() -> DoctorCheck {
+        let token = configuration.metricsToken != nil
+        guard let internalPort = configuration.internalPort else {
+            return token
+                ? DoctorCheck("metrics", passed: "on the public listener, behind METRICS_TOKEN")
+                : DoctorCheck("metrics", passed: "not served: set INTERNAL_PORT (or METRICS_TOKEN) for Prometheus to read /metrics")
+        }
+        let everywhere = ["0.0.0.0", "::", "[::]", "*"].contains(configuration.internalHost)
+        if everywhere && !token {
+            return DoctorCheck(
+                "metrics", warned: "/metrics is open to whatever reaches port \(internalPort) on every interface (INTERNAL_HOST \(configuration.internalHost))",
+                fix: "set METRICS_TOKEN (Prometheus sends it as a bearer token), or INTERNAL_HOST to a private address")
+        }
+        return DoctorCheck("metrics", passed: "on the internal listener (\(configuration.internalHost):\(internalPort))" + (token ? ", behind METRICS_TOKEN" : ""))
     }
 
     /// The shortest APP_KEY worth the name: it is in every copy of the app, but a short one is guessed.

@@ -67,6 +67,8 @@ public struct DoctorCheck: Sendable, Codable, Equatable {
     public var passed: Bool
     public var detail: String
     public var fix: String?
+    /// Passed, yet worth a look (a set-up that works and may expose something): `!` in the text.
+    public var warning: Bool?
 
     public init(_ name: String, passed detail: String) {
         self.name = name
@@ -81,6 +83,12 @@ public struct DoctorCheck: Sendable, Codable, Equatable {
         self.fix = fix
     }
 
+    public init(_ name: String, warned detail: String, fix: String) {
+        self.init(name, passed: detail)
+        self.fix = fix
+        warning = true
+    }
+
     /// The same finding, saying which app it is about (a deployment of several apps).
     func naming(_ app: AppSettings) -> DoctorCheck {
         var check = self
@@ -88,9 +96,9 @@ public struct DoctorCheck: Sendable, Codable, Equatable {
         return check
     }
 
-    /// `✓ name: detail`, or `✗ name: detail → fix`.
+    /// `✓ name: detail`, `! name: detail → fix` (a warning), or `✗ name: detail → fix`.
     public var line: String {
-        passed ? "✓ \(name): \(detail)" : "✗ \(name): \(detail) → \(fix ?? "")"
+        warning == true ? "! \(name): \(detail) → \(fix ?? "")" : passed ? "✓ \(name): \(detail)" : "✗ \(name): \(detail) → \(fix ?? "")"
     }
 }
 

@@ -43,7 +43,9 @@ extension Drafts {
         if draft.state == .sending, Self.canAct(on: draft, now: parts.time.now()), target.action != .discard {
             // Answered first: the lock and the note's edit may outlast Discord's 3 s.
             guard try await acknowledge(interaction) else { return }
-            return try await followUp(interaction, try await giveUpSending(draft.id, interaction: interaction.id))
+            let now = parts.time.now()
+            let told = try await giveUpSending(draft.id, interaction: interaction.id) { $0.state == .sending && Self.canAct(on: $0, now: now) }
+            return try await followUp(interaction, told)
         }
         switch target.action {
         case .edit:
@@ -140,22 +142,6 @@ extension Drafts {
             _ = try? await transition(id, to: .sent, by: member.displayName, interaction: interaction.id, from: [.sending])
             return try await followUp(interaction, "Sent. (ThreadDesk could not note it at once; the conversation catches up by itself.)")
         }
-    }
-
-    /// The stale send of draft `id` becomes `uncertain`, its note warning everyone; what the
-    /// clicking agent is told.
-    private func giveUpSending(_ id: Snowflake, interaction: String) async throws -> String {
-        let now = parts.time.now()
-        let outcome = try await transition(id, by: nil, interaction: interaction, to: .uncertain) { draft in
-            draft.state == .sending && Self.canAct(on: draft, now: now)
-        }
-        guard case .changed(let draft) = outcome else { return outcome.message }
-        parts.logger.warning("A draft's send was cut off before its outcome was noted; it may have reached the user", metadata: ["draft": "\(id)"])
-        if await closeIfOutdated(draft) {
-            return "This draft's send was cut off (ThreadDesk stopped meanwhile) and may have reached the user; the conversation has moved on since, so the draft is closed. Look at the thread."
-        }
-        if let note = draft.noteID { await editNote(note, in: draft.thread, Self.mayHaveBeenSent(draft, why: "its send was cut off")) }
-        return "This draft's send was cut off (ThreadDesk stopped meanwhile) and may have reached the user. Look at the thread; click Send again only if it is not there."
     }
 
     /// What recovering from a failed send (its state, the note, the agent told) may take.

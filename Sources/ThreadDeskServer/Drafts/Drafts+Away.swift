@@ -51,13 +51,14 @@ extension Drafts {
         do {
             text = try await parts.assist.complete(
                 AssistRequest(messages: prompt.messages, maxTokens: deployment.maxTokens, temperature: 0.2), purpose: .away, app: app, user: owner,
-                guard: check)
+                asker: record, guard: check)
         } catch {
             // Refused, failed or over budget (counted and logged by the service): a draft may still come.
             return false
         }
         guard !Self.saysNoAnswer(text) else { return false }
-        let said = Self.awayAnswer(OutputGuard.unmaskingLinks(text), from: best.answer)
+        // The guard's text shows every link's address already.
+        let said = Self.awayAnswer(text, from: best.answer)
         // Claimed before anything is posted, and kept unless Discord surely took nothing: an answer
         // whose fate is unknown counts as given, so no user ever gets two.
         let claimed: Bool = try await parts.users.withUser(owner) { context in
@@ -97,13 +98,17 @@ extension Drafts {
         return true
     }
 
-    /// An agent replied (`reply`, a Discord id): the assistant may answer this user again the
-    /// next time support is away. A reply older than the last answer (a turn that ran late) frees nothing.
-    func agentReplied(owner: UserID, reply: Snowflake) async throws {
-        guard let answered = try await parts.store.user(owner)?.live.assistAnsweredAt, reply.date > answered else { return }
+    /// An agent replied (`reply`, a Discord id): the user is no longer new to the assistant's
+    /// budgets, and with `away` the assistant may answer them again the next time support is away.
+    /// A reply older than the last answer (a turn that ran late) frees nothing.
+    func agentReplied(owner: UserID, reply: Snowflake, away: Bool) async throws {
+        func frees(_ live: LiveState) -> Bool { away && live.assistAnsweredAt.map { reply.date > $0 } == true }
+        guard let live = try await parts.store.user(owner)?.live, frees(live) || live.agentAnsweredAt == nil else { return }
         try await parts.users.withUser(owner) { context in
-            guard let answered = context.record?.live.assistAnsweredAt, reply.date > answered else { return }
-            context.record?.live.assistAnsweredAt = nil
+            guard var record = context.record, frees(record.live) || record.live.agentAnsweredAt == nil else { return }
+            if frees(record.live) { record.live.assistAnsweredAt = nil }
+            if record.live.agentAnsweredAt == nil { record.live.agentAnsweredAt = reply.date }
+            context.record = record
         }
     }
 

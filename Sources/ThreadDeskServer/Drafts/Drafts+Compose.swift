@@ -27,7 +27,7 @@ extension Drafts {
         do {
             text = try await parts.assist.complete(
                 AssistRequest(messages: prompt.messages, maxTokens: settings.maxTokens, temperature: 0.3), purpose: .draft, app: app, user: owner,
-                guard: check)
+                asker: record, guard: check)
         } catch {
             // No draft: the agent answers as ever. The refusal is counted and logged by the service.
             return

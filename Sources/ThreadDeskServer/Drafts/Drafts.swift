@@ -37,7 +37,7 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
     }
 
     let parts: Parts
-    private let work: BackgroundWork
+    let work: BackgroundWork
     /// Which threads wait for a turn and which have one now.
     private let schedule = Mutex(Schedule())
     static let workName = "drafts"
@@ -72,6 +72,9 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
         self.parts = parts
         self.work = work
         self.drain = drain
+        // Counted from the start: a test that settles the new server finds the sends a crash cut
+        // off already given up (`recoverCutOffSends` ends it).
+        work.begin(Self.recoveryWorkName)
         clicks = InteractionLine(Self.workName, stop: drain, wakeUps: parts.watch.wakeUps, work: work, logger: parts.logger)
     }
 
@@ -96,6 +99,7 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await cancelWhenGracefulShutdown { await self.pruneDaily() } }
+                group.addTask { await cancelWhenGracefulShutdown { await self.recoverCutOffSends() } }
                 while !self.stopping.withLock({ $0 }), !Task.isCancelled {
                     let taken = self.clicks.take()
                     for interaction in taken {
@@ -191,7 +195,7 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
             try await Deadline.within(Self.turnMargin) {
                 if let reply = news.supportReplied {
                     try await self.settle(thread, owner: news.owner, answeredBefore: reply, as: .dropped)
-                    if settings.auto == .away { try await self.agentReplied(owner: news.owner, reply: reply) }
+                    try await self.agentReplied(owner: news.owner, reply: reply, away: settings.auto == .away)
                 }
                 if let newest = news.userWrote { try await self.settle(thread, owner: news.owner, answeredBefore: newest, as: .replaced) }
             }

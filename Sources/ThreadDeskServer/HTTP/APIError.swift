@@ -53,7 +53,15 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         case .failure(.characterTooComplex):
             throw .badRequest(
                 .invalidText, "content has a character of more than \(MessageText.maxScalarsPerCharacter) Unicode scalars.")
+        case .failure(.controlCharacter(let scalar)):
+            throw .controlCharacter(scalar, in: "content")
         }
+    }
+
+    /// The 400 for a text field holding a control character: the text is refused whole, never kept cut.
+    static func controlCharacter(_ scalar: Unicode.Scalar, in field: String) -> APIError {
+        .badRequest(
+            .invalidText, "\(field) holds the control character \(ControlCharacters.name(scalar)); only line breaks and tabs are allowed.")
     }
 
     static func tooLarge(limit: Int) -> APIError {

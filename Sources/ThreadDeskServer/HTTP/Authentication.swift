@@ -16,6 +16,8 @@ enum Caller: Sendable {
     case legacy(AppSettings)
     /// The gateway daemon, by the gateway secret.
     case daemon
+    /// A metrics scraper, by `METRICS_TOKEN`.
+    case scraper
 }
 
 extension ThreadDeskRequestContext {
@@ -67,7 +69,7 @@ extension ThreadDeskRequestContext {
         switch caller {
         case .app(let app, _), .legacy(let app): app
         case .user(let record, _): catalog.app(of: record.id)
-        case .daemon, nil: nil
+        case .daemon, .scraper, nil: nil
         }
     }
 
@@ -76,7 +78,7 @@ extension ThreadDeskRequestContext {
         switch caller {
         case .app(let app, _), .legacy(let app): app.id
         case .user(let record, _): record.id.app
-        case .daemon, nil: nil
+        case .daemon, .scraper, nil: nil
         }
     }
 

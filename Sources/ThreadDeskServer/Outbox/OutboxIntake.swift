@@ -58,6 +58,9 @@ struct OutboxIntake: Sendable {
                 id: id, owner: record.id, kind: kind, content: content, files: files, idempotencyKey: idempotencyKey,
                 suggestionID: suggestionID, acceptedAt: time, mayStartThread: mayStartThread, traceparent: traces.traceparent()))
         if shown { context.accepted.append(try await queuedRow(id, content: content, files: files, in: thread, at: time)) }
+        // What the user writes may ask the assistant for a draft: its cost counts against the
+        // network it came from too (`ASSIST_TOKENS_PER_NETWORK_PER_DAY`).
+        if kind == .message { record.live.assistNetwork = AssistKey.network(Quotas.split(address).network) }
         record.updatedAt = time
         context.record = record
         return Accepted(id: id, owner: record.id, shownIn: shown ? thread : nil)

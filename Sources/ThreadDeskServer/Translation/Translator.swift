@@ -34,14 +34,16 @@ struct Translator: Sendable {
         let messages = [AssistMessage(role: .system, content: system), AssistMessage(role: .user, content: data)]
         let characters = texts.reduce(0) { $0 + $1.count }
         let request = AssistRequest(messages: messages, maxTokens: min(AssistSettings.maximumTokensPerCall, max(256, characters)), temperature: 0)
-        let check = OutputGuard(canary: canary, systemPrompt: system, maxCharacters: 64 * 1024)
+        var check = OutputGuard(canary: canary, systemPrompt: system, maxCharacters: 64 * 1024)
+        check.shapesText = false
         let answer = try await assist.complete(request, purpose: .translate, app: app, user: user, guard: check)
         guard let translations = Self.translations(in: answer), translations.count == texts.count else {
             throw AssistRefusal(.provider, failure: .malformed("not one translation per text"))
         }
-        let cleaned = translations.map {
-            MessageText.clip(NoteMarkers.strippingLeadingMarkers(OutputGuard.withoutTags($0)).trimmingCharacters(in: .whitespacesAndNewlines), limit: Self.maxCharacters)
-        }
+        // Each translation as the assistant may say it (and none repeating the prompt): the raw
+        // JSON is only read, never shown.
+        guard !translations.contains(where: { check.leaks(OutputGuard.shown($0)) }) else { throw AssistRefusal(.leak) }
+        let cleaned = translations.map { MessageText.clip(OutputGuard.shown($0), limit: Self.maxCharacters) }
         guard cleaned.allSatisfy({ !$0.isEmpty }) else { throw AssistRefusal(.empty) }
         return cleaned
     }

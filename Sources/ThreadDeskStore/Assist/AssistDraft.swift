@@ -79,6 +79,11 @@ public protocol AssistLedger: Sendable {
 public enum AssistKey {
     public static func app(_ app: AppID) -> String { "app:\(app.rawValue)" }
     public static func user(_ id: UserID) -> String { "user:\(id.rawValue)" }
+    /// A network's (an address or an IPv6 prefix, within its app), by a hash of it: the ledger
+    /// keeps no address.
+    public static func network(_ network: String) -> String { "net:" + UserToken.hash("assist-network:" + network).prefix(32) }
+    /// What an app's users no agent has answered yet spent together.
+    public static func newUsers(_ app: AppID) -> String { "new:\(app.rawValue)" }
 }
 
 /// The assistant's drafts, kept so that a click finds its draft on any replica, after a restart.
@@ -88,6 +93,9 @@ public protocol DraftStore: Sendable {
     /// The thread's drafts still in play (drafting, posted, sending, uncertain), oldest first: a
     /// new user message replaces them, and a click on one a stop left sending warns before anything.
     func openDrafts(thread: Snowflake) async throws -> [AssistDraft]
+    /// Every thread's drafts being sent (`sending`), least recently changed first, at most `limit`:
+    /// at start, the sends a crash cut off are found and their notes warn.
+    func draftsBeingSent(limit: Int) async throws -> [AssistDraft]
     /// Keeps the draft as given, replacing the one with its id. The caller holds the owner's lock
     /// (`withUser`), which is what makes its read-check-save a compare-and-set.
     func saveDraft(_ draft: AssistDraft) async throws
