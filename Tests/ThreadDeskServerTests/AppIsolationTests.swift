@@ -611,6 +611,9 @@ extension AppIsolationTests {
             // Alpha has no gateway secret: what it has, as the bearer.
             case "gatewaySecret":
                 return [.user(0), .header("Authorization", "Bearer \(fixture.alpha.appKey)", label: "alpha's app key as the bearer")]
+            // Nor the metrics token (an operator's): the same.
+            case "metricsToken":
+                return [.user(0), .header("Authorization", "Bearer \(fixture.alpha.appKey)", label: "alpha's app key as the bearer")]
             default: throw DocumentProblem("no credential of alpha's for the security scheme \(scheme)")
             }
         }

@@ -36,6 +36,7 @@ struct OpenAPIDocumentTests {
         // Every optional group of routes switched on: the document describes them all.
         configuration.legacyAPIKey = "legacy"
         configuration.gatewaySecret = "gateway"
+        configuration.metricsToken = String(repeating: "m", count: 32)
         configuration.attest.mode = .optional
         configuration.attest.teamID = "ABCDE12345"
         configuration.attest.bundleIDs = ["com.example.app"]
