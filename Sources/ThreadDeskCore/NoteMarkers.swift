@@ -13,11 +13,12 @@ public enum NoteMarkers {
     /// Characters that show nothing and that Discord's client does not strip: in front of a
     /// marker they hide nothing from the eye, so they count as whitespace does. Soft hyphen,
     /// Mongolian vowel separator, zero-width space/joiners and direction marks, word joiner and
-    /// invisible operators, bidi embeddings and isolates, byte order mark.
+    /// invisible operators, bidi embeddings and isolates, byte order mark, and every other
+    /// default-ignorable one (the combining grapheme joiner, variation selectors, Hangul fillers, tags).
     static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00AD, 0x180E, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
-        default: false
+        default: scalar.properties.isDefaultIgnorableCodePoint
         }
     }
 

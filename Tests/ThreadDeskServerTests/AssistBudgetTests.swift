@@ -34,9 +34,12 @@ struct AssistBudgetTests {
         try await server.settled()
     }
 
-    /// What the app's budgets have spent today, as if earlier sessions had: `tokens` on `key`.
+    /// What the app's budgets have spent today, as if earlier sessions had: `tokens` on `key`,
+    /// on this UTC day and the next (a test that runs across midnight finds the day spent too).
     static func spend(_ tokens: Int, on key: String, _ server: Harness) async throws {
-        #expect(try await server.store.reserveAssistTokens(tokens, day: AssistService.day(of: Date()), limits: [key: 0]))
+        for day in [Date(), Date().addingTimeInterval(3600)].map(AssistService.day(of:)) {
+            #expect(try await server.store.reserveAssistTokens(tokens, day: day, limits: [key: 0]))
+        }
     }
 
     @Test func aNetworkThatSpentItsDayGetsNoMoreDraftsAndAnotherNetworkDoes() async throws {

@@ -54,6 +54,16 @@ struct ControlCharacterTests {
         #expect(device.errorCode == "invalid_text")
         #expect(device.json["error"]?["message"]?.stringValue?.contains("installation.appVersion") == true)
 
+        let session = try await server.request(
+            .post, "/v1/session", headers: [.init("X-App-Key")!: "test-app-key"], json: #"{"installation":{"osVersion":"18\u0000.1"}}"#)
+        #expect(session.status == .badRequest)
+        #expect(session.errorCode == "invalid_text")
+        let legacyDevice = try await server.request(
+            .post, "/new-message", headers: [.init("x-api-key")!: "legacy-key"],
+            json: #"{"content":"fine","userId":"abc-def-ghj","installationInfo":{"osVersion":"18\u0007"}}"#)
+        #expect(legacyDevice.status == .badRequest)
+        #expect(legacyDevice.errorCode == "invalid_text")
+
         let legacy = try await server.request(
             .post, "/new-message", headers: [.init("x-api-key")!: "legacy-key"], json: #"{"content":"x\u0000y","userId":"abc-def-ghi"}"#)
         #expect(legacy.status == .badRequest)

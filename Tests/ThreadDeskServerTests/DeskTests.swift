@@ -116,6 +116,9 @@ struct DeskTests {
             let added = try await Self.run(
                 server, "snippets", in: thread, [.subcommand("add", [.string("name", "tab"), .string("text", "Thanks\tfor waiting\nBye")])])
             #expect(added.content?.contains("Added") == true)
+            // What an agent sends by command or edits in a draft is held to the same rule.
+            #expect(Desk.replyProblem("Thanks\u{0}!")?.contains("U+0000") == true)
+            #expect(Desk.replyProblem("Thanks\tfor waiting\n") == nil)
         }
     }
 

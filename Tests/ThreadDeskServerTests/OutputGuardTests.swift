@@ -60,9 +60,37 @@ struct OutputGuardTests {
         #expect(Self.guarded.check("[Settings [beta]](https://evil.example/x)") == .success("Settings [beta] (https://evil.example/x)"))
         #expect(Self.guarded.check("[zq7-canary](-41) hi") == .success("zq7-canary (-41) hi"))
         #expect(Self.guarded.check("zq7-<@1>canary-41") == .failure(.leak), "a tag taken out joins the canary")
-        // What the rules cannot read as a link is never left one Discord could render.
-        let odd = try? Self.guarded.check("[a](https://x.example/((b)))").get()
-        #expect(odd?.contains("](") == false)
+        // What the rules cannot read as a link is never left one Discord could render, however
+        // the `(` is dressed (a combining mark or a variation selector rides on it).
+        for text in ["[a](https://x.example/((b)))", "[a]b](\u{301}https://evil.example)", "x](\u{FE0F}y"] {
+            let shown = try #require(try? Self.guarded.check(text).get(), "\(text)")
+            #expect(!zip(shown.unicodeScalars, shown.unicodeScalars.dropFirst()).contains { $0 == "]" && $1 == "(" }, "\(text)")
+        }
+    }
+
+    /// Found in review: the canary with invisible characters or marks in it read as the canary
+    /// yet passed; commands with a subcommand and a guild's page links passed as tags; a NUL
+    /// (a model writing `\u0000`) would be kept.
+    @Test func invisibleCharactersHideNoCanaryAndNoTagNorControlCharacterPasses() {
+        for text in ["zq7-\u{200B}canary-41", "zq7-canary-41\u{34F}", "ZQ7-CANARY\u{FE0F}-41", "zq7-canary\u{301}-41"] {
+            #expect(Self.guarded.check(text) == .failure(.leak), "\(text.debugDescription)")
+        }
+        #expect(Self.guarded.check("Run </ban user:123> or see <id:customize>.") == .success("Run  or see ."))
+        #expect(Self.guarded.check("a\u{0}b\tc\u{1B}") == .success("ab\tc"))
+        #expect(Self.guarded.check("\u{34F}:ninja: hi") == .success("hi"))
+    }
+
+    /// Each round of cleaning can undo one layer (a link that shows only once a tag inside it goes):
+    /// an answer built of many layers is refused rather than read round after round, and only
+    /// what may be shown is read of a long one.
+    @Test func anAnswerOfManyLayersIsRefusedAndALongOneReadOnlyAsFarAsItIsShown() {
+        var layered = "@1"
+        for _ in 0..<(OutputGuard.maxRounds + 2) { layered = "[]<" + layered + ">(@1)" }
+        #expect(Self.guarded.check("[a]<" + layered + ">(u)") == .failure(.empty))
+        let long = "Tide tables refresh hourly. " + String(repeating: "[a](https://x.example/(b)) <@1> ", count: 30_000) + "zq7-canary-41"
+        let answer = try? Self.guarded.check(long).get()
+        #expect(answer?.hasPrefix("Tide tables refresh hourly. a (https://x.example/(b))") == true, "past the shown part, nothing is read: not even a canary")
+        #expect(answer.map { $0.utf16.count <= 200 } == true)
     }
 
     @Test func aTagInsideAnotherLeavesNoneBehind() {

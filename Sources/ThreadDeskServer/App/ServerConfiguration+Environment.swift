@@ -125,7 +125,7 @@ extension ServerConfiguration {
             problem.invalid.append("GATEWAY_SECRET (at least \(Self.minimumSecretLength) characters: it guards the internal route)")
         }
         metricsToken = value("METRICS_TOKEN")
-        if let token = metricsToken, token.utf8.count < Self.minimumSecretLength || !token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
+        if let token = metricsToken, token.utf8.count < Self.minimumSecretLength || !token.utf8.allSatisfy({ (0x21..<0x7F).contains($0) }) {
             problem.invalid.append("METRICS_TOKEN (at least \(Self.minimumSecretLength) visible ASCII characters: it guards every app's figures)")
         }
         if let store = value("STORE_URL") { storeURL = store }

@@ -14,6 +14,14 @@ enum AssistPurpose: String, Sendable, CaseIterable {
     case translate
 }
 
+/// The user whose own message asked for a call, as the budgets see them.
+struct AssistAsker: Sendable {
+    /// Their network's budget key (`AssistKey.network`), when ThreadDesk noted one.
+    let network: String?
+    /// Whether an agent has answered them: until then they spend of the new users' share.
+    let known: Bool
+}
+
 /// Why no text came: off, over a budget, the provider failed, or the answer was refused.
 struct AssistRefusal: Error, Sendable, CustomStringConvertible {
     enum Reason: String, Sendable {
@@ -96,11 +104,11 @@ final class AssistService: Sendable {
     var deployment: AssistSettings { settings }
 
     /// Asks `app`'s provider on behalf of `user`, within the budgets; the answer, checked and
-    /// cleaned by `guard`. `asker` is the user's record when their own message asked for the call
-    /// (a draft, an answer while away): then their network's budget counts too, and while no agent
-    /// has answered them, the new users' share of the app's day.
+    /// cleaned by `guard`. `asker` is set when the user's own message asked for the call (a draft,
+    /// an answer while away): then their network's budget counts too, and until an agent has
+    /// answered them, the new users' share of the app's day.
     func complete(
-        _ request: AssistRequest, purpose: AssistPurpose, app: AppSettings, user: UserID, asker: UserRecord? = nil, guard check: OutputGuard
+        _ request: AssistRequest, purpose: AssistPurpose, app: AppSettings, user: UserID, asker: AssistAsker? = nil, guard check: OutputGuard
     ) async throws(AssistRefusal) -> String {
         guard let effective = settings.effective(for: app), let client = client(for: effective.provider) else {
             throw AssistRefusal(.off)
@@ -177,16 +185,16 @@ final class AssistService: Sendable {
     /// The budgets a call is charged to, the app's first: the user's, and for a call the user's
     /// own message asked for, their network's and (while no agent has answered them) the new users'
     /// share of the app's day.
-    static func budgets(of settings: AssistAppSettings, app: AppID, user: UserID, asker: UserRecord?) -> [Budget] {
+    static func budgets(of settings: AssistAppSettings, app: AppID, user: UserID, asker: AssistAsker?) -> [Budget] {
         var budgets = [
             Budget(key: AssistKey.app(app), limit: settings.tokensPerDay, reason: .budgetApp),
             Budget(key: AssistKey.user(user), limit: settings.tokensPerUserPerDay, reason: .budgetUser),
         ]
         guard let asker else { return budgets }
-        if let network = asker.live.assistNetwork {
+        if let network = asker.network {
             budgets.append(Budget(key: network, limit: settings.tokensPerNetworkPerDay, reason: .budgetNetwork))
         }
-        if asker.live.agentAnsweredAt == nil, settings.tokensPerDay > 0, settings.newUsersShare < 100 {
+        if !asker.known, settings.tokensPerDay > 0, settings.newUsersShare < 100 {
             // A share of 0 leaves new users nothing: a limit of 0 would mean none, so it is 1 token.
             let share = max(1, settings.tokensPerDay * settings.newUsersShare / 100)
             budgets.append(Budget(key: AssistKey.newUsers(app), limit: share, reason: .budgetNewUsers))

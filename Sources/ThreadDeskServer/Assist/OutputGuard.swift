@@ -14,9 +14,9 @@ struct OutputGuard: Sendable {
     let systemPrompt: String
     /// The longest text kept, in UTF-16 units (Discord counts so).
     let maxCharacters: Int
-    /// Whether `check` returns the text as it may be shown (`shown(_:)`, clipped), or as it came,
-    /// only checked for the prompt: a reply of several texts in JSON (translations) is read
-    /// first, and each text is shown on its own.
+    /// Whether `check` returns the text as it may be shown (`shown(_:limit:)`, clipped), or as it
+    /// came: a reply of several texts in JSON (translations) is read first, and each text is
+    /// shown, and checked for the prompt (`leaks`), on its own.
     var shapesText = true
 
     enum Refusal: String, Error, Sendable {
@@ -30,42 +30,93 @@ struct OutputGuard: Sendable {
     /// any phrase an honest answer shares with instructions by chance.
     static let leakRun = 48
 
-    /// The text as it may be shown, or why not.
+    /// What is read of an answer past the longest kept, in UTF-16 units: what lies beyond is
+    /// never shown, and the cleaning's rounds each read all that is kept.
+    static let readMargin = 1024
+    /// Rounds of cleaning an answer may take: an honest one settles in one or two; one that is
+    /// still changing after these was built to (each round can undo one layer), and is refused.
+    static let maxRounds = 8
+
+    /// The text as it may be shown, or why not. Only what may be shown is read: the first
+    /// `maxCharacters` and a margin (a model can answer with a mebibyte).
     func check(_ text: String) -> Result<String, Refusal> {
-        if leaks(text) { return .failure(.leak) }
         guard shapesText else { return text.isEmpty ? .failure(.empty) : .success(text) }
-        let shown = Self.shown(text)
+        if leaks(MessageText.clip(text, limit: maxCharacters + Self.readMargin)) { return .failure(.leak) }
+        guard let shown = Self.shown(text, limit: maxCharacters) else { return .failure(.empty) }
         // Taking a tag out can join the canary's pieces (`zq-<@1>canary`): the final text is checked too.
         if leaks(shown) { return .failure(.leak) }
         guard !shown.isEmpty else { return .failure(.empty) }
         return .success(MessageText.clip(shown, limit: maxCharacters))
     }
 
-    /// Whether `text` gives the prompt away: the canary, or a long run of the system prompt.
+    /// Whether `text` gives the prompt away: the canary (however cased, with invisible characters
+    /// or marks in it), or a long run of the system prompt.
     func leaks(_ text: String) -> Bool {
-        if !canary.isEmpty, text.lowercased().contains(canary.lowercased()) { return true }
+        if !canary.isEmpty, Self.contains(Self.visible(text), Self.visible(canary)) { return true }
         return repeatsSystemPrompt(text)
     }
 
-    /// `text` as the assistant may say it: masked links shown with their address, tags and leading
-    /// markers taken out, edges trimmed, and again until nothing changes (each round that changes
-    /// anything shortens the text, so it ends), then any masked link the rules could not read
-    /// broken (`](` becomes `] (`), which takes nothing out and makes nothing new.
-    static func shown(_ text: String) -> String {
-        var text = text
-        while true {
+    /// `text` as the assistant may say it, from its first `limit` UTF-16 units and a margin:
+    /// control characters dropped; masked links shown with their address, tags and leading
+    /// markers taken out, edges trimmed, and again until nothing changes; then any masked link the
+    /// rules could not read broken (a space between `]` and `(`), which takes nothing out and
+    /// makes nothing new. Nil when it is still changing after `maxRounds`.
+    static func shown(_ text: String, limit: Int) -> String? {
+        var text = withoutControlCharacters(MessageText.clip(text, limit: limit + readMargin))
+        for _ in 0..<maxRounds {
             var next = unmaskingLinks(text)
             next = withoutTags(next)
             next = NoteMarkers.strippingLeadingMarkers(next).trimmingCharacters(in: .whitespacesAndNewlines)
-            if next == text { return breakingMaskedLinks(next) }
+            if next.unicodeScalars.elementsEqual(text.unicodeScalars) { return breakingMaskedLinks(next) }
             text = next
+        }
+        return nil
+    }
+
+    /// `text` with no `]` right before a `(`, scalar by scalar (a mark on the `(` still leaves
+    /// it one to Discord): a masked link is read only where they meet.
+    static func breakingMaskedLinks(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        var previous: Unicode.Scalar?
+        for scalar in text.unicodeScalars {
+            if previous == "]" && scalar == "(" { scalars.append(" ") }
+            scalars.append(scalar)
+            previous = scalar
+        }
+        return String(scalars)
+    }
+
+    /// A model that writes `\u0000` in its JSON sends a NUL: no control character but line
+    /// breaks and tabs is kept (the store would refuse or cut the text).
+    static func withoutControlCharacters(_ text: String) -> String {
+        guard ControlCharacters.first(in: text) != nil else { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.filter { !ControlCharacters.isRefused($0) })
+        return String(scalars)
+    }
+
+    /// Lowercased scalars without what shows nothing or rides on another character (invisible
+    /// and format characters, variation selectors, combining marks): the canary is ASCII, and
+    /// `zq-\u{200B}canary` still reads as it.
+    static func visible(_ text: String) -> [Unicode.Scalar] {
+        text.lowercased().unicodeScalars.filter { !isIgnorable($0) }
+    }
+
+    static func isIgnorable(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        switch properties.generalCategory {
+        case .format, .nonspacingMark, .enclosingMark: return true
+        default: return properties.isDefaultIgnorableCodePoint
         }
     }
 
-    /// `text` with no `](` left: Discord reads a masked link only where the label's `]` meets the
-    /// address's `(`; a space between shows both as written.
-    static func breakingMaskedLinks(_ text: String) -> String {
-        text.contains("](") ? text.replacingOccurrences(of: "](", with: "] (") : text
+    /// Whether `needle` occurs in `haystack`, scalar by scalar.
+    static func contains(_ haystack: [Unicode.Scalar], _ needle: [Unicode.Scalar]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return needle.isEmpty }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<start + needle.count].elementsEqual(needle) { return true }
+        }
+        return false
     }
 
     /// Whether any `leakRun` scalars of `text`, folded, are a run of the folded system prompt.
@@ -81,12 +132,13 @@ struct OutputGuard: Sendable {
     }
 
     /// Lowercased, every run of whitespace one space, markdown's emphasis and quote characters
-    /// gone: a prompt repeated in bold or with its lines joined is still the prompt.
+    /// and invisible characters and marks gone: a prompt repeated in bold, with its lines joined
+    /// or with zero-width spaces between its words is still the prompt.
     static func folded(_ text: String) -> [Unicode.Scalar] {
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(text.unicodeScalars.count)
         var blank = false
-        for scalar in text.lowercased().unicodeScalars {
+        for scalar in text.lowercased().unicodeScalars where !isIgnorable(scalar) {
             if scalar.properties.isWhitespace {
                 blank = !scalars.isEmpty
                 continue
@@ -111,8 +163,8 @@ struct OutputGuard: Sendable {
         MaskedLinks.shown(in: text)
     }
 
-    /// `text` without `<@…>`, `<@!…>`, `<@&…>`, `<#…>`, `<t:…>` and `</…:…>`: a model's way to
-    /// ping, point at channels or name commands. Other `<` are kept. One pass, a tag taken out
+    /// `text` without `<@…>`, `<@!…>`, `<@&…>`, `<#…>`, `<t:…>`, `<id:…>` and `</… …:…>`: a
+    /// model's way to ping, point at channels, pages or name commands. Other `<` are kept. One pass, a tag taken out
     /// as its `>` comes: a tag inside another (`<<@1>@2>`) leaves none behind when it goes.
     static func withoutTags(_ text: String) -> String {
         var kept: [Unicode.Scalar] = []
@@ -126,23 +178,31 @@ struct OutputGuard: Sendable {
         return String(result)
     }
 
-    /// Where the tag that `scalars`' last `>` ends begins, if it is one: a `<`, then `@`, `#`, `/`
-    /// or `t:`, then no space and no other `<`, 120 scalars at most.
+    /// Where the tag that `scalars`' last `>` ends begins, if it is one: a `<`, then `@`, `#`,
+    /// `t:` or `id:` (a guild's pages) and no space, or `/` (a command, whose name may hold a
+    /// subcommand's after a space); no other `<`, 120 scalars at most.
     private static func tagStart(endingAt scalars: [Unicode.Scalar]) -> Int? {
         let close = scalars.count - 1
         var index = close - 1
+        var spaced = false
+        func follows(_ text: String, at start: Int) -> Bool {
+            let wanted = Array(text.unicodeScalars)
+            return start + wanted.count < close && scalars[start..<start + wanted.count].elementsEqual(wanted)
+        }
         while index >= 0, close - index <= 120 {
             let scalar = scalars[index]
             if scalar == "<" {
                 let next = index + 1
                 guard next < close else { return nil }
+                if scalars[next] == "/" { return index }
+                if spaced { return nil }
                 switch scalars[next] {
-                case "@", "#", "/": return index
-                case "t": return next + 1 < close && scalars[next + 1] == ":" ? index : nil
-                default: return nil
+                case "@", "#": return index
+                default: return follows("t:", at: next) || follows("id:", at: next) ? index : nil
                 }
             }
-            if scalar.properties.isWhitespace || scalar == ">" { return nil }
+            if scalar == ">" || scalar == "\n" { return nil }
+            if scalar.properties.isWhitespace { spaced = true }
             index -= 1
         }
         return nil

@@ -184,6 +184,9 @@ extension Desk {
     static func replyProblem(_ text: String) -> String? {
         if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return "A reply needs some text." }
         if text.utf16.count > MessageText.discordLimit { return "That is longer than Discord's \(MessageText.discordLimit) characters; nothing was sent." }
+        if let control = ControlCharacters.first(in: text) {
+            return "That holds the control character \(ControlCharacters.name(control)) (only line breaks and tabs can be sent); nothing was sent."
+        }
         return nil
     }
 

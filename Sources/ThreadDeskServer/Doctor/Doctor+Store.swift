@@ -163,10 +163,12 @@ extension Doctor {
         let minimum = ServerConfiguration.minimumSecretLength
         if let secret = configuration.gatewaySecret, secret.utf8.count < minimum { short.append("GATEWAY_SECRET (at least \(minimum))") }
         if let secret = configuration.identitySecret, secret.utf8.count < minimum { short.append("IDENTITY_SECRET (at least \(minimum))") }
+        if let token = configuration.metricsToken, token.utf8.count < minimum { short.append("METRICS_TOKEN (at least \(minimum))") }
         guard short.isEmpty else {
             return [DoctorCheck("secrets", failed: "too short: \(short.joined(separator: ", "))", fix: "generate them with openssl rand -hex 24")]
         }
         let set = ["APP_KEY"] + (configuration.gatewaySecret == nil ? [] : ["GATEWAY_SECRET"]) + (configuration.identitySecret == nil ? [] : ["IDENTITY_SECRET"])
+            + (configuration.metricsToken == nil ? [] : ["METRICS_TOKEN"])
         return [DoctorCheck("secrets", passed: "\(set.joined(separator: ", ")) long enough")]
     }
 }

@@ -51,7 +51,7 @@ extension Drafts {
         do {
             text = try await parts.assist.complete(
                 AssistRequest(messages: prompt.messages, maxTokens: deployment.maxTokens, temperature: 0.2), purpose: .away, app: app, user: owner,
-                asker: record, guard: check)
+                asker: Self.asker(record, page.messages, app: app), guard: check)
         } catch {
             // Refused, failed or over budget (counted and logged by the service): a draft may still come.
             return false

@@ -9,6 +9,14 @@ import ThreadDeskStore
 
 /// Writing a draft and posting its note; settling the drafts a newer message or a reply outdates.
 extension Drafts {
+    /// The user as the assistant's budgets see them: known once an agent answered them, as
+    /// ThreadDesk noted it or as the conversation shows (replies from before it was noted).
+    static func asker(_ record: UserRecord, _ conversation: [MirroredMessage], app: AppSettings) -> AssistAsker {
+        let answered = record.live.agentAnsweredAt != nil
+            || conversation.contains { $0.author == .support && $0.isSupportReply && !ReplyWatch.isAutomatic($0, app: app) }
+        return AssistAsker(network: record.live.assistNetwork, known: answered)
+    }
+
     /// Drafts an answer to the thread's newest user message and posts it as a note, unless the
     /// thread no longer waits on that message by the time the answer comes.
     func compose(_ thread: Snowflake, owner: UserID, answering newest: Snowflake, app: AppSettings) async throws {
@@ -27,7 +35,7 @@ extension Drafts {
         do {
             text = try await parts.assist.complete(
                 AssistRequest(messages: prompt.messages, maxTokens: settings.maxTokens, temperature: 0.3), purpose: .draft, app: app, user: owner,
-                asker: record, guard: check)
+                asker: Self.asker(record, page.messages, app: app), guard: check)
         } catch {
             // No draft: the agent answers as ever. The refusal is counted and logged by the service.
             return

@@ -12,10 +12,10 @@ extension Drafts {
     /// The most cut-off sends given up at one start (each is a note to edit).
     static let recoveredAtOnce = 500
 
-    /// At start, every send left `sending` is given up: at once on a store only this process uses
-    /// (SQLite), or when it is `sendingGivenUpAfter` old; a younger one on a shared store
-    /// (PostgreSQL) once it is that old, as another replica may still be sending it (a click's
-    /// whole time is less than that).
+    /// At start, every send left `sending` is given up: at once when it is from before this
+    /// process began on a store only this process uses (SQLite), or when it is
+    /// `sendingGivenUpAfter` old; any other once it is that old, as another replica (or a click
+    /// this process just took) may still be sending it: a click's whole time is less than that.
     func recoverCutOffSends() async {
         let drafts: [AssistDraft]
         do {
@@ -27,7 +27,7 @@ extension Drafts {
         let alone = parts.store.bus == nil
         for draft in drafts {
             let left = Self.sendingGivenUpAfter - parts.time.now().timeIntervalSince(draft.updatedAt)
-            if !alone, left > 0 {
+            if !(alone && draft.updatedAt <= startedAt), left > 0 {
                 do {
                     try await work.endSleepThenBegin(Self.recoveryWorkName, for: .milliseconds(Int64(left * 1000) + 1), on: parts.time)
                 } catch {

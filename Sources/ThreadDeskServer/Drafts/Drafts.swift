@@ -67,11 +67,15 @@ final class Drafts: Service, Sendable, CustomStringConvertible {
 
     /// How long the clicks under way at a graceful shutdown may take to finish.
     let drain: ShutdownDrain
+    /// When this process's drafts began: a send left `sending` before it was cut off by a stop or
+    /// a crash (on a store only this process uses).
+    let startedAt: Date
 
     init(_ parts: Parts, work: BackgroundWork = .untracked, drain: ShutdownDrain) {
         self.parts = parts
         self.work = work
         self.drain = drain
+        startedAt = parts.time.now()
         // Counted from the start: a test that settles the new server finds the sends a crash cut
         // off already given up (`recoverCutOffSends` ends it).
         work.begin(Self.recoveryWorkName)

@@ -42,8 +42,12 @@ struct Translator: Sendable {
         }
         // Each translation as the assistant may say it (and none repeating the prompt): the raw
         // JSON is only read, never shown.
-        guard !translations.contains(where: { check.leaks(OutputGuard.shown($0)) }) else { throw AssistRefusal(.leak) }
-        let cleaned = translations.map { MessageText.clip(OutputGuard.shown($0), limit: Self.maxCharacters) }
+        var cleaned: [String] = []
+        for translation in translations {
+            guard let shown = OutputGuard.shown(translation, limit: Self.maxCharacters) else { throw AssistRefusal(.empty) }
+            guard !check.leaks(shown) else { throw AssistRefusal(.leak) }
+            cleaned.append(MessageText.clip(shown, limit: Self.maxCharacters))
+        }
         guard cleaned.allSatisfy({ !$0.isEmpty }) else { throw AssistRefusal(.empty) }
         return cleaned
     }
