@@ -265,6 +265,7 @@ extension ServerConfiguration {
         privacy.read(value, problem: &problem)
         assist.read(value, problem: &problem)
         problem.invalid += assist.problems(for: catalog.apps, single: apps == nil)
+        problem.invalid += catalog.shareProblems(threadsTotal: quotas.threadsTotal, maxStreams: live.maxStreams)
         sessions.read(value, problem: &problem)
         attest.read(value, problem: &problem)
         if let apps, attest.mode != .off {

@@ -2,6 +2,7 @@ import APNs
 import Deadlines
 import DiscordREST
 import Foundation
+import Hummingbird
 import Logging
 import ServiceLifecycle
 import ThreadDeskCore
@@ -69,7 +70,7 @@ extension ServerRoot {
                 store: store, settings: configuration.quotas,
                 addresses: ClientAddressRule(
                     trustedProxies: configuration.trustedProxies.compactMap(IPNetwork.init), ipv6PrefixBits: configuration.quotaIPv6PrefixBits),
-                metrics: metrics, attestMode: configuration.attest.mode)
+                metrics: metrics, attestMode: configuration.attest.mode, threadShares: catalog.threadShares)
 
             // The mirror first: every feature that takes in what Discord says goes through it, and
             // it tells its listeners (streams, pushes, status tags) what it took in.
@@ -78,7 +79,8 @@ extension ServerRoot {
             hub = LiveHub(
                 settings: .init(
                     keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
-                    maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress),
+                    maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress,
+                    streamShares: catalog.streamShares),
                 bus: store.bus, metrics: metrics, logger: logger, traces: shared.traces)
             pushes = shared.apns.map {
                 PushDispatcher(
@@ -144,7 +146,11 @@ extension ServerRoot {
                 traces: shared.traces, now: now)
             conversation = ConversationService(users: users, store: store, sync: sync, intake: intake, metrics: metrics)
             editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion, outbox: outbox, now: now)
-            diagnostics = DiagnosticsService(users: users, intake: intake, metrics: metrics, now: now)
+            // One large body at a time per user and network, upload or diagnostics.
+            let largeBodyHolders = SlotHolders()
+            diagnostics = DiagnosticsService(
+                largeBodies: ConcurrencyGate(limit: Request.largeBodiesAtOnce, holders: largeBodyHolders), users: users, intake: intake,
+                metrics: metrics, now: now)
             legacy = LegacyService(users: users, store: store, sync: sync, now: now)
             typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
             receipts = settings.readReceiptEmoji.map {
@@ -157,7 +163,7 @@ extension ServerRoot {
                 typingGate: TypingGate(interval: settings.typingInterval, time: time),
                 openings: StreamOpenings(settings: settings, requestTimeout: configuration.requestTimeout, time: time, metrics: metrics), typing: typing, receipts: receipts, settings: settings,
                 metrics: metrics, logger: logger, now: now)
-            uploads = UploadReader(settings: configuration.attachments, metrics: metrics)
+            uploads = UploadReader(settings: configuration.attachments, holders: largeBodyHolders, metrics: metrics)
             attachments = AttachmentProxy(
                 store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL, httpClient: { shared.cdnClient.client }), metrics: metrics, logger: logger, now: now, faq: faqBooks)
             eraser = UserEraser(

@@ -34,39 +34,39 @@ final class UploadReader: Sendable {
     private let receiving = Atomic<Int>(0)
     let metrics: ServerMetrics
 
-    init(settings: AttachmentSettings, metrics: ServerMetrics) {
+    /// - Parameter holders: Shared with the other large-body gates: one slot per user and network in all.
+    init(settings: AttachmentSettings, holders: SlotHolders, metrics: ServerMetrics) {
         self.settings = settings
         self.metrics = metrics
-        gate = ConcurrencyGate(limit: settings.maxConcurrentLarge)
+        gate = ConcurrencyGate(limit: settings.maxConcurrentLarge, holders: holders)
     }
 
     /// Headers, the text field and multipart framing on top of the files.
     static let overhead = 256 * 1024
     static let textLimit = 64 * 1024
 
-    /// `admitted`: the request holds a slot of `gate` already (taken before its body was read).
-    func read(_ request: Request, boundary: String, admitted: Bool = false) async throws -> Upload {
+    /// `admitted`: the request holds a slot of `gate` already (taken before its body was read);
+    /// otherwise a large one takes it for `holder`.
+    func read(_ request: Request, boundary: String, for holder: SlotHolder, admitted: Bool = false) async throws -> Upload {
         let limit = settings.maxTotalBytes + Self.overhead
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw tooLarge() }
         // A large upload takes a slot of the gate once its bytes arrive, not when it declares a
         // size: requests that declare megabytes and trickle a byte at a time hold no slot and
-        // block no one (their buffer stays under `largeUpload` until then).
-        var large = false
+        // block no one (their buffer stays under `largeUpload` until then); one that does holds
+        // the only slot its user (and network) may hold.
+        var slot: LargeBodySlot?
         metrics.uploadsReceiving.set(to: Double(receiving.add(1, ordering: .relaxed).newValue))
         defer {
-            if large { gate.leave() }
+            slot?.leave()
             metrics.uploadsReceiving.set(to: Double(receiving.subtract(1, ordering: .relaxed).newValue))
         }
         var body = ByteBufferAllocator().buffer(capacity: min(declared ?? 64 * 1024, settings.largeUpload, limit))
         for try await chunk in request.body {
             let total = body.readableBytes + chunk.readableBytes
             guard total <= limit else { throw tooLarge() }
-            if !large, !admitted, total >= settings.largeUpload {
-                guard gate.enter() else {
-                    throw APIError(.serviceUnavailable, .busy, "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
-                }
-                large = true
+            if slot == nil, !admitted, total >= settings.largeUpload {
+                slot = try gate.enter(holder, busy: "Other large uploads are being sent; try again shortly.")
                 // The rest in one allocation of the declared size: no growing copies on the way.
                 if let declared { body.reserveCapacity(minimumWritableBytes: max(0, min(declared, limit) - body.readableBytes)) }
             }

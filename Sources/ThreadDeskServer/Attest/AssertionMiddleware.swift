@@ -11,13 +11,15 @@ import ThreadDeskWire
 /// before a byte of it is read: the header, its form, the key and the session's device, the
 /// declared length. The body is then read here (up to `limit`) because the assertion covers it;
 /// the handler reads the same bytes. A large one first takes a slot of `gate` (the large-upload
-/// gate), held until the handler is done, which then takes none of its own.
+/// gate, one per user and network), held until the handler is done, which then takes none of its own.
 struct AssertionMiddleware: RouterMiddleware {
     let attest: AttestService
     let limit: Int
     /// The large-upload gate and the size from which a body needs a slot of it; nil for routes
     /// whose bodies are small.
     let gate: (gate: ConcurrencyGate, from: Int)?
+    /// Whom a slot of `gate` is taken for (one at a time each).
+    let holder: @Sendable (Request, ThreadDeskRequestContext) throws -> SlotHolder
     let applies: @Sendable (Request, ThreadDeskRequestContext) -> Bool
 
     func handle(
@@ -38,18 +40,15 @@ struct AssertionMiddleware: RouterMiddleware {
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
         var context = context
-        var held = false
-        defer { if held { gate?.gate.leave() } }
+        var slot: LargeBodySlot?
+        defer { slot?.leave() }
         var request = request
         var body = ByteBuffer()
         if let declared, declared <= limit { body.reserveCapacity(min(declared, gate?.from ?? declared)) }
         for try await chunk in request.body {
             guard body.readableBytes + chunk.readableBytes <= limit else { throw APIError.tooLarge(limit: limit) }
-            if let gate, !held, body.readableBytes + chunk.readableBytes >= gate.from {
-                guard gate.gate.enter() else {
-                    throw APIError(.serviceUnavailable, .busy, "Other large uploads are being sent; try again shortly.", retryAfterSeconds: 2)
-                }
-                held = true
+            if let gate, slot == nil, body.readableBytes + chunk.readableBytes >= gate.from {
+                slot = try gate.gate.enter(try holder(request, context), busy: "Other large uploads are being sent; try again shortly.")
                 context.holdsLargeUploadSlot = true
                 if let declared { body.reserveCapacity(minimumWritableBytes: max(0, declared - body.readableBytes)) }
             }

@@ -17,7 +17,9 @@ struct ConversationRoutes: Sendable {
         // An attested device signs the sends that cost most: a user's first (a new forum thread)
         // and uploads.
         let limit = uploads.settings.maxTotalBytes + 1024 * 1024
-        groups.asserting(groups.users(charging: { .send($0) }), limit: limit, gate: (uploads.gate, uploads.settings.largeUpload)) { request, context in
+        // The upload budget is charged from the declared size before the body is read (or a slot taken).
+        let sends = groups.users(charging: { .send($0) }).add(middleware: UploadBudget(quotas: quotas, limit: uploads.settings.maxTotalBytes + UploadReader.overhead))
+        groups.asserting(sends, limit: limit, gate: (uploads.gate, uploads.settings.largeUpload)) { request, context in
             guard request.method == .post else { return false }
             let multipart = request.headers[.contentType]?.lowercased().hasPrefix("multipart/") ?? false
             // A user whose first message was accepted already has their thread coming.
@@ -43,8 +45,8 @@ struct ConversationRoutes: Sendable {
             guard let boundary = MultipartBody.boundary(contentType: type) else {
                 throw APIError.badRequest(.invalidMultipart, "Send files as multipart/form-data with a valid boundary.")
             }
-            let upload = try await uploads.read(request, boundary: boundary, admitted: context.holdsLargeUploadSlot)
-            try await quotas.charge(.upload(user, bytes: upload.totalBytes), address: address)
+            let upload = try await uploads.read(
+                request, boundary: boundary, for: quotas.largeBodyHolder(user, request, context), admitted: context.holdsLargeUploadSlot)
             message = try await conversation.send(
                 upload.text, files: upload.files, filesFingerprint: upload.fingerprint, idempotencyKey: key, for: user, from: address,
                 mayStartThread: mayStartThread)

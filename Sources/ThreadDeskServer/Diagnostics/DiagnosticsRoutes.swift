@@ -24,10 +24,11 @@ struct DiagnosticsRoutes: Sendable {
         if let key, !IdempotencyKey.isValid(key) {
             throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
-        let (bytes, document, holdsSlot) = try await request.jsonObject(
-            limit: Self.limit, gate: diagnostics.largeBodies, admitted: context.holdsLargeUploadSlot)
+        let (bytes, document, slot) = try await request.jsonObject(
+            limit: Self.limit, gate: diagnostics.largeBodies, for: quotas.largeBodyHolder(user, request, context),
+            admitted: context.holdsLargeUploadSlot)
         // Held until the upload is done: the document stays in memory until then.
-        defer { if holdsSlot { diagnostics.largeBodies.leave() } }
+        defer { slot?.leave() }
         let result = try await diagnostics.upload(
             bytes, document: document, idempotencyKey: key, for: user, from: quotas.clientAddress(request, context))
         return try jsonResponse(result, status: .created)

@@ -11,8 +11,9 @@ import ThreadDeskWire
 /// own diagnostics in the chat.
 struct DiagnosticsService: Sendable {
     /// Large documents (from `Request.largeBody` bytes) read and parsed at once; the others are
-    /// told to come back, so memory holds a few of them, not one per connection.
-    let largeBodies = ConcurrencyGate(limit: Request.largeBodiesAtOnce)
+    /// told to come back, so memory holds a few of them, not one per connection (and one per user
+    /// and network: its holders are the upload gate's too).
+    let largeBodies: ConcurrencyGate
     let users: UserSerializer
     let intake: OutboxIntake
     let metrics: ServerMetrics

@@ -201,8 +201,9 @@ struct LimitMiddleware: RouterMiddleware {
         try await quotas.charge(cost, address: address)
         do {
             return try await next(request, context)
-        } catch let error as APIError where error.code == .busy {
-            // Turned away because the server is busy (every large-upload slot taken): the retry
+        } catch let error as APIError where error.code == .busy || error.code == .uploadInProgress {
+            // Turned away because the server is busy (every large-upload slot taken, or the one
+            // its user or network may hold): the retry
             // the answer asks for must not find the quota spent by this attempt. A refund that
             // fails leaves it spent, as it was before refunds.
             try? await quotas.refund(cost, address: address)

@@ -1,6 +1,5 @@
 import DiscordREST
 import Foundation
-import Synchronization
 import HTTPTypes
 import Hummingbird
 import ThreadDeskWire
@@ -44,29 +43,29 @@ extension Request {
 
     /// The body as a JSON object. Anything else is refused from its first byte, before any
     /// parsing: an 8 MB array costs nothing. A body of `largeBody` bytes or more takes a slot of
-    /// `gate` as soon as that much has arrived (before more is kept); with no slot free the client
-    /// is told to come back. The slot is the caller's to `leave()` when `holdsSlot` (after it is
-    /// done with the document: the memory it bounds is held until then). `admitted`: the caller
-    /// holds a slot already (the App Attest middleware read the body under it).
-    func jsonObject(limit: Int, gate: ConcurrencyGate, admitted: Bool = false) async throws -> (bytes: Data, value: JSON, holdsSlot: Bool) {
+    /// `gate` for `holder` as soon as that much has arrived (before more is kept); with no slot
+    /// free, or one held by `holder` already, the client is told to come back. The slot is the
+    /// caller's to `leave()` (after it is done with the document: the memory it bounds is held
+    /// until then). `admitted`: the caller holds a slot already (the App Attest middleware read
+    /// the body under it).
+    func jsonObject(
+        limit: Int, gate: ConcurrencyGate, for holder: SlotHolder, admitted: Bool = false
+    ) async throws -> (bytes: Data, value: JSON, slot: LargeBodySlot?) {
         let type = headers[.contentType]?.lowercased() ?? ""
         guard type.hasPrefix("application/json") || type.hasPrefix("application/") && type.contains("+json") else {
             throw APIError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
         }
         let declared = headers[.contentLength].flatMap(Int.init)
         if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
-        var held = false
+        var slot: LargeBodySlot?
         var handedOver = false
-        defer { if held, !handedOver { gate.leave() } }
+        defer { if !handedOver { slot?.leave() } }
         var body = ByteBuffer()
         body.reserveCapacity(min(declared ?? 0, Self.largeBody))
         for try await chunk in self.body {
             guard body.readableBytes + chunk.readableBytes <= limit else { throw APIError.tooLarge(limit: limit) }
-            if !admitted, !held, body.readableBytes + chunk.readableBytes >= Self.largeBody {
-                guard gate.enter() else {
-                    throw APIError(.serviceUnavailable, .busy, "Other large uploads are being read; try again shortly.", retryAfterSeconds: 2)
-                }
-                held = true
+            if !admitted, slot == nil, body.readableBytes + chunk.readableBytes >= Self.largeBody {
+                slot = try gate.enter(holder, busy: "Other large uploads are being read; try again shortly.")
                 if let declared { body.reserveCapacity(minimumWritableBytes: max(0, declared - body.readableBytes)) }
             }
             body.writeImmutableBuffer(chunk)
@@ -85,7 +84,7 @@ extension Request {
         }
         let parsed = try Self.parse(bytes)
         handedOver = true
-        return (parsed.bytes, parsed.value, held)
+        return (parsed.bytes, parsed.value, slot)
     }
 
     static let maxDepth = 32
@@ -162,28 +161,4 @@ func jsonResponse<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) t
     Response(
         status: status, headers: [.contentType: "application/json; charset=utf-8"],
         body: .init(byteBuffer: ByteBuffer(data: try JSONEncoder.api.encode(value))))
-}
-
-
-/// At most `limit` holders at once; `enter` never waits.
-final class ConcurrencyGate: Sendable {
-    private let holders = Mutex(0)
-    let limit: Int
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    func enter() -> Bool {
-        holders.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    func leave() {
-        holders.withLock { $0 -= 1 }
-    }
-
 }

@@ -41,7 +41,10 @@ struct V1Groups {
         when applies: @escaping @Sendable (Request, ThreadDeskRequestContext) -> Bool
     ) -> RouterGroup<ThreadDeskRequestContext> {
         guard let attest, attest.mode != .off else { return group }
-        return group.add(middleware: AssertionMiddleware(attest: attest, limit: limit, gate: gate, applies: applies))
+        return group.add(
+            middleware: AssertionMiddleware(attest: attest, limit: limit, gate: gate, holder: { [quotas] request, context in
+                quotas.largeBodyHolder(try context.user().id, request, context)
+            }, applies: applies))
     }
 
     /// `group`, where every request of an attested device's token carries its assertion (small
@@ -57,12 +60,13 @@ struct V1Groups {
         users.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
     }
 
-    /// Users' event streams: past the token check, each takes a turn of `gate` to open, then
-    /// charges `cost` (a refused opening charges nothing).
+    /// Users' event streams: past the token check, each charges `cost`, then takes a turn of
+    /// `gate` to open (an opening turned away `busy` is given its charge back). Charged first: a
+    /// token past its limits never takes a place in the queue others wait in.
     func streamers(
         through gate: some RouterMiddleware<ThreadDeskRequestContext>, charging cost: @escaping @Sendable (UserID) -> Quotas.Cost
     ) -> RouterGroup<ThreadDeskRequestContext> {
-        streamers.group().add(middleware: gate).add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) })
+        streamers.group().add(middleware: LimitMiddleware(quotas: quotas) { context in cost(try context.user().id) }).add(middleware: gate)
     }
 
     /// Users' short reads that charge `cost` first, in one `ReadScope`.

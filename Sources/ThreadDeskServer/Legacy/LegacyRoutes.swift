@@ -83,8 +83,9 @@ struct LegacyRoutes: Sendable {
         let key = context.parameters.get("key") ?? ""
         let user = try Self.userID(String(key.prefix(11)), context: context)
         let address = quotas.clientAddress(request, context)
-        let (bytes, document, holdsSlot) = try await request.jsonObject(limit: DiagnosticsRoutes.limit, gate: diagnostics.largeBodies)
-        defer { if holdsSlot { diagnostics.largeBodies.leave() } }
+        let (bytes, document, slot) = try await request.jsonObject(
+            limit: DiagnosticsRoutes.limit, gate: diagnostics.largeBodies, for: quotas.largeBodyHolder(user, request, context))
+        defer { slot?.leave() }
         try await self.legacy.ensureUser(user)
         let idempotency = IdempotencyKey.isValid(key) ? "legacy-upload-\(key)" : nil
         let result = try await diagnostics.upload(bytes, document: document, idempotencyKey: idempotency, for: user, from: address)

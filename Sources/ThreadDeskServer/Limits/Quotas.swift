@@ -19,6 +19,9 @@ struct Quotas: Sendable {
     /// device's: one device must not make many); with it optional,
     /// unattested callers get the tighter per-address ones.
     let attestMode: AppAttestSettings.Mode
+    /// The apps that reserved new threads per hour (`AppLimits`): theirs alone, the rest of
+    /// `threadsTotal` for the others.
+    var threadShares: [AppID: Int] = [:]
 
     enum Cost {
         case session
@@ -135,16 +138,29 @@ struct Quotas: Sendable {
              ("upload MiB per address", "upload:a:\(address)", settings.uploadMiBPerAddress)]
         case .thread where !isDevice(address) && attestMode == .optional:
             [("new threads per unattested address", "thread:a:\(address)", settings.unattestedThreadsPerAddress),
-             ("new threads", "thread:all", settings.threadsTotal)]
+             threadBudget(network: network)]
         case .thread where isDevice(address):
             // Per device, and per network address too: many keys from one place are still one place.
             [("new threads per device", "thread:a:\(address)", settings.threadsPerAddress),
              ("new threads per address", "thread:n:\(network)", settings.threadsPerAddress),
-             ("new threads", "thread:all", settings.threadsTotal)]
+             threadBudget(network: network)]
         case .thread:
             [("new threads per address", "thread:a:\(address)", settings.threadsPerAddress),
-             ("new threads", "thread:all", settings.threadsTotal)]
+             threadBudget(network: network)]
         }
+    }
+
+    /// The new threads bucket of the app whose network address `network` is: its reserved share,
+    /// or the pool of what no app reserved (`threadsTotal` whole when none did, as with one app).
+    private func threadBudget(network: String) -> (String, String, QuotaLimit) {
+        let app = network.firstIndex(of: "|").flatMap { AppID(String(network[..<$0])) } ?? .default
+        if let share = threadShares[app] { return ("new threads of the app", "thread:app:\(app)", QuotaLimit(share, per: .seconds(3600))) }
+        let total = settings.threadsTotal
+        let reserved = threadShares.values.reduce(0, +)
+        guard reserved > 0, total.count > 0 else { return ("new threads", "thread:all", total) }
+        // The configuration leaves at least one (`AppCatalog.shareProblems`); 0 would switch it off.
+        let left = Double(total.count) - Double(reserved) * (total.period / .seconds(3600))
+        return ("new threads", "thread:all", QuotaLimit(max(1, Int(left)), per: total.period))
     }
 
     /// The client as the per-address limits count it: an attested device (App Attest on, the
@@ -163,6 +179,15 @@ struct Quotas: Sendable {
         let address = addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
         guard let app = context.appID, app != .default else { return address }
         return "\(app)|\(address)"
+    }
+
+    /// Whom a large body of `user` is read for (`ConcurrencyGate`): the user, and while the
+    /// per-address upload limit is on, the client's network across apps (a key pulled from one
+    /// app's binary must not buy a slot per app).
+    func largeBodyHolder(_ user: UserID, _ request: Request, _ context: ThreadDeskRequestContext) -> SlotHolder {
+        guard settings.uploadMiBPerAddress.count > 0 else { return SlotHolder(user: user.rawValue) }
+        let network = addresses.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor])
+        return SlotHolder(user: user.rawValue, network: network)
     }
 
     /// The bucket `name` of the app whose network address `network` is (`networkAddress`: an app

@@ -38,6 +38,8 @@ final class LiveHub: Service, Sendable {
         var maxStreams = 20_000
         var streamsPerUser = 8
         var streamsPerAddress = 500
+        /// The apps that reserved streams of `maxStreams` (`AppLimits.streams`).
+        var streamShares: [AppID: Int] = [:]
     }
 
     enum TooManyStreams: Error {
@@ -47,23 +49,28 @@ final class LiveHub: Service, Sendable {
         case fromAddress
     }
 
-    private struct State {
+    struct State {
         var nextID: UInt64 = 0
         var streams: [UserID: [UInt64: Subscriber]] = [:]
         /// The same streams by keep-alive slot (`KeepAliveRounds`): a tick takes its slot's alone.
         var bySlot: [[UInt64: Subscriber]]
         var count = 0
         var byAddress: [String: Int] = [:]
+        var byApp: StreamShares
         var stopped = false
         var heapTrim = HeapTrimPolicy()
 
-        init(slots: Int) { bySlot = Array(repeating: [:], count: slots) }
+        init(slots: Int, shares: StreamShares) {
+            bySlot = Array(repeating: [:], count: slots)
+            byApp = shares
+        }
 
         mutating func insert(_ subscriber: Subscriber) {
             streams[subscriber.user, default: [:]][subscriber.id] = subscriber
             bySlot[slot(of: subscriber)][subscriber.id] = subscriber
             count += 1
             byAddress[subscriber.address, default: 0] += 1
+            byApp.opened(subscriber.user.app)
         }
 
         mutating func remove(_ subscriber: Subscriber) -> Bool {
@@ -73,6 +80,7 @@ final class LiveHub: Service, Sendable {
             count -= 1
             let left = (byAddress[subscriber.address] ?? 1) - 1
             byAddress[subscriber.address] = left > 0 ? left : nil
+            byApp.closed(subscriber.user.app)
             return true
         }
 
@@ -82,13 +90,13 @@ final class LiveHub: Service, Sendable {
     }
 
     let settings: Settings
-    private let bus: (any LiveBus)?
-    private let logger: Logger
+    let bus: (any LiveBus)?
+    let logger: Logger
     private let metrics: ServerMetrics
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// Tells this replica's own announcements from the others'.
-    private let origin = UUID().uuidString.prefix(8).lowercased()
-    private let outboxSignal = WakeSignal()
+    let origin = UUID().uuidString.prefix(8).lowercased()
+    let outboxSignal = WakeSignal()
     /// Wakes the timer resting while no stream was open.
     private let streamOpened = WakeSignal()
     /// Stream handlers in a pipeline (`EventStreamHandler`), ended or not: a stop waits for them
@@ -103,7 +111,7 @@ final class LiveHub: Service, Sendable {
     init(settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger, traces: Traces = .off) {
         self.traces = traces
         self.settings = settings
-        state = Mutex(State(slots: Self.rounds(settings).slots))
+        state = Mutex(State(slots: Self.rounds(settings).slots, shares: StreamShares(shares: settings.streamShares, maxStreams: settings.maxStreams)))
         self.bus = bus
         self.metrics = metrics
         self.logger = logger
@@ -112,12 +120,13 @@ final class LiveHub: Service, Sendable {
     var openStreams: Int { state.withLock { $0.count } }
 
     /// Registers a stream for `user`. Past `streamsPerUser` the user's oldest stream is closed (a
-    /// device reconnecting before its old connection timed out); past `maxStreams` in all, refused.
+    /// device reconnecting before its old connection timed out); past `maxStreams` in all, or
+    /// past what the user's app may hold of them (`StreamShares`), refused.
     func subscribe(
         _ user: UserID, address: String, tokenHash: String, connection: any Channel
     ) throws(TooManyStreams) -> Subscriber {
         let (subscriber, evicted) = try state.withLock { state throws(TooManyStreams) -> (Subscriber, Subscriber?) in
-            guard !state.stopped, state.count < settings.maxStreams else { throw .inAll }
+            guard !state.stopped, state.count < settings.maxStreams, state.byApp.admits(user.app) else { throw .inAll }
             var evicted: Subscriber?
             if let mine = state.streams[user], mine.count >= settings.streamsPerUser, let oldest = mine.keys.min().flatMap({ mine[$0] }) {
                 evicted = oldest
@@ -171,7 +180,7 @@ final class LiveHub: Service, Sendable {
         announce(Announcement(origin: String(origin), user: user.rawValue, typingUntil: expiresAt.timeIntervalSince1970))
     }
 
-    private func deliver(_ user: UserID, _ signal: LiveSignal, trace: TraceContext? = nil) {
+    func deliver(_ user: UserID, _ signal: LiveSignal, trace: TraceContext? = nil) {
         let subscribers = state.withLock { state in state.streams[user].map { Array($0.values) } ?? [] }
         for subscriber in subscribers { subscriber.signal(signal, trace: trace) }
     }
@@ -182,73 +191,6 @@ final class LiveHub: Service, Sendable {
 
     private func allSubscribers() -> [Subscriber] {
         state.withLock { state in state.streams.values.flatMap(\.values) }
-    }
-
-    // MARK: Other replicas
-
-    private struct Announcement: Codable {
-        var origin: String
-        var user: String
-        var typingUntil: Double?
-        /// Some of the user's tokens ended.
-        var tokens: Bool? = nil
-        /// The W3C `traceparent` of the change (tracing on).
-        var trace: String? = nil
-    }
-
-    /// What another process (`threaddesk admin`) announces when it ended every token of `user`:
-    /// each replica's streams of theirs check their tokens and end.
-    static func tokensEndedAnnouncement(for user: UserID) -> String {
-        let announcement = Announcement(origin: "admin", user: user.rawValue, typingUntil: nil, tokens: true)
-        return (try? JSONEncoder().encode(announcement)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-    }
-
-    /// Queues `announcement` for the one sender task: a user changed twice before it ran is
-    /// announced once, so what waits is bounded by the number of users, not of changes.
-    private func announce(_ announcement: Announcement) {
-        guard bus != nil, let payload = try? JSONEncoder().encode(announcement) else { return }
-        let text = String(decoding: payload, as: UTF8.self)
-        let kind = announcement.tokens == true ? "tokens:" : announcement.typingUntil == nil ? "changed:" : "typing:"
-        let key = kind + announcement.user
-        state.withLock { $0.outbox[key] = text }
-        outboxSignal.signal()
-    }
-
-    /// Sends what `announce` queued, all of it at once: the bus packs it into as few NOTIFYs as
-    /// their size allows (bounded by the store's query deadline).
-    private func sendAnnouncements(_ bus: any LiveBus) async {
-        while await outboxSignal.wait() {
-            let batch = state.withLock { state in
-                defer { state.outbox.removeAll() }
-                return state.outbox
-            }
-            guard !batch.isEmpty else { continue }
-            do {
-                try await bus.announce(Array(batch.values))
-            } catch {
-                // Changes catch up at the streams' next wake-up or reconnection; an ended token
-                // has no later signal, so its announcement is tried again until it goes out.
-                logger.notice("Could not announce live events to other replicas", metadata: ["error": "\(error)", "count": "\(batch.count)"])
-                let tokens = batch.filter { $0.key.hasPrefix("tokens:") }
-                guard !tokens.isEmpty else { continue }
-                state.withLock { state in state.outbox.merge(tokens) { queued, _ in queued } }
-                guard (try? await cancellableSleep(for: .seconds(1))) != nil else { return }
-                outboxSignal.signal()
-            }
-        }
-    }
-
-    private func received(_ payload: String) {
-        guard let announcement = try? JSONDecoder().decode(Announcement.self, from: Data(payload.utf8)),
-            announcement.origin != origin, let user = UserID(storageKey: announcement.user)
-        else { return }
-        if announcement.tokens == true {
-            deliver(user, .tokensChanged)
-        } else if let until = announcement.typingUntil {
-            deliver(user, .typing(expiresAt: Date(timeIntervalSince1970: until)))
-        } else {
-            deliver(user, .changed, trace: traces.context(traceparent: announcement.trace))
-        }
     }
 
     // MARK: Running

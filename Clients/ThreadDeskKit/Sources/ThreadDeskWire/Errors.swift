@@ -66,6 +66,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let invalidText = ErrorCode(rawValue: "invalid_text")
     public static let invalidUserHash = ErrorCode(rawValue: "invalid_user_hash")
     public static let invalidUserId = ErrorCode(rawValue: "invalid_user_id")
+    public static let lengthRequired = ErrorCode(rawValue: "length_required")
     public static let messageNotFound = ErrorCode(rawValue: "message_not_found")
     public static let messageTooLong = ErrorCode(rawValue: "message_too_long")
     public static let methodNotAllowed = ErrorCode(rawValue: "method_not_allowed")
@@ -87,6 +88,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let unexpectedField = ErrorCode(rawValue: "unexpected_field")
     public static let unsupportedFileType = ErrorCode(rawValue: "unsupported_file_type")
     public static let unsupportedMediaType = ErrorCode(rawValue: "unsupported_media_type")
+    public static let uploadInProgress = ErrorCode(rawValue: "upload_in_progress")
     public static let uploadTooLarge = ErrorCode(rawValue: "upload_too_large")
     public static let userClaimed = ErrorCode(rawValue: "user_claimed")
     public static let tooComplex = ErrorCode(rawValue: "too_complex")
@@ -166,6 +168,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
         .invalidText,
         .invalidUserHash,
         .invalidUserId,
+        .lengthRequired,
         .messageNotFound,
         .messageTooLong,
         .methodNotAllowed,
@@ -186,6 +189,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
         .unexpectedField,
         .unsupportedFileType,
         .unsupportedMediaType,
+        .uploadInProgress,
         .uploadTooLarge,
         .userClaimed,
         .tooComplex,

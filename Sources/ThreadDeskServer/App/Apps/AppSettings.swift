@@ -33,6 +33,9 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
     public var awayMessage: String?
     /// The app's `assist` object: what differs from the deployment's `ASSIST_*`; nil: those alone.
     public var assist: AssistOverrides?
+    /// The app's reserved share of the deployment's thread budget and streams; nil: it draws on
+    /// what no app reserved.
+    public var limits: AppLimits?
 
     public init(id: AppID, name: String, appKey: String, guildID: String, forumChannelID: String) {
         (self.id, self.name, self.appKey, self.guildID, self.forumChannelID) = (id, name, appKey, guildID, forumChannelID)
@@ -47,7 +50,7 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
             children: [
                 "id": id, "name": name, "appKey": "<redacted>", "guildID": guildID, "forumChannelID": forumChannelID,
                 "identitySecret": identitySecret == nil ? "nil" : "<redacted>", "legacyAPIKey": legacyAPIKey == nil ? "nil" : "<redacted>",
-                "apnsTopic": apnsTopic as Any, "assist": assist as Any,
+                "apnsTopic": apnsTopic as Any, "assist": assist as Any, "limits": limits as Any,
             ])
     }
 }

@@ -9,7 +9,7 @@ public enum AppsFile {
     /// The fields an app may have; any other is refused (a typo must not pass for a default).
     static let fields: Set<String> = [
         "id", "name", "appKey", "appKeyFile", "guildID", "forumChannelID", "faqChannelID", "defaultTagID", "identitySecret", "legacyAPIKey", "apns",
-        "appAttest", "supportHours", "awayMessage", "assist",
+        "appAttest", "supportHours", "awayMessage", "assist", "limits",
     ]
     static let apnsFields: Set<String> = ["topic"]
     static let attestFields: Set<String> = ["bundleIDs"]
@@ -162,8 +162,29 @@ public enum AppsFile {
             if let assist = fields["assist"] {
                 app.assist = AssistOverrides.read(assist, relativeTo: directory) { problem($0) }
             }
+            if let limits = fields["limits"] { app.limits = read(limits: limits) }
             guard id != nil, key != nil, forum != nil, guild != nil else { return nil }
             return app
+        }
+
+        /// `limits`: whole numbers of 1 or more, each optional.
+        private mutating func read(limits: Any) -> AppLimits? {
+            guard let fields = limits as? [String: Any] else {
+                problem("limits (an object: {\"threadsPerHour\": 50, \"streams\": 2000})")
+                return nil
+            }
+            for key in fields.keys.sorted() where !AppLimits.fields.contains(key) { problem("unknown field \"limits.\(key)\"") }
+            func count(_ name: String) -> Int? {
+                guard let value = fields[name] else { return nil }
+                // A JSON true is an NSNumber too (of type "c"): it is no count.
+                guard let number = value as? NSNumber, String(cString: number.objCType) != "c", let count = Int(exactly: number.doubleValue), count >= 1
+                else {
+                    problem("limits.\(name) (a whole number, 1 or more)")
+                    return nil
+                }
+                return count
+            }
+            return AppLimits(threadsPerHour: count("threadsPerHour"), streams: count("streams"))
         }
 
         /// `appKey`, or the content of `appKeyFile` (trimmed), one of the two.
