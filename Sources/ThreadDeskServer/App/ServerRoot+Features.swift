@@ -145,7 +145,7 @@ extension ServerRoot {
             conversation = ConversationService(users: users, store: store, sync: sync, intake: intake, metrics: metrics)
             editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion, outbox: outbox, now: now)
             diagnostics = DiagnosticsService(users: users, intake: intake, metrics: metrics, now: now)
-            legacy = LegacyService(users: users, store: store, sync: sync, now: now)
+            legacy = LegacyService(users: users, store: store, sync: sync, bot: bot, now: now)
             typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
             receipts = settings.readReceiptEmoji.map {
                 ReadReceipts(
