@@ -110,9 +110,12 @@ struct LegacyRoutesTests {
             #expect(listed.first?["content"] == "one" && listed.first?["author"]?["id"]?.stringValue == server.discord.botUserID)
             #expect(listed.first?["author"]?["username"]?.stringValue?.isEmpty == false)
 
+            // The attempts under way end (each waits its backoff), then Discord is back.
+            try await server.settled(driving: clock)
             server.emulator.failRequests("POST", "/channels/{channel_id}/threads", count: 0)
             clock.advance(by: .seconds(61))
-            try await server.settled(driving: clock)
+            // An attempt that a busy machine let time out waits its backoff (up to a minute): passed too.
+            try await server.settled(driving: clock, step: .seconds(61))
             let thread = try #require(try await server.thread(of: "q1w-2e3-r4t"))
             // A thread, and Discord takes no post now.
             server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1000, status: 503)
@@ -122,9 +125,10 @@ struct LegacyRoutesTests {
             #expect(listed.map { $0["id"]?.stringValue } == [three, two, one])
             #expect(listed.map { $0["author"]?["id"]?.stringValue } == Array(repeating: server.discord.botUserID, count: 3))
 
+            try await server.settled(driving: clock)
             server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 0)
             clock.advance(by: .seconds(61))
-            try await server.settled(driving: clock)
+            try await server.settled(driving: clock, step: .seconds(61))
             #expect(server.emulator.messages(inThread: thread).map(\.content) == ["one", "two", "three"])
             listed = try await list()
             #expect(listed.map { $0["id"]?.stringValue } == [three, two, one])
