@@ -286,7 +286,8 @@ extension DiscordEmulator {
     public func messages(inThread threadID: String) -> [MessageSnapshot] {
         guard let id = Snowflake(threadID) else { return [] }
         return world.state.withLock { state in
-            (state.messages[id] ?? []).compactMap { try? snapshot(ofMessage: world.json($0, in: state)) }
+            // The emulator's own view: the nonce each post was made with, which Discord's reads leave out.
+            (state.messages[id] ?? []).compactMap { try? snapshot(ofMessage: world.json($0, in: state, withNonce: true)) }
         }
     }
 

@@ -99,8 +99,8 @@ extension DiscordWorld {
 
     /// A message as the gateway dispatches it: in a guild, a member's message carries their
     /// `member` object (a webhook's has none: no member wrote it).
-    func gatewayJSON(_ message: EmulatedMessage, in state: State) -> JSON {
-        let body = json(message, in: state)
+    func gatewayJSON(_ message: EmulatedMessage, in state: State, withNonce: Bool = false) -> JSON {
+        let body = json(message, in: state, withNonce: withNonce)
         guard message.origin.webhookName == nil, state.users[message.authorID] != nil else { return body }
         return merging(body, ["member": memberJSON(message.authorID, state: state, withUser: false)])
     }

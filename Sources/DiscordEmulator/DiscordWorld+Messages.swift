@@ -58,7 +58,7 @@ extension DiscordWorld {
             "THREAD_CREATE", merging(json(thread), ["newly_created": true]), intent: .guilds, author: nil)
         let starter = insertMessage(message, id: id, into: id, author: author, type: 0, state: &state)
         var response = json(state.channels[id]!).objectValue ?? [:]
-        response["message"] = json(starter, in: state)
+        response["message"] = json(starter, in: state, withNonce: true)
         return .object(response)
     }
 
@@ -69,7 +69,7 @@ extension DiscordWorld {
     ) throws(DiscordFailure) -> (message: JSON, created: Bool) {
         try state.withLock { state throws(DiscordFailure) -> (message: JSON, created: Bool) in
             let posted = try postMessage(message, to: channelID, author: author, type: type, state: &state)
-            return (json(posted.message, in: state), posted.created)
+            return (json(posted.message, in: state, withNonce: true), posted.created)
         }
     }
 
@@ -123,7 +123,7 @@ extension DiscordWorld {
         if id != channelID { state.channels[channelID]?.messageCount += 1 }
         if stored.mentionEveryone { state.counters.everyonePings += 1 }
         state.gateway.dispatch(
-            "MESSAGE_CREATE", gatewayJSON(stored, in: state), intent: .guildMessages, author: author == bot.id ? .bot : .other)
+            "MESSAGE_CREATE", gatewayJSON(stored, in: state, withNonce: true), intent: .guildMessages, author: author == bot.id ? .bot : .other)
         return stored
     }
 

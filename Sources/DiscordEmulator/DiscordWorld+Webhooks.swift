@@ -90,7 +90,7 @@ extension DiscordWorld {
                 return thread["message"] ?? .null
             }
             state.counters.webhookExecutions += 1
-            return json(posted, in: state)
+            return json(posted, in: state, withNonce: true)
         }
     }
 

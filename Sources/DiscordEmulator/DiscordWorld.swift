@@ -176,7 +176,9 @@ final class DiscordWorld: Sendable {
 
     // MARK: JSON views
 
-    func json(_ message: EmulatedMessage, in state: State) -> JSON {
+    /// A message as Discord shows it. Discord keeps no nonce: it is in the answer to the create
+    /// (`withNonce`) and in `MESSAGE_CREATE` only, never in a read, an edit or `MESSAGE_UPDATE`.
+    func json(_ message: EmulatedMessage, in state: State, withNonce: Bool = false) -> JSON {
         let author = state.users[message.authorID] ?? bot
         var object: [String: JSON] = [
             "id": .string(message.id.description),
@@ -197,7 +199,7 @@ final class DiscordWorld: Sendable {
             "type": JSON(message.type),
             "flags": JSON(message.flags),
         ]
-        if let nonce = message.nonce { object["nonce"] = nonce }
+        if withNonce, let nonce = message.nonce { object["nonce"] = nonce }
         if let webhookID = message.origin.webhookID { object["webhook_id"] = .string(webhookID.description) }
         if let application = message.origin.applicationID { object["application_id"] = .string(application.description) }
         if let metadata = message.origin.interactionMetadata { object["interaction_metadata"] = metadata }

@@ -113,7 +113,26 @@ extension MemoryStore {
             let items = outbox.items.values.filter { owner == nil || $0.owner == owner }
             return OutboxUsage(
                 count: items.count, bytes: items.reduce(0) { $0 + $1.size }, oldest: items.filter(\.isQueued).map(\.acceptedAt).min(),
-                failed: items.count { !$0.isQueued })
+                failed: items.count { !$0.isQueued }, failedBytes: items.filter { !$0.isQueued }.reduce(0) { $0 + $1.size })
+        }
+    }
+
+    public func failedOutboxFiles(of owner: UserID?, failedBefore: Date?, limit: Int) async throws -> [FailedOutboxFiles] {
+        outboxState.withLock { outbox in
+            outbox.items.values
+                .filter { item in
+                    !item.isQueued && !item.files.isEmpty && (owner == nil || item.owner == owner) && (failedBefore.map { item.nextAttempt < $0 } ?? true)
+                }
+                .sorted { $0.id < $1.id }.prefix(max(0, limit))
+                .map { FailedOutboxFiles(id: $0.id, owner: $0.owner, bytes: $0.files.reduce(0) { $0 + $1.bytes.count }) }
+        }
+    }
+
+    public func dropFailedOutboxFiles(_ id: Snowflake) async throws -> Bool {
+        outboxState.withLock { outbox in
+            guard let kept = outbox.items[id], !kept.isQueued, !kept.files.isEmpty else { return false }
+            outbox.items[id]?.files = []
+            return true
         }
     }
 }

@@ -182,11 +182,39 @@ extension PostgresStore {
     public func outboxUsage(of owner: UserID?) async throws -> OutboxUsage {
         let rows = try await query(
             """
-            SELECT count(*), coalesce(sum(size), 0)::BIGINT, min(CASE WHEN failure IS NULL THEN accepted_at END), count(failure)
+            SELECT count(*), coalesce(sum(size), 0)::BIGINT, min(CASE WHEN failure IS NULL THEN accepted_at END), count(failure),
+                coalesce(sum(CASE WHEN failure IS NOT NULL THEN size END), 0)::BIGINT
             FROM outbox_items WHERE \(owner?.rawValue)::TEXT IS NULL OR owner = \(owner?.rawValue)
             """)
         guard let row = rows.first else { return OutboxUsage() }
-        let (count, bytes, oldest, failed) = try row.decode((Int, Int, Double?, Int).self)
-        return OutboxUsage(count: count, bytes: bytes, oldest: oldest.map(Date.init(timeIntervalSince1970:)), failed: failed)
+        let (count, bytes, oldest, failed, failedBytes) = try row.decode((Int, Int, Double?, Int, Int).self)
+        return OutboxUsage(count: count, bytes: bytes, oldest: oldest.map(Date.init(timeIntervalSince1970:)), failed: failed, failedBytes: failedBytes)
+    }
+
+    public func failedOutboxFiles(of owner: UserID?, failedBefore: Date?, limit: Int) async throws -> [FailedOutboxFiles] {
+        let before = failedBefore?.timeIntervalSince1970
+        return try await query(
+            """
+            SELECT i.id, i.owner, sum(length(f.bytes))::BIGINT FROM outbox_items i JOIN outbox_files f ON f.item_id = i.id
+            WHERE i.failure IS NOT NULL AND (\(owner?.rawValue)::TEXT IS NULL OR i.owner = \(owner?.rawValue))
+                AND (\(before)::DOUBLE PRECISION IS NULL OR i.next_attempt_at < \(before))
+            GROUP BY i.id, i.owner ORDER BY i.id LIMIT \(max(0, limit))
+            """
+        ).compactMap { row in
+            let (id, owner, bytes) = try row.decode((Int64, String, Int).self)
+            return UserID(storageKey: owner).map { FailedOutboxFiles(id: Snowflake(column: id), owner: $0, bytes: bytes) }
+        }
+    }
+
+    public func dropFailedOutboxFiles(_ id: Snowflake) async throws -> Bool {
+        try await !query(
+            """
+            WITH dropped AS (
+                DELETE FROM outbox_files WHERE item_id = \(id.column)
+                AND EXISTS (SELECT 1 FROM outbox_items WHERE id = \(id.column) AND failure IS NOT NULL) RETURNING item_id),
+            kept AS (UPDATE outbox_items SET size = octet_length(content) WHERE id IN (SELECT item_id FROM dropped) RETURNING id)
+            SELECT id FROM kept
+            """
+        ).isEmpty
     }
 }

@@ -212,12 +212,44 @@ extension SQLiteStore {
         let row = try Row.fetchOne(
             db,
             sql: """
-                SELECT count(*), coalesce(sum(size), 0), min(CASE WHEN failure IS NULL THEN accepted_at END), count(failure)
+                SELECT count(*), coalesce(sum(size), 0), min(CASE WHEN failure IS NULL THEN accepted_at END), count(failure),
+                    coalesce(sum(CASE WHEN failure IS NOT NULL THEN size END), 0)
                 FROM outbox_items WHERE ? IS NULL OR owner = ?
                 """,
             arguments: [owner?.rawValue, owner?.rawValue])
         guard let row else { return OutboxUsage() }
-        return OutboxUsage(count: row[0], bytes: row[1], oldest: (row[2] as Double?).map(Date.init(timeIntervalSince1970:)), failed: row[3])
+        return OutboxUsage(
+            count: row[0], bytes: row[1], oldest: (row[2] as Double?).map(Date.init(timeIntervalSince1970:)), failed: row[3], failedBytes: row[4])
+    }
+
+    public func failedOutboxFiles(of owner: UserID?, failedBefore: Date?, limit: Int) async throws -> [FailedOutboxFiles] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT i.id, i.owner, sum(length(f.bytes)) FROM outbox_items i JOIN outbox_files f ON f.item_id = i.id
+                    WHERE i.failure IS NOT NULL AND (? IS NULL OR i.owner = ?) AND (? IS NULL OR i.next_attempt_at < ?)
+                    GROUP BY i.id, i.owner ORDER BY i.id LIMIT ?
+                    """,
+                arguments: [owner?.rawValue, owner?.rawValue, failedBefore?.timeIntervalSince1970, failedBefore?.timeIntervalSince1970, max(0, limit)]
+            ).compactMap { row in
+                UserID(storageKey: row[1] as String).map { FailedOutboxFiles(id: Snowflake(column: row[0]), owner: $0, bytes: row[2]) }
+            }
+        }
+    }
+
+    public func dropFailedOutboxFiles(_ id: Snowflake) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM outbox_files WHERE item_id = ?
+                    AND EXISTS (SELECT 1 FROM outbox_items WHERE id = ? AND failure IS NOT NULL)
+                    """, arguments: [id.column, id.column])
+            guard db.changesCount > 0 else { return false }
+            // What it keeps now is its text (bytes, not characters).
+            try db.execute(sql: "UPDATE outbox_items SET size = length(CAST(content AS BLOB)) WHERE id = ?", arguments: [id.column])
+            return true
+        }
     }
 }
 

@@ -113,6 +113,10 @@ struct DiscordClientTests {
             let second = try await client.createMessage(in: thread.channel.id, message)
             #expect(first.id == second.id)
             #expect(emulator.messages(inThread: thread.channel.id).filter { $0.content == "only once" }.count == 1)
+            // Discord keeps no nonce: the create's answer carries it, a read never does.
+            #expect(first.nonce == .string("retry-key-1"))
+            #expect(try await client.message(first.id, in: thread.channel.id).nonce == nil)
+            #expect(try await client.messages(in: thread.channel.id).allSatisfy { $0.nonce == nil })
         }
     }
 

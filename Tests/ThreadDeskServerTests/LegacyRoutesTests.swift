@@ -3,6 +3,7 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 import ThreadDeskCore
 import ThreadDeskServer
 import ThreadDeskStore
@@ -82,6 +83,56 @@ struct LegacyRoutesTests {
             try await server.settled()
             #expect(server.emulator.messages(inThread: thread).contains { $0.attachmentNames.first?.hasPrefix("diagnostics-") == true })
             #expect(server.emulator.threads().count == 1)
+        }
+    }
+
+    /// The reference client sends, then lists at once: what it sent is there, Discord down or
+    /// not, under the id the send answered, newest first, the bot its author (as Discord will
+    /// have it), before the user's thread exists and after.
+    @Test func whatTheClientSentIsListedBeforeDiscordHasIt() async throws {
+        let clock = ManualClock()
+        try await withServer(time: .driven(by: clock), { $0.legacyAPIKey = "legacy-key"; $0.discordBudget = .seconds(1) }) { server in
+            func send(_ text: String) async throws -> String {
+                let sent = try await server.request(.post, "/new-message", headers: Self.key, json: #"{"content":"\#(text)","userId":"q1w-2e3-r4t"}"#)
+                #expect(sent.status == .ok)
+                return try #require(sent.json["messageId"]?.stringValue)
+            }
+            func list() async throws -> [JSON] {
+                let listed = try await server.request(.get, "/messages/q1w-2e3-r4t", headers: Self.key)
+                #expect(listed.status == .ok)
+                return listed.json.arrayValue ?? []
+            }
+            // No thread yet, and Discord makes none for now.
+            server.emulator.failRequests("POST", "/channels/{channel_id}/threads", count: 1000, status: 503)
+            let one = try await send("one")
+            var listed = try await list()
+            #expect(listed.map { $0["id"]?.stringValue } == [one])
+            #expect(listed.first?["content"] == "one" && listed.first?["author"]?["id"]?.stringValue == server.discord.botUserID)
+            #expect(listed.first?["author"]?["username"]?.stringValue?.isEmpty == false)
+
+            // The attempts under way end (each waits its backoff), then Discord is back.
+            try await server.settled(driving: clock)
+            server.emulator.failRequests("POST", "/channels/{channel_id}/threads", count: 0)
+            clock.advance(by: .seconds(61))
+            // An attempt that a busy machine let time out waits its backoff (up to a minute): passed too.
+            try await server.settled(driving: clock, step: .seconds(61))
+            let thread = try #require(try await server.thread(of: "q1w-2e3-r4t"))
+            // A thread, and Discord takes no post now.
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 1000, status: 503)
+            let two = try await send("two")
+            let three = try await send("three")
+            listed = try await list()
+            #expect(listed.map { $0["id"]?.stringValue } == [three, two, one])
+            #expect(listed.map { $0["author"]?["id"]?.stringValue } == Array(repeating: server.discord.botUserID, count: 3))
+
+            try await server.settled(driving: clock)
+            server.emulator.failRequests("POST", "/channels/{channel_id}/messages", count: 0)
+            clock.advance(by: .seconds(61))
+            try await server.settled(driving: clock, step: .seconds(61))
+            #expect(server.emulator.messages(inThread: thread).map(\.content) == ["one", "two", "three"])
+            listed = try await list()
+            #expect(listed.map { $0["id"]?.stringValue } == [three, two, one])
+            #expect(listed.map { $0["author"]?["id"]?.stringValue } == Array(repeating: server.discord.botUserID, count: 3))
         }
     }
 

@@ -51,7 +51,7 @@ struct OutputGuardTests {
     /// Showing a link's address once rebuilt what the guard had taken out before it: a marker
     /// (the answer went out as a note the user never saw), a role tag, and links Discord reads
     /// that the rules did not (parentheses in the address, brackets in the label).
-    @Test func whatALinkShowsIsCheckedLikeTheRest() {
+    @Test func whatALinkShowsIsCheckedLikeTheRest() throws {
         #expect(Self.guarded.check("[](:ninja:) reset it in Settings") == .success("reset it in Settings"))
         #expect(Self.guarded.check("[](🥶) [](:ninja:) reset it") == .success("reset it"))
         #expect(Self.guarded.check("<[](@&1234)>") == .failure(.empty))

@@ -62,7 +62,45 @@ struct OutboxStoreContract {
             var refused = first
             refused.failure = DeliveryFailure(code: "50035", message: "Invalid Form Body")
             #expect(try await store.updateOutboxItem(refused, fence: nil))
-            #expect(try await store.outboxUsage(of: alice) == OutboxUsage(count: 2, bytes: first.size + second.size, oldest: second.acceptedAt, failed: 1))
+            #expect(
+                try await store.outboxUsage(of: alice)
+                    == OutboxUsage(count: 2, bytes: first.size + second.size, oldest: second.acceptedAt, failed: 1, failedBytes: first.size))
+        }
+    }
+
+    /// A failed item's files are listed (the owner's, or those refused before a moment) and let
+    /// go on their own: its text stays, and so does a waiting item's files.
+    @Test(arguments: StoreKind.available)
+    func aFailedItemsFilesAreLetGoAndItsTextKept(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let file = OutboxItem.File(filename: "a.png", contentType: "image/png", bytes: Data(repeating: 7, count: 100))
+            try await store.withUser(alice, idempotencyKey: nil) { context in
+                context.enqueued = [item(10, alice, files: [file, file]), item(20, alice, at: 1, files: [file]), item(30, alice, at: 2, files: [file])]
+            }
+            try await store.withUser(bob, idempotencyKey: nil) { $0.enqueued = [item(40, bob, at: 3, files: [file])] }
+            for (id, failedAt) in [(10, 100.0), (20, 200), (40, 50)] {
+                var refused = try #require(try await store.outboxItem(Snowflake(UInt64(id))))
+                refused.failure = DeliveryFailure(code: "40005", message: "Request entity too large")
+                refused.nextAttempt = start.addingTimeInterval(failedAt)
+                try await store.updateOutboxItem(refused, fence: nil)
+            }
+            let text = "message 10".utf8.count
+            #expect(try await store.outboxUsage(of: alice).failedBytes == 2 * text + 300)
+            #expect(try await store.outboxUsage(of: alice).queuedBytes == text + 100)
+            #expect(
+                try await store.failedOutboxFiles(of: alice, failedBefore: nil, limit: 10)
+                    == [FailedOutboxFiles(id: Snowflake(10), owner: alice, bytes: 200), FailedOutboxFiles(id: Snowflake(20), owner: alice, bytes: 100)])
+            #expect(try await store.failedOutboxFiles(of: nil, failedBefore: start.addingTimeInterval(150), limit: 10).map(\.id) == [Snowflake(10), Snowflake(40)])
+            #expect(try await store.failedOutboxFiles(of: nil, failedBefore: nil, limit: 1).map(\.id) == [Snowflake(10)])
+
+            #expect(try await store.dropFailedOutboxFiles(Snowflake(10)))
+            #expect(try await !store.dropFailedOutboxFiles(Snowflake(10)), "nothing left to let go")
+            #expect(try await !store.dropFailedOutboxFiles(Snowflake(30)), "a waiting item keeps its files")
+            let kept = try #require(try await store.outboxItem(Snowflake(10)))
+            #expect(kept.files.isEmpty && kept.content == "message 10" && kept.failure != nil)
+            #expect(try await store.outboxItem(Snowflake(30))?.files == [file])
+            #expect(try await store.outboxUsage(of: alice).failedBytes == 2 * text + 100)
+            #expect(try await store.failedOutboxFiles(of: alice, failedBefore: nil, limit: 10).map(\.id) == [Snowflake(20)])
         }
     }
 

@@ -250,6 +250,9 @@ extension ServerConfiguration {
             if let number = Int(text), (1...1_048_576).contains(number) { outbox.maxBytes = number * 1024 * 1024 } else { problem.invalid.append("OUTBOX_MAX_MIB (1 to 1048576)") }
         }
         if let bytes = mebibytes("OUTBOX_USER_MAX_MIB") { outbox.maxBytesPerUser = bytes }
+        if let text = value("OUTBOX_FAILED_KEEP_DAYS") {
+            if let days = Int(text), (1...3650).contains(days) { outbox.failedKeep = .seconds(days * 86_400) } else { problem.invalid.append("OUTBOX_FAILED_KEEP_DAYS (1 to 3650)") }
+        }
         if let text = value("OUTBOX_USER_MAX_MESSAGES") {
             if let count = Int(text), (1...100_000).contains(count) { outbox.maxMessagesPerUser = count } else { problem.invalid.append("OUTBOX_USER_MAX_MESSAGES (1 to 100000)") }
         }

@@ -151,7 +151,7 @@ extension ServerRoot {
             diagnostics = DiagnosticsService(
                 largeBodies: ConcurrencyGate(limit: Request.largeBodiesAtOnce, holders: largeBodyHolders), users: users, intake: intake,
                 metrics: metrics, now: now)
-            legacy = LegacyService(users: users, store: store, sync: sync, now: now)
+            legacy = LegacyService(users: users, store: store, sync: sync, bot: bot, now: now)
             typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
             receipts = settings.readReceiptEmoji.map {
                 ReadReceipts(

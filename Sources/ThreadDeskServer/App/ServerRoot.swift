@@ -123,6 +123,7 @@ struct ServerRoot {
             (IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work), true),
             (retention, true),
             (features.outbox, true),
+            (FailedFilesExpiry(files: features.outbox.failedFiles, users: features.users, logger: logger, time: time, work: work), true),
             (features.pushes, true),
             (features.receipts, true),
             (features.status, true),

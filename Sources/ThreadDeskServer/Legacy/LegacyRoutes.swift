@@ -104,11 +104,17 @@ struct LegacyRoutes: Sendable {
 /// A message shaped as the reference system returned it: Discord's own fields, with the app
 /// user's messages showing the bot as author.
 struct LegacyMessage: Codable, Sendable, Hashable {
-    init(_ message: MirroredMessage) {
+    /// - Parameter bot: The bot, author of the user's messages the outbox keeps (Discord has no
+    ///   author for them yet).
+    init(_ message: MirroredMessage, bot: (id: Snowflake, username: String)? = nil) {
         id = message.id.description
         // The reference system knew no assistant: its answers have support's shape (a webhook author).
         content = message.author != .user ? NoteMarkers.shownReply(message.content) : message.content
-        author = Author(id: message.authorID?.description ?? "", username: message.authorUsername)
+        if message.author == .user, message.authorID == nil, let bot {
+            author = Author(id: bot.id.description, username: bot.username)
+        } else {
+            author = Author(id: message.authorID?.description ?? "", username: message.authorUsername)
+        }
         type = message.type
         timestamp = message.createdAt
         edited_timestamp = message.editedAt

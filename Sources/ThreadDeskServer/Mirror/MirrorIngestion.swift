@@ -139,14 +139,21 @@ struct MirrorIngestion: Sendable {
         let hasNonce = facts.contains { if case .message(let message) = $0 { message.nonce != nil } else { false } }
         guard !candidates.isEmpty || hasNonce else { return facts }
         let aliases = candidates.isEmpty ? [:] : try await store.mirrorAliases(Array(candidates))
-        guard !aliases.isEmpty || hasNonce else { return facts }
+        // Read from Discord (no nonce) and no alias yet: perhaps a post the outbox just made.
+        let unnamed = facts.compactMap { fact -> MirroredMessage? in
+            guard case .message(let message) = fact, message.author == .user, message.visible, message.nonce == nil, aliases[message.id] == nil
+            else { return nil }
+            return message
+        }
+        let matched = try await outboxPosts(unnamed, owner: owner)
+        guard !aliases.isEmpty || hasNonce || !matched.isEmpty else { return facts }
         var learned: [(discord: Snowflake, message: Snowflake)] = []
         var renamed: Set<Snowflake> = []
         var translated = facts.map { fact -> MirrorFact in
             switch fact {
             case .message(var message):
                 // An outbox post's nonce names the accepted message, also before its alias is kept.
-                let posted = message.nonce.flatMap(OutboxNonce.parse)
+                let posted = message.nonce.flatMap(OutboxNonce.parse) ?? matched[message.id]
                 message.nonce = nil
                 if message.author == .user, let id = aliases[message.id] {
                     message.id = id

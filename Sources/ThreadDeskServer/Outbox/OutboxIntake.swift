@@ -105,14 +105,17 @@ struct OutboxIntake: Sendable {
         return row
     }
 
-    /// 503 `busy` when the item would take the deployment's or the user's outbox past its cap.
+    /// 503 `busy` when the item would take the deployment's or the user's outbox past its cap. The
+    /// bytes counted are those still to be delivered: refused messages' files are capped on their
+    /// own (`FailedFiles`), so no user's refusals fill anyone's room. The user's count takes in
+    /// their refused messages too (each waits for a retry or a delete).
     private func checkRoom(for size: Int, owner: UserID) async throws {
         let mine = try await store.outboxUsage(of: owner)
-        if mine.count + 1 > settings.maxMessagesPerUser || mine.bytes + size > settings.maxBytesPerUser {
+        if mine.count + 1 > settings.maxMessagesPerUser || mine.queuedBytes + size > settings.maxBytesPerUser {
             throw SupportFailure.outboxFull(scope: "yours", retryAfter: .seconds(30))
         }
         let all = try await store.outboxUsage(of: nil)
-        if all.bytes + size > settings.maxBytes { throw SupportFailure.outboxFull(scope: "the server's", retryAfter: .seconds(60)) }
+        if all.queuedBytes + size > settings.maxBytes { throw SupportFailure.outboxFull(scope: "the server's", retryAfter: .seconds(60)) }
     }
 
     /// Discord's timestamp format (ISO 8601, milliseconds, UTC) for a message accepted at `date`.

@@ -1,9 +1,15 @@
 /// How much the outbox may keep and how it retries (`OUTBOX_*`).
 public struct OutboxSettings: Sendable {
-    /// What may wait for Discord in the whole deployment (texts and files), `OUTBOX_MAX_MIB`.
+    /// What may wait for Discord in the whole deployment (texts and files), `OUTBOX_MAX_MIB`:
+    /// what is still to be delivered, never what Discord refused.
     public var maxBytes = 1024 * 1024 * 1024
     /// What one user may have waiting, `OUTBOX_USER_MAX_MIB`: one device cannot fill the outbox.
+    /// Their refused messages are capped at as much again on their own (the oldest files go first).
     public var maxBytesPerUser = 64 * 1024 * 1024
+    /// How long a refused message keeps its files, `OUTBOX_FAILED_KEEP_DAYS` (its text stays).
+    public var failedKeep: Duration = .seconds(7 * 86_400)
+    /// How often refused messages' files past `failedKeep` are looked for.
+    public var failedSweep: Duration = .seconds(3600)
     /// How many messages one user may have waiting, `OUTBOX_USER_MAX_MESSAGES`.
     public var maxMessagesPerUser = 200
     /// A delivery that failed for a passing reason is tried again after this, doubling up to `retryCap`.

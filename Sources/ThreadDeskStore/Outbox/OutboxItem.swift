@@ -38,7 +38,8 @@ public struct OutboxItem: Sendable, Hashable {
     public var acceptedAt: Date
     /// Tries that failed for a reason that passes (Discord down, a 429).
     public var attempts: Int
-    /// Not tried before this moment (a backoff); the user's later items wait behind it.
+    /// Not tried before this moment (a backoff); the user's later items wait behind it. For a
+    /// failed item, when Discord refused it: its files are let go `OUTBOX_FAILED_KEEP_DAYS` later.
     public var nextAttempt: Date
     /// Discord's ids of the parts posted so far: a long text is several posts, and a delivery cut
     /// short goes on from the first part not posted.
@@ -83,16 +84,33 @@ public struct OutboxIDTaken: Error, CustomStringConvertible {
 }
 
 /// What waits in an outbox: how many items (failed ones included: their files wait for a retry
-/// or a delete), their bytes, how many of them failed, and since when the oldest still queued waits.
+/// or a delete), their bytes, how many of them failed and their bytes, and since when the oldest
+/// still queued waits.
 public struct OutboxUsage: Sendable, Hashable {
     public var count: Int
     public var bytes: Int
     /// When the oldest item still waiting for a delivery was accepted (failed ones wait for the user).
     public var oldest: Date?
     public var failed: Int
+    /// The failed items' share of `bytes`: capped per user on its own, never the deployment's room.
+    public var failedBytes: Int
 
-    public init(count: Int = 0, bytes: Int = 0, oldest: Date? = nil, failed: Int = 0) {
-        (self.count, self.bytes, self.oldest, self.failed) = (count, bytes, oldest, failed)
+    public init(count: Int = 0, bytes: Int = 0, oldest: Date? = nil, failed: Int = 0, failedBytes: Int = 0) {
+        (self.count, self.bytes, self.oldest, self.failed, self.failedBytes) = (count, bytes, oldest, failed, failedBytes)
+    }
+
+    /// The bytes of the items still to be delivered.
+    public var queuedBytes: Int { bytes - failedBytes }
+}
+
+/// A failed item that still keeps files, and their bytes.
+public struct FailedOutboxFiles: Sendable, Hashable {
+    public var id: Snowflake
+    public var owner: UserID
+    public var bytes: Int
+
+    public init(id: Snowflake, owner: UserID, bytes: Int) {
+        (self.id, self.owner, self.bytes) = (id, owner, bytes)
     }
 }
 
@@ -136,6 +154,13 @@ public protocol OutboxStore: Sendable {
     /// What waits (failed items included: their files wait for a retry or a delete): everyone's
     /// when `owner` is nil.
     func outboxUsage(of owner: UserID?) async throws -> OutboxUsage
+    /// Failed items that keep files, first accepted first: `owner`'s (everyone's when nil), and
+    /// with `failedBefore` only those refused before it (their `nextAttempt`).
+    func failedOutboxFiles(of owner: UserID?, failedBefore: Date?, limit: Int) async throws -> [FailedOutboxFiles]
+    /// Lets go of a failed item's files, its text kept (a retry sends the text alone). False when
+    /// it is no failed item with files (gone, or waiting again after an edit).
+    @discardableResult
+    func dropFailedOutboxFiles(_ id: Snowflake) async throws -> Bool
 }
 
 /// A write by the holder of a user's queue: it applies only while `holder`'s hold has not run out

@@ -1,0 +1,45 @@
+import DiscordREST
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The nonce of an outbox message's post: the message's own id and the part's place (`o<id>-<part>`,
+/// within Discord's 25 characters). Discord answers a repeated nonce with the post it has
+/// (`enforce_nonce`); the gateway's event of the post carries it, so ingestion knows the post
+/// as the accepted message even before the outbox noted Discord's id of it.
+enum OutboxNonce {
+    static func make(_ id: Snowflake, part: Int) -> String { "o\(id)-\(part)" }
+
+    /// The accepted message and the part a nonce names, if it is an outbox post's.
+    static func parse(_ nonce: String) -> (id: Snowflake, part: Int)? {
+        guard nonce.hasPrefix("o"), let dash = nonce.lastIndex(of: "-"),
+            let id = Snowflake(String(nonce[nonce.index(after: nonce.startIndex)..<dash])),
+            let part = Int(nonce[nonce.index(after: dash)...]), part >= 0
+        else { return nil }
+        return (id, part)
+    }
+
+    /// Whether the item's text takes several posts (a user's long message: one message in the
+    /// mirror, in parts).
+    static func isSplit(_ item: OutboxItem) -> Bool {
+        item.kind == .message && !(item.content.isEmpty && !item.files.isEmpty) && NoteMarkers.posts(ofUserText: item.content).count > 1
+    }
+
+    /// The posts that deliver `item`, in order: a message's text in Discord-sized parts (its files
+    /// with the first); a diagnostics report's file in a note, then its summary in another (their
+    /// nonces the ones diagnostics always had: the notes are not the user's messages).
+    static func posts(of item: OutboxItem) -> [DiscordMessageCreate] {
+        let files = item.files.map { DiscordFile(filename: $0.filename, contentType: $0.contentType ?? "application/octet-stream", data: $0.bytes) }
+        switch item.kind {
+        case .message:
+            let parts = item.content.isEmpty && !item.files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: item.content)
+            return parts.enumerated().map { index, text in .init(content: text, nonce: make(item.id, part: index), files: index == 0 ? files : []) }
+        case .diagnostics:
+            return [
+                .init(
+                    content: ":ninja: 📎 \(item.files.first?.filename ?? "diagnostics.json")",
+                    nonce: ThreadNotes.nonce("diagnostics", id: item.owner, item.idempotencyKey), files: files),
+                .init(content: item.content, nonce: ThreadNotes.nonce("summary", id: item.owner, item.idempotencyKey)),
+            ]
+        }
+    }
+}
