@@ -5,7 +5,10 @@ import ThreadDeskStore
 import ThreadDeskWire
 
 /// Edits and deletes of the user's own messages: in the outbox while they wait there (before
-/// Discord has any of them), else in Discord; then in the mirror.
+/// Discord has any of them), else in Discord; then in the mirror. One a delivery is posting right
+/// now (Discord slow or down) is changed in the mirror at once, and the delivery applies the
+/// change when its attempt ends (`OutboxDelivery+UserChanges`): a user fixing a typo during an
+/// outage never waits for Discord.
 struct MessageEditor: Sendable {
     let users: UserSerializer
     let store: any UserStore
@@ -63,11 +66,13 @@ struct MessageEditor: Sendable {
             if parts[0].delivery != .sent {
                 // Still in the outbox (waiting, or failed): Discord never sees it, or loses what
                 // reached it of a failed one (the parts before the one Discord refused).
-                try await withQueue(of: context.id, for: parts[0]) {
+                let removed = try await withQueue(of: context.id, for: parts[0]) {
                     let item = try await kept(parts[0], of: context.id)
                     for posted in item.postedParts { try await deleteInDiscord(posted, in: thread) }
                     try await store.removeOutboxItem(parts[0].id)
                 }
+                // Being posted: deleted in the mirror now, in Discord (or the outbox) by the delivery.
+                if !removed { try await requireChangeableBeside(parts[0], of: context.id) }
                 guard let record = context.record else { return }
                 try await ingestion.apply(parts.map { .deleted($0.id, thread: $0.threadID) }, thread: parts[0].threadID, record: record)
                 return
@@ -91,13 +96,22 @@ struct MessageEditor: Sendable {
     /// `partly_delivered` for another (the posts made cannot take it; delete it instead).
     private func editWaiting(_ message: MirroredMessage, text: String, context: UserContext) async throws -> SupportMessage {
         let time = now()
-        try await withQueue(of: context.id, for: message) {
+        let changed = try await withQueue(of: context.id, for: message) {
             var item = try await kept(message, of: context.id)
             guard item.postedParts.isEmpty || item.content == text else { throw SupportFailure.partlyDelivered }
             (item.content, item.failure, item.attempts, item.nextAttempt) = (text, nil, 0, time)
             try await store.updateOutboxItem(item)
         }
         var row = message
+        guard changed else {
+            // Being posted: the new text is the mirror's now (its delivery unchanged), Discord's
+            // (or the next attempt's) when the attempt ends. It must fit the one post being made.
+            try await requireChangeableBeside(message, of: context.id)
+            guard NoteMarkers.posts(ofUserText: text).count == 1 else { throw SupportFailure.delivering }
+            (row.content, row.editedAt) = (text, OutboxIntake.timestamp(time))
+            try await ingestion.saveOutboxChange(row, owner: context.id)
+            return SupportMessage(row)
+        }
         (row.content, row.editedAt, row.delivery, row.deliveryError) = (text, OutboxIntake.timestamp(time), .queued, nil)
         try await ingestion.saveOutboxChange(row, owner: context.id)
         outbox.wake()
@@ -105,16 +119,17 @@ struct MessageEditor: Sendable {
     }
 
     /// Runs `body` holding the user's outbox queue, which a delivery holds while it posts (outside
-    /// the user's lock): 409 `delivering` while one does. A failed message needs no hold: no
-    /// delivery posts it until it waits again (its failure is written by the delivery that tried
-    /// it, and the user's lock, held here, orders that write and this change).
-    private func withQueue(of owner: UserID, for message: MirroredMessage, _ body: () async throws -> Void) async throws {
-        if message.delivery == .failed { return try await body() }
+    /// the user's lock); false, without running it, while one does. A failed message needs no
+    /// hold: no delivery posts it until it waits again (its failure is written by the delivery
+    /// that tried it, and the user's lock, held here, orders that write and this change).
+    private func withQueue(of owner: UserID, for message: MirroredMessage, _ body: () async throws -> Void) async throws -> Bool {
+        if message.delivery == .failed {
+            try await body()
+            return true
+        }
         let holder = "edit-" + UUID().uuidString
         let time = now()
-        guard try await store.claimOutbox(of: owner, holder: holder, until: time.addingTimeInterval(30), now: time) else {
-            throw SupportFailure.delivering
-        }
+        guard try await store.claimOutbox(of: owner, holder: holder, until: time.addingTimeInterval(30), now: time) else { return false }
         do {
             try await body()
         } catch {
@@ -122,6 +137,16 @@ struct MessageEditor: Sendable {
             throw error
         }
         try await store.releaseOutbox(of: owner, holder: holder)
+        return true
+    }
+
+    /// A message a delivery is posting may be changed beside it when it is one post of which
+    /// nothing reached Discord before (`OutboxDelivery.changesBeside`): 409 `delivering` otherwise
+    /// (a message part-way delivered is the deliverer's until it is done).
+    private func requireChangeableBeside(_ message: MirroredMessage, of owner: UserID) async throws {
+        guard let item = try await store.outboxItem(message.id), item.owner == owner, OutboxDelivery.changesBeside(item) else {
+            throw SupportFailure.delivering
+        }
     }
 
     /// Discord's id of a post of the user's: the first part of a message accepted by the outbox

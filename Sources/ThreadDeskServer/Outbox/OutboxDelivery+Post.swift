@@ -52,7 +52,9 @@ extension OutboxDelivery {
     func deliver(_ id: Snowflake, of owner: UserID) async throws -> Outcome {
         let found = try await users.withUser(owner) { context -> (UserRecord, OutboxItem)? in
             guard let record = context.record, let item = try await store.outboxItem(id), item.isQueued, item.owner == owner else { return nil }
-            return (record, item)
+            // Changed by the user during an earlier attempt: this one posts what they want now.
+            guard let wanted = try await applyingUserChange(to: item) else { return nil }
+            return (record, wanted)
         }
         guard case (let record, var item)? = found else { return .delivered }
         let fence = OutboxFence(holder: holder, now: time.now())

@@ -36,6 +36,17 @@ extension OutboxDelivery {
     ) async throws {
         try await users.withUser(item.owner) { context in
             guard var record = context.record, let after = posting.record else { return }
+            // The user edited or deleted the message while it was being posted: Discord's post
+            // follows before it is kept (the mirror's row already shows the change).
+            var posted = posted
+            var firstGone = firstGone
+            if removing, posted.count == 1, item.postedParts.count == 1, let change = try await userChange(of: item, posted: true) {
+                if let changed = try await applying(change, to: posted[0]) {
+                    posted[0] = changed
+                } else {
+                    (posted, firstGone) = ([], true)
+                }
+            }
             if after.threadID != nil, after.threadID != record.threadID {
                 (record.threadID, record.installation, record.pendingInstallation) = (after.threadID, after.installation, after.pendingInstallation)
                 record.updatedAt = time.now()

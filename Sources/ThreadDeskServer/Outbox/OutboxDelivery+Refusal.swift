@@ -26,6 +26,20 @@ extension OutboxDelivery {
         }
         // Under the user's lock, as every change of the user's rows (an edit of it waits for this).
         try await users.withUser(owner) { _ in
+            // Refused as it was; the user changed it meanwhile: deleted, it goes; edited, the new
+            // text waits for an attempt of its own.
+            if let change = try await userChange(of: item) {
+                var retried = item
+                switch change {
+                case .deleted:
+                    try await store.removeOutboxItem(item.id, fence: fence)
+                case .edited(let text):
+                    (retried.content, retried.failure, retried.attempts, retried.nextAttempt) = (text, nil, 0, time.now())
+                    try await store.updateOutboxItem(retried, fence: fence)
+                    wake()
+                }
+                return
+            }
             guard try await store.updateOutboxItem(item, fence: fence), var row = try await store.mirroredMessages([item.id]).first else { return }
             row.delivery = .failed
             row.deliveryError = refusal

@@ -1,0 +1,68 @@
+import DiscordREST
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// What the user did to a message while an attempt was posting it. An edit or delete then is
+/// accepted at once into the mirror's row (the user sees it: `MessageEditor`), and the row is
+/// the truth of what they want: the delivery applies it when its attempt ends. Not posted, the new
+/// text goes, or nothing; posted, the post is edited or deleted in Discord.
+extension OutboxDelivery {
+    enum UserChange: Equatable {
+        case deleted
+        case edited(String)
+    }
+
+    /// How `item`'s row differs from it (one message of one post, nothing of it in Discord before
+    /// this attempt: the only kind `MessageEditor` changes beside a delivery); nil when it does not.
+    /// `posted`: this attempt has just made its one post (in `item.postedParts`).
+    func userChange(of item: OutboxItem, posted: Bool = false) async throws -> UserChange? {
+        var before = item
+        if posted { before.postedParts.removeAll() }
+        guard Self.changesBeside(before), let row = try await store.mirroredMessages([item.id]).first else { return nil }
+        if row.deleted { return .deleted }
+        return row.content == item.content ? nil : .edited(row.content)
+    }
+
+    /// Whether the user may change `item` while a delivery posts it: a message of one post, of
+    /// which nothing reached Discord before.
+    static func changesBeside(_ item: OutboxItem) -> Bool {
+        item.kind == .message && item.postedParts.isEmpty && OutboxNonce.posts(of: item).count == 1
+    }
+
+    /// Under the user's lock, before a post is kept: the user's change applied to `post` in
+    /// Discord. Nil when the user deleted the message (the post is gone from Discord too); the
+    /// post as edited when they edited it. A Discord failure throws: the message stays queued and
+    /// the next attempt (Discord keeps the post for its nonce) applies the change again.
+    func applying(_ change: UserChange, to post: DiscordMessage) async throws -> DiscordMessage? {
+        switch change {
+        case .deleted:
+            do {
+                try await threads.discord.deleteMessage(post.id, in: post.channelId)
+            } catch {
+                // Gone already: what the user wanted.
+                guard error.apiError?.status == 404 else { throw error }
+            }
+            return nil
+        case .edited(let text):
+            let content = NoteMarkers.posts(ofUserText: text).first ?? text
+            return try await threads.discord.editMessage(post.id, in: post.channelId, content: content)
+        }
+    }
+
+    /// At the start of an attempt, under the user's lock: `item` as the user now wants it (its new
+    /// text kept for this attempt), or nil when they deleted it (it leaves the outbox).
+    func applyingUserChange(to item: OutboxItem) async throws -> OutboxItem? {
+        guard let change = try await userChange(of: item) else { return item }
+        var item = item
+        switch change {
+        case .deleted:
+            try await store.removeOutboxItem(item.id)
+            return nil
+        case .edited(let text):
+            item.content = text
+            try await store.updateOutboxItem(item)
+            return item
+        }
+    }
+}
