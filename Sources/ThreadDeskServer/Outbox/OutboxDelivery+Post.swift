@@ -50,14 +50,14 @@ extension OutboxDelivery {
     /// hold instead); then, under the lock again, what the posts changed is kept and the message
     /// leaves the outbox (an edit or delete after that goes to Discord, never to the outbox).
     func deliver(_ id: Snowflake, of owner: UserID) async throws -> Outcome {
+        let fence = OutboxFence(holder: holder, now: time.now())
         let found = try await users.withUser(owner) { context -> (UserRecord, OutboxItem)? in
             guard let record = context.record, let item = try await store.outboxItem(id), item.isQueued, item.owner == owner else { return nil }
             // Changed by the user during an earlier attempt: this one posts what they want now.
-            guard let wanted = try await applyingUserChange(to: item) else { return nil }
+            guard let wanted = try await applyingUserChange(to: item, fence: fence) else { return nil }
             return (record, wanted)
         }
         guard case (let record, var item)? = found else { return .delivered }
-        let fence = OutboxFence(holder: holder, now: time.now())
         let parts = OutboxNonce.posts(of: item)
         // The posts' own view of the user: the thread they make, the notes a new thread gets.
         var posting = UserContext(id: owner, record: record, keptResult: nil)
@@ -76,7 +76,14 @@ extension OutboxDelivery {
                 if index == 0, item.kind == .message { try await store.saveMirrorAlias(discordID: discordID, messageID: item.id, owner: owner) }
                 item.postedParts.append(discordID)
                 posted.append(message)
-                if index + 1 < parts.count { try await store.updateOutboxItem(item, fence: fence) }
+                // Kept at once, the last too when the user changed the message meanwhile: an
+                // attempt whose keeping fails (the change's edit in Discord) leaves the next one
+                // the post to change, never the message to post again.
+                if index + 1 < parts.count {
+                    try await store.updateOutboxItem(item, fence: fence)
+                } else if try await userChange(of: item, held: message) != nil {
+                    try await store.updateOutboxItem(item, fence: fence)
+                }
             }
             // Finished after an attempt that stopped part-way (a passing failure, or a retry of a
             // message Discord refused part-way): the posts the earlier attempts made, as Discord

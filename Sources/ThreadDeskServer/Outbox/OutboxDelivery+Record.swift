@@ -40,11 +40,12 @@ extension OutboxDelivery {
             // follows before it is kept (the mirror's row already shows the change).
             var posted = posted
             var firstGone = firstGone
-            if removing, posted.count == 1, item.postedParts.count == 1, let change = try await userChange(of: item, posted: true) {
+            var userDeleted = false
+            if removing, posted.count == 1, item.postedParts.count == 1, let change = try await userChange(of: item, held: posted[0]) {
                 if let changed = try await applying(change, to: posted[0]) {
                     posted[0] = changed
                 } else {
-                    (posted, firstGone) = ([], true)
+                    (posted, firstGone, userDeleted) = ([], true, true)
                 }
             }
             if after.threadID != nil, after.threadID != record.threadID {
@@ -71,8 +72,9 @@ extension OutboxDelivery {
             }
             guard removing else { return }
             try await store.removeOutboxItem(item.id, fence: fence)
-            // A diagnostics report is a note: no answer of the agent's follows it.
-            guard item.kind == .message else { return }
+            // A diagnostics report is a note, and a message the user deleted is none: no note or
+            // answer follows them.
+            guard item.kind == .message, !userDeleted else { return }
             if let suggestion = item.suggestionID { await noteSuggestion(suggestion, item: item, in: context) }
             await away?.answer(&context)
         }

@@ -15,13 +15,16 @@ extension OutboxDelivery {
 
     /// How `item`'s row differs from it (one message of one post, nothing of it in Discord before
     /// this attempt: the only kind `MessageEditor` changes beside a delivery); nil when it does not.
-    /// `posted`: this attempt has just made its one post (in `item.postedParts`).
-    func userChange(of item: OutboxItem, posted: Bool = false) async throws -> UserChange? {
+    /// With `held`, the one post this attempt made (in `item.postedParts`): the row is compared
+    /// with what Discord holds, not with the item (an earlier attempt whose answer was lost may
+    /// have posted the old text, which Discord gave back for its nonce).
+    func userChange(of item: OutboxItem, held post: DiscordMessage? = nil) async throws -> UserChange? {
         var before = item
-        if posted { before.postedParts.removeAll() }
+        if post != nil { before.postedParts.removeAll() }
         guard Self.changesBeside(before), let row = try await store.mirroredMessages([item.id]).first else { return nil }
         if row.deleted { return .deleted }
-        return row.content == item.content ? nil : .edited(row.content)
+        guard let post else { return row.content == item.content ? nil : .edited(row.content) }
+        return NoteMarkers.posts(ofUserText: row.content).first == post.content ? nil : .edited(row.content)
     }
 
     /// Whether the user may change `item` while a delivery posts it: a message of one post, of
@@ -51,17 +54,20 @@ extension OutboxDelivery {
     }
 
     /// At the start of an attempt, under the user's lock: `item` as the user now wants it (its new
-    /// text kept for this attempt), or nil when they deleted it (it leaves the outbox).
-    func applyingUserChange(to item: OutboxItem) async throws -> OutboxItem? {
+    /// text kept for this attempt: a post an earlier attempt may have made, answered now for its
+    /// nonce, is edited when kept), or nil when they deleted it and no earlier attempt can have
+    /// reached Discord (it leaves the outbox; otherwise this attempt posts, and deletes when kept).
+    func applyingUserChange(to item: OutboxItem, fence: OutboxFence) async throws -> OutboxItem? {
         guard let change = try await userChange(of: item) else { return item }
         var item = item
         switch change {
         case .deleted:
-            try await store.removeOutboxItem(item.id)
+            guard item.attempts == 0 else { return item }
+            _ = try await store.removeOutboxItem(item.id, fence: fence)
             return nil
         case .edited(let text):
             item.content = text
-            try await store.updateOutboxItem(item)
+            _ = try await store.updateOutboxItem(item, fence: fence)
             return item
         }
     }
