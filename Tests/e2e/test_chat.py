@@ -116,7 +116,13 @@ def test_a_person_chats_with_support_from_the_terminal(sandbox, chat_binary, tmp
         os.kill(terminal.pid, 9)
         raise
 
+    # The chat shows a message once the server accepted it; Discord gets it after (the outbox):
+    # the file's message is waited for, within a deadline, before the thread is read.
+    deadline = time.monotonic() + 20
     messages = thread_with(sandbox, hello)["messages"]
+    while not any(m["content"] == "my notes" for m in messages) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        messages = thread_with(sandbox, hello)["messages"]
     assert [m["content"] for m in messages if m["author"] == "app" and not m["isNote"]][-2:] == [hello, "my notes"]
     assert any("notes.txt" in m["attachments"] for m in messages)
     # The reply was shown, so the chat marked it read: the console sees the receipt.
