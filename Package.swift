@@ -372,10 +372,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Sets the tests' width when the test binary loads (`swift test` runs eight at once).
+        .target(name: "TestWidth", path: "Tests/TestWidth"),
         .target(
             name: "TestSupport",
             dependencies: [
-                "Deadlines",
+                "Deadlines", "TestWidth",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -17,4 +17,11 @@ public enum DiscordMarkdown {
         }
         return String(escaped)
     }
+
+    /// Each line behind `> `, so a text reads as a quote inside a note. Every line break
+    /// Discord honours starts a quoted line (CR LF, a lone CR, NEL, U+2028, U+2029 as well as LF):
+    /// no text can end the quote and pass for the note's own lines.
+    public static func quoted(_ text: String) -> String {
+        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { "> \($0)" }.joined(separator: "\n")
+    }
 }

@@ -50,7 +50,7 @@ struct DraftLifecycleTests {
         let longest = "✏️ Draft edited and sent by \(String(repeating: "n", count: 32)):"
         let note = DraftNote.content(longest, fitted, sources: ["1", "2", "3"])
         #expect(note.utf16.count <= MessageText.discordLimit)
-        #expect(note.contains(DraftNote.quoted(DiscordMarkdown.escaped(fitted))), "the whole fitted text is in the note")
+        #expect(note.contains(DiscordMarkdown.quoted(DiscordMarkdown.escaped(fitted))), "the whole fitted text is in the note")
         #expect(DraftNote.fitted("short", sources: []) == "short")
     }
 

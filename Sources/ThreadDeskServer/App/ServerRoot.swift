@@ -102,45 +102,41 @@ struct ServerRoot {
         }
         let gateway = inProcessGateway
             ? Self.gateway(configuration: configuration, shared: shared, features: features, health: gatewayHealth, work: work, logger: logger) : nil
-        let list: [(service: (any Service)?, waitsForSchema: Bool)] = [
-            // The span exporter stops last (it sends what the others' last work left, within 3 s),
-            // then the store's pool; the outside connections close after everything that uses
-            // them stopped.
-            (shared.traceExporter, false),
-            (store.lifetime, false),
-            (shared.cdnClient, false),
-            (shared.assistClient, false),
-            (shared.apns, false),
-            (features.ingestionQueue, true),
+        // In start order by stage (`StopStage`: the stop's sequence, and why, is written there);
+        // they stop in reverse, after the listeners.
+        var list: [(stage: StopStage, service: (any Service)?, waitsForSchema: Bool)] = [
+            (.telemetry, shared.traceExporter, false),
+            (.store, store.lifetime, false),
+            (.connections, shared.cdnClient, false),
+            (.connections, shared.assistClient, false),
+            (.connections, shared.apns, false),
+            (.features, features.ingestionQueue, true),
             (
+                .features,
                 ReconciliationService(
                     gate: features.reconciliations, feed: features.feed, reconciler: features.reconciler,
                     interval: configuration.mirror.reconcileInterval, waits: shared.waits, logger: logger, time: time), true
             ),
-            (features.hub, true),
-            (features.typing, true),
-            (features.useNotes, true),
-            (IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work), true),
-            (retention, true),
-            (features.outbox, true),
-            (FailedFilesExpiry(files: features.outbox.failedFiles, users: features.users, logger: logger, time: time, work: work), true),
-            (features.pushes, true),
-            (features.receipts, true),
-            (features.status, true),
-            (watchdog, false),
-            (gateway, true),
-            // The agents' slash commands and draft clicks, after the gateway that brings them:
-            // told of a stop before it, so the work under way gets the drain rather than what
-            // the gateway's own stop leaves of it.
-            (features.desk, true),
-            (features.drafts, true),
+            (.features, features.hub, true),
+            (.features, features.typing, true),
+            (.features, features.useNotes, true),
+            (.features, IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work), true),
+            (.features, retention, true),
+            (.features, features.outbox, true),
+            (.features, FailedFilesExpiry(files: features.outbox.failedFiles, users: features.users, logger: logger, time: time, work: work), true),
+            (.features, features.pushes, true),
+            (.features, features.receipts, true),
+            (.features, features.status, true),
+            (.features, watchdog, false),
+            (.gateway, gateway, true),
+            (.agentWork, features.desk, true),
+            (.agentWork, features.drafts, true),
+            (.drainStart, ShutdownDrainStart(drain: shared.drain), false),
         ]
-        // Each app's FAQ forum mirror, before the gateway that feeds them.
-        let faqs: [(service: (any Service)?, waitsForSchema: Bool)] = features.faq.mirrors.map { ($0, true) }
-        // Last: the first told of a stop once the listeners closed, it starts the drain's time.
-        let start: [(service: (any Service)?, waitsForSchema: Bool)] = [(ShutdownDrainStart(drain: shared.drain), false)]
-        let ordered = Array(list.dropLast(3)) + faqs + Array(list.suffix(3)) + start
-        services = ordered.compactMap { entry in entry.service.map { Background(service: $0, waitsForSchema: entry.waitsForSchema) } }
+        for mirror in features.faq.mirrors { list.append((.faqMirrors, mirror, true)) }
+        services = StopStage.ordered(list.compactMap { entry in
+            entry.service.map { (entry.stage, Background(service: $0, waitsForSchema: entry.waitsForSchema)) }
+        })
     }
 
     /// `serve --gateway`: the Discord gateway in this process, handing its events straight to the

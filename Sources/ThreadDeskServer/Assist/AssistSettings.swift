@@ -203,15 +203,6 @@ public struct AssistSettings: Sendable, Hashable, CustomReflectable {
     }
 }
 
-/// When the assistant answers users without an agent's click.
-public enum AssistAuto: String, Sendable, Hashable, CaseIterable {
-    /// Never: drafts only.
-    case off
-    /// While support is away (hours or `/away`), once per conversation until an agent replies,
-    /// and only from a strong FAQ match.
-    case away
-}
-
 /// A chat-completions endpoint and the model asked there.
 public struct AssistProvider: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     public var url: String

@@ -11,6 +11,9 @@ import ThreadDeskCore
 struct OutputGuard: Sendable {
     /// A random word in the system prompt and nowhere else: an answer holding it repeats the prompt.
     let canary: String
+
+    /// A fresh canary: unguessable, so no text written before the request holds it.
+    static func newCanary() -> String { "cnry-" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20) }
     let systemPrompt: String
     /// The longest text kept, in UTF-16 units (Discord counts so).
     let maxCharacters: Int

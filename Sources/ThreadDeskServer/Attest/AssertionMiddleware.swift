@@ -64,3 +64,12 @@ struct AssertionMiddleware: RouterMiddleware {
 extension HTTPField.Name {
     static let appAttestAssertion = HTTPField.Name(AppAttestAssertion.headerName)!
 }
+
+extension AttestService: DeviceTrust {
+    func assertions(
+        limit: Int, gate: (gate: ConcurrencyGate, from: Int)?, holder: @escaping @Sendable (Request, ThreadDeskRequestContext) throws -> SlotHolder,
+        applies: @escaping @Sendable (Request, ThreadDeskRequestContext) -> Bool
+    ) -> any RouterMiddleware<ThreadDeskRequestContext> {
+        AssertionMiddleware(attest: self, limit: limit, gate: gate, holder: holder, applies: applies)
+    }
+}

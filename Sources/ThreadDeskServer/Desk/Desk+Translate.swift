@@ -27,7 +27,7 @@ extension Desk {
         var lines = ["The user's last \(messages.count == 1 ? "message" : "\(messages.count) messages") in \(language):"]
         for (message, translation) in zip(messages, translations) {
             let when = Int(message.id.date.timeIntervalSince1970)
-            lines.append("<t:\(when):t>\n" + DraftNote.quoted(DiscordMarkdown.escaped(translation)))
+            lines.append("<t:\(when):t>\n" + DiscordMarkdown.quoted(DiscordMarkdown.escaped(translation)))
         }
         return MessageText.clip(lines.joined(separator: "\n"))
     }
@@ -53,7 +53,7 @@ extension Desk {
         }
         if let problem = Self.replyProblem(translated) { return problem }
         try await speak(translated, in: thread, owner: owner, as: member)
-        let note = "\(NoteMarkers.prefixes[0]) Sent in \(language), translated. \(DiscordMarkdown.escaped(member.displayName)) wrote:\n" + DraftNote.quoted(DiscordMarkdown.escaped(text))
+        let note = "\(NoteMarkers.prefixes[0]) Sent in \(language), translated. \(DiscordMarkdown.escaped(member.displayName)) wrote:\n" + DiscordMarkdown.quoted(DiscordMarkdown.escaped(text))
         do {
             _ = try await parts.discord.createMessage(
                 in: thread.description,
@@ -61,7 +61,7 @@ extension Desk {
         } catch {
             parts.logger.notice("Could not keep the original of a translated reply in a note", metadata: ["thread": "\(thread)", "error": "\(error)"])
         }
-        return "Sent in \(language):\n" + DraftNote.quoted(DiscordMarkdown.escaped(translated))
+        return "Sent in \(language):\n" + DiscordMarkdown.quoted(DiscordMarkdown.escaped(translated))
     }
 
     static let translationOff = "The assistant is off for this app, and with it translation (ASSIST_URL)."

@@ -50,13 +50,6 @@ enum DraftNote {
         return String(characters[..<low]) + "…"
     }
 
-    /// Each line behind `> `, so the draft reads as a quote inside the note. Every line break
-    /// Discord honours starts a quoted line (CR LF, a lone CR, NEL, U+2028, U+2029 as well as LF):
-    /// no text can end the quote and pass for the note's own lines.
-    static func quoted(_ text: String) -> String {
-        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { "> \($0)" }.joined(separator: "\n")
-    }
-
     static func buttons(_ draft: Snowflake) -> [DiscordActionRow] {
         // The labels and ids are ours and within Discord's limits: a failure here is a programming error.
         do {

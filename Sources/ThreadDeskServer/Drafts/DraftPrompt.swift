@@ -96,9 +96,6 @@ struct DraftPrompt: Sendable {
         return files.isEmpty ? text : text + " [files: \(files.joined(separator: ", "))]"
     }
 
-    /// A fresh canary: unguessable, so no text written before the request holds it.
-    static func newCanary() -> String { "cnry-" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20) }
-
     struct Payload: Encodable {
         struct Line: Encodable {
             let from: String

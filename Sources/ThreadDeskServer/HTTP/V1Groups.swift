@@ -14,13 +14,13 @@ struct V1Groups {
     /// Users' short reads (a poll): the token check and the handler's reads share one `ReadScope`.
     let readers: RouterGroup<ThreadDeskRequestContext>
     /// Users opening event streams: the token's use is noted beside the opening, never in its path
-    /// under the user's lock (`SessionService.authenticate(token:notingUseApart:)`).
+    /// under the user's lock (`TokenAuthority.authenticate(token:notingUseApart:)`).
     let streamers: RouterGroup<ThreadDeskRequestContext>
     let quotas: Quotas
     /// App Attest, when it is on.
-    let attest: AttestService?
+    let attest: (any DeviceTrust)?
 
-    init(router: Router<ThreadDeskRequestContext>, catalog: AppCatalog, sessions: SessionService, quotas: Quotas, attest: AttestService? = nil) {
+    init(router: Router<ThreadDeskRequestContext>, catalog: AppCatalog, sessions: some TokenAuthority, quotas: Quotas, attest: (any DeviceTrust)? = nil) {
         app = router.group("v1").add(middleware: AppKeyAuthentication(catalog: catalog))
         let attesting = attest?.mode == .off ? nil : attest
         users = router.group("v1").add(
@@ -42,7 +42,7 @@ struct V1Groups {
     ) -> RouterGroup<ThreadDeskRequestContext> {
         guard let attest, attest.mode != .off else { return group }
         return group.add(
-            middleware: AssertionMiddleware(attest: attest, limit: limit, gate: gate, holder: { [quotas] request, context in
+            middleware: attest.assertions(limit: limit, gate: gate, holder: { [quotas] request, context in
                 quotas.largeBodyHolder(try context.user().id, request, context)
             }, applies: applies))
     }

@@ -153,7 +153,7 @@ struct MirrorIngestion: Sendable {
             switch fact {
             case .message(var message):
                 // An outbox post's nonce names the accepted message, also before its alias is kept.
-                let posted = message.nonce.flatMap(OutboxNonce.parse) ?? matched[message.id]
+                let posted = message.nonce.flatMap(PostNonce.parse) ?? matched[message.id]
                 message.nonce = nil
                 if message.author == .user, let id = aliases[message.id] {
                     message.id = id

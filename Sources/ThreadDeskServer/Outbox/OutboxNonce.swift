@@ -2,22 +2,8 @@ import DiscordREST
 import ThreadDeskCore
 import ThreadDeskStore
 
-/// The nonce of an outbox message's post: the message's own id and the part's place (`o<id>-<part>`,
-/// within Discord's 25 characters). Discord answers a repeated nonce with the post it has
-/// (`enforce_nonce`); the gateway's event of the post carries it, so ingestion knows the post
-/// as the accepted message even before the outbox noted Discord's id of it.
+/// The posts of an outbox item, each with its nonce (`PostNonce`).
 enum OutboxNonce {
-    static func make(_ id: Snowflake, part: Int) -> String { "o\(id)-\(part)" }
-
-    /// The accepted message and the part a nonce names, if it is an outbox post's.
-    static func parse(_ nonce: String) -> (id: Snowflake, part: Int)? {
-        guard nonce.hasPrefix("o"), let dash = nonce.lastIndex(of: "-"),
-            let id = Snowflake(String(nonce[nonce.index(after: nonce.startIndex)..<dash])),
-            let part = Int(nonce[nonce.index(after: dash)...]), part >= 0
-        else { return nil }
-        return (id, part)
-    }
-
     /// Whether the item's text takes several posts (a user's long message: one message in the
     /// mirror, in parts).
     static func isSplit(_ item: OutboxItem) -> Bool {
@@ -32,7 +18,7 @@ enum OutboxNonce {
         switch item.kind {
         case .message:
             let parts = item.content.isEmpty && !item.files.isEmpty ? [""] : NoteMarkers.posts(ofUserText: item.content)
-            return parts.enumerated().map { index, text in .init(content: text, nonce: make(item.id, part: index), files: index == 0 ? files : []) }
+            return parts.enumerated().map { index, text in .init(content: text, nonce: PostNonce.make(item.id, part: index), files: index == 0 ? files : []) }
         case .diagnostics:
             return [
                 .init(

@@ -168,3 +168,5 @@ struct SessionService: Sendable {
         live.tokensChanged(id)
     }
 }
+
+extension SessionService: TokenAuthority {}

@@ -22,7 +22,7 @@ struct DeadlineMiddleware: RouterMiddleware {
             // The request's own task starts before anything else: the connection's task, which
             // lives as long as the connection, only waits for it (a Swift task keeps the memory
             // of the deepest stack it ever had until it ends).
-            return try await cancellableAtShutdown {
+            return try await drain.cancellingAtItsEnd {
                 try await WaitTracker.$current.withValue(waits) {
                     try await WaitTracker.run(job: Self.job(request)) {
                         try await Deadline.within(timeout) { try await next(request, context) }
@@ -38,53 +38,5 @@ struct DeadlineMiddleware: RouterMiddleware {
         let path = request.uri.path
         for route in ["/messages/", "/upload-diagnostics/"] where path.hasPrefix(route) { return "\(request.method) \(route)…" }
         return "\(request.method) \(path)"
-    }
-
-    /// Runs `work` in a task of its own, which cancels itself once the stop's drain (counted from
-    /// when the stop began) is over; the answer it then gives still goes out. The connection's task only awaits it:
-    /// every frame here stays in that task's memory for as long as the connection is open (an
-    /// event stream: an hour), so no cancellation handler or shutdown handler is set up on it
-    /// (the request's deadline bounds the wait).
-    private func cancellableAtShutdown(_ work: @escaping () async throws -> Response) async throws -> Response {
-        nonisolated(unsafe) let work = work
-        let drain = self.drain
-        let handle = TaskHandle()
-        // Unstructured so the handle can cancel it at the drain's end; awaited right below.
-        let task = Task {
-            try await withGracefulShutdownHandler {
-                try await work()
-            } onGracefulShutdown: {
-                drain.begin()
-                // Unstructured on purpose: a shutdown handler may not wait, and a child awaiting shutdown would cost every request a task.
-                Task {
-                    try? await drain.sleep()
-                    handle.cancel()
-                }
-            }
-        }
-        handle.set(task)
-        return try await task.value
-    }
-}
-
-/// A task's handle for code that runs inside it (or before it is known): a cancel asked for
-/// before the handle is set is carried out when it is.
-private final class TaskHandle: Sendable {
-    private let state = Mutex<(task: Task<Response, any Error>?, cancelled: Bool)>((nil, false))
-
-    func set(_ task: Task<Response, any Error>) {
-        let cancel = state.withLock { state in
-            state.task = task
-            return state.cancelled
-        }
-        if cancel { task.cancel() }
-    }
-
-    func cancel() {
-        let task = state.withLock { state in
-            state.cancelled = true
-            return state.task
-        }
-        task?.cancel()
     }
 }

@@ -1,0 +1,1 @@
+// The test binary's width: see width.c. Nothing to call; linking the target is enough.
