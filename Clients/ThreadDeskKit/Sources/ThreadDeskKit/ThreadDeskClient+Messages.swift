@@ -9,7 +9,7 @@ extension ThreadDeskClient {
     /// Sends a message (text, files or both) exactly once: it goes into the outbox first with a
     /// new idempotency key, then to the server, retried with the same key after a timeout or a
     /// 503; only the server's confirmation (or a refusal for good) takes it out. When the
-    /// attempts run out it stays there and this throws ``ThreadDeskError/pending(idempotencyKey:lastError:)``.
+    /// attempts run out it stays there and this throws a ``ThreadDeskError`` of kind ``ThreadDeskError/Kind-swift.struct/pending``.
     /// `suggestionID`: the suggestion (``suggestions(for:)``) shown right before, for a text-only
     /// message; support gets a note naming it.
     @discardableResult
@@ -45,7 +45,7 @@ extension ThreadDeskClient {
         for entry in entries {
             do {
                 sent.append(try await deliver(entry))
-            } catch .pending {
+            } catch where error.kind == .pending {
                 break
             } catch {
                 continue

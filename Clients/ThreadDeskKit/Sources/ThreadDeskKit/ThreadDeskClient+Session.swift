@@ -91,12 +91,10 @@ extension ThreadDeskClient {
         let reply: Transport.Reply
         do {
             reply = try await transport.send(request)
-        } catch .server(401, let code, let message, let wait) where keyID != nil {
+        } catch where error.isServer(status: 401) && keyID != nil {
             // The server no longer knows the kept key (its store restored from before it) or no
             // longer trusts it (its trust narrowed): a new key attests, once.
-            guard code == .attestationRequired || code == .assertionUnknownKey else {
-                throw .server(status: 401, code: code, message: message, retryAfter: wait)
-            }
+            guard error.code == .attestationRequired || error.code == .assertionUnknownKey else { throw error }
             var fresh = self.request("v1/session", method: "POST", token: presented)
             fresh.setValue(configuration.appKey, forHTTPHeaderField: APIHeader.appKey)
             body.attestation = nil
@@ -121,17 +119,17 @@ extension ThreadDeskClient {
         guard let current = session else { throw .noSession }
         do {
             return try await call(current.token)
-        } catch .server(401, .unauthorized, let message, let wait) {
+        } catch where error.isServer(status: 401, code: .unauthorized) {
             // Replaced by another call meanwhile (which ended this token): the call again, as the new one.
             if let now = session, now.token != current.token { return try await call(now.token) }
-            guard configuration.userHash != nil else { throw .server(status: 401, code: .unauthorized, message: message, retryAfter: wait) }
+            guard configuration.userHash != nil else { throw error }
             let renewed = try await createSession(presenting: nil, installation: nil)
             return try await call(renewed.token)
-        } catch .server(401, let code, let message, let wait) where code == .attestationRequired || code == .assertionUnknownKey {
+        } catch where error.isServer(status: 401, code: .attestationRequired) || error.isServer(status: 401, code: .assertionUnknownKey) {
             // The server now serves attested devices only and this session's token is not one, or
             // it no longer knows the session's key (forgotten after long disuse, or its store
             // restored from before it): a new session, with a newly attested key if need be.
-            guard configuration.appAttest != nil else { throw .server(status: 401, code: code, message: message, retryAfter: wait) }
+            guard configuration.appAttest != nil else { throw error }
             let renewed = try await replaceSession(current)
             return try await call(renewed.token)
         }

@@ -593,7 +593,7 @@ public final class SupportConversation {
                 if let text = self.pendingEdits.removeValue(forKey: entry.id) {
                     self.edit(self.timeline.message(id: sent.id) ?? ConversationMessage(sent, server: self.serverURL), to: text)
                 }
-            } catch .pending {
+            } catch where error.kind == .pending {
                 // Kept on the device: tried again after a while (and whenever the stream comes back).
                 self.redeliverLater(entry)
             } catch {
