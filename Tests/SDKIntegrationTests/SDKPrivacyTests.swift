@@ -61,8 +61,8 @@ struct SDKPrivacyTests {
                 try await reinstalled.deleteMyData()
                 Issue.record("Discord refused; the erasure cannot have happened")
             } catch let error as ThreadDeskError {
-                guard case .server(502, let code, _, _) = error else { throw error }
-                #expect(code == .discordRejected)
+                guard error.isServer(status: 502) else { throw error }
+                #expect(error.code == .discordRejected)
             }
             #expect(try await server.store.user(id) != nil)
             #expect(await reinstalled.userID == id.rawValue, "the session is kept for the retry")

@@ -18,7 +18,7 @@ public struct ThreadDeskConfiguration: Sendable {
     public var outbox: any OutboxStore
     /// The deadline of one request, in seconds (like every interval here).
     public var requestTimeout: TimeInterval = 30
-    /// Attempts of one send before it is left in the outbox (``ThreadDeskError/pending(idempotencyKey:lastError:)``).
+    /// Attempts of one send before it is left in the outbox (a ``ThreadDeskError`` of kind ``ThreadDeskError/Kind-swift.struct/pending``).
     public var sendAttempts = 4
     /// Waits between attempts of a request (a server's `Retry-After` takes precedence).
     public var retryBackoff = Backoff(base: 0.5, cap: 10)

@@ -22,7 +22,7 @@ extension ThreadDeskClient {
         request.setValue(configuration.appKey, forHTTPHeaderField: APIHeader.appKey)
         do {
             return try decode(AttestChallenge.self, from: try await transport.send(request)).challenge
-        } catch .server(404, _, _, _) {
+        } catch where error.isServer(status: 404) {
             return nil
         }
     }
@@ -104,8 +104,8 @@ extension ThreadDeskClient {
     func sendAsserting(_ request: URLRequest) async throws(ThreadDeskError) -> Transport.Reply {
         do {
             return try await transport.send(request)
-        } catch .server(401, .assertionRequired, let message, let wait) {
-            guard configuration.appAttest != nil else { throw .server(status: 401, code: .assertionRequired, message: message, retryAfter: wait) }
+        } catch where error.isServer(status: 401, code: .assertionRequired) {
+            guard configuration.appAttest != nil else { throw error }
             return try await sendSigned(request)
         }
     }
@@ -118,11 +118,9 @@ extension ThreadDeskClient {
         while true {
             do {
                 return try await transport.send(try await asserted(request))
-            } catch .server(401, .assertionReplayed, let message, let wait) {
+            } catch where error.isServer(status: 401, code: .assertionReplayed) {
                 overtaken += 1
-                guard overtaken < Self.signingAttempts else {
-                    throw .server(status: 401, code: .assertionReplayed, message: message, retryAfter: wait)
-                }
+                guard overtaken < Self.signingAttempts else { throw error }
             }
         }
     }

@@ -70,14 +70,13 @@ extension ThreadDeskClient {
             } catch is CancellationError {
                 return
             } catch let error as ThreadDeskError {
-                if case .noSession = error { return }
-                if case .server(let status, _, _, _) = error, status == 401 || status == 403 {
+                if error.kind == .noSession { return }
+                if error.isServer(status: 401) || error.isServer(status: 403) {
                     // No session or a refused token that could not be renewed: nothing to wait for.
                     return
                 }
                 feed.failures += 1
-                let unsupported: Bool
-                if case .server(let status, _, _, _) = error { unsupported = [404, 405, 406, 501].contains(status) } else { unsupported = false }
+                let unsupported = [404, 405, 406, 501].contains { error.isServer(status: $0) }
                 do {
                     if unsupported || feed.failures >= configuration.streamFailuresBeforePolling {
                         try await poll(&feed, continuation)
@@ -178,7 +177,7 @@ extension ThreadDeskClient {
                     unread = count
                     continuation(.unread(count: count), feed.lastEventID)
                 }
-            } catch .server(401, _, _, _) {
+            } catch where error.isServer(status: 401) {
                 throw CancellationError()
             } catch {
                 // Polling is the fallback: a failed poll waits for the next.

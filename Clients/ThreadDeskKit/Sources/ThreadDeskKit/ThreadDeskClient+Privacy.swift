@@ -34,7 +34,7 @@ extension ThreadDeskClient {
                 try await withRetries(attempts: 3) { token throws(ThreadDeskError) in
                     _ = try await sendSigned(request(path, method: "DELETE", token: token))
                 }
-            } catch .server(401, .unauthorized, _, _) {
+            } catch where error.isServer(status: 401, code: .unauthorized) {
                 // Gone already.
             }
         }

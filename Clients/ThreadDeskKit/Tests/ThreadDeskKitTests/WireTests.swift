@@ -30,6 +30,29 @@ struct WireTests {
         #expect(!Transport.error(Transport.Reply(status: 400, headers: [:], body: Data())).isRetryable)
     }
 
+    @Test func anErrorIsAKindWithWhatIsKnownAndReadsAsBefore() {
+        let busy = ThreadDeskError.server(status: 503, code: .discordBusy, message: "busy", retryAfter: 7)
+        #expect(busy.kind == .server && busy.status == 503 && busy.code == .discordBusy && busy.message == "busy")
+        #expect(busy.isServer(status: 503) && busy.isServer(status: 503, code: .discordBusy) && !busy.isServer(status: 503, code: .busy))
+        #expect(busy.description == "ThreadDesk 503 discord_busy: busy")
+        let pending = ThreadDeskError.pending(idempotencyKey: "k1", lastError: "no answer")
+        #expect(pending.kind == .pending && pending.idempotencyKey == "k1" && pending.status == nil && pending.code == nil)
+        #expect(pending.description == "Message k1 not confirmed yet (no answer); it stays in the outbox.")
+        #expect(!pending.isRetryable && !pending.isServer(status: 503))
+        #expect(ThreadDeskError.transport("offline").isRetryable && ThreadDeskError.transport("offline").description == "ThreadDesk unreachable: offline")
+        #expect(ThreadDeskError.invalidResponse("odd").description == "Unexpected answer from ThreadDesk: odd")
+        #expect(ThreadDeskError.noSession.kind == .noSession && ThreadDeskError.noSession.description == "No ThreadDesk session; call open() first.")
+        #expect(ThreadDeskError.server(status: 409, code: .retryInProgress, message: "", retryAfter: nil).isRetryable)
+        // An app's switch on the kind needs a default: a later kind does not break it.
+        let shown: String
+        switch pending.kind {
+        case .server: shown = "refused"
+        case .pending: shown = "sending"
+        default: shown = "error"
+        }
+        #expect(shown == "sending")
+    }
+
     @Test func installationValuesEncodeAsPlainJSON() throws {
         let info: [String: InstallationValue] = ["appVersion": "1.2", "build": 42, "beta": true, "ratio": 0.5]
         let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(info)) as? [String: Any]
