@@ -66,10 +66,11 @@ extension HTTPField.Name {
 }
 
 extension AttestService: DeviceTrust {
-    func assertions(
-        limit: Int, gate: (gate: ConcurrencyGate, from: Int)?, holder: @escaping @Sendable (Request, ThreadDeskRequestContext) throws -> SlotHolder,
+    func asserting(
+        _ group: RouterGroup<ThreadDeskRequestContext>, limit: Int, gate: (gate: ConcurrencyGate, from: Int)?,
+        holder: @escaping @Sendable (Request, ThreadDeskRequestContext) throws -> SlotHolder,
         applies: @escaping @Sendable (Request, ThreadDeskRequestContext) -> Bool
-    ) -> any RouterMiddleware<ThreadDeskRequestContext> {
-        AssertionMiddleware(attest: self, limit: limit, gate: gate, holder: holder, applies: applies)
+    ) -> RouterGroup<ThreadDeskRequestContext> {
+        group.add(middleware: AssertionMiddleware(attest: self, limit: limit, gate: gate, holder: holder, applies: applies))
     }
 }

@@ -24,7 +24,7 @@ enum DraftNote {
     static func content(_ heading: String, _ text: String, sources: [String]) -> String {
         let head = "\(NoteMarkers.prefixes[0]) \(heading)\n"
         let room = MessageText.discordLimit - head.utf16.count - footer(sources).utf16.count - 1
-        return head + MessageText.clip(quoted(DiscordMarkdown.escaped(text)), limit: room) + "\n" + footer(sources)
+        return head + MessageText.clip(DiscordMarkdown.quoted(DiscordMarkdown.escaped(text)), limit: room) + "\n" + footer(sources)
     }
 
     static func footer(_ sources: [String]) -> String {
@@ -39,7 +39,7 @@ enum DraftNote {
     /// heading: what the agent reads in the note is exactly what Send posts.
     static func fitted(_ text: String, sources: [String]) -> String {
         let room = MessageText.discordLimit - headingRoom - footer(sources).utf16.count - 1
-        func fits(_ candidate: String) -> Bool { quoted(DiscordMarkdown.escaped(candidate)).utf16.count <= room }
+        func fits(_ candidate: String) -> Bool { DiscordMarkdown.quoted(DiscordMarkdown.escaped(candidate)).utf16.count <= room }
         guard !fits(text) else { return text }
         let characters = Array(text)
         var (low, high) = (0, characters.count)

@@ -20,10 +20,11 @@ protocol DeviceTrust: Sendable {
     func requireTrusted(_ device: String) async throws
     /// Notes a served request of the attested device (its key is in use).
     func noteUse(of device: String) async
-    /// Requires an assertion over the requests `applies` picks (bodies up to `limit`; from
-    /// `gate.from` bytes on, a body takes a slot of `gate` for `holder` first).
-    func assertions(
-        limit: Int, gate: (gate: ConcurrencyGate, from: Int)?, holder: @escaping @Sendable (Request, ThreadDeskRequestContext) throws -> SlotHolder,
+    /// `group`, requiring an assertion over the requests `applies` picks (bodies up to `limit`;
+    /// from `gate.from` bytes on, a body takes a slot of `gate` for `holder` first).
+    func asserting(
+        _ group: RouterGroup<ThreadDeskRequestContext>, limit: Int, gate: (gate: ConcurrencyGate, from: Int)?,
+        holder: @escaping @Sendable (Request, ThreadDeskRequestContext) throws -> SlotHolder,
         applies: @escaping @Sendable (Request, ThreadDeskRequestContext) -> Bool
-    ) -> any RouterMiddleware<ThreadDeskRequestContext>
+    ) -> RouterGroup<ThreadDeskRequestContext>
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import ThreadDeskCore
+import ThreadDeskWire
 
 /// Requires a shared secret the caller presents (the app key, the legacy key, the gateway
 /// secret), compared in constant time; answers `refusal` otherwise.

@@ -1,4 +1,5 @@
 import Hummingbird
+import ThreadDeskWire
 
 /// Charges the route's limits before its handler runs (429 with `Retry-After` when one is spent):
 /// `cost` names them for the caller, nil for none.

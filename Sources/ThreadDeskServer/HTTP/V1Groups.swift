@@ -41,10 +41,10 @@ struct V1Groups {
         when applies: @escaping @Sendable (Request, ThreadDeskRequestContext) -> Bool
     ) -> RouterGroup<ThreadDeskRequestContext> {
         guard let attest, attest.mode != .off else { return group }
-        return group.add(
-            middleware: attest.assertions(limit: limit, gate: gate, holder: { [quotas] request, context in
-                quotas.largeBodyHolder(try context.user().id, request, context)
-            }, applies: applies))
+        let quotas = self.quotas
+        return attest.asserting(group, limit: limit, gate: gate, holder: { request, context in
+            quotas.largeBodyHolder(try context.user().id, request, context)
+        }, applies: applies)
     }
 
     /// `group`, where every request of an attested device's token carries its assertion (small
