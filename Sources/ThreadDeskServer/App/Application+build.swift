@@ -65,7 +65,7 @@ public func buildApplication(
         server: .leanHTTP1(
             configuration: .init(idleTimeout: idle), arrival: configuration.arrival,
             responder: SplitResponder(responder: root.router.buildResponder(), serverName: "ThreadDesk", logger: logger),
-            tasks: metrics.connectionTasks),
+            tasks: metrics.live.connectionTasks),
         // A deploy or a network blip brings every open stream back at once: a short listen queue
         // would reset connections the kernel could have held (the system caps it at somaxconn).
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk", backlog: 4_096),

@@ -82,39 +82,7 @@ extension ServerConfiguration {
                 problem.invalid.append("STATUS_TAGS (three different comma-separated names of 1–20 characters, or off)")
             }
         }
-        if let commands = value("DESK_COMMANDS") {
-            switch commands.lowercased() {
-            case "on": desk.commands = true
-            case "off": desk.commands = false
-            default: problem.invalid.append("DESK_COMMANDS (on or off)")
-            }
-        }
-        if let role = value("DESK_ROLE_ID") {
-            if UInt64(role) != nil, role.allSatisfy(\.isASCII) { desk.roleID = role } else { problem.invalid.append("DESK_ROLE_ID (a role's id, digits only)") }
-        }
-        if let permissions = value("DESK_PERMISSIONS") {
-            if UInt64(permissions) != nil, permissions.allSatisfy(\.isASCII) {
-                desk.permissions = permissions
-            } else {
-                problem.invalid.append("DESK_PERMISSIONS (a permission bitfield, digits only; 0: only administrators)")
-            }
-        }
-        if let name = value("SUPPORT_NAME") {
-            if desk.speakerName(name) == name { desk.teamName = name } else { problem.invalid.append("SUPPORT_NAME (1–80 characters, without \"discord\" or \"clyde\")") }
-        }
-        if let hours = value("SUPPORT_HOURS") {
-            do {
-                desk.hours = try SupportHours(hours)
-            } catch {
-                problem.invalid.append("SUPPORT_HOURS (a time zone and weekly hours: Europe/Berlin Mon-Fri 09:00-17:00; Sat 10:00-14:00)")
-            }
-        }
-        if let message = value("AWAY_MESSAGE") {
-            if message.utf16.count <= 1900 { desk.awayMessage = message } else { problem.invalid.append("AWAY_MESSAGE (at most 1900 characters)") }
-        }
-        if let interval = value("AWAY_MESSAGE_INTERVAL") {
-            if let parsed = DeskSettings.interval(interval) { desk.awayInterval = parsed } else { problem.invalid.append("AWAY_MESSAGE_INTERVAL (12h, 30m, 90s or seconds; at most a year)") }
-        }
+        readDesk(value, problem: &problem)
         identitySecret = value("IDENTITY_SECRET")
         if let secret = identitySecret, secret.utf8.count < Self.minimumSecretLength {
             problem.invalid.append("IDENTITY_SECRET (at least \(Self.minimumSecretLength) characters: it signs every user id)")
@@ -155,21 +123,8 @@ extension ServerConfiguration {
         if let level = value("LOG_LEVEL") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else { problem.invalid.append("LOG_LEVEL") }
         }
-        // The deployment's topic is the fallback of apps without their own: not needed when each has one.
-        let ownTopics = apps.map { apps in apps.compactMap(\.apnsTopic).count == apps.count ? apps.compactMap(\.apnsTopic) : [] } ?? []
-        apns = Self.apnsSettings(value, fallbackTopic: ownTopics.first, problem: &problem)
-        if let title = value("PUSH_TITLE") { push.title = title }
-        if let category = value("PUSH_CATEGORY") { push.category = category }
-        if let sound = value("PUSH_SOUND") { push.sound = sound == "none" ? nil : sound }
-        if let background = value("PUSH_BACKGROUND") { push.background = ["1", "true", "yes"].contains(background.lowercased()) }
-        func seconds(_ name: String, atLeast minimum: Double) -> Duration? {
-            guard let text = value(name) else { return nil }
-            guard let number = Double(text), number >= minimum, number <= 3600 else {
-                problem.invalid.append("\(name) (seconds, \(minimum.formatted()) to 3600)")
-                return nil
-            }
-            return .milliseconds(Int64(number * 1000))
-        }
+        readPushes(value, problem: &problem)
+        func seconds(_ name: String, atLeast minimum: Double) -> Duration? { problem.seconds(name, atLeast: minimum, in: value) }
         if let timeout = seconds("REQUEST_TIMEOUT_SECONDS", atLeast: 1) { requestTimeout = timeout }
         if let grace = seconds("SHUTDOWN_GRACE_SECONDS", atLeast: 0) { shutdownGrace = grace }
         if let hours = value("IDEMPOTENCY_RETENTION_HOURS") {
@@ -181,20 +136,7 @@ extension ServerConfiguration {
         }
         debugWaitThreshold = seconds("DEBUG_WAIT_SECONDS", atLeast: 0.1)
         if let idle = seconds("IDLE_TIMEOUT_SECONDS", atLeast: 1) { idleTimeout = idle }
-        for (name, keyPath) in QuotaSettings.variables {
-            guard let text = value(name) else { continue }
-            if let limit = QuotaSettings.parse(text) { quotas[keyPath: keyPath] = limit } else { problem.invalid.append("\(name) (count/seconds, or 0)") }
-        }
-        if let proxies = value("TRUSTED_PROXIES") {
-            trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-            let unreadable = trustedProxies.filter { IPNetwork($0) == nil }.sorted()
-            if !unreadable.isEmpty {
-                problem.invalid.append("TRUSTED_PROXIES (addresses or networks such as 10.0.0.0/8 or fd00::/8; not: \(unreadable.joined(separator: ", ")))")
-            }
-        }
-        if let prefix = value("QUOTA_IPV6_PREFIX") {
-            if let bits = Int(prefix), (16...128).contains(bits) { quotaIPv6PrefixBits = bits } else { problem.invalid.append("QUOTA_IPV6_PREFIX (16 to 128)") }
-        }
+        readLimits(value, problem: &problem)
         if let text = value("RECONCILE_THREADS_PER_SECOND") {
             if let count = Int(text), count >= 1 { mirror.reconcileThreadsPerSecond = count } else { problem.invalid.append("RECONCILE_THREADS_PER_SECOND (1 or more)") }
         }
@@ -205,72 +147,22 @@ extension ServerConfiguration {
         if let age = value("PUSH_MAX_AGE_SECONDS") {
             if let seconds = Int(age), seconds >= 60 { push.maxAge = .seconds(seconds) } else { problem.invalid.append("PUSH_MAX_AGE_SECONDS (60 or more)") }
         }
-        if let keepAlive = seconds("LIVE_KEEPALIVE_SECONDS", atLeast: 0.05) { live.keepAlive = keepAlive }
-        if let timeout = seconds("LIVE_WRITE_TIMEOUT_SECONDS", atLeast: 0.1) { live.writeTimeout = timeout }
-        if let duration = seconds("LIVE_MAX_STREAM_SECONDS", atLeast: 1) { live.maxStreamDuration = duration }
-        if let text = value("LIVE_MAX_STREAMS") {
-            if let count = Int(text), count >= 1 { live.maxStreams = count } else { problem.invalid.append("LIVE_MAX_STREAMS (1 or more)") }
-        }
-        if let text = value("LIVE_OPENING_AT_ONCE") {
-            if text == "off" {
-                live.openingAtOnce = nil
-            } else if let count = Int(text), count >= 1 {
-                live.openingAtOnce = count
-            } else {
-                problem.invalid.append("LIVE_OPENING_AT_ONCE (1 or more, or off)")
-            }
-        }
-        if let text = value("LIVE_OPENING_QUEUE") {
-            if let count = Int(text), count >= 0 { live.openingQueue = count } else { problem.invalid.append("LIVE_OPENING_QUEUE (0 or more)") }
-        }
-        if let text = value("LIVE_STREAMS_PER_ADDRESS") {
-            if let count = Int(text), count >= 1 { live.streamsPerAddress = count } else { problem.invalid.append("LIVE_STREAMS_PER_ADDRESS (1 or more)") }
-        }
-        if let interval = seconds("TYPING_INTERVAL_SECONDS", atLeast: 1) { live.typingInterval = interval }
-        if let emoji = value("READ_RECEIPT_EMOJI") {
-            if emoji == "none" {
-                live.readReceiptEmoji = nil
-            } else if emoji.count == 1, emoji.unicodeScalars.contains(where: { $0.properties.isEmoji && $0.value > 0xFF }) {
-                live.readReceiptEmoji = emoji
-            } else {
-                problem.invalid.append("READ_RECEIPT_EMOJI (one emoji, or none)")
-            }
-        }
-        if let delay = seconds("READ_RECEIPT_DELAY_SECONDS", atLeast: 0.05) { live.readReceiptDelay = delay }
-        func mebibytes(_ name: String) -> Int? {
-            guard let text = value(name) else { return nil }
-            guard let number = Int(text), (1...500).contains(number) else {
-                problem.invalid.append("\(name) (MiB, 1 to 500)")
-                return nil
-            }
-            return number * 1024 * 1024
-        }
-        if let bytes = mebibytes("ATTACHMENT_MAX_MIB") { attachments.maxFileBytes = bytes }
-        if let text = value("OUTBOX_MAX_MIB") {
-            if let number = Int(text), (1...1_048_576).contains(number) { outbox.maxBytes = number * 1024 * 1024 } else { problem.invalid.append("OUTBOX_MAX_MIB (1 to 1048576)") }
-        }
-        if let bytes = mebibytes("OUTBOX_USER_MAX_MIB") { outbox.maxBytesPerUser = bytes }
-        if let text = value("OUTBOX_FAILED_KEEP_DAYS") {
-            if let days = Int(text), (1...3650).contains(days) { outbox.failedKeep = .seconds(days * 86_400) } else { problem.invalid.append("OUTBOX_FAILED_KEEP_DAYS (1 to 3650)") }
-        }
-        if let text = value("OUTBOX_USER_MAX_MESSAGES") {
-            if let count = Int(text), (1...100_000).contains(count) { outbox.maxMessagesPerUser = count } else { problem.invalid.append("OUTBOX_USER_MAX_MESSAGES (1 to 100000)") }
-        }
-        if let bytes = mebibytes("ATTACHMENT_MAX_TOTAL_MIB") { attachments.maxTotalBytes = bytes }
-        if let types = value("ATTACHMENT_TYPES") {
-            let list = types.split(separator: ",").map { AttachmentRules.mediaType(String($0)) }.filter { !$0.isEmpty }
-            if !list.isEmpty, list.allSatisfy({ $0.split(separator: "/").count == 2 }) {
-                attachments.allowedTypes = list
-            } else {
-                problem.invalid.append("ATTACHMENT_TYPES (media types separated by commas, e.g. image/png,image/*)")
-            }
-        }
+        readLive(value, problem: &problem)
+        readFiles(value, problem: &problem)
         privacy.read(value, problem: &problem)
         assist.read(value, problem: &problem)
         problem.invalid += assist.problems(for: catalog.apps, single: apps == nil)
         problem.invalid += catalog.shareProblems(threadsTotal: quotas.threadsTotal, maxStreams: live.maxStreams)
         sessions.read(value, problem: &problem)
         attest.read(value, problem: &problem)
+        checkAppAttest(problem: &problem)
+        tracing = TracingSettings(environment: environment, problems: &problem.invalid)
+        if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
+    }
+
+    /// App Attest against the apps file and the legacy routes: each app its own bundle ids, none
+    /// shared, and no legacy key where attestation is required.
+    private func checkAppAttest(problem: inout Problem) {
         if let apps, attest.mode != .off {
             // Each app's attestations carry its own bundle ids: with several apps, each names them.
             if apps.allSatisfy({ $0.attestBundleIDs != nil }) { problem.missing.removeAll { $0 == "APP_ATTEST_BUNDLE_IDS" } }
@@ -293,37 +185,27 @@ extension ServerConfiguration {
             // The legacy routes take a shared key and any user id: a way around App Attest.
             problem.invalid.append("LEGACY_API_KEY (not with APP_ATTEST=required: the legacy routes cannot be attested)")
         }
-        tracing = TracingSettings(environment: environment, problems: &problem.invalid)
-        if !problem.missing.isEmpty || !problem.invalid.isEmpty { throw problem }
+    }
+}
+
+extension ConfigurationProblem {
+    /// The variable `name`: seconds from `minimum` to 3600; nil when unset or invalid (then named here).
+    mutating func seconds(_ name: String, atLeast minimum: Double, in value: (String) -> String?) -> Duration? {
+        guard let text = value(name) else { return nil }
+        guard let number = Double(text), number >= minimum, number <= 3600 else {
+            invalid.append("\(name) (seconds, \(minimum.formatted()) to 3600)")
+            return nil
+        }
+        return .milliseconds(Int64(number * 1000))
     }
 
-    /// All of the APNs variables, or none of them; `APNS_TOPIC` may be left out when every app of
-    /// the apps file names its own topic (`fallbackTopic`, the first of them, is then the client's default).
-    private static func apnsSettings(_ value: (String) -> String?, fallbackTopic: String?, problem: inout Problem) -> APNsSettings? {
-        let names = ["APNS_KEY_ID", "APNS_TEAM_ID", "APNS_PRIVATE_KEY", "APNS_PRIVATE_KEY_PATH", "APNS_TOPIC"]
-        guard names.contains(where: { value($0) != nil }) else { return nil }
-        var key = value("APNS_PRIVATE_KEY")
-        if key == nil, let path = value("APNS_PRIVATE_KEY_PATH") {
-            key = try? String(contentsOfFile: path, encoding: .utf8)
-            if key == nil { problem.invalid.append("APNS_PRIVATE_KEY_PATH (unreadable)") }
+    /// The variable `name`: MiB from 1 to 500, in bytes; nil when unset or invalid (then named here).
+    mutating func mebibytes(_ name: String, in value: (String) -> String?) -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text), (1...500).contains(number) else {
+            invalid.append("\(name) (MiB, 1 to 500)")
+            return nil
         }
-        var missing: [String] = []
-        if value("APNS_KEY_ID") == nil { missing.append("APNS_KEY_ID") }
-        if value("APNS_TEAM_ID") == nil { missing.append("APNS_TEAM_ID") }
-        let topic = value("APNS_TOPIC") ?? fallbackTopic
-        if topic == nil { missing.append("APNS_TOPIC") }
-        if key == nil && value("APNS_PRIVATE_KEY_PATH") == nil { missing.append("APNS_PRIVATE_KEY or APNS_PRIVATE_KEY_PATH") }
-        problem.missing += missing
-        guard missing.isEmpty, let key, let topic else { return nil }
-        var settings = APNsSettings(keyID: value("APNS_KEY_ID")!, teamID: value("APNS_TEAM_ID")!, privateKeyPEM: key, topic: topic)
-        if let environment = value("APNS_ENVIRONMENT") {
-            if let parsed = APNsEnvironment(rawValue: environment) { settings.defaultEnvironment = parsed } else { problem.invalid.append("APNS_ENVIRONMENT (production or development)") }
-        }
-        settings.url = value("APNS_URL")
-        if let caFile = value("APNS_CA_FILE") {
-            settings.caCertificatePEM = try? String(contentsOfFile: caFile, encoding: .utf8)
-            if settings.caCertificatePEM == nil { problem.invalid.append("APNS_CA_FILE (unreadable)") }
-        }
-        return settings
+        return number * 1024 * 1024
     }
 }

@@ -104,7 +104,7 @@ struct AttachmentProxy: Sendable {
             logger.notice("Discord's CDN refused an attachment", metadata: ["attachment": "\(id)", "status": "\(answer.status.code)"])
             throw SupportFailure.attachmentUnavailable
         }
-        metrics.attachmentsServed.increment()
+        metrics.files.attachmentsServed.increment()
         return Download(attachment: attachment, part: part, length: answer.headers.first(name: "content-length"), bytes: answer.body)
     }
 
@@ -132,7 +132,7 @@ struct AttachmentProxy: Sendable {
     private func waiting(_ attachment: MirroredMessage.Attachment, file index: Int, of message: MirroredMessage) async throws -> Download? {
         guard let item = try await store.outboxItem(message.id), item.files.indices.contains(index) else { return nil }
         let bytes = item.files[index].bytes
-        metrics.attachmentsServed.increment()
+        metrics.files.attachmentsServed.increment()
         return Download(attachment: attachment, part: .whole, length: String(bytes.count), bytes: .bytes(ByteBuffer(bytes: bytes)))
     }
 
@@ -151,7 +151,7 @@ struct AttachmentProxy: Sendable {
     private func refresh(_ attachment: MirroredMessage.Attachment) async throws -> String {
         let refreshed = try await discord.refreshAttachmentURLs([attachment.url])
         guard let url = refreshed.first?.refreshed else { throw SupportFailure.attachmentNotFound(gone: true) }
-        metrics.attachmentURLsRefreshed.increment()
+        metrics.files.attachmentURLsRefreshed.increment()
         fresh.remember(url, for: attachment.id)
         return url
     }

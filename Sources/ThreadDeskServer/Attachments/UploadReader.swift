@@ -56,10 +56,10 @@ final class UploadReader: Sendable {
         // block no one (their buffer stays under `largeUpload` until then); one that does holds
         // the only slot its user (and network) may hold.
         var slot: LargeBodySlot?
-        metrics.uploadsReceiving.set(to: Double(receiving.add(1, ordering: .relaxed).newValue))
+        metrics.files.receiving.set(to: Double(receiving.add(1, ordering: .relaxed).newValue))
         defer {
             slot?.leave()
-            metrics.uploadsReceiving.set(to: Double(receiving.subtract(1, ordering: .relaxed).newValue))
+            metrics.files.receiving.set(to: Double(receiving.subtract(1, ordering: .relaxed).newValue))
         }
         var body = ByteBufferAllocator().buffer(capacity: min(declared ?? 64 * 1024, settings.largeUpload, limit))
         for try await chunk in request.body {

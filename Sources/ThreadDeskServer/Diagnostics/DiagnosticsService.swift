@@ -48,7 +48,7 @@ struct DiagnosticsService: Sendable {
         } }
         if let accepted {
             intake.announce(accepted)
-            metrics.diagnosticsUploaded.increment()
+            metrics.files.diagnosticsUploaded.increment()
         }
         return result
     }

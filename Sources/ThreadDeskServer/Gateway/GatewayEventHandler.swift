@@ -11,6 +11,20 @@ import ThreadDeskTracing
 /// facts into the mirror behind its thread owner's earlier ones, agents' typing to the user's
 /// streams, and every gap to the reconciliation.
 struct GatewayEventHandler: ForumEventSink {
+    /// The features that take the events that are no thread's facts: typing, interactions, the
+    /// FAQ forum's posts, the threads' status.
+    struct Recipients: Sendable {
+        let live: LiveService
+        /// Answers the slash commands; nil when they are off.
+        let desk: Desk?
+        /// Answers the drafts' buttons; nil when the assistant is off.
+        let drafts: Drafts?
+        /// Every app's FAQ forum.
+        let faq: FAQForums
+        /// Keeps the threads' status tags; nil when they are off.
+        let status: StatusTags?
+    }
+
     let users: UserSerializer
     let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
@@ -19,16 +33,7 @@ struct GatewayEventHandler: ForumEventSink {
     let ingestion: MirrorIngestion
     let queue: IngestionQueue
     let reconciliations: CatchUpGate
-    let live: LiveService
-    /// Answers the slash commands; nil when they are off.
-    let desk: Desk?
-    /// Answers the drafts' buttons; nil when the assistant is off.
-    let drafts: Drafts?
-    /// Keeps the curated answers; nil without a FAQ forum.
-    /// Every app's FAQ forum.
-    let faq: FAQForums
-    /// Keeps the threads' status tags; nil when they are off.
-    let status: StatusTags?
+    let recipients: Recipients
     /// How long one event's ingestion may take.
     let timeout: Duration
     let waits: WaitTracker?
@@ -36,6 +41,17 @@ struct GatewayEventHandler: ForumEventSink {
     /// ingestion, queued behind its owner's, goes on in that trace.
     let traces: Traces
     let logger: Logger
+
+    init(
+        users: UserSerializer, discord: DiscordClient<AnyClock>, bot: BotIdentity, feed: FeedState, sync: MirrorSync, ingestion: MirrorIngestion,
+        queue: IngestionQueue, reconciliations: CatchUpGate, live: LiveService, desk: Desk?, drafts: Drafts?, faq: FAQForums, status: StatusTags?,
+        timeout: Duration, waits: WaitTracker?, traces: Traces, logger: Logger
+    ) {
+        (self.users, self.discord, self.bot, self.feed, self.sync, self.ingestion) = (users, discord, bot, feed, sync, ingestion)
+        (self.queue, self.reconciliations) = (queue, reconciliations)
+        recipients = Recipients(live: live, desk: desk, drafts: drafts, faq: faq, status: status)
+        (self.timeout, self.waits, self.traces, self.logger) = (timeout, waits, traces, logger)
+    }
 
     /// What the gateway saw, in order, into the mirror. Anything heard keeps the feed live; an
     /// event that cannot be ingested is a gap for the reconciliation to close.
@@ -64,24 +80,24 @@ struct GatewayEventHandler: ForumEventSink {
         for event in events {
             if case .gap = event {
                 gap = true
-                faq.reload()
+                recipients.faq.reload()
             }
             if case .typing(let channel, let user) = event {
-                await live.relayTyping(channelID: channel, userID: user)
+                await recipients.live.relayTyping(channelID: channel, userID: user)
                 continue
             }
             if case .interaction(let interaction) = event {
                 // A draft's button or its edit modal goes to the drafts, in a queue of their own:
                 // clicks and commands never wait for each other.
                 // (With drafts off, the desk tells whoever clicks an old draft's button.)
-                if Drafts.isDraftInteraction(interaction), let drafts { drafts.receive(interaction) } else { desk?.receive(interaction) }
+                if Drafts.isDraftInteraction(interaction), let drafts = recipients.drafts { drafts.receive(interaction) } else { recipients.desk?.receive(interaction) }
                 continue
             }
             if Self.isFAQ(event) {
-                _ = await faq.apply(event)
+                _ = await recipients.faq.apply(event)
                 continue
             }
-            if case .threadUpdated = event, status == nil { continue }
+            if case .threadUpdated = event, recipients.status == nil { continue }
             guard let thread = Self.thread(of: event) else { continue }
             do {
                 guard let owner = try await ingestion.owner(of: thread) else { continue }
@@ -158,7 +174,7 @@ struct GatewayEventHandler: ForumEventSink {
         case .threadUpdated(_, let archived, _, let tags):
             // In the owner's order (not under their lock: a send holding it must not keep the
             // note from hearing an agent's change). A failure here is a gap: no note is trusted.
-            guard let status else { return }
+            guard let status = recipients.status else { return }
             try await status.heard(thread, archived: archived, appliedTags: tags)
             // An erasure that went through meanwhile took the note: one written after it goes too.
             if try await ingestion.owner(of: thread) == nil { try await status.dropNote(thread) }

@@ -23,7 +23,7 @@ struct InternalRoutes: Sendable {
             if batch.skipped > 0 {
                 // A newer daemon: what this server cannot read is skipped, never refused (a 400
                 // would make the daemon retry the batch forever).
-                metrics.gatewayEventsSkipped.increment(by: Int64(batch.skipped))
+                metrics.mirror.gatewayEventsSkipped.increment(by: Int64(batch.skipped))
                 logger.notice(
                     "Skipped gateway events this server does not understand", metadata: ["count": "\(batch.skipped)", "version": "\(batch.version)"])
             }

@@ -149,7 +149,7 @@ final class LiveHub: Service, Sendable {
             evicted.close()
         }
         streamOpened.signal()
-        metrics.liveStreams.set(to: Double(openStreams))
+        metrics.live.streams.set(to: Double(openStreams))
         return subscriber
     }
 
@@ -159,7 +159,7 @@ final class LiveHub: Service, Sendable {
             return state.count
         }
         subscriber.finish()
-        metrics.liveStreams.set(to: Double(count))
+        metrics.live.streams.set(to: Double(count))
     }
 
     /// `user`'s conversation changed: wakes their streams everywhere.
@@ -278,7 +278,7 @@ final class LiveHub: Service, Sendable {
                 unsubscribe(subscriber)
             } else if subscriber.stalled(at: now, limit: settings.writeTimeout) {
                 logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
-                metrics.liveStreamsDropped.increment()
+                metrics.live.dropped.increment()
                 subscriber.close()
             } else if subscriber.expired(at: now) {
                 // Ends the response normally; the client resumes from its last event.

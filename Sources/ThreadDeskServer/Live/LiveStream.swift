@@ -46,7 +46,7 @@ struct LiveStream: Sendable {
         var text = "retry: 3000\n\n"
         text += start.events.map(\.text).joined()
         try await subscriber.writing { try await writer.write(ByteBuffer(string: text)) }
-        metrics.liveEvents.increment(by: Int64(start.events.count))
+        metrics.live.events.increment(by: Int64(start.events.count))
     }
 
     /// Reads what changed after `position` and hands it to `deliver` (the stream's handler). A

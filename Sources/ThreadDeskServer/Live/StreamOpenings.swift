@@ -33,7 +33,7 @@ struct StreamOpenings: RouterMiddleware {
 
     /// - Parameter requestTimeout: The request's whole deadline: an opening waits at most half of it.
     init(settings: LiveSettings, requestTimeout: Duration, time: ServerTime, metrics: ServerMetrics) {
-        let (opening, waiting) = (metrics.liveStreamsOpening, metrics.liveStreamsWaitingToOpen)
+        let (opening, waiting) = (metrics.live.opening, metrics.live.waitingToOpen)
         let wait = min(settings.openingWait, requestTimeout / 2)
         turns = settings.openingAtOnce.map { count in
             OpeningTurns(turns: count, maxWaiting: settings.openingQueue, wait: wait, time: time) { holding, queued in

@@ -41,7 +41,7 @@ final class TypingRelay: Service, Sendable {
             work.begin(Self.workName)
             wakeUps.signal()
         } else {
-            metrics.typingDropped.increment()
+            metrics.live.typingDropped.increment()
         }
     }
 
@@ -70,7 +70,7 @@ final class TypingRelay: Service, Sendable {
                         continue
                     }
                     if at.duration(to: .now) > timeout {
-                        metrics.typingDropped.increment()
+                        metrics.live.typingDropped.increment()
                         work.end(Self.workName)
                         continue
                     }
@@ -91,7 +91,7 @@ final class TypingRelay: Service, Sendable {
     private func show(_ thread: String) async {
         do {
             try await Deadline.within(timeout) { try await self.discord.triggerTyping(in: thread) }
-            metrics.typingSent.increment()
+            metrics.live.typingSent.increment()
         } catch {
             logger.info("Could not show the user typing in Discord", metadata: ["thread": "\(thread)", "error": "\(error)"])
         }

@@ -31,12 +31,12 @@ struct Reconciler: Sendable {
     ///   - reason: Why it runs, for the log.
     ///   - periodic: Whether the timer started it (then recently active threads are read too).
     func run(reason: String, periodic: Bool) async {
-        defer { metrics.catchUps.increment() }
+        defer { metrics.mirror.catchUps.increment() }
         do {
             let ran: Void? = try await store.exclusively("reconcile") { try await reconcile(reason: reason, periodic: periodic) }
             if ran == nil { logger.debug("Another replica is reconciling", metadata: ["reason": "\(reason)"]) }
         } catch {
-            metrics.catchUpFailures.increment()
+            metrics.mirror.catchUpFailures.increment()
             logger.warning("Reconciliation failed; the next one retries", metadata: ["reason": "\(reason)", "error": "\(error)"])
         }
     }

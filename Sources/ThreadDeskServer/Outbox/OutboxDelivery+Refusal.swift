@@ -14,36 +14,36 @@ extension OutboxDelivery {
         var item = item
         item.failure = refusal
         // A failed item's next attempt is when it failed: its files are kept from then.
-        item.nextAttempt = time.now()
-        metrics.outboxFailure(code: refusal.code, app: owner.app)
-        logger.warning(
+        item.nextAttempt = parts.time.now()
+        parts.metrics.outboxFailure(code: refusal.code, app: owner.app)
+        parts.logger.warning(
             "Discord refused a message for good; it is marked failed",
             metadata: ["user": "\(owner.logValue)", "code": "\(refusal.code)", "reason": "\(refusal.message)"])
         // A diagnostics report the user never sees: nothing to retry or delete, so it goes.
         if item.kind == .diagnostics {
-            try await store.removeOutboxItem(item.id, fence: fence)
+            try await parts.store.removeOutboxItem(item.id, fence: fence)
             return
         }
         // Under the user's lock, as every change of the user's rows (an edit of it waits for this).
-        try await users.withUser(owner) { _ in
+        try await parts.users.withUser(owner) { _ in
             // Refused as it was; the user changed it meanwhile: deleted, it goes; edited, the new
             // text waits for an attempt of its own.
             if let change = try await userChange(of: item) {
                 var retried = item
                 switch change {
                 case .deleted:
-                    try await store.removeOutboxItem(item.id, fence: fence)
+                    try await parts.store.removeOutboxItem(item.id, fence: fence)
                 case .edited(let text):
-                    (retried.content, retried.failure, retried.attempts, retried.nextAttempt) = (text, nil, 0, time.now())
-                    try await store.updateOutboxItem(retried, fence: fence)
+                    (retried.content, retried.failure, retried.attempts, retried.nextAttempt) = (text, nil, 0, parts.time.now())
+                    try await parts.store.updateOutboxItem(retried, fence: fence)
                     wake()
                 }
                 return
             }
-            guard try await store.updateOutboxItem(item, fence: fence), var row = try await store.mirroredMessages([item.id]).first else { return }
+            guard try await parts.store.updateOutboxItem(item, fence: fence), var row = try await parts.store.mirroredMessages([item.id]).first else { return }
             row.delivery = .failed
             row.deliveryError = refusal
-            try await ingestion.saveOutboxChange(row, owner: owner)
+            try await parts.ingestion.saveOutboxChange(row, owner: owner)
             try await failedFiles.cap(of: owner)
         }
     }

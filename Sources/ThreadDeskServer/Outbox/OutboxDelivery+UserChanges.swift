@@ -21,7 +21,7 @@ extension OutboxDelivery {
     func userChange(of item: OutboxItem, held post: DiscordMessage? = nil) async throws -> UserChange? {
         var before = item
         if post != nil { before.postedParts.removeAll() }
-        guard Self.changesBeside(before), let row = try await store.mirroredMessages([item.id]).first else { return nil }
+        guard Self.changesBeside(before), let row = try await parts.store.mirroredMessages([item.id]).first else { return nil }
         if row.deleted { return .deleted }
         guard let post else { return row.content == item.content ? nil : .edited(row.content) }
         return NoteMarkers.posts(ofUserText: row.content).first == post.content ? nil : .edited(row.content)
@@ -41,7 +41,7 @@ extension OutboxDelivery {
         switch change {
         case .deleted:
             do {
-                try await threads.discord.deleteMessage(post.id, in: post.channelId)
+                try await parts.threads.discord.deleteMessage(post.id, in: post.channelId)
             } catch {
                 // Gone already: what the user wanted.
                 guard error.apiError?.status == 404 else { throw error }
@@ -49,7 +49,7 @@ extension OutboxDelivery {
             return nil
         case .edited(let text):
             let content = NoteMarkers.posts(ofUserText: text).first ?? text
-            return try await threads.discord.editMessage(post.id, in: post.channelId, content: content)
+            return try await parts.threads.discord.editMessage(post.id, in: post.channelId, content: content)
         }
     }
 
@@ -63,11 +63,11 @@ extension OutboxDelivery {
         switch change {
         case .deleted:
             guard item.attempts == 0 else { return item }
-            _ = try await store.removeOutboxItem(item.id, fence: fence)
+            _ = try await parts.store.removeOutboxItem(item.id, fence: fence)
             return nil
         case .edited(let text):
             item.content = text
-            _ = try await store.updateOutboxItem(item, fence: fence)
+            _ = try await parts.store.updateOutboxItem(item, fence: fence)
             return item
         }
     }

@@ -19,27 +19,32 @@ import ThreadDeskWire
 /// and holds up the user's later messages; one Discord refuses for good becomes `failed` and the
 /// next goes on.
 final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
-    let store: any UserStore
-    let users: UserSerializer
-    let threads: ThreadService
-    let ingestion: MirrorIngestion
-    /// The away message, for a user who wrote while support is away.
-    let away: SupportAvailability?
-    /// The curated answers, to name the one the user saw before writing; nil without a FAQ forum.
-    let faq: FAQShelf
-    let settings: OutboxSettings
+    /// What a delivery works with, given once at the start.
+    struct Parts: Sendable {
+        let store: any UserStore
+        let users: UserSerializer
+        let threads: ThreadService
+        let ingestion: MirrorIngestion
+        /// The away message, for a user who wrote while support is away.
+        let away: SupportAvailability?
+        /// The curated answers, to name the one the user saw before writing; nil without a FAQ forum.
+        let faq: FAQShelf
+        let settings: OutboxSettings
+        /// Ids for a placeholder thread, when the user's thread is gone and no new one may be made yet.
+        let ids: MessageIDs
+        let metrics: ServerMetrics
+        let logger: Logger
+        let time: ServerTime
+        /// The debug watchdog's tracker (`DEBUG_WAIT_SECONDS`): a slow Discord call of a delivery is
+        /// named as done for the outbox.
+        let waits: WaitTracker?
+        /// Each delivery continues the trace of the send that accepted the message.
+        let traces: Traces
+    }
+
+    let parts: Parts
     /// What refused messages keep: their files within the user's own cap.
-    var failedFiles: FailedFiles { FailedFiles(store: store, ingestion: ingestion, settings: settings, logger: logger) }
-    /// Ids for a placeholder thread, when the user's thread is gone and no new one may be made yet.
-    let ids: MessageIDs
-    let metrics: ServerMetrics
-    let logger: Logger
-    let time: ServerTime
-    /// The debug watchdog's tracker (`DEBUG_WAIT_SECONDS`): a slow Discord call of a delivery is
-    /// named as done for the outbox.
-    let waits: WaitTracker?
-    /// Each delivery continues the trace of the send that accepted the message.
-    let traces: Traces
+    var failedFiles: FailedFiles { FailedFiles(store: parts.store, ingestion: parts.ingestion, settings: parts.settings, logger: parts.logger) }
     /// This process, as the holder of the queues it delivers.
     let holder = "replica-" + UUID().uuidString
     /// How long the loop sleeps at most before it looks for due queues again (another replica may
@@ -47,6 +52,8 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     let idlePoll: Duration = .seconds(5)
     private let wakeUps = WakeSignal()
     private let work: BackgroundWork
+    /// The deliveries under way, and the wait for them at shutdown.
+    private let runs: OutboxRuns
     static let workName = "outbox"
 
     var description: String { "OutboxDelivery" }
@@ -56,13 +63,14 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         faq: FAQShelf, settings: OutboxSettings, ids: MessageIDs, metrics: ServerMetrics, logger: Logger, time: ServerTime,
         waits: WaitTracker? = nil, traces: Traces = .off, work: BackgroundWork = .untracked
     ) {
-        self.waits = waits
-        self.traces = traces
-        (self.store, self.users, self.threads, self.ingestion, self.away, self.faq, self.ids) = (store, users, threads, ingestion, away, faq, ids)
-        (self.settings, self.metrics, self.logger, self.time, self.work) = (settings, metrics, logger, time, work)
+        parts = Parts(
+            store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faq, settings: settings, ids: ids, metrics: metrics,
+            logger: logger, time: time, waits: waits, traces: traces)
+        runs = OutboxRuns(concurrency: settings.concurrency, drain: settings.drain, time: time, logger: logger)
+        self.work = work
         // Queues due that no task has taken up yet (the clock moved past a backoff).
         work.watch(Self.workName) { [weak self] in
-            guard let self, let owners = try? await self.store.outboxOwnersDue(at: self.time.now(), limit: 1), !owners.isEmpty else {
+            guard let self, let owners = try? await self.parts.store.outboxOwnersDue(at: self.parts.time.now(), limit: 1), !owners.isEmpty else {
                 return false
             }
             self.wake()
@@ -82,7 +90,6 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     /// Whether a wake-up came that no look for due queues has answered yet.
     private let woken = Mutex(false)
     let stopping = Mutex(false)
-    private let inFlight = Mutex<Set<UserID>>([])
     /// When a failing delivery was last logged: a stuck outbox is logged once a minute, not per message.
     private let lastFailureLog = Mutex<Date?>(nil)
     /// Whether Discord failed the last delivery of this process: the next one it takes means
@@ -91,16 +98,15 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
 
     /// Looks for due queues whenever woken (or every `idlePoll`) and starts a task for each user
     /// who has one and none running. At shutdown the deliveries under way end after their current
-    /// message, or are cancelled after `OutboxSettings.drain` of real time (a Discord call that
-    /// waits out its own retries, on whatever clock the server runs); what is left waits in the
-    /// store for the next start or another replica.
+    /// message, or are cancelled after `OutboxSettings.drain` on the server's clock (`OutboxRuns`);
+    /// what is left waits in the store for the next start or another replica.
     func run() async throws {
         // One process serves a store without a bus (SQLite): the holds left in it are those of the
         // process before this one (killed mid-delivery), whose queues are this one's now, not
         // after their holds run out. Replicas over PostgreSQL wait for a dead one's holds to pass.
-        if store.bus == nil {
+        if parts.store.bus == nil {
             do {
-                try await store.releaseOutboxHolds(except: holder)
+                try await parts.store.releaseOutboxHolds(except: holder)
             } catch {
                 logFailure("Could not release the outbox holds left by the last run", error: error)
             }
@@ -115,17 +121,14 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 let started = await due()
                 work.begin(Self.workName, count: started.count)
                 for owner in started {
-                    let id = UUID()
-                    let task = Task {
-                        await WaitTracker.$current.withValue(self.waits) {
+                    runs.start(owner) {
+                        await WaitTracker.$current.withValue(self.parts.waits) {
                             await WaitTracker.run(job: "outbox delivery") { await self.deliverQueue(of: owner) }
                         }
-                        _ = self.inFlight.withLock { $0.remove(owner) }
-                        _ = self.running.withLock { $0.removeValue(forKey: id) }
+                    } ended: {
                         self.wake()
                         self.work.end(Self.workName)
                     }
-                    running.withLock { $0[id] = task }
                 }
                 // The gauge is written before the wake-up counts as answered: what settles on the
                 // outbox's work reads the depth this pass saw.
@@ -133,109 +136,73 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
                 if answering { woken.withLock { if !$0 { work.lower(Self.workName) } } }
                 await sleepUntilWoken(atLeast: started.isEmpty ? .milliseconds(250) : .milliseconds(10))
             }
-            await drain()
+            await runs.drain()
         } onGracefulShutdown: {
             self.stopping.withLock { $0 = true }
             self.wake()
         }
     }
 
-    /// The deliveries under way, by a key of their own.
-    private let running = Mutex<[UUID: Task<Void, Never>]>([:])
-
-    /// Waits for the deliveries under way, and cancels those still running after `OutboxSettings.drain`.
-    private func drain() async {
-        let tasks = running.withLock { Array($0.values) }
-        guard !tasks.isEmpty else { return }
-        let drained = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for task in tasks { await task.value }
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: self.settings.drain, clock: .continuous)
-                return false
-            }
-            let first = await group.next() ?? true
-            // Past the drain: the deliveries are cancelled, which ends the wait for them too.
-            if !first { for task in tasks { task.cancel() } }
-            group.cancelAll()
-            return first
-        }
-        if !drained {
-            logger.warning("Deliveries still under way at shutdown were cancelled; their messages wait in the store", metadata: ["count": "\(tasks.count)"])
-        }
-    }
-
     /// Users with a queue due and no delivery of theirs under way, at most `concurrency` busy.
     private func due() async -> [UserID] {
-        let owners: [UserID]
         do {
-            owners = try await store.outboxOwnersDue(at: time.now(), limit: 1000)
+            return runs.take(try await parts.store.outboxOwnersDue(at: parts.time.now(), limit: 1000))
         } catch {
             logFailure("Could not read the outbox", error: error)
             return []
-        }
-        return inFlight.withLock { busy in
-            var started: [UserID] = []
-            for owner in owners where !busy.contains(owner) && busy.count < max(1, settings.concurrency) {
-                busy.insert(owner)
-                started.append(owner)
-            }
-            return started
         }
     }
 
     /// Until woken, the next queue is due, or `idlePoll` passed (a moment on the clock, read
     /// before the store: a clock that moves meanwhile makes the wake-up earlier, never later).
     private func sleepUntilWoken(atLeast minimum: Duration) async {
-        let start = time.elapsed()
+        let start = parts.time.elapsed()
         var wait = idlePoll
-        if let next = try? await store.nextOutboxDue() {
-            wait = max(minimum, min(wait, .milliseconds(Int64(max(0, next.timeIntervalSince(time.now())) * 1000))))
+        if let next = try? await parts.store.nextOutboxDue() {
+            wait = max(minimum, min(wait, .milliseconds(Int64(max(0, next.timeIntervalSince(parts.time.now())) * 1000))))
         }
-        await time.wait(for: wakeUps, untilElapsed: start + wait)
+        await parts.time.wait(for: wakeUps, untilElapsed: start + wait)
     }
 
     /// The outbox's depth and its oldest message's wait, for `/metrics`.
     private func reportDepth() async {
-        guard let usage = try? await store.outboxUsage(of: nil) else { return }
-        metrics.outboxDepth.set(to: Double(usage.count))
-        metrics.outboxOldest.set(to: usage.oldest.map { max(0, time.now().timeIntervalSince($0)) } ?? 0)
+        guard let usage = try? await parts.store.outboxUsage(of: nil) else { return }
+        parts.metrics.outbox.depth.set(to: Double(usage.count))
+        parts.metrics.outbox.oldest.set(to: usage.oldest.map { max(0, parts.time.now().timeIntervalSince($0)) } ?? 0)
     }
 
     /// Delivers `owner`'s due messages in order, while this process holds their queue.
     private func deliverQueue(of owner: UserID) async {
         do {
             guard try await claim(owner) else { return }
-            for item in try await store.outbox(of: owner) where item.isQueued {
+            for item in try await parts.store.outbox(of: owner) where item.isQueued {
                 // Compared as the store compares them (seconds since 1970): a date read back from the
                 // store may differ from the clock's in its last bit, and the store called it due.
-                if stopping.withLock({ $0 }) || item.nextAttempt.timeIntervalSince1970 > time.now().timeIntervalSince1970 { break }
+                if stopping.withLock({ $0 }) || item.nextAttempt.timeIntervalSince1970 > parts.time.now().timeIntervalSince1970 { break }
                 guard try await claim(owner) else { return }
-                let outcome = try await traces.span(
-                    "outbox.deliver", kind: .producer, parent: traces.context(traceparent: item.traceparent),
-                    attributes: traces.isOn ? ["threaddesk.attempt": .int64(Int64(item.attempts + 1))] : [:]
+                let outcome = try await parts.traces.span(
+                    "outbox.deliver", kind: .producer, parent: parts.traces.context(traceparent: item.traceparent),
+                    attributes: parts.traces.isOn ? ["threaddesk.attempt": .int64(Int64(item.attempts + 1))] : [:]
                 ) { _ in try await deliver(item.id, of: owner) }
                 if case .later = outcome { break }
             }
-            try await store.releaseOutbox(of: owner, holder: holder)
+            try await parts.store.releaseOutbox(of: owner, holder: holder)
         } catch {
             // The store (or the user's lock) failed us: the queue's next attempt waits its backoff
             // too, so a failure that repeats costs one try per backoff, not a loop.
             logFailure("Could not deliver a user's outbox; it is tried again", error: error, owner: owner)
-            if var first = try? await store.outbox(of: owner).first(where: \.isQueued) {
+            if var first = try? await parts.store.outbox(of: owner).first(where: \.isQueued) {
                 first.attempts += 1
-                first.nextAttempt = time.now().addingTimeInterval(backoff(after: first.attempts) / .seconds(1))
-                _ = try? await store.updateOutboxItem(first, fence: OutboxFence(holder: holder, now: time.now()))
+                first.nextAttempt = parts.time.now().addingTimeInterval(backoff(after: first.attempts) / .seconds(1))
+                _ = try? await parts.store.updateOutboxItem(first, fence: OutboxFence(holder: holder, now: parts.time.now()))
             }
-            try? await store.releaseOutbox(of: owner, holder: holder)
+            try? await parts.store.releaseOutbox(of: owner, holder: holder)
         }
     }
 
     /// Logs a failure at most once a minute (a Discord outage fails every delivery).
     func logFailure(_ message: Logger.Message, error: any Error, owner: UserID? = nil) {
-        let now = time.now()
+        let now = parts.time.now()
         let due = lastFailureLog.withLock { last in
             guard last.map({ now.timeIntervalSince($0) >= 60 }) ?? true else { return false }
             last = now
@@ -244,7 +211,7 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         guard due else { return }
         var metadata: Logger.Metadata = ["error": "\(error)"]
         if let owner { metadata["user"] = "\(owner.logValue)" }
-        logger.warning(message, metadata: metadata)
+        parts.logger.warning(message, metadata: metadata)
     }
 }
 

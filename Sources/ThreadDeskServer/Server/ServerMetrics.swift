@@ -7,28 +7,15 @@ import ThreadDeskCore
 public struct ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let storeLatency: DurationHistogram
-    let filesUploaded: Counter
-    let gatewayEventsSkipped: Counter
-    let attachmentsServed: Counter
-    let attachmentURLsRefreshed: Counter
-    let diagnosticsUploaded: Counter
-    let catchUps: Counter
-    let catchUpFailures: Counter
-    let threadsArchived: Counter
     let discordInvalidRequests: Gauge
-    let liveStreams: Gauge
-    /// Connections whose task is running: one per connection, except an event stream's once its
-    /// handler holds it (`EventStreamHandler`).
-    let connectionTasks: Gauge
-    let liveStreamsOpening: Gauge
-    let liveStreamsWaitingToOpen: Gauge
-    let uploadsReceiving: Gauge
-    let liveStreamsDropped: Counter
-    let liveEvents: Counter
-    let typingSent: Counter
-    let typingDropped: Counter
-    let outboxDepth: Gauge
-    let outboxOldest: Gauge
+    /// The event streams and what they carry (`Live`).
+    let live: LiveSeries
+    /// The outbox's depth and wait.
+    let outbox: OutboxSeries
+    /// Files: sent with messages, uploaded, served.
+    let files: FileSeries
+    /// What keeps the mirror whole: the gateway's events, the catch-ups, the forum's room.
+    let mirror: MirrorSeries
     /// Whether the series that are worth telling apart per app (messages, pushes, the outbox's
     /// failures) carry an `app` label: a deployment of several apps (`APPS_FILE`). A metric keeps
     /// one set of labels for good, so this is decided once, as the server is built.
@@ -40,37 +27,13 @@ public struct ServerMetrics: Sendable {
             "threaddesk_store_duration_seconds",
             buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)],
             help: "Time inside withUser, Discord calls included")
-        filesUploaded = registry.counter("threaddesk_files_uploaded_total", help: "Files users sent with their messages")
-        gatewayEventsSkipped = registry.counter(
-            "threaddesk_gateway_events_skipped_total", help: "Events from the gateway daemon of a type or shape this server does not know")
-        attachmentsServed = registry.counter("threaddesk_attachments_served_total", help: "Attachment downloads served to apps")
-        attachmentURLsRefreshed = registry.counter(
-            "threaddesk_attachment_urls_refreshed_total", help: "Expired Discord CDN URLs signed anew")
-        diagnosticsUploaded = registry.counter("threaddesk_diagnostics_uploaded_total", help: "Diagnostics files posted")
-        catchUps = registry.counter("threaddesk_catch_ups_total", help: "REST catch-ups run, failed ones included")
-        catchUpFailures = registry.counter("threaddesk_catch_up_failures_total", help: "REST catch-ups that failed part-way")
         discordInvalidRequests = registry.gauge(
             "threaddesk_discord_invalid_requests_10m",
             help: "401, 403 and 429 answers from Discord in the last 10 minutes (Discord bans at 10,000)")
-        liveStreams = registry.gauge("threaddesk_live_streams", help: "Open /v1/events streams in this process")
-        connectionTasks = registry.gauge(
-            "threaddesk_http_connection_tasks", help: "HTTP connections of the public server whose task runs (an open event stream has none)")
-        liveStreamsOpening = registry.gauge(
-            "threaddesk_live_streams_opening", help: "/v1/events streams being opened, each holding a turn (LIVE_OPENING_AT_ONCE), in this process")
-        liveStreamsWaitingToOpen = registry.gauge(
-            "threaddesk_live_streams_waiting_to_open", help: "/v1/events streams waiting for a turn to open (LIVE_OPENING_QUEUE at most) in this process")
-        uploadsReceiving = registry.gauge("threaddesk_uploads_receiving", help: "Message files whose bodies are being received")
-        liveStreamsDropped = registry.counter(
-            "threaddesk_live_streams_dropped_total", help: "Event streams closed because their client stopped reading")
-        liveEvents = registry.counter("threaddesk_live_events_total", help: "Events written to /v1/events streams")
-        typingSent = registry.counter("threaddesk_typing_sent_total", help: "Typing indicators sent to Discord")
-        typingDropped = registry.counter(
-            "threaddesk_typing_dropped_total", help: "Typing indicators dropped: too many waiting for Discord, or too late to show")
-        outboxDepth = registry.gauge("threaddesk_outbox_depth", help: "User messages accepted and not yet in Discord (failed ones included)")
-        outboxOldest = registry.gauge(
-            "threaddesk_outbox_oldest_seconds", help: "How long the oldest message of the outbox has waited for Discord (0 when none)")
-        threadsArchived = registry.counter(
-            "threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
+        live = LiveSeries(registry)
+        outbox = OutboxSeries(registry)
+        files = FileSeries(registry)
+        mirror = MirrorSeries(registry)
     }
 
     func request(route: String, method: String, status: Int) {

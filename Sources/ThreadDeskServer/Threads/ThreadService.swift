@@ -173,7 +173,7 @@ struct ThreadService: Sendable {
         for thread in idlest {
             _ = try await discord.modifyThread(thread.id, archived: true)
         }
-        metrics.threadsArchived.increment(by: Int64(idlest.count))
+        metrics.mirror.threadsArchived.increment(by: Int64(idlest.count))
         logger.notice(
             "The support forum is full (160006): archived its idlest ThreadDesk threads", metadata: ["app": "\(app.id)", "archived": "\(idlest.count)"])
     }
