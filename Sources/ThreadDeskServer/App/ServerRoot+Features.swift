@@ -186,7 +186,7 @@ extension ServerRoot {
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
                         away: away, status: status, translator: assist.map(Translator.init), settings: configuration.desk, catalog: catalog,
-                        logger: logger, time: time), work: work, drain: shared.drain)
+                        logger: logger, time: time, isDraftInteraction: Drafts.isDraftInteraction), work: work, drain: shared.drain)
                 : nil
             gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,

@@ -15,9 +15,8 @@ extension Desk {
             parts.logger.warning("An interaction of another application or guild was ignored", metadata: ["interaction": "\(interaction)"])
             return
         }
-        // The desk makes no buttons or forms: one that reaches it is a draft note's while drafts
-        // are off (the assistant switched off since; the gateway hands them to the drafts otherwise).
-        if interaction.component != nil || interaction.modal != nil {
+        // A button of a draft note while drafts are off (the assistant switched off since).
+        if parts.isDraftInteraction(interaction) {
             try await respond(interaction, .ephemeralMessage("Drafted answers are off now: nothing was sent."))
             return
         }
