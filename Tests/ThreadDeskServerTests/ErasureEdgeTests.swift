@@ -1,3 +1,4 @@
+import Deadlines
 import DiscordEmulator
 import DiscordREST
 import HTTPTypes
@@ -55,6 +56,86 @@ struct ErasureEdgeTests {
             #expect(touches() == before)
             let after = try #require(server.emulator.threads().first { $0.id == thread })
             #expect(after.archived && after.locked)
+        }
+    }
+
+    /// An erasure waits for another replica's status change of the thread (its lock) on the
+    /// server's clock: it looks again each `otherReplicaLook` of the clock, no sooner, goes on
+    /// once the lock is free, and gives up (`Busy`) when the lock stays held past its wait.
+    @Test func anErasureWaitsForAnotherReplicasStatusChangeOnTheServersClock() async throws {
+        try await withServer { server in
+            let store = server.store
+            let clock = ManualClock()
+            let time = ServerTime.driven(by: clock)
+            let look = StatusTags.otherReplicaLook
+            let (thread, stuck) = (try #require(Snowflake("1100000000000000001")), try #require(Snowflake("1100000000000000002")))
+            let (held, release) = (Watched(0), Watched(false))
+            // Another replica changing each thread's status: it holds the lock until the test lets
+            // go of the first; the second it never lets go.
+            let first = Task {
+                try await store.exclusively(StatusTags.key(thread)) {
+                    held.update { $0 += 1 }
+                    try await release.wait(for: "the test to let the lock go") { $0 }
+                }
+            }
+            let never = Task {
+                try await store.exclusively(StatusTags.key(stuck)) {
+                    held.update { $0 += 1 }
+                    try await Watched(false).wait(for: "the end of the test", timeout: .seconds(3600)) { $0 }
+                }
+            }
+            defer { never.cancel() }
+            try await held.wait(for: "the other replica's locks") { $0 == 2 }
+
+            async let erased: Void = withTimeout(.seconds(120), "the erasure") {
+                try await StatusTags.markErased(thread, in: store, time: time)
+            }
+            let nextLook = { try await clock.changes.wait(for: "the erasure's next look, on the clock") { _ in clock.sleepsLeft == [look] } }
+            try await nextLook()
+            for _ in 0..<3 {
+                clock.advance(by: look)
+                try await nextLook()
+            }
+            #expect(try await store.globalValue(StatusTags.key(thread)) == nil, "not marked while the lock is held")
+            release.update { $0 = true }
+            try await first.value
+            // Let go in another replica: nothing here hears of it, the next look finds it.
+            clock.advance(by: look)
+            try await erased
+            #expect(try await store.globalValue(StatusTags.key(thread)) == StatusTags.erasedNote)
+
+            // Held past the wait (a minute of the clock, passed at once): the erasure gives up.
+            await #expect(throws: StatusTags.Busy.self) {
+                try await clock.drive { try await StatusTags.markErased(stuck, in: store, time: time) }
+            }
+            #expect(try await store.globalValue(StatusTags.key(stuck)) == nil)
+        }
+    }
+
+    /// A status change under way in this process (its PATCH held in Discord) holds the erasure
+    /// back; once it is written, the erasure goes on at once: woken by the change letting the
+    /// thread's lock go, while the clock it waits on never moves.
+    @Test func anErasureGoesOnOnceAStatusChangeHereLetsTheThreadGo() async throws {
+        try await withServer(gateway: true, { $0.statusTags = StatusTagNames() }) { server in
+            let (_, thread, _) = try await server.userWithThread()
+            try await server.settled()
+            let threadID = try #require(Snowflake(thread))
+            let patches = { server.emulator.counters.requests("PATCH", "/channels/{channel_id}") }
+            let before = patches()
+            server.emulator.holdRequests("PATCH", "/channels/{channel_id}")
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Which version?")
+            try await server.emulator.waitUntil("the status change under way, its PATCH held") { _ in patches() > before }
+
+            let clock = ManualClock()
+            async let erased: Void = withTimeout(.seconds(120), "the erasure, the clock never moving") {
+                try await StatusTags.markErased(threadID, in: server.store, time: .driven(by: clock))
+            }
+            try await clock.waitForSleepers(1)
+            #expect(try await server.store.globalValue(StatusTags.key(threadID)) != StatusTags.erasedNote)
+            server.emulator.releaseHeldRequests()
+            try await erased
+            #expect(clock.now.offset == .zero)
+            #expect(try await server.store.globalValue(StatusTags.key(threadID)) == StatusTags.erasedNote)
         }
     }
 

@@ -14,33 +14,41 @@ import ThreadDeskServer
 /// sends another request on it, each as a client sees them.
 @Suite("Live: the stream's handler", .timeLimit(.minutes(3)))
 struct EventStreamHandlerTests {
+    /// The hub's timer ticks on the server's clock, which the test moves (a keep-alive a tick).
     @Test func keepAlivesComeOnAnIdleStreamAndEventsBetweenThem() async throws {
-        try await withServer(gateway: true, { $0.live.keepAlive = .milliseconds(100) }) { server in
+        let clock = ManualClock()
+        let keepAlive = Duration.milliseconds(100)
+        try await withServer(gateway: true, time: .driven(by: clock), { $0.live.keepAlive = keepAlive }) { server in
             let (user, thread, _) = try await server.userWithThread()
             let stream = try await LiveTests.stream(server, user.token)
             defer { stream.close() }
             // The connection ends with the stream: the client sends nothing more on it.
             #expect(stream.headers["connection"] == ["close"])
-            try await stream.comments(reach: 3, "three keep-alives")
+            try await server.passingTicks(of: keepAlive, on: clock) { try await stream.comments(reach: 3, "three keep-alives") }
             try server.emulator.replyAsAgent(inThread: thread, content: "between keep-alives")
             let reply = try await stream.next("the reply") { $0.name == "message.created" }
             #expect(reply.json["content"] as? String == "between keep-alives")
             let before = stream.comments
-            try await stream.comments(reach: before + 2, "keep-alives after the reply")
+            try await server.passingTicks(of: keepAlive, on: clock) { try await stream.comments(reach: before + 2, "keep-alives after the reply") }
             #expect(!stream.ended)
         }
     }
 
+    /// The lifetime is measured on the server's clock: the hub's sweep ends the stream once the
+    /// test has moved the clock past it.
     @Test func aStreamEndsCleanlyWhenItsLifetimeIsOverAndResumesWithoutLoss() async throws {
-        try await withServer(gateway: true, { $0.live.maxStreamDuration = .seconds(1) }) { server in
+        let clock = ManualClock()
+        try await withServer(gateway: true, time: .driven(by: clock), { $0.live.maxStreamDuration = .seconds(1) }) { server in
             let (user, thread, _) = try await server.userWithThread()
             let stream = try await LiveTests.stream(server, user.token)
-            try await stream.ends("the stream's lifetime over")
+            // A tick of a tenth of the lifetime (`KeepAliveRounds`); a sweep every ten.
+            try await server.passingTicks(of: .milliseconds(100), on: clock) { try await stream.ends("the stream's lifetime over") }
             #expect(stream.endedCleanly)
-            try await eventually("its subscription released") { try await server.metric("threaddesk_live_streams") == 0 }
+            try await server.openStreams(0)
             // What came after it ended is replayed from its last event.
             try server.emulator.replyAsAgent(inThread: thread, content: "while away")
-            try await server.settled()
+            // The reply's push waits on the server's clock a moment: the test moves it.
+            try await server.settled(driving: clock)
             let resumed = try await LiveTests.stream(server, user.token, lastEventID: stream.lastEventID)
             defer { resumed.close() }
             #expect(resumed.events(named: "message.created").map { $0.json["content"] as? String } == ["while away"])
@@ -58,7 +66,7 @@ struct EventStreamHandlerTests {
             var sockets: [any Channel] = []
             defer { sockets.forEach { $0.close(promise: nil) } }
             for user in users { sockets.append(try await Self.openStream(server, token: user.token)) }
-            try await eventually("five streams open") { try await server.metric("threaddesk_live_streams") == 5 }
+            try await server.openStreams(5)
             try await eventually("their connections' tasks ended") {
                 try await server.metric("threaddesk_http_connection_tasks") <= before + 1
             }
@@ -75,9 +83,9 @@ struct EventStreamHandlerTests {
         }) { server in
             let user = try await server.session()
             let socket = try await Self.openStream(server, token: user.token)
-            try await eventually("the stream open") { try await server.metric("threaddesk_live_streams") == 1 }
+            try await server.openStreams(1)
             try await socket.close()
-            try await eventually("the stream let go") { try await server.metric("threaddesk_live_streams") == 0 }
+            try await server.openStreams(0)
         }
     }
 
@@ -88,11 +96,11 @@ struct EventStreamHandlerTests {
             let user = try await server.session()
             let socket = try await Self.openStream(server, token: user.token)
             defer { socket.close(promise: nil) }
-            try await eventually("the stream open") { try await server.metric("threaddesk_live_streams") == 1 }
+            try await server.openStreams(1)
             let next = "GET /v1/unread HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(user.token)\r\n\r\n"
             try await socket.writeAndFlush(ByteBuffer(string: next)).get()
-            try await eventually("the connection closed") { !socket.isActive }
-            try await eventually("the stream let go") { try await server.metric("threaddesk_live_streams") == 0 }
+            try #require(await socket.closes(within: .seconds(120)), "the connection closed")
+            try await server.openStreams(0)
             // The server goes on answering on other connections.
             #expect(try await server.request(.get, "/v1/unread", token: user.token).status == .ok)
         }
@@ -110,8 +118,8 @@ struct EventStreamHandlerTests {
             let both = "GET /v1/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(user.token)\r\n\r\n"
                 + "GET /v1/unread HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(user.token)\r\n\r\n"
             try await socket.writeAndFlush(ByteBuffer(string: both)).get()
-            try await eventually("the connection closed") { !socket.isActive }
-            try await eventually("the stream let go") { try await server.metric("threaddesk_live_streams") == 0 }
+            try #require(await socket.closes(within: .seconds(120)), "the connection closed")
+            try await server.openStreams(0)
             #expect(try await server.request(.get, "/v1/unread", token: user.token).status == .ok)
         }
     }

@@ -81,7 +81,7 @@ extension ServerRoot {
                     keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
                     maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress,
                     streamShares: catalog.streamShares),
-                bus: store.bus, metrics: metrics, logger: logger, traces: shared.traces)
+                bus: store.bus, metrics: metrics, logger: logger, time: time, traces: shared.traces, work: work)
             pushes = shared.apns.map {
                 PushDispatcher(
                     store: store, apns: $0, settings: configuration.push, catalog: catalog, metrics: metrics, logger: logger, time: time,

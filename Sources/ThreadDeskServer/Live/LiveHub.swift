@@ -93,6 +93,11 @@ final class LiveHub: Service, Sendable {
     let bus: (any LiveBus)?
     let logger: Logger
     private let metrics: ServerMetrics
+    /// What the timer sleeps on and the sweep reads: a stream's lifetime and a stalled write are
+    /// measured on it (`elapsed`), so a test moves them with its clock.
+    let time: ServerTime
+    /// Told how many streams are open and how many were dropped (what a test awaits).
+    private let work: BackgroundWork
     let state: Mutex<State>
     /// Tells this replica's own announcements from the others'.
     let origin = UUID().uuidString.prefix(8).lowercased()
@@ -108,8 +113,13 @@ final class LiveHub: Service, Sendable {
     /// and, through the bus, on the replica that holds them.
     let traces: Traces
 
-    init(settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger, traces: Traces = .off) {
+    init(
+        settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger, time: ServerTime, traces: Traces = .off,
+        work: BackgroundWork = .untracked
+    ) {
         self.traces = traces
+        self.time = time
+        self.work = work
         self.settings = settings
         state = Mutex(State(slots: Self.rounds(settings).slots, shares: StreamShares(shares: settings.streamShares, maxStreams: settings.maxStreams)))
         self.bus = bus
@@ -118,6 +128,16 @@ final class LiveHub: Service, Sendable {
     }
 
     var openStreams: Int { state.withLock { $0.count } }
+
+    /// The open streams, and the streams closed for a stalled write, as `BackgroundWork` levels.
+    static let openLevel = "live streams"
+    static let droppedLevel = "live streams dropped"
+
+    /// A moment of `time`'s clock as the subscribers' stamps hold it (nanoseconds since `time` began).
+    static func stamp(_ elapsed: Duration) -> UInt64 {
+        let (seconds, attoseconds) = elapsed.components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
 
     /// Registers a stream for `user`. Past `streamsPerUser` the user's oldest stream is closed (a
     /// device reconnecting before its old connection timed out); past `maxStreams` in all, or
@@ -138,26 +158,27 @@ final class LiveHub: Service, Sendable {
                 throw .fromAddress
             }
             state.nextID += 1
-            state.heapTrim.opened(at: DispatchTime.now().uptimeNanoseconds)
+            state.heapTrim.opened(at: Self.stamp(time.elapsed()))
             let subscriber = Subscriber(
-                id: state.nextID, user: user, address: address, tokenHash: tokenHash, lifetime: settings.maxDuration, connection: connection)
+                id: state.nextID, user: user, address: address, tokenHash: tokenHash, lifetime: settings.maxDuration, connection: connection,
+                elapsed: time.elapsed)
             state.insert(subscriber)
             return (subscriber, evicted)
         }
         if let evicted {
+            work.adjust(Self.openLevel, by: -1)
             evicted.finish()
             evicted.close()
         }
+        work.adjust(Self.openLevel, by: 1)
         streamOpened.signal()
         metrics.live.streams.set(to: Double(openStreams))
         return subscriber
     }
 
     func unsubscribe(_ subscriber: Subscriber) {
-        let count = state.withLock { state -> Int in
-            _ = state.remove(subscriber)
-            return state.count
-        }
+        let (removed, count) = state.withLock { state in (state.remove(subscriber), state.count) }
+        if removed { work.adjust(Self.openLevel, by: -1) }
         subscriber.finish()
         metrics.live.streams.set(to: Double(count))
     }
@@ -233,14 +254,13 @@ final class LiveHub: Service, Sendable {
     /// at the stop (the server's quiesce or `finish` above) write their last chunk first. The
     /// HTTP server no longer waits for them, since they have no task.
     private func handlersClosed(within limit: Duration) async {
-        let deadline = ContinuousClock.now.advanced(by: limit)
+        let deadline = time.elapsed() + limit
         while handlers.load(ordering: .relaxed) > 0 {
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero else {
+            guard time.elapsed() < deadline else {
                 logger.notice("Event streams still closing at the stop", metadata: ["streams": "\(handlers.load(ordering: .relaxed))"])
                 return
             }
-            _ = await handlerGone.wait(upTo: left)
+            await time.wait(for: handlerGone, untilElapsed: deadline)
         }
     }
 
@@ -251,9 +271,10 @@ final class LiveHub: Service, Sendable {
     private func tick() async {
         var rounds = Self.rounds(settings)
         while !Task.isCancelled {
-            // Ticks come often (a slice of the streams each): with none open, the timer rests.
+            // Ticks come often (a slice of the streams each): with none open, the timer rests
+            // until one opens (a wait a cancellation leaves whole).
             if openStreams == 0, !(await streamOpened.wait()) { return }
-            guard (try? await Task.sleep(for: rounds.tick)) != nil else { return }
+            guard (try? await time.sleep(for: rounds.tick)) != nil else { return }
             let slot = rounds.advance()
             if rounds.sweepDue() { sweep() }
             if let slot {
@@ -266,7 +287,7 @@ final class LiveHub: Service, Sendable {
     /// Closes the streams whose client stopped reading (a write pending past `writeTimeout`) and
     /// ends those whose lifetime is over.
     private func sweep() {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = Self.stamp(time.elapsed())
         if state.withLock({ $0.heapTrim.trimDue(at: now) }) {
             let trimmed = trimHeap()
             logger.info("A burst of stream openings is over: free heap memory given back", metadata: ["trimmed": "\(trimmed)"])
@@ -279,6 +300,7 @@ final class LiveHub: Service, Sendable {
             } else if subscriber.stalled(at: now, limit: settings.writeTimeout) {
                 logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
                 metrics.live.dropped.increment()
+                work.adjust(Self.droppedLevel, by: 1)
                 subscriber.close()
             } else if subscriber.expired(at: now) {
                 // Ends the response normally; the client resumes from its last event.

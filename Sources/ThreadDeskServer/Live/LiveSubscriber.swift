@@ -32,18 +32,21 @@ extension LiveHub {
         private let finished = Atomic<Bool>(false)
         /// The trace of the latest change not yet read (tracing on): the events it brings are a span of it.
         private let changeTrace = Mutex<TraceContext?>(nil)
-        /// When the oldest write still pending began (uptime nanoseconds), 0 when none is.
+        /// When the oldest write still pending began (`LiveHub.stamp` of the hub's time), 0 when none is.
         private let writingSince = Atomic<UInt64>(0)
         /// The stream's handler, once it has taken the connection over.
         private let sink = Mutex<EventStreamSink?>(nil)
         /// The stream's connection: closed by the hub before the handler takes it over.
         let connection: any Channel
-        /// When the stream is due to end (uptime nanoseconds).
+        /// When the stream is due to end (`LiveHub.stamp` of the hub's time).
         private let endsAt: UInt64
+        /// The hub's clock (`ServerTime.elapsed`), which the stamps above read.
+        private let elapsed: @Sendable () -> Duration
 
         /// The hub makes subscribers (`LiveHub.subscribe`), and only the hub signals them.
         init(
-            id: UInt64, user: UserID, address: String, tokenHash: String, lifetime: Duration, connection: any Channel
+            id: UInt64, user: UserID, address: String, tokenHash: String, lifetime: Duration, connection: any Channel,
+            elapsed: @escaping @Sendable () -> Duration
         ) {
             self.id = id
             self.user = user
@@ -51,7 +54,8 @@ extension LiveHub {
             self.tokenHash = tokenHash
             self.connection = connection
             let nanoseconds = Double(lifetime.components.seconds) * 1e9 + Double(lifetime.components.attoseconds) / 1e9
-            endsAt = DispatchTime.now().uptimeNanoseconds + UInt64(nanoseconds * Double.random(in: 0.9...1.0))
+            self.elapsed = elapsed
+            endsAt = LiveHub.stamp(elapsed()) + UInt64(nanoseconds * Double.random(in: 0.9...1.0))
         }
 
         /// The hub's own: coalesces changes and sets the token check before the signal goes.
@@ -108,7 +112,7 @@ extension LiveHub {
         }
 
         /// A write is pending from now (or, with writes pending, the oldest was taken: the client reads).
-        func writesBegan() { writingSince.store(max(1, DispatchTime.now().uptimeNanoseconds), ordering: .relaxed) }
+        func writesBegan() { writingSince.store(max(1, LiveHub.stamp(elapsed())), ordering: .relaxed) }
 
         /// No write is pending.
         func writesEnded() { writingSince.store(0, ordering: .relaxed) }

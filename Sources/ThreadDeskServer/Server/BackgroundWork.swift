@@ -35,6 +35,8 @@ public final class BackgroundWork: Sendable {
         var nextTimer: UInt64 = 0
         /// Parts asleep until a moment of their clock, and the clock's reading (time since start).
         var timers: [UInt64: (part: String, due: Duration, elapsed: @Sendable () -> Duration)] = [:]
+        /// What parts report that is not work to settle (the open event streams), by name.
+        var levels: [String: Int] = [:]
 
         var busy: [String] {
             counts.filter { $0.value > 0 }.map { "\($0.key) (\($0.value))" }.sorted() + flags.sorted()
@@ -107,6 +109,30 @@ public final class BackgroundWork: Sendable {
         // between reading it and sleeping must not push the wake-up past the moment).
         try await time.sleep(untilElapsed: due)
         begin(part)
+    }
+
+    /// Moves `level` by `delta`: a state a part reports that is no work (the open event streams),
+    /// which a test awaits with `level(_:within:until:)` instead of polling a metric. Deltas, so
+    /// reports from several threads add up whatever their order. Settling ignores levels.
+    public func adjust(_ level: String, by delta: Int) {
+        guard tracking, delta != 0 else { return }
+        let waiters = state.withLock { state in
+            state.levels[level, default: 0] += delta
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.signal() }
+    }
+
+    /// What `level` is now (0 when never reported).
+    public func level(_ level: String) -> Int { state.withLock { $0.levels[level] ?? 0 } }
+
+    /// Returns once `condition` holds for `level`; throws `Unsettled` naming it past `timeout`.
+    public func level(_ level: String, within timeout: Duration = .seconds(120), until condition: (Int) -> Bool) async throws {
+        precondition(tracking, "an untracked level never moves")
+        try await waitUntil(timeout) { state in
+            let value = state.levels[level] ?? 0
+            return condition(value) ? nil : ["\(level) (at \(value))"]
+        }
     }
 
     /// Adds a probe for work `part` has due but not yet taken up.

@@ -134,7 +134,9 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
                     desired.withLock { if $0[thread] == nil { $0[thread] = next } }
                     continue
                 }
-                // One replica at a time per thread: the store's note and Discord stay in step.
+                // One replica at a time per thread: the store's note and Discord stay in step. An
+                // erasure waiting for the thread here goes on once the lock is let go.
+                defer { Self.threadLocks.released() }
                 let applied: Void? = try await store.exclusively(Self.key(thread)) {
                     do {
                         try await Deadline.within(.seconds(30)) { try await self.writer.apply(next, to: thread, ids: ids) }
@@ -204,20 +206,6 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     /// The store's note of the status a thread shows (so a status shown already costs no call,
     /// on any replica).
     static func key(_ thread: Snowflake) -> String { "thread-status/\(thread)" }
-
-    /// The note while the thread's user is being erased; it goes with the erasure, after which
-    /// the thread has no owner in the store.
-    static let erasedNote = "erased"
-
-    /// Marks `thread` as its user's erasure settles it: a change under way on any replica
-    /// finishes first (the thread's lock), and none is made after. Waits `wait` at most.
-    static func markErased(_ thread: Snowflake, in store: any GlobalValues & JobLocks, wait: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + wait
-        while try await store.exclusively(key(thread), { try await store.setGlobalValue(key(thread), to: erasedNote) }) == nil {
-            guard ContinuousClock.now < deadline else { throw Busy() }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-    }
 
     /// What support reads when a closed conversation comes back.
     static let reopenedNote = ":ninja: Reopened: the user wrote again."
