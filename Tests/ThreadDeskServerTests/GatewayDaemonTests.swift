@@ -87,7 +87,7 @@ struct GatewayDaemonTests {
                     _ = try await HTTPClient.shared.execute(push, timeout: .seconds(5))
                     _ = try await Self.post("\(base)/v1/messages", #"{"content":"hi"}"#, headers: [("Authorization", "Bearer \(token)"), ("Idempotency-Key", "1")])
                     // The server process's outbox makes the thread after it answered.
-                    try await eventually("the thread made") { !discord.threads().isEmpty }
+                    try await discord.waitUntil("the thread made") { !$0.threads().isEmpty }
                     thread = try #require(discord.threads().first?.id)
                 }
 

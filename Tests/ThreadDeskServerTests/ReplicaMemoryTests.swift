@@ -34,7 +34,7 @@ struct ReplicaMemoryTests {
 
     @Test func aReplyCommittedThroughReplicaAIsInTheNextPollOnReplicaB() async throws {
         try await withTwoReplicas { a, b, storeB, discord, _ in
-            let user = try await conversation(on: b, other: a, discord: discord)
+            let user = try await conversation(on: b, other: a, fed: a, discord: discord)
             let before = storeB.replicaCacheCounts.hits
             #expect(try await contents(b, user) == ["hello", "first answer"])
             #expect(try await contents(b, user) == ["hello", "first answer"])
@@ -44,8 +44,9 @@ struct ReplicaMemoryTests {
             for round in 1...3 {
                 let thread = try #require(discord.threads().first?.id)
                 try discord.replyAsAgent(inThread: thread, content: "answer \(round)")
-                // A (the gateway's replica) has committed it once A's poll shows it...
-                try await eventually("answer \(round) on A") { try await contents(a, user).last == "answer \(round)" }
+                // A (the gateway's replica) has committed it once it took the event in and A's poll shows it...
+                try await a.caughtUp(with: discord)
+                try #require(try await contents(a, user).last == "answer \(round)", "answer \(round) on A")
                 // ...and a poll on B begun after that shows it too: no waiting.
                 #expect(try await contents(b, user).last == "answer \(round)")
             }
@@ -56,7 +57,7 @@ struct ReplicaMemoryTests {
     /// for it (its barrier's ping comes after the word) instead of answering from memory.
     @Test func aWordOfChangeThatComesLateIsWaitedFor() async throws {
         try await withTwoReplicas { a, b, storeB, discord, _ in
-            let user = try await conversation(on: b, other: a, discord: discord)
+            let user = try await conversation(on: b, other: a, fed: a, discord: discord)
             #expect(try await contents(b, user) == ["hello", "first answer"])
             let before = storeB.replicaCacheCounts.hits
             #expect(try await contents(b, user) == ["hello", "first answer"])
@@ -65,7 +66,8 @@ struct ReplicaMemoryTests {
             storeB.holdNotifications(true)
             let thread = try #require(discord.threads().first?.id)
             try discord.replyAsAgent(inThread: thread, content: "late answer")
-            try await eventually("the answer on A") { try await contents(a, user).last == "late answer" }
+            try await a.caughtUp(with: discord)
+            try #require(try await contents(a, user).last == "late answer", "the answer on A")
             let answered = Atomic(false)
             let poll = Task {
                 defer { answered.store(true, ordering: .relaxed) }
@@ -82,7 +84,7 @@ struct ReplicaMemoryTests {
     @Test func aLostWordOfChangeCostsTimeNeverMoreThanTheBound() async throws {
         let clock = TestClock()
         try await withTwoReplicas(clockB: clock) { a, b, storeB, discord, _ in
-            let user = try await conversation(on: b, other: a, discord: discord)
+            let user = try await conversation(on: b, other: a, fed: a, discord: discord)
             #expect(try await contents(b, user) == ["hello", "first answer"])
             let before = storeB.replicaCacheCounts.hits
             #expect(try await contents(b, user) == ["hello", "first answer"])
@@ -92,7 +94,8 @@ struct ReplicaMemoryTests {
             storeB.dropWordsOfChange(true)
             let thread = try #require(discord.threads().first?.id)
             try discord.replyAsAgent(inThread: thread, content: "second answer")
-            try await eventually("the answer on A") { try await contents(a, user).last == "second answer" }
+            try await a.caughtUp(with: discord)
+            try #require(try await contents(a, user).last == "second answer", "the answer on A")
             // Within the bound B may still answer what it remembered; past it, never.
             clock.advance(PostgresStore.memoryMaximumAge)
             #expect(try await contents(b, user).last == "second answer")
@@ -101,8 +104,8 @@ struct ReplicaMemoryTests {
 
     @Test func aClosedSessionAndAnErasedUserAreRefusedAtOnceOnTheOtherReplica() async throws {
         try await withTwoReplicas { a, b, storeB, discord, _ in
-            let closing = try await conversation(on: a, other: b, discord: discord)
-            let erased = try await conversation(on: a, other: b, discord: discord, answered: false)
+            let closing = try await conversation(on: a, other: b, fed: a, discord: discord)
+            let erased = try await conversation(on: a, other: b, fed: a, discord: discord, answered: false)
             for user in [closing, erased] { #expect(try await b.call(.get, "/v1/messages", headers: user.auth).status == .ok) }
             let before = storeB.replicaCacheCounts.hits
             for user in [closing, erased] { #expect(try await b.call(.get, "/v1/messages", headers: user.auth).status == .ok) }
@@ -117,8 +120,8 @@ struct ReplicaMemoryTests {
     }
 
     /// A user with a thread whose first message (and, with `answered`, a support answer) both
-    /// replicas' mirror hold; the gateway feeds replica A. `other` is the second replica.
-    private func conversation(on replica: Client, other: Client, discord: DiscordEmulator, answered: Bool = true) async throws -> User {
+    /// replicas' mirror hold; the gateway feeds replica A (`fed`). `other` is the second replica.
+    private func conversation(on replica: Client, other: Client, fed: Client, discord: DiscordEmulator, answered: Bool = true) async throws -> User {
         let opened = try await replica.call(.post, "/v1/session", headers: [.init("X-App-Key")!: "app"], json: "{}")
         let user = User(token: try #require(try JSON.parse(opened.body)["token"]?.stringValue))
         var headers = user.auth
@@ -133,7 +136,8 @@ struct ReplicaMemoryTests {
         guard answered else { return user }
         let thread = try #require(discord.threads().last?.id)
         try discord.replyAsAgent(inThread: thread, content: "first answer")
-        try await eventually("the answer mirrored") { try await contents(replica, user) == ["hello", "first answer"] }
+        try await fed.caughtUp(with: discord)
+        try #require(try await contents(replica, user) == ["hello", "first answer"], "the answer mirrored")
         return user
     }
 

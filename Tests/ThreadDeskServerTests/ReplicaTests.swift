@@ -38,6 +38,19 @@ struct ReplicaTests {
             try await #require(work).settled()
         }
 
+        /// For the replica that holds the gateway: returns once it has taken in every event the
+        /// emulator dispatched to it and its work is done, again while that work made Discord
+        /// dispatch more (as `Harness.settled()` does).
+        func caughtUp(with discord: DiscordEmulator) async throws {
+            let work = try #require(work)
+            while true {
+                let dispatched = discord.gatewayPositions
+                try await work.gatewayCaughtUp(dispatched)
+                try await work.settled()
+                if discord.gatewayPositions == dispatched { return }
+            }
+        }
+
         func call(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], json: String? = nil) async throws
             -> (status: HTTPResponse.Status, body: Data)
         {
@@ -272,11 +285,10 @@ struct ReplicaTests {
                 tokens.append(token)
             }
             let reader = tokens.removeLast()
-            try await eventually("the reader's message in the mirror") {
-                let page = try await a.call(.get, "/v1/messages", headers: [.authorization: "Bearer \(reader)"])
-                guard page.status == .ok else { return false }
-                return try JSON.parse(page.body)["messages"]?.arrayValue?.count == 1
-            }
+            try await a.caughtUp(with: discord)
+            let page = try await a.call(.get, "/v1/messages", headers: [.authorization: "Bearer \(reader)"])
+            let listed = page.status == .ok ? try JSON.parse(page.body)["messages"]?.arrayValue?.count : nil
+            try #require(listed == 1, "the reader's message in the mirror")
 
             // Discord now answers more slowly than a request waits for a database connection.
             discord.setLatency(.seconds(8))
@@ -411,8 +423,8 @@ struct ReplicaTests {
                 ids.append(try #require(sent["id"]?.stringValue))
             }
             let expected = (0...6).map { "m\($0)" }
-            try await eventually("the queue delivered once its hold ran out", timeout: .seconds(90)) {
-                discord.messages(inThread: thread).count >= expected.count
+            try await discord.waitUntil("the queue delivered once its hold ran out", timeout: .seconds(90)) {
+                $0.messages(inThread: thread).count >= expected.count
             }
             try await settled(a, b)
             #expect(discord.messages(inThread: thread).map(\.content) == expected)
@@ -487,7 +499,7 @@ struct ReplicaTests {
             }
             try await group.waitForAll()
         }
-        try await eventually("the reply pushed") { apns.deliveries(to: device).count >= 1 }
+        try await apns.waitUntil("the reply pushed") { $0.deliveries(to: device).count >= 1 }
         let id = try #require(Snowflake(reply.id))
         let stored = try await PostgresStore.withRunning(url: url, logger: testLogger()) { try await $0.mirroredMessages([id]).first }
         #expect(stored?.push == .sent)
