@@ -109,3 +109,12 @@ import Testing
         #expect(missing.isEmpty, "targets the box table does not name: \(missing)")
     }
 }
+
+/// `swift test` typed as it is runs the tests eight at once (the `TestWidth` target sets it as the
+/// test binary loads), unless the environment says otherwise.
+@Suite struct TestWidthTests {
+    @Test func theTestBinaryRunsEightTestsAtOnce() throws {
+        let width = try #require(ProcessInfo.processInfo.environment["SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH"], "set before the tests started")
+        #expect(Int(width).map { $0 > 0 } == true, "a width: \(width)")
+    }
+}
