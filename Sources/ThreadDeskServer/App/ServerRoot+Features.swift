@@ -15,47 +15,18 @@ extension ServerRoot {
         // Shared by the features.
         let users: UserSerializer
         let quotas: Quotas
-        // The mirror and who listens to it.
-        let feed: FeedState
-        let ingestion: MirrorIngestion
-        let ingestionQueue: IngestionQueue
-        let reconciliations: CatchUpGate
-        let reconciler: Reconciler
-        let hub: LiveHub
-        let pushes: PushDispatcher?
-        /// Nil when status tags are off.
-        let status: StatusTags?
-        // What users call.
-        /// App Attest; nil when `APP_ATTEST=off`.
-        let attest: AttestService?
-        let sessions: SessionService
-        /// Notes tokens' uses beside the requests that must not wait for it (stream openings).
-        let useNotes: TokenUseNotes
-        let devices: DeviceService
-        /// Delivers what users send into Discord.
-        let outbox: OutboxDelivery
-        let conversation: ConversationService
-        let editor: MessageEditor
-        let diagnostics: DiagnosticsService
-        let live: LiveService
-        let typing: TypingRelay
-        let receipts: ReadReceipts?
-        let legacy: LegacyService
-        let uploads: UploadReader
-        let attachments: AttachmentProxy
-        let away: SupportAvailability
-        let eraser: UserEraser
-        let exporter: DataExporter
-        // What support does in Discord.
-        /// The desk's slash commands; nil when `DESK_COMMANDS=off`.
-        let desk: Desk?
-        /// Drafted answers and their buttons; nil when no app has the assistant on.
-        let drafts: Drafts?
-        /// Every app's forum of curated answers (`DISCORD_FAQ_CHANNEL_ID`, or `faqChannelID` per app).
-        let faq: FAQForums
-        /// Each app's curated answers.
-        let faqBooks: FAQShelf
-        let gatewayEvents: GatewayEventHandler
+        /// Discord's messages kept in the store, and who listens to what it takes in.
+        let mirror: Mirroring
+        /// Who users are: sessions, devices, App Attest.
+        let accounts: Accounts
+        /// What users send and read: the outbox, the conversation, files, diagnostics, the legacy routes.
+        let messages: Messages
+        /// Live conversation: event streams, typing, read receipts.
+        let streaming: Streaming
+        /// A user's data: erasure and export.
+        let privacy: Privacy
+        /// What support does in Discord, and the gateway's events that reach all of the above.
+        let support: Support
 
         /// - Parameter work: Told of the background work as it comes and goes (the tests' settled signal).
         init(configuration: ServerConfiguration, store: any UserStore, shared: Shared, logger: Logger, time: ServerTime, work: BackgroundWork) {
@@ -75,19 +46,18 @@ extension ServerRoot {
             // The mirror first: every feature that takes in what Discord says goes through it, and
             // it tells its listeners (streams, pushes, status tags) what it took in.
             let feed = FeedState(store: store, staleAfter: configuration.mirror.feedStaleAfter, now: now)
-            self.feed = feed
-            hub = LiveHub(
+            let hub = LiveHub(
                 settings: .init(
                     keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
                     maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress,
                     streamShares: catalog.streamShares),
                 bus: store.bus, metrics: metrics, logger: logger, time: time, traces: shared.traces, work: work)
-            pushes = shared.apns.map {
+            let pushes = shared.apns.map {
                 PushDispatcher(
                     store: store, apns: $0, settings: configuration.push, catalog: catalog, metrics: metrics, logger: logger, time: time,
                     traces: shared.traces, work: work)
             }
-            status = configuration.statusTags.map {
+            let status = configuration.statusTags.map {
                 StatusTags(
                     names: $0, discord: discord, store: store, feed: feed, catalog: catalog, logger: logger, time: time,
                     work: work)
@@ -99,13 +69,13 @@ extension ServerRoot {
             let replyWatch = assist.map { _ in ReplyWatch(catalog: catalog, assist: configuration.assist, work: work, now: now) }
             let listeners: [(any MirrorListener)?] = [hub, pushes, status, replyWatch]
             let pushRule = shared.apns.map { _ in PushRule(maxAge: configuration.push.maxAge, background: configuration.push.background) }
-            ingestion = MirrorIngestion(
+            let ingestion = MirrorIngestion(
                 store: store, bot: bot, assistantNames: Dictionary(assistantNames.map { ($0.app.id, $0.name) }, uniquingKeysWith: { first, _ in first }), pushRule: pushRule, listeners: listeners.compactMap { $0 },
                 now: now)
             let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
-            ingestionQueue = IngestionQueue(work: work)
-            reconciliations = CatchUpGate(work: work)
-            reconciler = Reconciler(
+            let ingestionQueue = IngestionQueue(work: work)
+            let reconciliations = CatchUpGate(work: work)
+            let reconciler = Reconciler(
                 store: store, discord: discord, feed: feed, sync: sync, catalog: catalog, settings: configuration.mirror, metrics: metrics, logger: logger, time: time)
 
             // Threads, and what users do in them.
@@ -114,7 +84,7 @@ extension ServerRoot {
                 catalog: catalog, metrics: metrics, logger: logger, now: now)
             let voice = SupportVoice(
                 discord: discord, locks: store, settings: configuration.desk, assistantNames: Dictionary(assistantNames.map { ($0.app.forumChannelID, $0.name) }, uniquingKeysWith: { first, _ in first }), logger: logger)
-            away = SupportAvailability(settings: configuration.desk, catalog: catalog, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
+            let away = SupportAvailability(settings: configuration.desk, catalog: catalog, store: store, voice: voice, ingestion: ingestion, status: status, logger: logger, now: now)
             // Each app's FAQ forum, in its app's guild, and the book its users' suggestions come from.
             let mirrors = catalog.apps.compactMap { app in
                 app.faqChannelID.map { forum in
@@ -126,52 +96,53 @@ extension ServerRoot {
                         app: app.id)
                 }
             }
-            faq = FAQForums(mirrors, discord: discord, logger: logger)
-            faqBooks = FAQShelf(Dictionary(mirrors.map { ($0.app, $0.book) }, uniquingKeysWith: { first, _ in first }))
+            let faq = FAQForums(mirrors, discord: discord, logger: logger)
+            let faqBooks = FAQShelf(Dictionary(mirrors.map { ($0.app, $0.book) }, uniquingKeysWith: { first, _ in first }))
             // Their first reads are due.
             for mirror in mirrors { work.raise(mirror.workName) }
-            attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, catalog: catalog, store: store, metrics: metrics, now: now)
-            devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
-            useNotes = TokenUseNotes(
+            let attest = configuration.attest.mode == .off ? nil : AttestService(settings: configuration.attest, catalog: catalog, store: store, metrics: metrics, now: now)
+            let devices = DeviceService(users: users, discord: discord, ingestion: ingestion, now: now)
+            let useNotes = TokenUseNotes(
                 users: users, store: store, settings: configuration.sessions, timeout: configuration.requestTimeout, logger: logger, work: work)
-            sessions = SessionService(
+            let sessions = SessionService(
                 users: users, store: store, devices: devices, live: hub, catalog: catalog, settings: configuration.sessions, useNotes: useNotes,
                 now: now)
             let messageIDs = MessageIDs()
-            outbox = OutboxDelivery(
+            let outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
                 ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, traces: shared.traces, work: work)
             let intake = OutboxIntake(
                 store: store, threads: threads, ingestion: ingestion, outbox: outbox, ids: messageIDs, settings: configuration.outbox,
                 traces: shared.traces, now: now)
-            conversation = ConversationService(users: users, store: store, sync: sync, intake: intake, metrics: metrics)
-            editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion, outbox: outbox, now: now)
+            let conversation = ConversationService(users: users, store: store, sync: sync, intake: intake, metrics: metrics)
+            let editor = MessageEditor(users: users, store: store, discord: discord, sync: sync, ingestion: ingestion, outbox: outbox, now: now)
             // One large body at a time per user and network, upload or diagnostics.
             let largeBodyHolders = SlotHolders()
-            diagnostics = DiagnosticsService(
+            let diagnostics = DiagnosticsService(
                 largeBodies: ConcurrencyGate(limit: Request.largeBodiesAtOnce, holders: largeBodyHolders), users: users, intake: intake,
                 metrics: metrics, now: now)
-            legacy = LegacyService(users: users, store: store, sync: sync, bot: bot, now: now)
-            typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
-            receipts = settings.readReceiptEmoji.map {
+            let legacy = LegacyService(users: users, store: store, sync: sync, bot: bot, now: now)
+            let typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
+            let receipts = settings.readReceiptEmoji.map {
                 ReadReceipts(
                     store: store, discord: discord, emoji: $0, delay: settings.readReceiptDelay, timeout: configuration.requestTimeout,
                     logger: logger, time: time, work: work)
             }
-            live = LiveService(
+            let live = LiveService(
                 users: users, store: store, discord: discord, bot: bot, ingestion: ingestion, hub: hub, feed: LiveFeed(store: store),
                 typingGate: TypingGate(interval: settings.typingInterval, time: time),
                 openings: StreamOpenings(settings: settings, requestTimeout: configuration.requestTimeout, time: time, metrics: metrics), typing: typing, receipts: receipts, settings: settings,
                 metrics: metrics, logger: logger, now: now)
-            uploads = UploadReader(settings: configuration.attachments, holders: largeBodyHolders, metrics: metrics)
-            attachments = AttachmentProxy(
+            let uploads = UploadReader(settings: configuration.attachments, holders: largeBodyHolders, metrics: metrics)
+            let attachments = AttachmentProxy(
                 store: store, discord: discord, cdn: DiscordCDN(apiBaseURL: configuration.discordAPIURL, httpClient: { shared.cdnClient.client }), metrics: metrics, logger: logger, now: now, faq: faqBooks)
-            eraser = UserEraser(
+            let eraser = UserEraser(
                 store: store, discord: discord, deletion: configuration.privacy.deletion, hub: hub, status: status,
-                unrecorded: threads.unrecorded, metrics: metrics, logger: logger)
-            exporter = DataExporter(store: store, sync: sync, now: now)
+                unrecorded: threads.unrecorded, metrics: metrics, logger: logger, time: time)
+            let exporter = DataExporter(store: store, sync: sync, now: now)
 
             // What support does in Discord, and the gateway's events that reach all of the above.
+            let drafts: Drafts?
             if let assist, let replyWatch {
                 drafts = Drafts(
                     .init(
@@ -181,17 +152,82 @@ extension ServerRoot {
             } else {
                 drafts = nil
             }
-            desk = configuration.desk.commands
+            let desk = configuration.desk.commands
                 ? Desk(
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
                         away: away, status: status, translator: assist.map(Translator.init), settings: configuration.desk, catalog: catalog,
                         logger: logger, time: time, isDraftInteraction: Drafts.isDraftInteraction), work: work, drain: shared.drain)
                 : nil
-            gatewayEvents = GatewayEventHandler(
+            let gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
                 reconciliations: reconciliations, live: live, desk: desk, drafts: drafts, faq: faq, status: status, timeout: configuration.requestTimeout,
                 waits: shared.waits, traces: shared.traces, logger: logger)
+            mirror = Mirroring(feed: feed, ingestion: ingestion, ingestionQueue: ingestionQueue, reconciliations: reconciliations, reconciler: reconciler, hub: hub, pushes: pushes, status: status)
+            accounts = Accounts(attest: attest, sessions: sessions, useNotes: useNotes, devices: devices)
+            messages = Messages(outbox: outbox, conversation: conversation, editor: editor, diagnostics: diagnostics, uploads: uploads, attachments: attachments, legacy: legacy)
+            streaming = Streaming(live: live, typing: typing, receipts: receipts)
+            privacy = Privacy(eraser: eraser, exporter: exporter)
+            support = Support(away: away, desk: desk, drafts: drafts, faq: faq, faqBooks: faqBooks, gatewayEvents: gatewayEvents)
         }
     }
 }
+
+extension ServerRoot.Features {
+    struct Mirroring: Sendable {
+        let feed: FeedState
+        let ingestion: MirrorIngestion
+        let ingestionQueue: IngestionQueue
+        let reconciliations: CatchUpGate
+        let reconciler: Reconciler
+        let hub: LiveHub
+        let pushes: PushDispatcher?
+        /// Nil when status tags are off.
+        let status: StatusTags?
+    }
+
+    struct Accounts: Sendable {
+        /// App Attest; nil when `APP_ATTEST=off`.
+        let attest: AttestService?
+        let sessions: SessionService
+        /// Notes tokens' uses beside the requests that must not wait for it (stream openings).
+        let useNotes: TokenUseNotes
+        let devices: DeviceService
+    }
+
+    struct Messages: Sendable {
+        /// Delivers what users send into Discord.
+        let outbox: OutboxDelivery
+        let conversation: ConversationService
+        let editor: MessageEditor
+        let diagnostics: DiagnosticsService
+        let uploads: UploadReader
+        let attachments: AttachmentProxy
+        let legacy: LegacyService
+    }
+
+    struct Streaming: Sendable {
+        let live: LiveService
+        let typing: TypingRelay
+        let receipts: ReadReceipts?
+    }
+
+    struct Privacy: Sendable {
+        let eraser: UserEraser
+        let exporter: DataExporter
+    }
+
+    struct Support: Sendable {
+        let away: SupportAvailability
+        /// The desk's slash commands; nil when `DESK_COMMANDS=off`.
+        let desk: Desk?
+        /// Drafted answers and their buttons; nil when no app has the assistant on.
+        let drafts: Drafts?
+        /// Every app's forum of curated answers (`DISCORD_FAQ_CHANNEL_ID`, or `faqChannelID` per app).
+        let faq: FAQForums
+        /// Each app's curated answers.
+        let faqBooks: FAQShelf
+        let gatewayEvents: GatewayEventHandler
+    }
+}
+

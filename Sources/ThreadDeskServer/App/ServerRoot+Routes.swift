@@ -34,29 +34,29 @@ extension ServerRoot {
         if let internalRouter { health.register(on: internalRouter) }
 
         let catalog = configuration.catalog
-        let v1 = V1Groups(router: router, catalog: catalog, sessions: features.sessions, quotas: features.quotas, attest: features.attest)
-        SessionRoutes(sessions: features.sessions, quotas: features.quotas, attest: features.attest).register(on: v1)
-        if let attest = features.attest { AttestRoutes(attest: attest).register(on: v1) }
-        ConversationRoutes(conversation: features.conversation, editor: features.editor, uploads: features.uploads, quotas: features.quotas)
+        let v1 = V1Groups(router: router, catalog: catalog, sessions: features.accounts.sessions, quotas: features.quotas, attest: features.accounts.attest)
+        SessionRoutes(sessions: features.accounts.sessions, quotas: features.quotas, attest: features.accounts.attest).register(on: v1)
+        if let attest = features.accounts.attest { AttestRoutes(attest: attest).register(on: v1) }
+        ConversationRoutes(conversation: features.messages.conversation, editor: features.messages.editor, uploads: features.messages.uploads, quotas: features.quotas)
             .register(on: v1)
-        DeviceRoutes(devices: features.devices).register(on: v1)
-        SupportStatusRoutes(away: features.away).register(on: v1)
-        SuggestionRoutes(books: features.faqBooks).register(on: v1)
-        DiagnosticsRoutes(diagnostics: features.diagnostics, quotas: features.quotas).register(on: v1)
+        DeviceRoutes(devices: features.accounts.devices).register(on: v1)
+        SupportStatusRoutes(away: features.support.away).register(on: v1)
+        SuggestionRoutes(books: features.support.faqBooks).register(on: v1)
+        DiagnosticsRoutes(diagnostics: features.messages.diagnostics, quotas: features.quotas).register(on: v1)
         LiveRoutes(
-            live: features.live, users: store, quotas: features.quotas, timeout: configuration.requestTimeout, metrics: metrics,
+            live: features.streaming.live, users: store, quotas: features.quotas, timeout: configuration.requestTimeout, metrics: metrics,
             logger: logger
         ).register(on: v1)
-        AttachmentRoutes(attachments: features.attachments, quotas: features.quotas).register(on: v1)
-        PrivacyRoutes(eraser: features.eraser, exporter: features.exporter, metrics: metrics).register(on: v1)
+        AttachmentRoutes(attachments: features.messages.attachments, quotas: features.quotas).register(on: v1)
+        PrivacyRoutes(eraser: features.privacy.eraser, exporter: features.privacy.exporter, metrics: metrics).register(on: v1)
         if catalog.legacyRoutes {
             LegacyRoutes(
-                legacy: features.legacy, conversation: features.conversation, devices: features.devices, diagnostics: features.diagnostics,
+                legacy: features.messages.legacy, conversation: features.messages.conversation, devices: features.accounts.devices, diagnostics: features.messages.diagnostics,
                 quotas: features.quotas, catalog: catalog
             ).register(on: router)
         }
         if let secret = configuration.gatewaySecret {
-            InternalRoutes(events: features.gatewayEvents, secret: secret, metrics: metrics, logger: logger)
+            InternalRoutes(events: features.support.gatewayEvents, secret: secret, metrics: metrics, logger: logger)
                 .register(on: internalRouter ?? router)
         }
         return (router, internalRouter)

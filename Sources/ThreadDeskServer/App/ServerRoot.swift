@@ -94,7 +94,7 @@ struct ServerRoot {
 
         let retention = configuration.privacy.retention.map { retention in
             RetentionService(
-                store: store, eraser: features.eraser, retention: retention, interval: configuration.privacy.retentionInterval,
+                store: store, eraser: features.privacy.eraser, retention: retention, interval: configuration.privacy.retentionInterval,
                 metrics: metrics, logger: logger, time: time, work: work)
         }
         let watchdog = shared.waits.flatMap { waits in
@@ -110,30 +110,30 @@ struct ServerRoot {
             (.connections, shared.cdnClient, false),
             (.connections, shared.assistClient, false),
             (.connections, shared.apns, false),
-            (.features, features.ingestionQueue, true),
+            (.features, features.mirror.ingestionQueue, true),
             (
                 .features,
                 ReconciliationService(
-                    gate: features.reconciliations, feed: features.feed, reconciler: features.reconciler,
+                    gate: features.mirror.reconciliations, feed: features.mirror.feed, reconciler: features.mirror.reconciler,
                     interval: configuration.mirror.reconcileInterval, waits: shared.waits, logger: logger, time: time), true
             ),
-            (.features, features.hub, true),
-            (.features, features.typing, true),
-            (.features, features.useNotes, true),
+            (.features, features.mirror.hub, true),
+            (.features, features.streaming.typing, true),
+            (.features, features.accounts.useNotes, true),
             (.features, IdempotencyPruner(store: store, retention: configuration.idempotencyRetention, logger: logger, time: time, work: work), true),
             (.features, retention, true),
-            (.features, features.outbox, true),
-            (.features, FailedFilesExpiry(files: features.outbox.failedFiles, users: features.users, logger: logger, time: time, work: work), true),
-            (.features, features.pushes, true),
-            (.features, features.receipts, true),
-            (.features, features.status, true),
+            (.features, features.messages.outbox, true),
+            (.features, FailedFilesExpiry(files: features.messages.outbox.failedFiles, users: features.users, logger: logger, time: time, work: work), true),
+            (.features, features.mirror.pushes, true),
+            (.features, features.streaming.receipts, true),
+            (.features, features.mirror.status, true),
             (.features, watchdog, false),
             (.gateway, gateway, true),
-            (.agentWork, features.desk, true),
-            (.agentWork, features.drafts, true),
+            (.agentWork, features.support.desk, true),
+            (.agentWork, features.support.drafts, true),
             (.drainStart, ShutdownDrainStart(drain: shared.drain), false),
         ]
-        for mirror in features.faq.mirrors { list.append((.faqMirrors, mirror, true)) }
+        for mirror in features.support.faq.mirrors { list.append((.faqMirrors, mirror, true)) }
         services = StopStage.ordered(list.compactMap { entry in
             entry.service.map { (entry.stage, Background(service: $0, waitsForSchema: entry.waitsForSchema)) }
         })
@@ -152,7 +152,7 @@ struct ServerRoot {
         return InProcessGateway(
             // One Discord client per process: the gateway's REST calls share the API's budget.
             connection: GatewayConnection(
-                configuration: gateway, sink: features.gatewayEvents, discord: shared.discord, logger: logger,
+                configuration: gateway, sink: features.support.gatewayEvents, discord: shared.discord, logger: logger,
                 handedOver: { work.handedOver(session: $0, sequence: $1) }),
             health: health, logger: logger)
     }

@@ -92,22 +92,22 @@ final class LiveHub: Service, Sendable {
     let settings: Settings
     let bus: (any LiveBus)?
     let logger: Logger
-    private let metrics: ServerMetrics
+    let metrics: ServerMetrics
     /// What the timer sleeps on and the sweep reads: a stream's lifetime and a stalled write are
     /// measured on it (`elapsed`), so a test moves them with its clock.
     let time: ServerTime
     /// Told how many streams are open and how many were dropped (what a test awaits).
-    private let work: BackgroundWork
+    let work: BackgroundWork
     let state: Mutex<State>
     /// Tells this replica's own announcements from the others'.
     let origin = UUID().uuidString.prefix(8).lowercased()
     let outboxSignal = WakeSignal()
     /// Wakes the timer resting while no stream was open.
-    private let streamOpened = WakeSignal()
+    let streamOpened = WakeSignal()
     /// Stream handlers in a pipeline (`EventStreamHandler`), ended or not: a stop waits for them
     /// to write their last chunk and close.
-    private let handlers = Atomic<Int>(0)
-    private let handlerGone = WakeSignal()
+    let handlers = Atomic<Int>(0)
+    let handlerGone = WakeSignal()
 
     /// A change heard in a trace (an agent's reply being ingested) wakes the streams in it, here
     /// and, through the bus, on the replica that holds them.
@@ -206,107 +206,12 @@ final class LiveHub: Service, Sendable {
         for subscriber in subscribers { subscriber.signal(signal, trace: trace) }
     }
 
-    private func broadcast(_ signal: LiveSignal) {
+    func broadcast(_ signal: LiveSignal) {
         for subscriber in allSubscribers() { subscriber.signal(signal) }
     }
 
-    private func allSubscribers() -> [Subscriber] {
+    func allSubscribers() -> [Subscriber] {
         state.withLock { state in state.streams.values.flatMap(\.values) }
-    }
-
-    // MARK: Running
-
-    /// Keep-alives and stall checks until graceful shutdown, then ends every stream (their
-    /// responses finish, so the server's drain is not held up by them).
-    func run() async throws {
-        await withDiscardingTaskGroup { group in
-            if let bus {
-                group.addTask {
-                    // After a (re)connection, streams re-read: announcements may have been missed.
-                    await bus.listen(receive: { [weak self] in self?.received($0) }, connected: { [weak self] in
-                        self?.broadcast(.changed)
-                        self?.broadcast(.tokensChanged)
-                    })
-                }
-            }
-            if let bus { group.addTask { await self.sendAnnouncements(bus) } }
-            group.addTask { await self.tick() }
-            try? await gracefulShutdown()
-            group.cancelAll()
-        }
-        let streams = state.withLock { state in
-            state.stopped = true
-            return state.streams.values.flatMap(\.values)
-        }
-        for stream in streams { stream.finish() }
-        await handlersClosed(within: min(settings.writeTimeout, .seconds(5)))
-    }
-
-    /// A stream's handler joined its connection's pipeline.
-    func handlerAdded() { handlers.add(1, ordering: .relaxed) }
-
-    /// A stream's handler left its pipeline (its connection closed).
-    func handlerRemoved() {
-        if handlers.subtract(1, ordering: .relaxed).newValue == 0 { handlerGone.signal() }
-    }
-
-    /// Waits, up to `limit`, until every stream's connection has closed: the streams that ended
-    /// at the stop (the server's quiesce or `finish` above) write their last chunk first. The
-    /// HTTP server no longer waits for them, since they have no task.
-    private func handlersClosed(within limit: Duration) async {
-        let deadline = time.elapsed() + limit
-        while handlers.load(ordering: .relaxed) > 0 {
-            guard time.elapsed() < deadline else {
-                logger.notice("Event streams still closing at the stop", metadata: ["streams": "\(handlers.load(ordering: .relaxed))"])
-                return
-            }
-            await time.wait(for: handlerGone, untilElapsed: deadline)
-        }
-    }
-
-    private static func rounds(_ settings: Settings) -> KeepAliveRounds {
-        KeepAliveRounds(keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxDuration)
-    }
-
-    private func tick() async {
-        var rounds = Self.rounds(settings)
-        while !Task.isCancelled {
-            // Ticks come often (a slice of the streams each): with none open, the timer rests
-            // until one opens (a wait a cancellation leaves whole).
-            if openStreams == 0, !(await streamOpened.wait()) { return }
-            guard (try? await time.sleep(for: rounds.tick)) != nil else { return }
-            let slot = rounds.advance()
-            if rounds.sweepDue() { sweep() }
-            if let slot {
-                let due = state.withLock { state in state.bySlot[slot].values.compactMap(\.handler) }
-                EventStreamSink.keepAlive(due)
-            }
-        }
-    }
-
-    /// Closes the streams whose client stopped reading (a write pending past `writeTimeout`) and
-    /// ends those whose lifetime is over.
-    private func sweep() {
-        let now = Self.stamp(time.elapsed())
-        if state.withLock({ $0.heapTrim.trimDue(at: now) }) {
-            let trimmed = trimHeap()
-            logger.info("A burst of stream openings is over: free heap memory given back", metadata: ["trimmed": "\(trimmed)"])
-        }
-        for subscriber in allSubscribers() {
-            if subscriber.handler == nil, !subscriber.connection.isActive {
-                // Its answer never began (the client left while it was being opened): nothing
-                // else would let it go.
-                unsubscribe(subscriber)
-            } else if subscriber.stalled(at: now, limit: settings.writeTimeout) {
-                logger.info("Closing an event stream whose client stopped reading", metadata: ["user": "\(subscriber.user.logValue)"])
-                metrics.live.dropped.increment()
-                work.adjust(Self.droppedLevel, by: 1)
-                subscriber.close()
-            } else if subscriber.expired(at: now) {
-                // Ends the response normally; the client resumes from its last event.
-                subscriber.finish()
-            }
-        }
     }
 }
 

@@ -30,6 +30,8 @@ struct UserEraser: Sendable {
     let unrecorded: UnrecordedThreads
     let metrics: ServerMetrics
     let logger: Logger
+    /// The server's clock: a wait for a thread's status lock is on it.
+    var time: ServerTime = .system
 
     /// Erases `id`; false when there was nothing of theirs (already erased, or never known), or
     /// when they were active since `inactiveSince` (checked under their lock: retention never
@@ -54,7 +56,7 @@ struct UserEraser: Sendable {
                 // Made by an attempt cut short: the user's all the same, settled like the others.
                 threads += try await unrecorded.attempts(of: id).compactMap(Snowflake.init).filter { !threads.contains($0) }
                 for thread in threads where !gone.contains(thread) {
-                    try await StatusTags.markErased(thread, in: store)
+                    try await StatusTags.markErased(thread, in: store, time: time)
                     stopped.append(thread)
                     try await settle(thread, of: id, reason: reason)
                 }
