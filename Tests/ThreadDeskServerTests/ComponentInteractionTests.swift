@@ -21,4 +21,22 @@ struct ComponentInteractionTests {
             #expect(server.emulator.messages(inThread: thread).contains { $0.id == note.id && $0.buttons.count == 1 })
         }
     }
+
+    /// A draft note's button clicked after the assistant went off reaches the desk, which says so
+    /// (the root hands the desk the drafts' rule): the agent is not left without an answer.
+    @Test func aDraftsButtonWhileDraftsAreOffIsAnsweredByTheDesk() async throws {
+        try await withServer(gateway: true, DeskTests.deskOn) { server in
+            let (_, thread, _) = try await server.userWithThread()
+            let id = "td1:1234567890123456789:s"
+            let row = try DiscordActionRow([try DiscordButton(.primary, label: "Send", customId: id)])
+            let note = try await server.discordClient.createMessage(in: thread, DiscordMessageCreate(content: ":ninja: draft", components: [row]))
+            try await server.settled()
+            let click = try server.emulator.clickButton(messageID: note.id, inChannel: thread, customID: id)
+            try await server.settled()
+            let answer = try #require(server.emulator.interaction(click.id))
+            #expect(answer.acknowledged && answer.ephemeral)
+            #expect(answer.content?.contains("Drafted answers are off now") == true)
+            #expect(server.emulator.messages(inThread: thread).contains { $0.id == note.id && $0.buttons.count == 1 }, "nothing sent, the note kept")
+        }
+    }
 }

@@ -274,7 +274,7 @@ struct DeskTests {
             .init(
                 users: users, store: server.store, discord: server.discordClient, ingestion: ingestion, voice: voice,
                 snippets: Snippets(store: server.store), away: away, status: nil, translator: nil, settings: settings, catalog: configuration.catalog,
-                logger: logger, time: .system), drain: ShutdownDrain(.seconds(5), time: .system))
+                logger: logger, time: .system, isDraftInteraction: Drafts.isDraftInteraction), drain: ShutdownDrain(.seconds(5), time: .system))
     }
 
     @Test func snippetFieldsComeFromTheInstallation() {

@@ -110,9 +110,10 @@ final class EventStreamClient: Sendable {
     /// Events named `name`.
     func events(named name: String) -> [Event] { events.filter { $0.name == name } }
 
-    /// Waits until an event satisfies `match`, and returns it.
+    /// Waits until an event satisfies `match`, and returns it. The deadline is for a stream that
+    /// never sends it: a loaded machine (eight tests, two busy loops) may take seconds to.
     @discardableResult
-    func next(_ what: String, timeout: Duration = .seconds(10), after count: Int = 0, _ match: @escaping (Event) -> Bool) async throws -> Event {
+    func next(_ what: String, timeout: Duration = .seconds(60), after count: Int = 0, _ match: @escaping (Event) -> Bool) async throws -> Event {
         try await changes.wait(for: what, timeout: timeout) { _ in events.dropFirst(count).contains(where: match) }
         return events.dropFirst(count).first(where: match)!
     }

@@ -31,7 +31,7 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         /// Whether an interaction is a draft note's button or form. One reaches the desk only when
         /// drafts went off after the note was made (the gateway hands them to the drafts otherwise):
         /// the root names the drafts' rule here, so the desk stands below the drafts.
-        var isDraftInteraction: @Sendable (DiscordInteraction) -> Bool = { _ in false }
+        let isDraftInteraction: @Sendable (DiscordInteraction) -> Bool
     }
 
     let parts: Parts

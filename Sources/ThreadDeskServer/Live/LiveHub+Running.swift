@@ -52,7 +52,8 @@ extension LiveHub {
     /// HTTP server no longer waits for them, since they have no task.
     private func handlersClosed(within limit: Duration) async {
         let deadline = time.elapsed() + limit
-        while handlers.load(ordering: .relaxed) > 0 {
+        // A cancelled wait returns at once: cancellation ends the loop too, or it would spin.
+        while handlers.load(ordering: .relaxed) > 0, !Task.isCancelled {
             guard time.elapsed() < deadline else {
                 logger.notice("Event streams still closing at the stop", metadata: ["streams": "\(handlers.load(ordering: .relaxed))"])
                 return
