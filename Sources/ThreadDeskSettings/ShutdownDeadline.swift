@@ -36,8 +36,10 @@ public struct ShutdownDeadline: Service {
     public func run() async throws {
         // Last in the group, so the first service told of a graceful shutdown: the deadline starts
         // with the stop. Cancellation (a service failed) ends the wait too, with less time left.
+        // A graceful stop that turned into a cancellation before this task ran (its grace already
+        // over: a busy machine, a short grace) is still a graceful stop, counted from its start.
         try? await gracefulShutdown()
-        let limit = Task.isCancelled ? cancelled : graceful
+        let limit = Task.isCancelled && !Task.isShuttingDownGracefully ? cancelled : graceful
         let (sleep, expire, logger, timer) = (self.sleep, self.expire, self.logger, self.timer)
         // Not a child of the group: the group's cancellation must not cancel the deadline itself.
         timer.arm(
