@@ -331,3 +331,42 @@ struct AttachmentTests {
         return parameters
     }
 }
+
+/// A file of the user's first message, asked for while the outbox's delivery of it is still under
+/// way (its thread made, the files moved into it, the record not yet saved: here the away message
+/// it posts last is held at Discord) is not called missing: the download waits for the user's
+/// turn, past its own deadline here (503, to retry), and is served once the delivery is done.
+@Suite("Attachments during their delivery", .timeLimit(.minutes(2)))
+struct AttachmentDuringDeliveryTests {
+    @Test func aFileAskedForWhileItsFirstMessageIsBeingKeptIsNotCalledMissing() async throws {
+        try await withServer(gateway: true) { configuration in
+            configuration.desk.commands = true
+            configuration.desk.awayMessage = AwayTests.awayText
+            configuration.requestTimeout = .seconds(2)
+        } _: { server in
+            let (_, thread, _) = try await server.userWithThread()
+            try await DeskTests.run(server, "away", in: thread, [.subcommand("on")])
+            let user = try await server.session()
+            let route = "POST /webhooks/{webhook_id}/{webhook_token}"
+            let before = server.emulator.counters.requestsByRoute[route, default: 0]
+            server.emulator.holdRequests("POST", "/webhooks/{webhook_id}/{webhook_token}")
+            let image = AttachmentTests.png()
+            let (body, type) = AttachmentTests.multipart([
+                .init(name: "content", data: Data("first, with a screenshot".utf8)),
+                .init(name: "files", filename: "shot.png", contentType: "image/png", data: image),
+            ])
+            let sent = try await server.request(
+                .post, "/v1/messages", token: user.token, headers: [.init("Idempotency-Key")!: UUID().uuidString], raw: body, contentType: type)
+            try #require(sent.status == .created)
+            let url = try #require(sent.json["attachments"]?[0]?["url"]?.stringValue)
+            // The away message's post waits at Discord: the delivery holds the user's turn there.
+            try await server.emulator.waitUntil("the away message held") { $0.counters.requestsByRoute[route, default: 0] > before }
+            let during = try await server.request(.get, url, token: user.token)
+            #expect(during.status != .notFound, "the file is the user's: \(during.status)")
+            server.emulator.releaseHeldRequests()
+            try await server.settled()
+            let after = try await server.request(.get, url, token: user.token)
+            #expect(after.status == .ok && after.body == image)
+        }
+    }
+}

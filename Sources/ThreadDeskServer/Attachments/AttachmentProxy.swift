@@ -66,11 +66,15 @@ struct AttachmentProxy: Sendable {
     ) async throws -> Download {
         // The record was read when the request came: a delivery may since have moved the user's
         // files into their new thread, or taken a file out of the outbox once Discord had it.
-        // Missed there, the file is looked for once more with the record as it is now.
+        // Missed there, the file is looked for once more with the record as the user's turn
+        // leaves it: a delivery under way (its thread made, the files moved, the record not yet
+        // saved) finishes first.
         let located: Located
         if let found = try await locate(id, record: record) {
             located = found
-        } else if let now = try await store.user(record.id), let found = try await locate(id, record: now) {
+        } else if let now = try await store.withUser(record.id, idempotencyKey: nil, work: .brief, { context in context.record }),
+            let found = try await locate(id, record: now)
+        {
             located = found
         } else {
             throw SupportFailure.attachmentNotFound(gone: false)
