@@ -24,6 +24,8 @@ public actor ThreadDeskClient {
     var replacing: (token: String, task: Task<Session, any Error>)?
     /// When the last typing report went out (`typing()`).
     var lastTyping: TimeInterval?
+    /// The crash reporter started for this client: what it keeps goes out once a session exists.
+    nonisolated let crashReports = Locked<SupportCrashReports?>(nil)
 
     public init(_ configuration: ThreadDeskConfiguration) {
         self.configuration = configuration

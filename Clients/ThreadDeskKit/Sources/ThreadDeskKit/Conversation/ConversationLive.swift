@@ -119,7 +119,7 @@ final class ConversationLive {
 
     /// What happened while the stream was down and could not be replayed, or before the
     /// first connection: new messages since the newest here, support's status, and the
-    /// device's unsent messages sent.
+    /// device's unsent messages and kept crash reports sent.
     func synchronize() async {
         synchronizing += 1
         if !isSynchronizing { isSynchronizing = true }
@@ -139,6 +139,7 @@ final class ConversationLive {
         }
         guard !Task.isCancelled else { return }
         sending.deliverWaiting()
+        work.start { await self.client.sendCrashReports() }
         history.saveSoon()
     }
 
