@@ -28,6 +28,7 @@ extension MemoryStore {
                 outbox.holds[id] = nil
             }
             eraseAssist(of: id)
+            eraseCrashes(of: id)
             buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }

@@ -28,6 +28,7 @@ public final class MemoryStore: UserStore {
     let attestations = Mutex(AttestationState())
     let outboxState = Mutex(MemoryOutbox())
     let assist = Mutex(MemoryAssist())
+    let crashes = Mutex(MemoryCrashes())
 
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
     public init(lockWait: Duration = UserLockWait.standard) {

@@ -39,6 +39,7 @@ extension PostgresStore {
         try await connection.rows("DELETE FROM global_values WHERE key = ANY(\(erasure.globalKeys))", logger: logger)
         try await connection.rows("DELETE FROM quota_buckets WHERE key = ANY(\(erasure.quotaKeys))", logger: logger)
         try await eraseAssist(of: erasure.id, on: connection, logger: logger)
+        try await eraseCrashes(of: erasure.id, on: connection, logger: logger)
         try await connection.rows("DELETE FROM users WHERE id = \(id)", logger: logger)
     }
 

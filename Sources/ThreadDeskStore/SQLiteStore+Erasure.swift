@@ -36,6 +36,7 @@ extension SQLiteStore {
         try db.execute(sql: "DELETE FROM outbox_holds WHERE owner = ?", arguments: [erasure.id.rawValue])
         for key in erasure.globalKeys { try db.execute(sql: "DELETE FROM global_values WHERE key = ?", arguments: [key]) }
         try eraseAssist(of: erasure.id, db)
+        try eraseCrashes(of: erasure.id, db)
         try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [erasure.id.rawValue])
     }
 

@@ -236,6 +236,7 @@ public final class SQLiteStore: UserStore {
             try db.execute(sql: "ALTER TABLE outbox_items ADD COLUMN trace_parent TEXT")
         }
         migrateAssist(&migrator)
+        migrateCrashes(&migrator)
         return migrator
     }
 
