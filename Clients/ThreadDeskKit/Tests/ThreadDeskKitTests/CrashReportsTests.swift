@@ -204,3 +204,54 @@ struct CrashReportsTests {
         #expect(try JSONDecoder().decode(CrashUploadResult.self, from: JSONEncoder().encode(result)) == result)
     }
 }
+
+/// The client's upload against a real HTTP server: the request as the API documents it, and the
+/// reporter's rules on the answers as they arrive over the wire.
+@Suite("Crash report uploads over HTTP")
+struct CrashReportUploadTests {
+    static func client(_ server: LocalHTTPServer) async throws -> ThreadDeskClient {
+        var configuration = ThreadDeskConfiguration(
+            serverURL: server.url, appKey: "key", sessionStore: InMemorySessionStore(), outbox: InMemoryOutbox())
+        configuration.sendAttempts = 1
+        configuration.requestTimeout = 10
+        try await configuration.sessionStore.save(Session(userId: "app/u1", token: "token-1"))
+        return ThreadDeskClient(configuration)
+    }
+
+    @Test func thePayloadGoesAsItIsWithItsSHA256AsTheKeyAndTheReceiptsComeBack() async throws {
+        let receipt = #"{"reports":[{"id":"r1","kind":"crash","group":"C12","symbolicated":true}]}"#
+        let server = try LocalHTTPServer(answers: [.init(status: 201, body: receipt)])
+        defer { server.stop() }
+        let payload = CrashReportsTests.payload(crashes: 1, hangs: 1)
+        let result = try await Self.client(server).uploadCrashReport(payload)
+        #expect(result == CrashUploadResult(reports: [CrashReportReceipt(id: "r1", kind: "crash", group: "C12", symbolicated: true)]))
+        let request = try #require(server.requests.current.first)
+        #expect(request.method == "POST" && request.path == "/v1/crashes")
+        #expect(request.headers["authorization"] == "Bearer token-1")
+        #expect(request.headers["content-type"] == "application/json")
+        #expect(request.headers["idempotency-key"] == PayloadDigest.sha256Hex(payload))
+        #expect(request.body == payload)
+    }
+
+    @Test func theReporterDropsWhatTheServerRefusedForGoodAndKeepsWhatItAskedToSendLater() async throws {
+        let server = try LocalHTTPServer(answers: [
+            .init(status: 400, body: #"{"error":{"code":"invalid_crash_report","message":"no crash or hang"}}"#),
+            .init(status: 429, headers: ["Retry-After": "30"], body: #"{"error":{"code":"rate_limited","message":"slow down"}}"#),
+            .init(status: 200, body: #"{"reports":[]}"#),
+        ])
+        defer { server.stop() }
+        let directory = CrashReportsTests.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let reports = SupportCrashReports(client: try await Self.client(server), directory: directory)
+        let refused = CrashReportsTests.payload(tag: "refused"), later = CrashReportsTests.payload(tag: "later")
+        #expect(reports.folder.keep(refused, at: Date(timeIntervalSince1970: 1)))
+        #expect(reports.folder.keep(later, at: Date(timeIntervalSince1970: 2)))
+        #expect(await reports.send().isEmpty)
+        #expect(reports.pendingPayloads() == [later])
+        // The next session: the same payload under the same key, and the server's 200 (it had it).
+        #expect(await reports.send() == [CrashUploadResult(reports: [])])
+        #expect(reports.pendingPayloads().isEmpty)
+        let keys = server.requests.current.map { $0.headers["idempotency-key"] }
+        #expect(keys == [PayloadDigest.sha256Hex(refused), PayloadDigest.sha256Hex(later), PayloadDigest.sha256Hex(later)])
+    }
+}
