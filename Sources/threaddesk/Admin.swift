@@ -7,8 +7,8 @@ import ThreadDeskStore
 /// `threaddesk admin …`: operations on a deployment's data, from a shell beside the server.
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Operations on a deployment's data (backups, migrations, a user's data).",
-        subcommands: [Backup.self, Migrations.self, User.self, App.self])
+        abstract: "Operations on a deployment's data (backups, migrations, a user's data, dSYMs).",
+        subcommands: [Backup.self, Migrations.self, User.self, App.self, DSYMs.self])
 
     struct StoreOptions: ParsableArguments {
         @Option(help: "The .env file to read; variables already in the environment win.") var envFile = ".env"

@@ -149,6 +149,7 @@ extension ServerConfiguration {
         }
         readLive(value, problem: &problem)
         readFiles(value, problem: &problem)
+        crashes.read(value, problem: &problem)
         privacy.read(value, problem: &problem)
         assist.read(value, problem: &problem)
         problem.invalid += assist.problems(for: catalog.apps, single: apps == nil)

@@ -71,6 +71,8 @@ public struct ServerConfiguration: Sendable {
     /// App Attest: genuine devices only, limits per device (`APP_ATTEST*`).
     public var attest = AppAttestSettings()
     public var attachments = AttachmentSettings()
+    /// Crash reports: the symbolizer, the dSYM uploads, the rule's answer.
+    public var crashes = CrashSettings()
     /// Erasing users' data: what becomes of their threads, and the retention of inactive users.
     public var privacy = PrivacySettings()
     /// The assistant: drafted answers and answers while away (`ASSIST_*`), off by default.

@@ -19,7 +19,7 @@ extension ServerRoot {
         let mirror: Mirroring
         /// Who users are: sessions, devices, App Attest.
         let accounts: Accounts
-        /// What users send and read: the outbox, the conversation, files, diagnostics, the legacy routes.
+        /// What users send and read: the outbox, the conversation, files, diagnostics, crash reports, the legacy routes.
         let messages: Messages
         /// Live conversation: event streams, typing, read receipts.
         let streaming: Streaming
@@ -108,9 +108,16 @@ extension ServerRoot {
                 users: users, store: store, devices: devices, live: hub, catalog: catalog, settings: configuration.sessions, useNotes: useNotes,
                 now: now)
             let messageIDs = MessageIDs()
+            // Crash reports: read with the app's dSYMs; their notes' follow-ups ride on the outbox.
+            let crashSymbols = CrashSymbols(
+                store: store, symbolizer: configuration.crashes.symbolizerPath.map { Symbolizer(path: $0) },
+                cache: URL(fileURLWithPath: configuration.crashes.cacheDirectory, isDirectory: true), logger: logger)
+            let crashFollowUps = CrashFollowUps(
+                store: store, voice: voice, ingestion: ingestion, catalog: catalog, settings: configuration.crashes, metrics: metrics, logger: logger)
             let outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
-                ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, traces: shared.traces, work: work)
+                ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, traces: shared.traces, work: work,
+                notes: crashFollowUps)
             let intake = OutboxIntake(
                 store: store, threads: threads, ingestion: ingestion, outbox: outbox, ids: messageIDs, settings: configuration.outbox,
                 traces: shared.traces, now: now)
@@ -121,6 +128,11 @@ extension ServerRoot {
             let diagnostics = DiagnosticsService(
                 largeBodies: ConcurrencyGate(limit: Request.largeBodiesAtOnce, holders: largeBodyHolders), users: users, intake: intake,
                 metrics: metrics, now: now)
+            let crashes = CrashService(
+                users: users, store: store, symbols: crashSymbols, intake: intake, ids: messageIDs, metrics: metrics, logger: logger, now: now)
+            let dsyms = DSYMLibrary(
+                store: store, users: users, symbols: crashSymbols, discord: discord, settings: configuration.crashes, metrics: metrics,
+                logger: logger, now: now)
             let legacy = LegacyService(users: users, store: store, sync: sync, bot: bot, now: now)
             let typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)
             let receipts = settings.readReceiptEmoji.map {
@@ -157,7 +169,8 @@ extension ServerRoot {
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
                         away: away, status: status, translator: assist.map(Translator.init), settings: configuration.desk, catalog: catalog,
-                        logger: logger, time: time, isDraftInteraction: Drafts.isDraftInteraction), work: work, drain: shared.drain)
+                        logger: logger, time: time, isDraftInteraction: Drafts.isDraftInteraction,
+                        books: [CrashCommands(store: store, now: now)]), work: work, drain: shared.drain)
                 : nil
             let gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
@@ -165,7 +178,9 @@ extension ServerRoot {
                 waits: shared.waits, traces: shared.traces, logger: logger)
             mirror = Mirroring(feed: feed, ingestion: ingestion, ingestionQueue: ingestionQueue, reconciliations: reconciliations, reconciler: reconciler, hub: hub, pushes: pushes, status: status)
             accounts = Accounts(attest: attest, sessions: sessions, useNotes: useNotes, devices: devices)
-            messages = Messages(outbox: outbox, conversation: conversation, editor: editor, diagnostics: diagnostics, uploads: uploads, attachments: attachments, legacy: legacy)
+            messages = Messages(
+                outbox: outbox, conversation: conversation, editor: editor, diagnostics: diagnostics, crashes: crashes, dsyms: dsyms, uploads: uploads,
+                attachments: attachments, legacy: legacy)
             streaming = Streaming(live: live, typing: typing, receipts: receipts)
             privacy = Privacy(eraser: eraser, exporter: exporter)
             support = Support(away: away, desk: desk, drafts: drafts, faq: faq, faqBooks: faqBooks, gatewayEvents: gatewayEvents)
@@ -201,6 +216,8 @@ extension ServerRoot.Features {
         let conversation: ConversationService
         let editor: MessageEditor
         let diagnostics: DiagnosticsService
+        let crashes: CrashService
+        let dsyms: DSYMLibrary
         let uploads: UploadReader
         let attachments: AttachmentProxy
         let legacy: LegacyService

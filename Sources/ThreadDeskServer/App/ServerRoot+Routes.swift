@@ -43,6 +43,7 @@ extension ServerRoot {
         SupportStatusRoutes(away: features.support.away).register(on: v1)
         SuggestionRoutes(books: features.support.faqBooks).register(on: v1)
         DiagnosticsRoutes(diagnostics: features.messages.diagnostics, quotas: features.quotas).register(on: v1)
+        CrashRoutes(crashes: features.messages.crashes, quotas: features.quotas, largeBodies: features.messages.diagnostics.largeBodies).register(on: v1)
         LiveRoutes(
             live: features.streaming.live, users: store, quotas: features.quotas, timeout: configuration.requestTimeout, metrics: metrics,
             logger: logger
@@ -58,6 +59,9 @@ extension ServerRoot {
         if let secret = configuration.gatewaySecret {
             InternalRoutes(events: features.support.gatewayEvents, secret: secret, metrics: metrics, logger: logger)
                 .register(on: internalRouter ?? router)
+        }
+        if let secret = configuration.crashes.dsymsSecret {
+            DSYMRoutes(library: features.messages.dsyms, catalog: catalog, secret: secret).register(on: internalRouter ?? router)
         }
         return (router, internalRouter)
     }

@@ -59,6 +59,17 @@ extension Desk {
             try await respond(interaction, .ephemeralMessage(try await userCard(owner, thread: thread, app: app)))
             return
         }
+        if let book = parts.books.first(where: { $0.definitions.contains { $0.name == data.name } }) {
+            let answer: String
+            do {
+                answer = try await book.answer(data, in: thread, owner: owner, app: app)
+            } catch {
+                parts.logger.warning("A slash command failed", metadata: ["command": "\(data.name)", "error": "\(error)"])
+                answer = "That did not work: \(Self.explain(error)). Try again."
+            }
+            try await respond(interaction, .ephemeralMessage(answer))
+            return
+        }
         let later = [
             DeskCommandDefinitions.close, DeskCommandDefinitions.reopen, DeskCommandDefinitions.snippet, DeskCommandDefinitions.silent,
             DeskCommandDefinitions.translate, DeskCommandDefinitions.replyTranslated,

@@ -32,6 +32,8 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         /// drafts went off after the note was made (the gateway hands them to the drafts otherwise):
         /// the root names the drafts' rule here, so the desk stands below the drafts.
         let isDraftInteraction: @Sendable (DiscordInteraction) -> Bool
+        /// Commands of features above the desk (crash reports), answered by them.
+        var books: [any DeskCommandBook] = []
     }
 
     let parts: Parts
@@ -138,6 +140,11 @@ final class Desk: Service, Sendable, CustomStringConvertible {
     private func registerIfChanged() async throws {
         let application = try await applicationID()
         let commands = DeskCommandDefinitions.all(permissions: parts.settings.permissions, translation: parts.translator != nil)
+            + parts.books.flatMap(\.definitions).map { command in
+                var command = command
+                command.defaultMemberPermissions = parts.settings.permissions
+                return command
+            }
         // Every guild an app lives in, each on its own: one Discord refuses leaves the others'
         // commands registered. The first app's guild keeps the key from before there were several.
         let first = parts.catalog.apps[0].guildID

@@ -54,6 +54,7 @@ public struct Doctor: Sendable {
         checks += await apnsChecks()
         checks += attestChecks()
         checks += await assistChecks()
+        checks += crashChecks()
         checks += await storeChecks()
         checks += listenerChecks()
         checks += secretChecks()

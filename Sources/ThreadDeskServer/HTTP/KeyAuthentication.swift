@@ -29,6 +29,14 @@ struct SecretAuthentication: RouterMiddleware {
             refusal: APIError(.unauthorized, .invalidGatewaySecret, "The gateway secret is missing or wrong.")
         ) { _ in .daemon }
     }
+
+    /// The dSYM upload secret (`DSYMS_SECRET`) as a bearer token (401 `invalid_dsyms_secret` otherwise).
+    static func builds(secret: String) -> Self {
+        Self(
+            secret: secret, presented: { $0.bearerToken },
+            refusal: APIError(.unauthorized, .invalidDsymsSecret, "The dSYM upload secret (DSYMS_SECRET) is missing or wrong.")
+        ) { _ in .daemon }
+    }
 }
 
 /// Requires the key of one of the deployment's apps (`X-App-Key`, 401 `invalid_app_key`

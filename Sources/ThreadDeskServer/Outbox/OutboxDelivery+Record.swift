@@ -72,6 +72,9 @@ extension OutboxDelivery {
             }
             guard removing else { return }
             try await parts.store.removeOutboxItem(item.id, fence: fence)
+            // What the feature that enqueued a note does once it is in the thread (a crash note:
+            // the rule's answer), under the same lock.
+            if item.kind == .crash, let listener = parts.notes { await listener.delivered(item, posts: posted, in: &context) }
             // A diagnostics report is a note, and a message the user deleted is none: no note or
             // answer follows them.
             guard item.kind == .message, !userDeleted else { return }

@@ -19,8 +19,8 @@ extension OutboxDelivery {
         parts.logger.warning(
             "Discord refused a message for good; it is marked failed",
             metadata: ["user": "\(owner.logValue)", "code": "\(refusal.code)", "reason": "\(refusal.message)"])
-        // A diagnostics report the user never sees: nothing to retry or delete, so it goes.
-        if item.kind == .diagnostics {
+        // A diagnostics report or crash note the user never sees: nothing to retry or delete, so it goes.
+        if item.kind == .diagnostics || item.kind == .crash {
             try await parts.store.removeOutboxItem(item.id, fence: fence)
             return
         }

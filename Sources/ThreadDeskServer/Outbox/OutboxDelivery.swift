@@ -40,6 +40,8 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         let waits: WaitTracker?
         /// Each delivery continues the trace of the send that accepted the message.
         let traces: Traces
+        /// Told when a note another feature enqueued is in the thread (crash reports); nil when none listens.
+        var notes: (any DeliveredNoteListener)? = nil
     }
 
     let parts: Parts
@@ -61,11 +63,11 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     init(
         store: any UserStore, users: UserSerializer, threads: ThreadService, ingestion: MirrorIngestion, away: SupportAvailability?,
         faq: FAQShelf, settings: OutboxSettings, ids: MessageIDs, metrics: ServerMetrics, logger: Logger, time: ServerTime,
-        waits: WaitTracker? = nil, traces: Traces = .off, work: BackgroundWork = .untracked
+        waits: WaitTracker? = nil, traces: Traces = .off, work: BackgroundWork = .untracked, notes: (any DeliveredNoteListener)? = nil
     ) {
         parts = Parts(
             store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faq, settings: settings, ids: ids, metrics: metrics,
-            logger: logger, time: time, waits: waits, traces: traces)
+            logger: logger, time: time, waits: waits, traces: traces, notes: notes)
         runs = OutboxRuns(concurrency: settings.concurrency, drain: settings.drain, time: time, logger: logger)
         self.work = work
         // Queues due that no task has taken up yet (the clock moved past a backoff).

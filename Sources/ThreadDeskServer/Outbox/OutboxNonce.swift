@@ -12,7 +12,8 @@ enum OutboxNonce {
 
     /// The posts that deliver `item`, in order: a message's text in Discord-sized parts (its files
     /// with the first); a diagnostics report's file in a note, then its summary in another (their
-    /// nonces the ones diagnostics always had: the notes are not the user's messages).
+    /// nonces the ones diagnostics always had: the notes are not the user's messages); a crash
+    /// report's note with its payload.
     static func posts(of item: OutboxItem) -> [DiscordMessageCreate] {
         let files = item.files.map { DiscordFile(filename: $0.filename, contentType: $0.contentType ?? "application/octet-stream", data: $0.bytes) }
         switch item.kind {
@@ -26,6 +27,9 @@ enum OutboxNonce {
                     nonce: ThreadNotes.nonce("diagnostics", id: item.owner, item.idempotencyKey), files: files),
                 .init(content: item.content, nonce: ThreadNotes.nonce("summary", id: item.owner, item.idempotencyKey)),
             ]
+        case .crash:
+            // One note: what the crash was, with the whole payload attached.
+            return [.init(content: item.content, nonce: ThreadNotes.nonce("crash", id: item.owner, item.idempotencyKey), files: files)]
         }
     }
 }

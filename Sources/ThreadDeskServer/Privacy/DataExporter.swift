@@ -7,7 +7,7 @@ import ThreadDeskWire
 /// A user's data as they may ask for it (the right of access): what ThreadDesk keeps about them,
 /// and their conversation as the API shows it, a bounded page at a time from the mirror.
 struct DataExporter: Sendable {
-    let store: any UserRecords & MirrorStore
+    let store: any UserRecords & MirrorStore & CrashRecords
     /// Brings the current thread's mirror up to date before a first page (as a read of
     /// `GET /v1/messages` would); nil exports the mirror as it stands (the admin tool).
     let sync: MirrorSync?
@@ -30,7 +30,7 @@ struct DataExporter: Sendable {
         let page = try await store.conversation(of: record.id, after: after, limit: min(max(limit, 1), Self.maximumPage))
         return DataExport(
             user: try await kept(record), messages: page.messages.map(SupportMessage.init), hasMore: page.hasMore,
-            exportedAt: Self.timestamp(now()))
+            exportedAt: Self.timestamp(now()), crashReports: after == nil ? try await crashReports(of: record.id) : nil)
     }
 
     /// What ThreadDesk keeps about the user besides the messages; secrets only by whether they exist.
@@ -43,6 +43,23 @@ struct DataExporter: Sendable {
             pushTokenRegistered: record.pushToken != nil, pushEnvironment: record.pushToken == nil ? nil : record.pushEnvironment?.rawValue,
             unreadCount: try await LiveFeed(store: store).unreadCount(record), lastReadMessageId: record.lastReadMessageID,
             liveSessions: record.liveTokenHashes.count, threadId: record.threadID)
+    }
+
+    /// The user's crash reports as the export shows them.
+    func crashReports(of id: UserID) async throws -> [ExportedCrashReport] {
+        try await store.crashReports(of: id).map { report in
+            let reading = CrashReading.decoded(report.detail)
+            let frames = reading.map { reading in
+                (reading.diagnostic.threads.first?.frames ?? []).enumerated().map { index, frame in
+                    reading.symbols[index].map { "\(frame.binaryName ?? "?") \($0.function)\($0.file.map { " (\($0)\(reading.symbols[index]?.line.map { ":\($0)" } ?? ""))" } ?? "")" }
+                        ?? frame.offsetName
+                }
+            }
+            return ExportedCrashReport(
+                id: report.id.description, kind: report.kind, group: "C\(report.group)", appVersion: report.appVersion, appBuild: report.appBuild,
+                createdAt: Self.timestamp(report.createdAt), osVersion: reading?.diagnostic.osVersion, deviceType: reading?.diagnostic.deviceType,
+                cause: reading?.cause ?? report.kind, frames: frames ?? [])
+        }
     }
 
     static func fields(_ info: InstallationInfo) -> [String: String] {

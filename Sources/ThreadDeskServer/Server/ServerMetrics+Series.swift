@@ -76,4 +76,18 @@ extension ServerMetrics {
             threadsArchived = registry.counter("threaddesk_threads_archived_total", help: "Idle threads archived because the forum was full (160006)")
         }
     }
+
+    struct CrashSeries: Sendable {
+        let reported: Counter
+        let regressions: Counter
+        let answered: Counter
+        let symbolicatedLater: Counter
+
+        init(_ registry: PrometheusCollectorRegistry) {
+            reported = registry.counter("threaddesk_crash_reports_total", help: "Crash and hang diagnostics taken in")
+            regressions = registry.counter("threaddesk_crash_regressions_total", help: "Reports of a group marked fixed, from the fixed version or later")
+            answered = registry.counter("threaddesk_crash_answers_total", help: "Users answered by a rule (fixed in a version)")
+            symbolicatedLater = registry.counter("threaddesk_crash_reports_resymbolicated_total", help: "Reports symbolicated again after their dSYM came")
+        }
+    }
 }

@@ -16,6 +16,8 @@ public struct ServerMetrics: Sendable {
     let files: FileSeries
     /// What keeps the mirror whole: the gateway's events, the catch-ups, the forum's room.
     let mirror: MirrorSeries
+    /// Crash reports: taken in, symbolicated, answered by rules.
+    let crashes: CrashSeries
     /// Whether the series that are worth telling apart per app (messages, pushes, the outbox's
     /// failures) carry an `app` label: a deployment of several apps (`APPS_FILE`). A metric keeps
     /// one set of labels for good, so this is decided once, as the server is built.
@@ -34,6 +36,7 @@ public struct ServerMetrics: Sendable {
         outbox = OutboxSeries(registry)
         files = FileSeries(registry)
         mirror = MirrorSeries(registry)
+        crashes = CrashSeries(registry)
     }
 
     func request(route: String, method: String, status: Int) {

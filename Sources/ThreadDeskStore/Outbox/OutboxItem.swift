@@ -12,6 +12,8 @@ public struct OutboxItem: Sendable, Hashable {
         case message
         /// A diagnostics report: its file and readable summary.
         case diagnostics
+        /// A crash report's note, with its payload as a file (`content` is the note).
+        case crash
     }
 
     /// A file waiting with its message.

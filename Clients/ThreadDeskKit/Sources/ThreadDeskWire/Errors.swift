@@ -50,6 +50,9 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let invalidApiKey = ErrorCode(rawValue: "invalid_api_key")
     public static let invalidAppKey = ErrorCode(rawValue: "invalid_app_key")
     public static let invalidBody = ErrorCode(rawValue: "invalid_body")
+    public static let invalidCrashReport = ErrorCode(rawValue: "invalid_crash_report")
+    public static let invalidDsym = ErrorCode(rawValue: "invalid_dsym")
+    public static let invalidDsymsSecret = ErrorCode(rawValue: "invalid_dsyms_secret")
     public static let invalidEncoding = ErrorCode(rawValue: "invalid_encoding")
     public static let invalidEnvironment = ErrorCode(rawValue: "invalid_environment")
     public static let invalidGatewaySecret = ErrorCode(rawValue: "invalid_gateway_secret")
@@ -154,6 +157,9 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
         .invalidApiKey,
         .invalidAppKey,
         .invalidBody,
+        .invalidCrashReport,
+        .invalidDsym,
+        .invalidDsymsSecret,
         .invalidEncoding,
         .invalidEnvironment,
         .invalidGatewaySecret,

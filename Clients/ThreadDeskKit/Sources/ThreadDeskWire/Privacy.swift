@@ -11,12 +11,44 @@ public struct DataExport: Sendable, Codable, Hashable {
     public var hasMore: Bool
     /// ISO 8601.
     public var exportedAt: String
+    /// The crash and hang reports the app sent for the user, oldest first (on the first page;
+    /// nil on the others, and from servers before crash reports).
+    public var crashReports: [ExportedCrashReport]?
 
-    public init(user: KeptUserData, messages: [SupportMessage], hasMore: Bool, exportedAt: String) {
+    public init(user: KeptUserData, messages: [SupportMessage], hasMore: Bool, exportedAt: String, crashReports: [ExportedCrashReport]? = nil) {
         self.user = user
         self.messages = messages
         self.hasMore = hasMore
         self.exportedAt = exportedAt
+        self.crashReports = crashReports
+    }
+}
+
+/// A crash or hang report as an export shows it: what the app's MetricKit said, and how
+/// ThreadDesk read it (the frames of the crashed thread, named where the app's dSYMs could).
+public struct ExportedCrashReport: Sendable, Codable, Hashable {
+    public var id: String
+    /// "crash" or "hang".
+    public var kind: String
+    /// The crash group, e.g. "C12".
+    public var group: String
+    public var appVersion: String
+    public var appBuild: String
+    /// ISO 8601.
+    public var createdAt: String
+    public var osVersion: String?
+    public var deviceType: String?
+    /// The exception and signal, or the hang's duration.
+    public var cause: String
+    /// The crashed thread's frames, top first.
+    public var frames: [String]
+
+    public init(
+        id: String, kind: String, group: String, appVersion: String, appBuild: String, createdAt: String, osVersion: String?,
+        deviceType: String?, cause: String, frames: [String]
+    ) {
+        (self.id, self.kind, self.group, self.appVersion, self.appBuild, self.createdAt) = (id, kind, group, appVersion, appBuild, createdAt)
+        (self.osVersion, self.deviceType, self.cause, self.frames) = (osVersion, deviceType, cause, frames)
     }
 }
 

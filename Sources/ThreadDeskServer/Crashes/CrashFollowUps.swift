@@ -1,0 +1,36 @@
+import DiscordREST
+import Foundation
+import Logging
+import Prometheus
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// What follows a crash note once the outbox delivered it: the report learns where its note is
+/// (a later dSYM edits it), and a rule's answer goes to the user under the support voice, listed,
+/// streamed and pushed like any reply.
+struct CrashFollowUps: DeliveredNoteListener {
+    let store: any CrashRecords
+    let voice: SupportVoice
+    let ingestion: MirrorIngestion
+    let catalog: AppCatalog
+    let settings: CrashSettings
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func delivered(_ item: OutboxItem, posts: [DiscordMessage], in context: inout UserContext) async {
+        do {
+            guard var report = try await store.crashReport(note: item.id), let note = posts.first, let thread = Snowflake(note.channelId) else { return }
+            (report.noteDiscordID, report.threadID) = (Snowflake(note.id), thread)
+            if let rule = report.followUp, rule.hasPrefix("answer:"), let app = catalog.app(of: item.owner) {
+                let fixed = String(rule.dropFirst("answer:".count))
+                let posted = try await voice.say(settings.answer(fixedIn: fixed), in: note.channelId, of: app.forumChannelID, as: nil)
+                try await ingestion.ingestOwn(posted, record: context.record)
+                metrics.crashes.answered.increment()
+            }
+            report.followUp = nil
+            try await store.saveCrashReport(report)
+        } catch {
+            logger.warning("Could not finish a crash note's follow-up", metadata: ["user": "\(item.owner.logValue)", "error": "\(error)"])
+        }
+    }
+}
