@@ -6,6 +6,7 @@ import HTTPTypes
 import Testing
 import TestSupport
 import ThreadDeskCore
+import ThreadDeskStore
 @testable import ThreadDeskServer
 
 /// Crash reports end to end against the emulators: a MetricKit payload into a note in the user's
@@ -71,8 +72,9 @@ struct CrashReportTests {
             #expect(note.content.range(of: "CheckoutView.submit()")!.lowerBound < note.content.range(of: "libswiftCore.dylib")!.lowerBound)
             #expect(note.content.utf16.count <= 2000)
             #expect(note.attachmentNames.count == 1 && note.attachmentNames[0].hasSuffix(".json"))
-            // The user never sees it.
+            // The user never sees it; the thread shows the crash tag.
             #expect(try await server.messages(token: first.token).isEmpty)
+            #expect(Self.tagNames(server, thread).contains("crash"))
             // The same payload again: the same report, nothing new in Discord.
             let posts = server.emulator.messages(inThread: thread).count
             let again = try await Self.upload(server, Self.payload(functions), token: first.token)
@@ -143,6 +145,35 @@ struct CrashReportTests {
             #expect(after.content.contains("CheckoutView.submit()") && !after.content.contains("Not symbolicated"))
             // A second upload of the same dSYM reads nothing again.
             #expect(try await Self.uploadDSYM(server, dsym).json["reports"]?.intValue == 0)
+        }
+    }
+
+    static func tagNames(_ server: Harness, _ thread: String) -> [String] {
+        let names = server.emulator.tagNames
+        return (DeskTests.thread(server, thread)?.appliedTags ?? []).compactMap { names[$0] }
+    }
+
+    @Test func anIgnoredCrashPutsNoTagOnTheThread() async throws {
+        try await withServer(gateway: true, Self.crashesOn) { server in
+            let payload = MachOFixture.crashPayload(uuid: MachOFixture.defaultUUID, offsets: [0x20], mainOffset: 0xB0)
+            let (first, firstThread, _) = try await server.userWithThread()
+            let report = try await Self.upload(server, payload, token: first.token)
+            let group = try #require(report.json["reports"]?[0]?["group"]?.stringValue)
+            try await server.settled()
+            #expect(Self.tagNames(server, firstThread).sorted() == ["crash", "needs reply"])
+            let ignored = try await DeskTests.run(server, "crash", in: firstThread, [.string("id", group), .init(name: "ignore", type: 5, value: "true")])
+            #expect(ignored.content?.contains("Ignored") == true)
+            let (second, secondThread, _) = try await server.userWithThread()
+            #expect(try await Self.upload(server, payload, token: second.token).json["reports"]?[0]?["group"]?.stringValue == group)
+            try await server.settled()
+            #expect(server.emulator.messages(inThread: secondThread).contains { $0.content.contains("Ignored (`/crash ignore`)") })
+            #expect(Self.tagNames(server, secondThread) == ["needs reply"])
+            // An unknown group, and a version that is none: told, nothing changed.
+            let unknown = try await DeskTests.run(server, "crash", in: firstThread, [.string("id", "C999")])
+            #expect(unknown.content?.contains("No crash group") == true)
+            let odd = try await DeskTests.run(server, "crash", in: firstThread, [.string("id", group), .string("fixed", "<@everyone>")])
+            #expect(odd.content?.contains("is no version") == true)
+            #expect(try await server.store.crashGroup(app: .default, number: 1)?.fixedIn == nil)
         }
     }
 

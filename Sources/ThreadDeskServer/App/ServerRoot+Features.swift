@@ -113,7 +113,8 @@ extension ServerRoot {
                 store: store, symbolizer: configuration.crashes.symbolizerPath.map { Symbolizer(path: $0) },
                 cache: URL(fileURLWithPath: configuration.crashes.cacheDirectory, isDirectory: true), logger: logger)
             let crashFollowUps = CrashFollowUps(
-                store: store, voice: voice, ingestion: ingestion, catalog: catalog, settings: configuration.crashes, metrics: metrics, logger: logger)
+                store: store, voice: voice, ingestion: ingestion, catalog: catalog, status: status, settings: configuration.crashes, metrics: metrics,
+                logger: logger)
             let outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
                 ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, traces: shared.traces, work: work,

@@ -6,13 +6,15 @@ import ThreadDeskCore
 import ThreadDeskStore
 
 /// What follows a crash note once the outbox delivered it: the report learns where its note is
-/// (a later dSYM edits it), and a rule's answer goes to the user under the support voice, listed,
-/// streamed and pushed like any reply.
+/// (a later dSYM edits it), a rule's answer goes to the user under the support voice, listed,
+/// streamed and pushed like any reply, and the thread gets the crash tag (unless the crash is ignored).
 struct CrashFollowUps: DeliveredNoteListener {
     let store: any CrashRecords
     let voice: SupportVoice
     let ingestion: MirrorIngestion
     let catalog: AppCatalog
+    /// The crash tag beside the thread's status; nil when status tags are off.
+    let status: StatusTags?
     let settings: CrashSettings
     let metrics: ServerMetrics
     let logger: Logger
@@ -29,6 +31,10 @@ struct CrashFollowUps: DeliveredNoteListener {
             }
             report.followUp = nil
             try await store.saveCrashReport(report)
+            // An ignored crash tags no thread.
+            if let status, try await store.crashGroup(app: item.owner.app, number: report.group)?.ignored == false {
+                status.crashReported(in: thread)
+            }
         } catch {
             logger.warning("Could not finish a crash note's follow-up", metadata: ["user": "\(item.owner.logValue)", "error": "\(error)"])
         }

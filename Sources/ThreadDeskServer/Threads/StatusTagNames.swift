@@ -5,6 +5,9 @@ public struct StatusTagNames: Sendable, Hashable {
     public var needsReply = "needs reply"
     public var waitingOnUser = "waiting on user"
     public var resolved = "resolved"
+    /// Beside the status, on a thread whose user's app crashed (crash reports); made in the forum
+    /// the first time a thread needs it.
+    public var crash = "crash"
 
     public init() {}
 

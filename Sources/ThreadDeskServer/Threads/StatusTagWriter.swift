@@ -10,14 +10,16 @@ import ThreadDeskStore
 /// Also keeps the note honest as the gateway speaks of the thread (`heard`), and the forum's tag
 /// ids. One thread at a time per replica is the caller's job (the thread's job lock).
 final class StatusTagWriter: Sendable {
-    private let names: StatusTagNames
-    private let discord: DiscordClient<AnyClock>
-    private let store: any GlobalValues & JobLocks & UserRecords & MirrorStore
+    let names: StatusTagNames
+    let discord: DiscordClient<AnyClock>
+    let store: any GlobalValues & JobLocks & UserRecords & MirrorStore
     /// The gateway feed, whose epoch says whether a note of the thread's tags can be trusted.
     private let feed: FeedState?
-    private let logger: Logger
+    let logger: Logger
     /// The tags' ids in each forum (each app's has its own), once the forum has them.
     private let ids = Mutex<[String: [ConversationStatus: String]]>([:])
+    /// The crash tag's id in each forum that has it (`StatusTagWriter+Crash`).
+    let crashIDs = Mutex<[String: String]>([:])
     /// Threads whose change is under way in this process, with what the gateway said of each meanwhile.
     private let watches = Mutex<[Snowflake: StatusTags.Watch]>([:])
     /// Threads of erased users (a few ids per erasure, for the life of the process).
@@ -35,7 +37,10 @@ final class StatusTagWriter: Sendable {
     func isForgotten(_ thread: Snowflake) -> Bool { forgotten.withLock { $0.contains(thread) } }
 
     /// Looks the tags up again on the next change (one was renamed or deleted in the forum).
-    func forgetTagIDs() { ids.withLock { $0 = [:] } }
+    func forgetTagIDs() {
+        ids.withLock { $0 = [:] }
+        crashIDs.withLock { $0 = [:] }
+    }
 
     /// The ids of the three tags, adding to the forum those it lacks (matched by name, any case).
     /// - Throws: Discord's refusal, or `TagsMissing` when the forum did not keep them.

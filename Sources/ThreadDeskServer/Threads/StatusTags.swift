@@ -31,6 +31,8 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     private let time: ServerTime
     /// The status each thread should show, not yet applied.
     private let desired = Mutex<[Snowflake: Desired]>([:])
+    /// Threads to show the crash tag, not yet applied.
+    private let crashed = Mutex<Set<Snowflake>>([])
     private let wakeUps = WakeSignal()
 
     /// A status to show, and whether the thread is to be archived (`/close`) or brought back
@@ -68,6 +70,16 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         want(Desired(status: status), for: thread)
     }
 
+    /// A crash report of the thread's user (of a group not ignored): the crash tag beside its status.
+    func crashReported(in thread: Snowflake) {
+        guard !writer.isForgotten(thread) else { return }
+        crashed.withLock { crashed in
+            crashed.insert(thread)
+            work.raise(Self.workName)
+        }
+        wakeUps.signal()
+    }
+
     /// `/close`: resolved, and archived in the same call.
     func close(_ thread: Snowflake) { want(Desired(status: .resolved, archive: true), for: thread) }
 
@@ -92,6 +104,7 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
     func forget(_ thread: Snowflake) {
         writer.forget(thread)
         desired.withLock { $0[thread] = nil }
+        crashed.withLock { _ = $0.remove(thread) }
     }
 
     func run() async throws {
@@ -99,8 +112,10 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
             while !Task.isCancelled {
                 self.work.raise(Self.workName)
                 let done = await self.round()
-                // Settled unless a status came meanwhile; one left to retry waits for its time.
-                self.desired.withLock { if !done || $0.isEmpty { self.work.lower(Self.workName) } }
+                // Settled unless a status or a crash came meanwhile; one left to retry waits for its time.
+                self.desired.withLock { desired in
+                    if !done || (desired.isEmpty && self.crashed.withLock({ $0.isEmpty })) { self.work.lower(Self.workName) }
+                }
                 // Idle until something changes; after a failure, again in a while.
                 if done { _ = await self.wakeUps.wait() } else { _ = await self.wakeUps.wait(upTo: Self.retryAfter, on: self.time.clock) }
             }
@@ -161,6 +176,38 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
                 logger.notice("Could not set a thread's status tag; trying again", metadata: ["thread": "\(thread)", "error": "\(error)"])
                 // A newer status that came meanwhile wins over this one.
                 desired.withLock { if $0[thread] == nil { $0[thread] = next } }
+                done = false
+            }
+        }
+        return await tagCrashes(forumTags) && done
+    }
+
+    /// The crash tag on every thread waiting for it; false when one is left for the next round.
+    private func tagCrashes(_ forumTags: [String: [ConversationStatus: String]]) async -> Bool {
+        let pending = crashed.withLock { crashed in
+            defer { crashed.removeAll() }
+            return crashed
+        }
+        var done = true
+        for thread in pending.sorted() {
+            do {
+                let forum = try await forum(of: thread)
+                guard let ids = forumTags[forum] else {
+                    crashed.withLock { _ = $0.insert(thread) }
+                    continue
+                }
+                let tag = try await writer.crashTagID(forum: forum)
+                defer { Self.threadLocks.released() }
+                let applied: Void? = try await store.exclusively(Self.key(thread)) {
+                    try await Deadline.within(.seconds(30)) { try await self.writer.add(tag, to: thread, statusIDs: Set(ids.values)) }
+                }
+                if applied == nil { throw Busy() }
+            } catch DiscordError.api(let refusal) where refusal.code == .unknownChannel {
+                continue
+            } catch {
+                if case DiscordError.api(let refusal) = error, refusal.code == .invalidFormBody { writer.forgetTagIDs() }
+                logger.notice("Could not put the crash tag on a thread; trying again", metadata: ["thread": "\(thread)", "error": "\(error)"])
+                crashed.withLock { _ = $0.insert(thread) }
                 done = false
             }
         }
