@@ -298,6 +298,7 @@ let package = Package(
             ],
             resources: [
                 .embedInCode("Sandbox/console.html"), .embedInCode("Sandbox/widget.html"), .embedInCode("Sandbox/sandbox.css"),
+                .embedInCode("Sandbox/Crash/MyShop.dwarf"), .embedInCode("Sandbox/Crash/sample-crash.json"),
             ],
             swiftSettings: swiftSettings
         ),

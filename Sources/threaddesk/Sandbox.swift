@@ -53,7 +53,7 @@ struct Sandbox: AsyncParsableCommand {
             ThreadDesk sandbox is running.
 
               Agent console  \(api)/sandbox/console   (the forum as Discord shows it; reply, add notes, see pushes)
-              App widget     \(api)/sandbox/widget    (plays the app user: send messages, see replies, upload diagnostics)
+              App widget     \(api)/sandbox/widget    (plays the app user: send messages, see replies, upload diagnostics, send a crash report)
                              \(api)/sandbox/widget?app=\(SandboxServer.secondApp)   (the same as a user of the second app, in its own forum)
 
               Terminal chat  swift run --package-path Clients/ThreadDeskKit threaddesk-chat --server \(api)
@@ -65,6 +65,8 @@ struct Sandbox: AsyncParsableCommand {
               Discord (fake) \(discord.restURL)
               Agent control  \(discord.controlURL)
               APNs (fake)    \(apns)   (deliveries: curl -sk --http2 \(apns)/_emulator/deliveries)
+              Crash reports  the widget's "Send a crash report" sends the sample app MyShop's crash (its dSYM is uploaded);
+                             in the console: /crashes, /crash id:C1 fixed:4.3 (a 4.2 report is then answered)\(configuration.crashes.symbolizerPath == nil ? "; no llvm-symbolizer here: frames stay offsets" : "")
               Model (fake)   \(assist.baseURL)   (drafted answers, answers after /away on, /translate; what it was asked: curl -s \(assist.controlURL)/requests)
 
             Try it:
@@ -166,16 +168,40 @@ struct SandboxServer: Service {
         configuration.attest.extraRootPEM = attester.attester.rootCertificatePEM
         // A test root only beside its own (development) keys, as APP_ATTEST_EXTRA_ROOT requires.
         configuration.attest.environments = [attester.attester.environment]
+        // Crash reports: the sample app's dSYM goes up through POST /internal/dsyms once the server
+        // listens (as CI uploads a build's); the widget sends MyShop's crash, the console has /crashes.
+        let crashes = SandboxCrashes(app: first.id, logger: logger)
+        configuration.crashes.dsymsSecret = crashes.secret
         let store = try makeStore(url: configuration.storeURL, logger: logger)
         let pages = SandboxRoutes(discord: discord, apns: apns, catalog: configuration.catalog)
+        let (listening, port) = AsyncStream.makeStream(of: Int.self)
         let app = buildApplication(
             configuration: configuration, store: store, inProcessGateway: true, logger: logger,
             extraRoutes: { router in
                 pages.register(on: router)
                 attester.register(on: router)
-            })
+            },
+            onServerRunning: { port.yield($0) })
         FileHandle.standardOutput.write(
             Data((Sandbox.welcome(configuration: configuration, discord: endpoints, apns: credentials.url, assist: assistEndpoints) + "\n").utf8))
-        try await app.run()
+        // The upload waits for the listener (it cannot run inside onServerRunning: the server
+        // accepts connections only once that returns); the server's end cancels it.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                defer { port.finish() }
+                try await app.run()
+                return true
+            }
+            group.addTask {
+                for await listeningPort in listening {
+                    await crashes.uploadSample(to: listeningPort)
+                    break
+                }
+                return false
+            }
+            while let serverEnded = try await group.next() {
+                if serverEnded { group.cancelAll() }
+            }
+        }
     }
 }

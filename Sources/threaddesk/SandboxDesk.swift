@@ -12,10 +12,14 @@ enum SandboxDesk {
 
     struct Problem: Error { var message: String }
 
-    /// `/close thanks!`, `/snippet hello`, `/snippets add hello Hi {app_version}`, `/user`…
+    /// The commands the box knows, as its hints name them.
+    static let offered = "/user, /close, /snippet, /snippets, /silent, /reopen, /away, /crashes, /crash"
+
+    /// `/close thanks!`, `/snippet hello`, `/snippets add hello Hi {app_version}`, `/user`,
+    /// `/crash id:C1 fixed:4.3`…
     static func parse(_ line: String) throws(Problem) -> Command {
         let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.hasPrefix("/") else { throw Problem(message: "A command starts with / (try /user, /close, /snippet, /snippets, /silent, /reopen, /away).") }
+        guard trimmed.hasPrefix("/") else { throw Problem(message: "A command starts with / (try \(offered)).") }
         let (name, rest) = split(String(trimmed.dropFirst()))
         switch name {
         case "user", "reopen":
@@ -42,9 +46,32 @@ enum SandboxDesk {
         case "away":
             guard ["on", "off"].contains(rest) else { throw Problem(message: "/away on or /away off.") }
             return Command(name: name, options: [.subcommand(rest)])
+        case "crashes":
+            let days = rest.hasPrefix("days:") ? String(rest.dropFirst(5)) : rest
+            guard days.isEmpty || Int(days) != nil else { throw Problem(message: "/crashes, or /crashes days:30.") }
+            return Command(name: name, options: days.isEmpty ? [] : [.init(name: "days", type: 4, value: days)])
+        case "crash":
+            return Command(name: name, options: try crashOptions(rest))
         default:
-            throw Problem(message: "ThreadDesk has no /\(name) (try /user, /close, /snippet, /snippets, /silent, /reopen, /away).")
+            throw Problem(message: "ThreadDesk has no /\(name) (try \(offered)).")
         }
+    }
+
+    /// `C1`, `id:C1 fixed:4.3`, `id:C1 ignore:true`: Discord's `name:value` options (the id may go bare).
+    private static func crashOptions(_ text: String) throws(Problem) -> [DiscordEmulator.CommandOption] {
+        let usage = "/crash id:C1, /crash id:C1 fixed:4.3 or /crash id:C1 ignore:true."
+        var options: [DiscordEmulator.CommandOption] = []
+        for word in text.split(whereSeparator: \.isWhitespace) {
+            let parts = word.split(separator: ":", maxSplits: 1).map(String.init)
+            switch (parts.count == 2 ? parts[0] : "id", parts.last ?? "") {
+            case ("id", let id) where !id.isEmpty && !options.contains(where: { $0.name == "id" }): options.append(.string("id", id))
+            case ("fixed", let version) where !version.isEmpty: options.append(.string("fixed", version))
+            case ("ignore", let flag) where ["true", "false"].contains(flag): options.append(.init(name: "ignore", type: 5, value: flag))
+            default: throw Problem(message: usage)
+            }
+        }
+        guard options.contains(where: { $0.name == "id" }) else { throw Problem(message: usage) }
+        return options
     }
 
     private static func split(_ text: String) -> (String, String) {

@@ -95,6 +95,8 @@ struct SandboxRoutes: Sendable {
         sandbox.get("console") { _, _ in Self.page(PackageResources.console_html, type: "text/html; charset=utf-8") }
         sandbox.get("widget") { _, _ in Self.page(PackageResources.widget_html, type: "text/html; charset=utf-8") }
         sandbox.get("sandbox.css") { _, _ in Self.page(PackageResources.sandbox_css, type: "text/css; charset=utf-8") }
+        // The sample app MyShop crashing, as MetricKit writes it: the widget's crash report.
+        sandbox.get("sample-crash.json") { _, _ in Self.page(SandboxCrashes.samplePayload, type: "application/json; charset=utf-8") }
         // The keys a widget (or a test run against the sandbox) needs; sandbox secrets only.
         sandbox.get("api/config") { _, _ in try Self.json(config()) }
         sandbox.get("api/state") { _, _ in try Self.json(state()) }

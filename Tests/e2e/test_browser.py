@@ -376,3 +376,64 @@ def test_the_console_draws_a_draft_notes_buttons_and_its_edit_modal(sandbox, bro
     WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "interaction-answer").is_displayed(), message="no answer for the agent")
     answer = browser.find_element(By.ID, "interaction-answer").text
     assert "only you can see this" in answer and "discarded" in answer, answer
+
+
+def test_a_crash_report_from_the_widget_is_a_note_and_the_rule_answers_the_user(sandbox, browser):
+    """The widget's "Send a crash report" sends the sample app MyShop's crash (its dSYM uploaded at
+    the sandbox's start): the console shows the note, symbolicated, with the payload attached; after
+    `/crash id:C… fixed:4.3` from the console, a 4.2 report is answered in the widget, a 4.3 one is
+    a regression."""
+    wait = WebDriverWait(browser, 30)
+    question = f"The app closed at checkout ({uuid.uuid4().hex[:8]})"
+    browser.get(sandbox["url"] + "/sandbox/widget")
+    wait.until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+    widget = browser.current_window_handle
+    browser.find_element(By.ID, "message-input").send_keys(question)
+    browser.find_element(By.ID, "send-button").click()
+    _wait_for_text(browser, '#messages .message[data-author="user"] .delivery[data-delivery="sent"]', "Sent")
+
+    def send_crash(version: str) -> str:
+        before = browser.find_element(By.ID, "crash-status").get_attribute("data-report")
+        field = browser.find_element(By.ID, "crash-version")
+        field.clear()
+        field.send_keys(version)
+        browser.find_element(By.ID, "crash-button").click()
+        wait.until(lambda d: d.find_element(By.ID, "crash-status").get_attribute("data-report") not in (None, before),
+                   message=f"no answer to the {version} report")
+        text = browser.find_element(By.ID, "crash-status").text
+        assert f"reported from {version}, symbolicated: yes" in text, (text, browser.find_element(By.ID, "error").text)
+        return browser.find_element(By.ID, "crash-status").get_attribute("data-group")
+
+    group = send_crash("4.2")
+    assert group.startswith("C"), group
+
+    # The console: the note in the user's thread, the app's frames named, the payload a link.
+    browser.switch_to.new_window("tab")
+    console = browser.current_window_handle
+    browser.get(sandbox["url"] + "/sandbox/console")
+    WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.XPATH, f'//div[@class="name" and starts-with(text(), "{question}")]').click() or True,
+        message="the user's thread never appeared")
+    _wait_for_text(browser, "#thread-messages .message.note", f"Crash {group}")
+    note = next(t for t in _texts(browser, "#thread-messages .message.note") if f"Crash {group}" in t)
+    assert "CheckoutView.submit()" in note and "CheckoutView.swift:42" in note and "4.2" in note, note
+    links = browser.find_elements(By.CSS_SELECTOR, "#thread-messages .message.note .files a.attachment-link")
+    payload = next(link for link in links if link.text.endswith(".json"))
+    attached = requests.get(payload.get_attribute("href"), timeout=10)
+    assert attached.status_code == 200 and "crashDiagnostics" in attached.json(), attached.text[:200]
+
+    # The rule, from the console's command box.
+    box = browser.find_element(By.ID, "command-input")
+    box.send_keys(f"/crash id:{group} fixed:4.3")
+    browser.find_element(By.ID, "command-button").click()
+    _wait_for_text(browser, "#desk-answer-text", "Marked fixed in 4.3")
+
+    # Another 4.2 report: the user is told to update, in the widget, as support.
+    browser.switch_to.window(widget)
+    assert send_crash("4.2") == group
+    _wait_for_text(browser, '#messages .message[data-author="support"]', "fixed in 4.3", timeout=30)
+
+    # A report from 4.3: the console shows the regression.
+    assert send_crash("4.3") == group
+    browser.switch_to.window(console)
+    _wait_for_text(browser, "#thread-messages .message.note", "Regression: marked fixed in 4.3, seen again in 4.3", timeout=30)
