@@ -5,7 +5,10 @@ import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMetricKit(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    let data = Data(bytes: start, count: count)
+    let raw = Data(bytes: start, count: count)
+    // The server cuts the deepest stacks first: the cut leaves a document no deeper than its limit.
+    let data = MetricKitPayload.cuttingDeepStacks(raw, depth: 16)
+    precondition(JSON.shape(of: data).depth <= 18, "the cut left a document deeper than its limit")
     guard let payload = try? MetricKitPayload(json: data) else { return 0 }
     precondition(!payload.diagnostics.isEmpty && payload.diagnostics.count <= MetricKitPayload.maxDiagnostics, "diagnostics out of bounds")
     for diagnostic in payload.diagnostics {

@@ -39,7 +39,8 @@ extension MemoryStore {
         crashes.withLock { crashes in
             let key = MemoryCrashes.GroupKey(app: app, signatureHash: signatureHash)
             if let number = crashes.groupNumbers[key], var group = crashes.groups[number] {
-                (group.lastVersion, group.lastSeen, group.title) = (version, max(group.lastSeen, date), title)
+                if date >= group.lastSeen { group.lastVersion = version }
+                group.lastSeen = max(group.lastSeen, date)
                 crashes.groups[number] = group
                 return group
             }
@@ -62,6 +63,17 @@ extension MemoryStore {
             (kept.fixedIn, kept.ignored, kept.regressedIn) = (group.fixedIn, group.ignored, group.regressedIn)
             crashes.groups[group.number] = kept
         }
+    }
+
+    public func markCrashRegression(app: AppID, number: Int64, version: String) async throws {
+        crashes.withLock { crashes in
+            guard crashes.groups[number]?.app == app else { return }
+            crashes.groups[number]?.regressedIn = version
+        }
+    }
+
+    public func forgetCrashAnswer(owner: UserID, group: Int64) async throws {
+        _ = crashes.withLock { $0.answers.remove(.init(owner: owner, group: group)) }
     }
 
     public func crashGroups(app: AppID, since: Date, limit: Int) async throws -> [(group: CrashGroup, counts: CrashGroupCounts)] {

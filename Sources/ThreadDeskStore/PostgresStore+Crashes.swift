@@ -51,12 +51,23 @@ extension PostgresStore {
         app: AppID, signatureHash: String, signature: String, kind: String, title: String, version: String, at date: Date
     ) async throws -> CrashGroup {
         let seen = date.timeIntervalSince1970
+        // A group seen before is updated without an INSERT: an insert that meets its conflict still
+        // draws a number from the sequence, and numbers would count every report of every app.
+        let seenAgain = try await query(
+            """
+            UPDATE crash_groups SET last_version = CASE WHEN \(seen) >= last_seen THEN \(version) ELSE last_version END,
+                last_seen = GREATEST(last_seen, \(seen))
+            WHERE app = \(app.rawValue) AND signature_hash = \(signatureHash)
+            RETURNING \(unescaped: Self.groupColumns)
+            """)
+        if let group = try seenAgain.first.flatMap(Self.group) { return group }
         let rows = try await query(
             """
             INSERT INTO crash_groups (app, signature_hash, signature, kind, title, first_version, last_version, first_seen, last_seen)
             VALUES (\(app.rawValue), \(signatureHash), \(signature), \(kind), \(title), \(version), \(version), \(seen), \(seen))
-            ON CONFLICT (app, signature_hash) DO UPDATE SET last_version = excluded.last_version,
-                last_seen = GREATEST(crash_groups.last_seen, excluded.last_seen), title = excluded.title
+            ON CONFLICT (app, signature_hash) DO UPDATE SET
+                last_version = CASE WHEN excluded.last_seen >= crash_groups.last_seen THEN excluded.last_version ELSE crash_groups.last_version END,
+                last_seen = GREATEST(crash_groups.last_seen, excluded.last_seen)
             RETURNING \(unescaped: Self.groupColumns)
             """)
         guard let group = try rows.first.flatMap(Self.group) else { throw CrashGroupMissing() }
@@ -74,6 +85,14 @@ extension PostgresStore {
             UPDATE crash_groups SET fixed_in = \(group.fixedIn), ignored = \(group.ignored), regressed_in = \(group.regressedIn)
             WHERE app = \(group.app.rawValue) AND number = \(group.number)
             """)
+    }
+
+    public func markCrashRegression(app: AppID, number: Int64, version: String) async throws {
+        _ = try await query("UPDATE crash_groups SET regressed_in = \(version) WHERE app = \(app.rawValue) AND number = \(number)")
+    }
+
+    public func forgetCrashAnswer(owner: UserID, group: Int64) async throws {
+        _ = try await query("DELETE FROM crash_answers WHERE owner = \(owner.rawValue) AND group_number = \(group)")
     }
 
     public func crashGroups(app: AppID, since: Date, limit: Int) async throws -> [(group: CrashGroup, counts: CrashGroupCounts)] {

@@ -45,14 +45,25 @@ extension SQLiteStore {
     ) async throws -> CrashGroup {
         let seen = date.timeIntervalSince1970
         return try await write { db in
+            // A group seen before is updated without an INSERT: an upsert that meets its conflict
+            // still draws a number (AUTOINCREMENT), and numbers would count every report of every app.
             try db.execute(
                 sql: """
-                    INSERT INTO crash_groups (app, signature_hash, signature, kind, title, first_version, last_version, first_seen, last_seen)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (app, signature_hash) DO UPDATE SET last_version = excluded.last_version, last_seen = max(last_seen, excluded.last_seen),
-                        title = excluded.title
+                    UPDATE crash_groups SET last_version = CASE WHEN ? >= last_seen THEN ? ELSE last_version END, last_seen = max(last_seen, ?)
+                    WHERE app = ? AND signature_hash = ?
                     """,
-                arguments: [app.rawValue, signatureHash, signature, kind, title, version, version, seen, seen])
+                arguments: [seen, version, seen, app.rawValue, signatureHash])
+            if db.changesCount == 0 {
+                try db.execute(
+                    sql: """
+                        INSERT INTO crash_groups (app, signature_hash, signature, kind, title, first_version, last_version, first_seen, last_seen)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app, signature_hash) DO UPDATE SET
+                        last_version = CASE WHEN excluded.last_seen >= last_seen THEN excluded.last_version ELSE last_version END,
+                        last_seen = max(last_seen, excluded.last_seen)
+                    """,
+                    arguments: [app.rawValue, signatureHash, signature, kind, title, version, version, seen, seen])
+            }
             let row = try Row.fetchOne(
                 db, sql: "SELECT \(Self.groupColumns) FROM crash_groups WHERE app = ? AND signature_hash = ?",
                 arguments: [app.rawValue, signatureHash])
@@ -73,6 +84,18 @@ extension SQLiteStore {
             try db.execute(
                 sql: "UPDATE crash_groups SET fixed_in = ?, ignored = ?, regressed_in = ? WHERE app = ? AND number = ?",
                 arguments: [group.fixedIn, group.ignored ? 1 : 0, group.regressedIn, group.app.rawValue, group.number])
+        }
+    }
+
+    public func markCrashRegression(app: AppID, number: Int64, version: String) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE crash_groups SET regressed_in = ? WHERE app = ? AND number = ?", arguments: [version, app.rawValue, number])
+        }
+    }
+
+    public func forgetCrashAnswer(owner: UserID, group: Int64) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM crash_answers WHERE owner = ? AND group_number = ?", arguments: [owner.rawValue, group])
         }
     }
 

@@ -31,7 +31,7 @@ struct CrashRecordsContract {
                 app: .default, signatureHash: "abc", signature: "crash|EXC_BAD_ACCESS", kind: "crash", title: "EXC_BAD_ACCESS · f()",
                 version: "4.2", at: start.addingTimeInterval(60))
             #expect(again.number == first.number)
-            #expect(again.firstVersion == "4.1" && again.lastVersion == "4.2" && again.title == "EXC_BAD_ACCESS · f()")
+            #expect(again.firstVersion == "4.1" && again.lastVersion == "4.2" && again.title == "EXC_BAD_ACCESS")
             #expect(again.firstSeen == start && again.lastSeen == start.addingTimeInterval(60))
             // The same signature in another app is another group.
             let other = try await store.recordCrashGroup(
@@ -49,6 +49,29 @@ struct CrashRecordsContract {
             let seen = try await store.recordCrashGroup(
                 app: .default, signatureHash: "abc", signature: "s", kind: "crash", title: "t2", version: "4.4", at: start.addingTimeInterval(120))
             #expect(seen.fixedIn == "4.3" && seen.ignored)
+            // A report seen late (a regrouping of an old one) moves no version back.
+            let late = try await store.recordCrashGroup(
+                app: .default, signatureHash: "abc", signature: "s", kind: "crash", title: "t3", version: "4.0", at: start)
+            #expect(late.lastVersion == "4.4" && late.lastSeen == start.addingTimeInterval(120))
+            // A regression is noted on its own: the rules stay.
+            try await store.markCrashRegression(app: .default, number: first.number, version: "4.5")
+            let regressed = try #require(try await store.crashGroup(app: .default, number: first.number))
+            #expect(regressed.regressedIn == "4.5" && regressed.fixedIn == "4.3" && regressed.ignored)
+            try await store.markCrashRegression(app: beta, number: first.number, version: "9")
+            #expect(try await store.crashGroup(app: .default, number: first.number)?.regressedIn == "4.5")
+        }
+    }
+
+    /// Numbers are drawn for new groups only: a sighting of a known one draws none.
+    @Test(arguments: StoreKind.available)
+    func sightingsDrawNoGroupNumbers(kind: StoreKind) async throws {
+        try await kind.with { (store: any UserStore) async throws in
+            let first = try await store.recordCrashGroup(app: .default, signatureHash: "n1", signature: "s", kind: "crash", title: "t", version: "1", at: start)
+            for _ in 0..<5 {
+                _ = try await store.recordCrashGroup(app: .default, signatureHash: "n1", signature: "s", kind: "crash", title: "t", version: "1", at: start)
+            }
+            let second = try await store.recordCrashGroup(app: .default, signatureHash: "n2", signature: "s", kind: "crash", title: "t", version: "1", at: start)
+            #expect(second.number == first.number + 1)
         }
     }
 
@@ -123,6 +146,9 @@ struct CrashRecordsContract {
         try await kind.with { (store: any UserStore) async throws in
             #expect(try await store.markCrashAnswered(owner: alice, group: 3, at: start))
             #expect(try await !store.markCrashAnswered(owner: alice, group: 3, at: start.addingTimeInterval(1)))
+            // Taken back (its note was not kept): the next report answers.
+            try await store.forgetCrashAnswer(owner: alice, group: 3)
+            #expect(try await store.markCrashAnswered(owner: alice, group: 3, at: start.addingTimeInterval(2)))
             #expect(try await store.markCrashAnswered(owner: alice, group: 4, at: start))
             #expect(try await store.markCrashAnswered(owner: bob, group: 3, at: start))
         }

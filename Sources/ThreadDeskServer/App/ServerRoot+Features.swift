@@ -112,8 +112,9 @@ extension ServerRoot {
             let crashSymbols = CrashSymbols(
                 store: store, symbolizer: configuration.crashes.symbolizerPath.map { Symbolizer(path: $0) },
                 cache: URL(fileURLWithPath: configuration.crashes.cacheDirectory, isDirectory: true), logger: logger)
+            let crashRegrouping = CrashRegrouping(store: store, symbols: crashSymbols, discord: discord, metrics: metrics, now: now)
             let crashFollowUps = CrashFollowUps(
-                store: store, voice: voice, ingestion: ingestion, catalog: catalog, status: status, settings: configuration.crashes, metrics: metrics,
+                store: store, regrouping: crashRegrouping, voice: voice, ingestion: ingestion, catalog: catalog, status: status, settings: configuration.crashes, metrics: metrics,
                 logger: logger)
             let outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
@@ -132,7 +133,7 @@ extension ServerRoot {
             let crashes = CrashService(
                 users: users, store: store, symbols: crashSymbols, intake: intake, ids: messageIDs, metrics: metrics, logger: logger, now: now)
             let dsyms = DSYMLibrary(
-                store: store, users: users, symbols: crashSymbols, discord: discord, settings: configuration.crashes, metrics: metrics,
+                store: store, users: users, symbols: crashSymbols, regrouping: crashRegrouping, settings: configuration.crashes, metrics: metrics,
                 logger: logger, now: now)
             let legacy = LegacyService(users: users, store: store, sync: sync, bot: bot, now: now)
             let typing = TypingRelay(discord: discord, timeout: settings.typingInterval, metrics: metrics, logger: logger, work: work)

@@ -34,7 +34,7 @@ struct CrashCommands: DeskCommandBook {
         let options = data.options ?? []
         if data.name == Self.list {
             let days = Desk.text("days", in: options).flatMap(Int.init).map { min(max($0, 1), 90) } ?? 7
-            return try await groups(of: app.id, days: days)
+            return Self.fitted(try await groups(of: app.id, days: days))
         }
         let typed = (Desk.text("id", in: options) ?? "").trimmingCharacters(in: .whitespaces)
         guard let number = Self.number(typed), var group = try await store.crashGroup(app: app.id, number: number) else {
@@ -51,46 +51,64 @@ struct CrashCommands: DeskCommandBook {
             changes.append(ignore ? "Ignored: its reports put no crash tag on threads." : "No longer ignored.")
         }
         if !changes.isEmpty { try await store.saveCrashRules(group) }
-        return (changes + [try await describe(group)]).joined(separator: "\n")
+        return Self.fitted(changes + (try await describe(group)))
     }
 
     /// The groups with reports in the last `days`, the most users first.
-    private func groups(of app: AppID, days: Int) async throws -> String {
+    private func groups(of app: AppID, days: Int) async throws -> [String] {
         let since = now().addingTimeInterval(-Double(days) * 86_400)
         let groups = try await store.crashGroups(app: app, since: since, limit: 15)
-        guard !groups.isEmpty else { return "No crash or hang reported in the last \(days) days." }
+        guard !groups.isEmpty else { return ["No crash or hang reported in the last \(days) days."] }
         let lines = groups.map { group, counts in
             "**C\(group.number)** \(escaped(group.title)) · \(counts.recentUsers) users, \(counts.recentReports) reports · "
                 + "\(escaped(group.firstVersion))–\(escaped(group.lastVersion))\(Self.status(group))"
         }
-        return (["Crashes and hangs of the last \(days) days, by users affected:"] + lines).joined(separator: "\n")
+        return ["Crashes and hangs of the last \(days) days, by users affected:"] + lines
     }
 
-    private func describe(_ group: CrashGroup) async throws -> String {
+    private func describe(_ group: CrashGroup) async throws -> [String] {
         let counts = try await store.crashCounts(app: group.app, group: group.number, since: now().addingTimeInterval(-CrashService.recent))
         let seen = try await store.crashAppearances(app: group.app, group: group.number, limit: 10)
         var lines = [
             "**C\(group.number)** (\(group.kind)) \(escaped(group.title))\(Self.status(group))",
             "\(counts.users) users, \(counts.reports) reports (last 7 days: \(counts.recentUsers) users, \(counts.recentReports) reports)",
             "Versions \(escaped(group.firstVersion))–\(escaped(group.lastVersion)) · first <t:\(Int(group.firstSeen.timeIntervalSince1970)):R>, last <t:\(Int(group.lastSeen.timeIntervalSince1970)):R>",
-            "Signature: `\(CrashNote.inCode(String(group.signature.prefix(300))))`",
+            "Signature: `\(CrashNote.inCode(MessageText.clip(group.signature, limit: 300)))`",
         ]
         if !seen.isEmpty {
             lines.append("In: " + seen.map { appearance in
                 appearance.threadID.map { "<#\($0)>" } ?? "a thread not made yet"
             }.joined(separator: " "))
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
-    private func escaped(_ text: String) -> String { DiscordMarkdown.escaped(text) }
+    /// What the app wrote, escaped and cut to a length a line of an answer can hold.
+    private func escaped(_ text: String) -> String { DiscordMarkdown.escaped(MessageText.clip(text, limit: 120)) }
 
     private static func status(_ group: CrashGroup) -> String {
         var parts: [String] = []
-        if let fixed = group.fixedIn { parts.append("fixed in \(DiscordMarkdown.escaped(fixed))") }
-        if let regressed = group.regressedIn { parts.append("⚠️ regression in \(DiscordMarkdown.escaped(regressed))") }
+        if let fixed = group.fixedIn { parts.append("fixed in \(DiscordMarkdown.escaped(MessageText.clip(fixed, limit: 32)))") }
+        if let regressed = group.regressedIn { parts.append("⚠️ regression in \(DiscordMarkdown.escaped(MessageText.clip(regressed, limit: 32)))") }
         if group.ignored { parts.append("ignored") }
         return parts.isEmpty ? "" : " · " + parts.joined(separator: ", ")
+    }
+
+    /// The answer within Discord's 2,000 characters: whole lines, the last ones left out (and counted).
+    static func fitted(_ lines: [String]) -> String {
+        var kept: [String] = []
+        var units = 0
+        for (index, line) in lines.enumerated() {
+            let left = lines.count - index
+            let line = MessageText.clip(line, limit: 1500)
+            if units + line.utf16.count + 1 > MessageText.discordLimit - 40 {
+                kept.append("…and \(left) more")
+                break
+            }
+            kept.append(line)
+            units += line.utf16.count + 1
+        }
+        return kept.joined(separator: "\n")
     }
 
     /// "C12", "c12" or "12".

@@ -9,7 +9,8 @@ import ThreadDeskStore
 /// (a later dSYM edits it), a rule's answer goes to the user under the support voice, listed,
 /// streamed and pushed like any reply, and the thread gets the crash tag (unless the crash is ignored).
 struct CrashFollowUps: DeliveredNoteListener {
-    let store: any CrashRecords
+    let store: any UserStore
+    let regrouping: CrashRegrouping
     let voice: SupportVoice
     let ingestion: MirrorIngestion
     let catalog: AppCatalog
@@ -31,6 +32,10 @@ struct CrashFollowUps: DeliveredNoteListener {
             }
             report.followUp = nil
             try await store.saveCrashReport(report)
+            // A dSYM that came while the note waited (or a symbolication to try again): read now.
+            if !report.awaiting.isEmpty, !(try await store.dsymDescriptions(app: item.owner.app, uuids: report.awaiting)).isEmpty {
+                report = try await regrouping.readAgain(report) ?? report
+            }
             // An ignored crash tags no thread.
             if let status, try await store.crashGroup(app: item.owner.app, number: report.group)?.ignored == false {
                 status.crashReported(in: thread)

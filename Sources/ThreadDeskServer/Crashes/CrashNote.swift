@@ -12,9 +12,9 @@ struct CrashNote: Sendable {
     /// The payload's file name, attached to the note.
     let fileName: String
     /// What a rule does with this report: the user answered, or a regression noted.
-    var ruling: Ruling?
+    var ruling: Ruling? { reading.ruling }
 
-    enum Ruling: Sendable, Equatable {
+    enum Ruling: Sendable, Hashable, Codable {
         /// Fixed in that version: the user is answered.
         case answered(fixedIn: String)
         /// Fixed in that version, and seen again in this one.
@@ -29,23 +29,23 @@ struct CrashNote: Sendable {
         let diagnostic = reading.diagnostic
         let icon = diagnostic.kind == .hang ? "🐢" : "💥"
         var lines = ["\(NoteMarkers.prefixes[0]) \(icon) **\(diagnostic.kind == .hang ? "Hang" : "Crash") C\(group.number)**: \(escaped(reading.cause))"]
-        if let reason = diagnostic.terminationReason { lines.append("Termination: \(escaped(String(reason.prefix(200))))") }
+        if let reason = diagnostic.terminationReason { lines.append("Termination: \(escaped(MessageText.clip(reason, limit: 200)))") }
         let app = [diagnostic.bundleID, diagnostic.appVersion.map { v in diagnostic.appBuild.map { "\(v) (\($0))" } ?? v }].compactMap { $0 }
         let device = [diagnostic.osVersion, diagnostic.deviceType, diagnostic.architecture].compactMap { $0 }
-        lines.append(escaped((app + device).joined(separator: " · ")))
+        lines.append(escaped(MessageText.clip((app + device).joined(separator: " · "), limit: 300)))
         lines.append("```\n\(frames())\n```")
         let users = counts.users == 1 ? "1 user" : "\(counts.users) users"
         let reports = counts.reports == 1 ? "1 report" : "\(counts.reports) reports"
         lines.append("Seen by \(users) in \(reports) (versions \(escaped(group.firstVersion))–\(escaped(group.lastVersion))). `/crash id:C\(group.number)` for more.")
         if !reading.awaiting.isEmpty {
-            lines.append("Not symbolicated: no dSYM yet for \(reading.awaiting.prefix(3).joined(separator: ", ")) (upload it and this note is updated).")
+            lines.append("Not symbolicated yet: no dSYM for \(reading.awaiting.prefix(3).joined(separator: ", ")) (upload it and this note is updated).")
         }
         if group.ignored { lines.append("Ignored (`/crash ignore`): it puts no crash tag on threads.") }
         switch ruling {
         case .answered(let fixed)?:
             lines.append("↪ Fixed in \(escaped(fixed)) (`/crash fixed`): the user was answered to update.")
         case .regression(let fixed)?:
-            lines.append("⚠️ Regression: marked fixed in \(escaped(fixed)), seen again in \(escaped(reading.version)); the group is open again.")
+            lines.append("⚠️ Regression: marked fixed in \(escaped(fixed)), seen again in \(escaped(reading.version)); the group is open again (`/crash` to change its rule).")
         case nil:
             if let fixed = group.fixedIn { lines.append("Marked fixed in \(escaped(fixed)).") }
         }
@@ -62,11 +62,11 @@ struct CrashNote: Sendable {
         guard !shown.isEmpty else { return "(no frames)" }
         return shown.map { index in
             let frame = all[index]
-            let binary = String((frame.binaryName ?? "?").prefix(40)).padding(toLength: 20, withPad: " ", startingAt: 0)
+            let binary = MessageText.clip(frame.binaryName ?? "?", limit: 40).padding(toLength: 20, withPad: " ", startingAt: 0)
             let place: String
             if let symbol = reading.symbols[index] {
                 let location = symbol.file.map { file in " (\((file as NSString).lastPathComponent)\(symbol.line.map { ":\($0)" } ?? ""))" } ?? ""
-                place = String(symbol.function.prefix(160)) + location
+                place = MessageText.clip(symbol.function, limit: 160) + MessageText.clip(location, limit: 80)
             } else {
                 place = "+0x" + String(frame.offset, radix: 16)
             }
@@ -92,6 +92,6 @@ struct CrashNote: Sendable {
             lines[block] = frameLines.joined(separator: "\n")
             text = lines.joined(separator: "\n")
         }
-        return String(text.prefix(MessageText.discordLimit))
+        return MessageText.clip(text, limit: MessageText.discordLimit)
     }
 }

@@ -13,6 +13,8 @@ struct CrashReading: Sendable, Codable, Hashable {
     /// UUIDs of the app's binaries with no dSYM yet.
     var awaiting: [String]
     var signature: String
+    /// What a rule did with the report (kept, so a later edit of its note says it still).
+    var ruling: CrashNote.Ruling?
 
     var signatureHash: String { CrashSignature.hash(signature) }
     var kind: String { diagnostic.kind.rawValue }
@@ -26,7 +28,7 @@ struct CrashReading: Sendable, Codable, Hashable {
         let top = appFrames.first.map { index in
             symbols[index].map { Self.short($0.function) } ?? frames[index].offsetName
         } ?? frames.first?.offsetName
-        return ([cause] + (top.map { [$0] } ?? [])).joined(separator: " · ")
+        return MessageText.clip(([cause] + (top.map { [$0] } ?? [])).joined(separator: " · "), limit: 200)
     }
 
     /// The exception and signal, or the hang's duration.
@@ -53,7 +55,7 @@ struct CrashReading: Sendable, Codable, Hashable {
         if let dot = name.firstIndex(of: "."), !name[..<dot].contains("("), !name[..<dot].contains(" ") {
             name = String(name[name.index(after: dot)...])
         }
-        return String(name.prefix(120))
+        return MessageText.clip(name, limit: 120)
     }
 
     /// The detail a report keeps.

@@ -25,8 +25,11 @@ struct CrashRoutes: Sendable {
         if let key, !IdempotencyKey.isValid(key) {
             throw APIError.badRequest(.invalidIdempotencyKey, "Idempotency-Key must be 1–255 visible ASCII characters.")
         }
+        // Stacks nest two levels a frame: the reader takes any depth (cutting the deepest frames),
+        // so only the size and the count of values bound what it builds.
         let (bytes, _, slot) = try await request.jsonObject(
-            limit: Self.limit, gate: largeBodies, for: quotas.largeBodyHolder(user, request, context), admitted: context.holdsLargeUploadSlot)
+            limit: Self.limit, gate: largeBodies, for: quotas.largeBodyHolder(user, request, context), admitted: context.holdsLargeUploadSlot,
+            maxDepth: .max, parse: false)
         defer { slot?.leave() }
         do {
             let (result, created) = try await crashes.upload(bytes, idempotencyKey: key, for: user, from: quotas.clientAddress(request, context))

@@ -33,7 +33,7 @@ public struct CrashSettings: Sendable {
             problem.invalid.append("DSYMS_SECRET (at least 16 visible ASCII characters: it lets a build upload dSYMs)")
         }
         if let text = value("DSYM_MAX_MIB") {
-            if let number = Int(text), (1...4096).contains(number) { maxDSYMBytes = number * 1024 * 1024 } else { problem.invalid.append("DSYM_MAX_MIB (1 to 4096)") }
+            if let number = Int(text), (1...900).contains(number) { maxDSYMBytes = number * 1024 * 1024 } else { problem.invalid.append("DSYM_MAX_MIB (1 to 900: a slice is kept whole in the store, whose values stop at 1 GB)") }
         }
         if let directory = value("DSYM_CACHE_DIR"), !directory.isEmpty { cacheDirectory = directory }
         if let message = value("CRASH_FIXED_MESSAGE") {

@@ -15,6 +15,8 @@ final class CrashSymbols: Sendable {
     let cache: URL
     let logger: Logger
     private let slices = Mutex<[String: MachOSlice]>([:])
+    /// How many of the app's frames (from the top of the crashed thread) are symbolicated.
+    static let framesRead = 16
 
     init(store: any CrashRecords, symbolizer: Symbolizer?, cache: URL, logger: Logger) {
         (self.store, self.symbolizer, self.cache, self.logger) = (store, symbolizer, cache, logger)
@@ -28,19 +30,26 @@ final class CrashSymbols: Sendable {
         let isApp = CrashSignature.appFrames(dsymUUIDs: withDSYM, executable: CrashSignature.mainBinaryName(of: diagnostic))
         let appFrames = frames.indices.filter { isApp(frames[$0]) }
         var symbols: [Int: SymbolicatedFrame] = [:]
+        // Binaries whose symbolication failed for a reason that passes (a deadline, the disk): the
+        // report waits for them as for a dSYM not yet uploaded, and is read again with the next.
+        var failed: Set<String> = []
         if let symbolizer {
-            let byBinary = Dictionary(grouping: appFrames.filter { frames[$0].binaryUUID.map(withDSYM.contains) == true }) { frames[$0].binaryUUID! }
-            for (uuid, indexes) in byBinary {
+            // The top frames only: the note shows 6 and the signature reads 3; a stack of 512 frames
+            // costs no more than one of 16.
+            let wanted = appFrames.prefix(Self.framesRead).filter { frames[$0].binaryUUID.map(withDSYM.contains) == true }
+            let byBinary = Dictionary(grouping: wanted) { frames[$0].binaryUUID! }
+            for (uuid, indexes) in byBinary.sorted(by: { $0.key < $1.key }) {
                 do {
                     guard let (file, slice) = try await local(app: app, uuid: uuid) else { continue }
                     let found = try await symbolizer.symbolicate(indexes.map { frames[$0].offset }, in: file, slice: slice)
                     for (index, symbol) in zip(indexes, found) { symbols[index] = symbol }
                 } catch {
+                    failed.insert(uuid)
                     logger.warning("Could not symbolicate a crash report's frames", metadata: ["uuid": "\(uuid)", "error": "\(error)"])
                 }
             }
         }
-        let awaiting = Set(appFrames.compactMap { frames[$0].binaryUUID }).subtracting(withDSYM).sorted()
+        let awaiting = Set(appFrames.compactMap { frames[$0].binaryUUID }).subtracting(withDSYM).union(failed).sorted()
         let signature = CrashSignature.of(diagnostic, symbols: symbols, isAppFrame: isApp)
         return CrashReading(diagnostic: diagnostic, symbols: symbols, appFrames: appFrames, awaiting: awaiting, signature: signature)
     }

@@ -12,7 +12,7 @@ struct DSYMLibrary: Sendable {
     let store: any UserStore
     let users: UserSerializer
     let symbols: CrashSymbols
-    let discord: DiscordClient<AnyClock>
+    let regrouping: CrashRegrouping
     let settings: CrashSettings
     let metrics: ServerMetrics
     let logger: Logger
@@ -74,29 +74,11 @@ struct DSYMLibrary: Sendable {
         return Uploaded(binaries: binaries, reports: read)
     }
 
-    /// A waiting report read with the dSYMs there are now, under its user's turn: its group (a
-    /// new signature may make it another's), its detail, and its note.
+    /// A waiting report read again under its user's turn.
     private func readAgain(_ waiting: CrashReport) async throws -> Bool {
-        guard let before = CrashReading.decoded(waiting.detail) else { return false }
-        let reading = try await symbols.read(before.diagnostic, app: waiting.owner.app)
-        guard reading.awaiting != before.awaiting || reading.symbols != before.symbols else { return false }
-        return try await users.withUser(waiting.owner) { _ in
-            guard var report = try await store.crashReport(waiting.id) else { return false }
-            let group = try await store.recordCrashGroup(
-                app: report.owner.app, signatureHash: reading.signatureHash, signature: reading.signature, kind: reading.kind,
-                title: reading.title, version: reading.version, at: report.createdAt)
-            (report.group, report.detail, report.awaiting) = (group.number, reading.encoded(), reading.awaiting)
-            try await store.saveCrashReport(report)
-            let counts = try await store.crashCounts(app: report.owner.app, group: group.number, since: now().addingTimeInterval(-CrashService.recent))
-            let text = CrashNote(reading: reading, group: group, counts: counts, fileName: CrashService.fileName(of: report)).text
-            if let note = report.noteDiscordID, let thread = report.threadID {
-                _ = try await discord.editMessage(note.description, in: thread.description, content: text)
-            } else if let id = report.noteID, var item = try await store.outboxItem(id) {
-                item.content = text
-                try await store.updateOutboxItem(item)
-            }
-            metrics.crashes.symbolicatedLater.increment()
-            return true
+        try await users.withUser(waiting.owner) { _ in
+            guard let report = try await store.crashReport(waiting.id) else { return false }
+            return try await regrouping.readAgain(report) != nil
         }
     }
 }

@@ -45,20 +45,16 @@ struct DataExporter: Sendable {
             liveSessions: record.liveTokenHashes.count, threadId: record.threadID)
     }
 
-    /// The user's crash reports as the export shows them.
+    /// The user's crash reports as the export shows them: what the app sent (binaries and
+    /// offsets), never what the developer's dSYMs say (their functions, files and build paths are
+    /// the developer's, and a user could send any offset to read them).
     func crashReports(of id: UserID) async throws -> [ExportedCrashReport] {
         try await store.crashReports(of: id).map { report in
             let reading = CrashReading.decoded(report.detail)
-            let frames = reading.map { reading in
-                (reading.diagnostic.threads.first?.frames ?? []).enumerated().map { index, frame in
-                    reading.symbols[index].map { "\(frame.binaryName ?? "?") \($0.function)\($0.file.map { " (\($0)\(reading.symbols[index]?.line.map { ":\($0)" } ?? ""))" } ?? "")" }
-                        ?? frame.offsetName
-                }
-            }
             return ExportedCrashReport(
                 id: report.id.description, kind: report.kind, group: "C\(report.group)", appVersion: report.appVersion, appBuild: report.appBuild,
                 createdAt: Self.timestamp(report.createdAt), osVersion: reading?.diagnostic.osVersion, deviceType: reading?.diagnostic.deviceType,
-                cause: reading?.cause ?? report.kind, frames: frames ?? [])
+                cause: reading?.cause ?? report.kind, frames: (reading?.diagnostic.threads.first?.frames ?? []).map(\.offsetName))
         }
     }
 

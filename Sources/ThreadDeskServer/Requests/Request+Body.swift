@@ -48,8 +48,11 @@ extension Request {
     /// caller's to `leave()` (after it is done with the document: the memory it bounds is held
     /// until then). `admitted`: the caller holds a slot already (the App Attest middleware read
     /// the body under it).
+    /// - Parameters:
+    ///   - maxDepth: How deep the document may nest (`maxDepth`; a reader of its own may take more).
+    ///   - parse: Whether to build the tree (`.null` in its place when not: the caller reads the bytes itself).
     func jsonObject(
-        limit: Int, gate: ConcurrencyGate, for holder: SlotHolder, admitted: Bool = false
+        limit: Int, gate: ConcurrencyGate, for holder: SlotHolder, admitted: Bool = false, maxDepth: Int = Self.maxDepth, parse: Bool = true
     ) async throws -> (bytes: Data, value: JSON, slot: LargeBodySlot?) {
         let type = headers[.contentType]?.lowercased() ?? ""
         guard type.hasPrefix("application/json") || type.hasPrefix("application/") && type.contains("+json") else {
@@ -78,9 +81,13 @@ extension Request {
         // Counted on the bytes before anything is built: a tree of millions of tiny values would
         // cost far more memory than the 8 MiB it came in.
         let shape = JSON.shape(of: bytes)
-        guard shape.depth <= Self.maxDepth, shape.values <= Self.maxValues else {
+        guard shape.depth <= maxDepth, shape.values <= Self.maxValues else {
             throw APIError.badRequest(
-                .tooComplex, "Diagnostics may nest at most \(Self.maxDepth) levels and hold at most \(Self.maxValues) values.")
+                .tooComplex, "The document may nest at most \(maxDepth) levels and hold at most \(Self.maxValues) values.")
+        }
+        guard parse else {
+            handedOver = true
+            return (bytes, .null, slot)
         }
         let parsed = try Self.parse(bytes)
         handedOver = true

@@ -192,17 +192,19 @@ final class StatusTags: Service, Sendable, CustomStringConvertible {
         for thread in pending.sorted() {
             do {
                 let forum = try await forum(of: thread)
-                guard let ids = forumTags[forum] else {
+                guard forumTags[forum] != nil else {
                     crashed.withLock { _ = $0.insert(thread) }
                     continue
                 }
                 let tag = try await writer.crashTagID(forum: forum)
                 defer { Self.threadLocks.released() }
                 let applied: Void? = try await store.exclusively(Self.key(thread)) {
-                    try await Deadline.within(.seconds(30)) { try await self.writer.add(tag, to: thread, statusIDs: Set(ids.values)) }
+                    try await Deadline.within(.seconds(30)) { try await self.writer.add(tag, to: thread) }
                 }
                 if applied == nil { throw Busy() }
             } catch DiscordError.api(let refusal) where refusal.code == .unknownChannel {
+                continue
+            } catch is StatusTagWriter.CrashTagUnavailable {
                 continue
             } catch {
                 if case DiscordError.api(let refusal) = error, refusal.code == .invalidFormBody { writer.forgetTagIDs() }

@@ -122,8 +122,8 @@ public struct DSYMFile: Sendable, Hashable {
 /// every replica. A user's reports are written under their lock (`withUser`); groups are shared
 /// by users, so their writes are single statements that any replica may run at once.
 public protocol CrashRecords: Sendable {
-    /// The group of `signatureHash` in `app`, made when it is new; seen now (`at`) in `version`:
-    /// its last version and time move (its first stay). One statement: two replicas recording the
+    /// The group of `signatureHash` in `app`, made when it is new (with `title`); seen now (`at`)
+    /// in `version`: its last version and time move forward (its first and its title stay). One statement: two replicas recording the
     /// same new signature at once get one group.
     func recordCrashGroup(
         app: AppID, signatureHash: String, signature: String, kind: String, title: String, version: String, at: Date
@@ -131,6 +131,9 @@ public protocol CrashRecords: Sendable {
     func crashGroup(app: AppID, number: Int64) async throws -> CrashGroup?
     /// Writes a group's rules (`fixedIn`, `ignored`, `regressedIn`); the rest stays as recorded.
     func saveCrashRules(_ group: CrashGroup) async throws
+    /// Notes that the group came back in `version` (its `regressedIn`), its other rules untouched:
+    /// one statement, so an agent's rule set meanwhile is kept.
+    func markCrashRegression(app: AppID, number: Int64, version: String) async throws
     /// The app's groups with a report since `since`, the most users since then first.
     func crashGroups(app: AppID, since: Date, limit: Int) async throws -> [(group: CrashGroup, counts: CrashGroupCounts)]
     func crashCounts(app: AppID, group: Int64, since: Date) async throws -> CrashGroupCounts
@@ -150,6 +153,8 @@ public protocol CrashRecords: Sendable {
     func crashReports(awaiting uuid: String, app: AppID, limit: Int) async throws -> [CrashReport]
     /// Notes that a rule answered `owner` about `group`; false when it had already (once per user and crash).
     func markCrashAnswered(owner: UserID, group: Int64, at: Date) async throws -> Bool
+    /// Takes back `markCrashAnswered` (the report that was to answer was not kept).
+    func forgetCrashAnswer(owner: UserID, group: Int64) async throws
 
     /// Keeps a dSYM slice (replacing one of the same app and UUID).
     func saveDSYM(_ file: DSYMFile) async throws

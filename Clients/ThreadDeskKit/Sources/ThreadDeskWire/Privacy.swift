@@ -24,8 +24,8 @@ public struct DataExport: Sendable, Codable, Hashable {
     }
 }
 
-/// A crash or hang report as an export shows it: what the app's MetricKit said, and how
-/// ThreadDesk read it (the frames of the crashed thread, named where the app's dSYMs could).
+/// A crash or hang report as an export shows it: what the app's MetricKit said (the crashed
+/// thread's frames as binary and offset: the developer's symbols are not the user's data).
 public struct ExportedCrashReport: Sendable, Codable, Hashable {
     public var id: String
     /// "crash" or "hang".
@@ -40,7 +40,7 @@ public struct ExportedCrashReport: Sendable, Codable, Hashable {
     public var deviceType: String?
     /// The exception and signal, or the hang's duration.
     public var cause: String
-    /// The crashed thread's frames, top first.
+    /// The crashed thread's frames, top first, as `binary+0xoffset`.
     public var frames: [String]
 
     public init(
