@@ -139,6 +139,10 @@ struct DefectTests {
             #expect(server.emulator.messages(inThread: thread.id).contains { $0.content.hasPrefix(":ninja:") && $0.content.contains(user.userId) })
             #expect(ThreadService.threadName(firstMessage: .init(content: ""), installation: nil) == "New conversation")
             #expect(ThreadService.threadName(firstMessage: .init(content: "(user wrote) :ninja: hi"), installation: nil) == ":ninja: hi")
+            // A crash note that starts a thread names it by what it says.
+            #expect(
+                ThreadService.threadName(firstMessage: .init(content: ":ninja: 💥 **Crash C3**: EXC_BAD_ACCESS (SIGSEGV)\nline"), installation: nil)
+                    == "💥 Crash C3: EXC_BAD_ACCESS (SIGSEGV) line")
         }
     }
 

@@ -219,7 +219,14 @@ struct ThreadService: Sendable {
     /// message on one line, then the app version (`My app crashes when I… · 1.4.0 (142)`), within
     /// Discord's 100 characters. Only the name a thread starts with: an agent's rename stays.
     static func threadName(firstMessage message: DiscordMessageCreate, installation: InstallationInfo?) -> String {
-        let words = NoteMarkers.userText(posted: message.content).split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
+        // A note of ThreadDesk's that starts the thread (a crash report, diagnostics): named by what
+        // it says, without its marker and bold (a user's own text never starts with the marker:
+        // it is posted behind "(user wrote) ").
+        let marker = NoteMarkers.prefixes[0] + " "
+        let text = message.content.hasPrefix(marker)
+            ? String(message.content.dropFirst(marker.count)).replacingOccurrences(of: "**", with: "")
+            : NoteMarkers.userText(posted: message.content)
+        let words = text.split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
         var excerpt = words.isEmpty ? (message.files.first.map { "File: \($0.filename)" } ?? "New conversation") : words
         if excerpt.utf16.count > excerptLength {
             // Whole characters, counted as Discord counts a name (UTF-16 units), and an ellipsis.
