@@ -70,36 +70,19 @@ PARTS = ("latency", "symbolizer", "throughput")
 
 # ---------------------------------------------------------------- the fixture (MachOFixture.swift)
 
-# The same source and symbols as Tests/TestSupport/MachOFixture.swift.
-SOURCE = r'''#line 40 "CheckoutView.swift"
-int checkoutSubmit(int *cart) __asm__("_$s6MyShop12CheckoutViewV6submityyF");
-int checkoutSubmit(int *cart) {
-    int *item = cart ? cart + 1 : 0;
-    int total = 0;
-    total += *item;
-    return total;
-}
-#line 60 "CheckoutView.swift"
-int checkoutTap(int *cart) __asm__("_$s6MyShop12CheckoutViewV9tapButtonyyF");
-int checkoutTap(int *cart) {
-    int result = checkoutSubmit(cart);
-    return result + 1;
-}
-#line 10 "Cart.swift"
-int cartTotal(int *cart) __asm__("_$s6MyShop4CartV5totalSivg");
-int cartTotal(int *cart) {
-    return cart[0] + cart[1];
-}
-#line 5 "MyShopApp.swift"
-int appMain(void) __asm__("_$s6MyShop0aB3AppV5$mainyyFZ");
-int appMain(void) {
-    return checkoutTap(0);
-}
-#line 1 "Receipt.c"
-int receipt_format(int value) {
-    return value * 3 + 7;
-}
-'''
+def _fixture_source() -> str:
+    """The C source of Tests/TestSupport/MachOFixture.swift (`MachOFixture.source`), read from it so
+    the bench builds exactly the tests' sample app (its Swift raw string's indentation removed)."""
+    text = (ROOT / "Tests/TestSupport/MachOFixture.swift").read_text()
+    match = re.search(r'public static let source = #"""\n(.*?)\n([ ]*)"""#', text, re.S)
+    if not match:
+        raise SystemExit("crashes.py: MachOFixture.source not found")
+    indent = match.group(2)
+    return "\n".join(line[len(indent):] if line.startswith(indent) else line.lstrip(" ") for line in match.group(1).split("\n")) + "\n"
+
+
+# The same symbols as Tests/TestSupport/MachOFixture.swift.
+SOURCE = _fixture_source()
 SYMBOLS = {
     "checkoutSubmit": "$s6MyShop12CheckoutViewV6submityyF", "checkoutTap": "$s6MyShop12CheckoutViewV9tapButtonyyF",
     "cartTotal": "$s6MyShop4CartV5totalSivg", "appMain": "$s6MyShop0aB3AppV5$mainyyFZ", "receipt_format": "receipt_format",
