@@ -122,7 +122,7 @@ struct MetricKitPayloadTests {
         #expect(frames.last?.offset == UInt64(depth - 1))
     }
 
-    @Test func twoMebibytesOfFramesCostLittleAndKeepLittle() throws {
+    @Test func twoMebibytesOfFramesAreCutToTheCaps() throws {
         let frame = #"{"binaryName":"UIKitCore","binaryUUID":"1D2C3B4A-5E6F-3071-8293-A4B5C6D7E8F9","offsetIntoBinaryTextSegment":123456,"address":6643777536,"sampleCount":1}"#
         let stack = #"{"threadAttributed":false,"callStackRootFrames":[\#(frame),\#(frame)]}"#
         var stacks: [String] = []
@@ -133,10 +133,9 @@ struct MetricKitPayloadTests {
         }
         let diagnostic = #"{"diagnosticMetaData":{"signal":11},"callStackTree":{"callStacks":[\#(stacks.joined(separator: ","))]}}"#
         let json = #"{"crashDiagnostics":[\#(Array(repeating: diagnostic, count: 1).joined(separator: ","))]}"#
-        let started = ContinuousClock.now
         let payload = try MetricKitPayload(json: Data(json.utf8))
         #expect(payload.diagnostics[0].threads.count == MetricKitPayload.maxThreads)
-        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(payload.diagnostics[0].threads.allSatisfy { (1...MetricKitPayload.maxFrames).contains($0.frames.count) })
 
         let many = #"{"hangDiagnostics":[\#(Array(repeating: #"{"diagnosticMetaData":{}}"#, count: 10_000).joined(separator: ","))]}"#
         #expect(try MetricKitPayload(json: Data(many.utf8)).diagnostics.count == MetricKitPayload.maxDiagnostics)

@@ -83,6 +83,23 @@ struct ConfigurationTests {
         #expect(String(describing: configuration).contains("postgres://threaddesk:<redacted>@db.internal:5432/threaddesk"))
     }
 
+    @Test func theDSYMsSecretIsNeverPrinted() throws {
+        let secret = "dsyms-upload-secret-0123456789"
+        let configuration = try ServerConfiguration(environment: [
+            "DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k", "DSYMS_SECRET": secret,
+        ])
+        #expect(configuration.crashes.dsymsSecret == secret)
+        var dumped = "", dumpedSettings = ""
+        dump(configuration, to: &dumped)
+        dump(configuration.crashes, to: &dumpedSettings)
+        let printed = [
+            String(describing: configuration), String(reflecting: configuration), "\(configuration)", dumped,
+            String(describing: configuration.crashes), String(reflecting: configuration.crashes), "\(configuration.crashes)", dumpedSettings,
+        ]
+        for text in printed { #expect(!text.contains(secret), "\(text)") }
+        #expect(dumpedSettings.contains("<set>") && "\(CrashSettings())".contains("<unset>"))
+    }
+
     @Test func timeoutsAreReadAndChecked() throws {
         var environment = ["DISCORD_TOKEN": "t", "DISCORD_GUILD_ID": "1", "DISCORD_FORUM_CHANNEL_ID": "2", "APP_KEY": "k"]
         environment.merge(["REQUEST_TIMEOUT_SECONDS": "2.5", "SHUTDOWN_GRACE_SECONDS": "3", "DEBUG_WAIT_SECONDS": "1", "IDLE_TIMEOUT_SECONDS": "15"]) { $1 }

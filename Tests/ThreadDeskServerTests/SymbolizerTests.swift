@@ -65,7 +65,8 @@ struct SymbolizerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = directory.appendingPathComponent("hung-symbolizer")
         let marker = directory.appendingPathComponent("started")
-        try Data("#!/bin/sh\ntouch '\(marker.path)'\nexec sleep 60\n".utf8).write(to: script)
+        // `exec` keeps the shell's pid: the one written is the sleeping child's.
+        try Data("#!/bin/sh\necho $$ > '\(marker.path)'\nexec sleep 60\n".utf8).write(to: script)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         let symbolizer = Symbolizer(path: script.path, timeout: .milliseconds(500))
         let slice = MachOSlice(uuid: MachOFixture.defaultUUID, arch: "arm64", textVMAddress: 0, fileType: 1)
@@ -77,8 +78,23 @@ struct SymbolizerTests {
             return false
         }
         // It ran (the marker), and was stopped near its deadline, not after its 60 s.
-        #expect(FileManager.default.fileExists(atPath: marker.path))
+        let written = try String(contentsOf: marker, encoding: .utf8)
+        let pid = try #require(pid_t(written.trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(ContinuousClock.now - started < .seconds(30))
+        // And it is gone, reaped: not a zombie, not still sleeping.
+        try await Self.untilGone(pid)
+    }
+
+    /// Waits (10 s at most) until no process has `pid`: the kernel frees it once the child is reaped.
+    static func untilGone(_ pid: pid_t) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while kill(pid, 0) == 0 || errno != ESRCH {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("process \(pid) still exists 10 s after its deadline")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     @Test func aFailingSymbolizerIsAnError() async throws {
@@ -134,6 +150,45 @@ struct SymbolizerTests {
             }
         }
         return try #require(archive.data)
+    }
+
+    /// `zip` with every entry's uncompressed size, in its local header and its central directory
+    /// entry, replaced by `size`: what a zip bomb declares to pass a check of its headers.
+    static func lyingAboutSizes(_ zip: Data, size: UInt32) throws -> Data {
+        var bytes = [UInt8](zip)
+        func uint32(at offset: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) } }
+        func uint16(at offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+        func put(_ value: UInt32, at offset: Int) { for index in 0..<4 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) } }
+        let end = try #require((0...bytes.count - 22).reversed().first { uint32(at: $0) == 0x0605_4B50 }, "no end of central directory")
+        var entry = uint32(at: end + 16)
+        for _ in 0..<uint16(at: end + 10) {
+            try #require(uint32(at: entry) == 0x0201_4B50, "no central directory entry")
+            let local = uint32(at: entry + 42)
+            try #require(uint32(at: local) == 0x0403_4B50, "no local file header")
+            put(size, at: entry + 24)
+            put(size, at: local + 22)
+            entry += 46 + uint16(at: entry + 28) + uint16(at: entry + 30) + uint16(at: entry + 32)
+        }
+        return Data(bytes)
+    }
+
+    @Test func aZipBombThatLiesInItsHeadersIsStoppedWhileItUnpacks() throws {
+        let dwarf = "X.dSYM/Contents/Resources/DWARF/X"
+        // 64 MiB of zeros that say they are 1,000 bytes: the headers pass, the count must not.
+        let archive = try Archive(accessMode: .create)
+        try archive.addEntry(with: dwarf, type: .file, uncompressedSize: Int64(64 << 20), compressionMethod: .deflate) { (_: Int64, size: Int) in Data(count: size) }
+        let honest = try #require(archive.data)
+        let bomb = try Self.lyingAboutSizes(honest, size: 1_000)
+        let entries = try Array(Archive(data: bomb, accessMode: .read))
+        #expect(entries.map(\.uncompressedSize) == [1_000])
+        // Read whole (a limit past it) it gives its 64 MiB: its headers alone would let it through.
+        #expect(try DSYMArchive.binaries(in: bomb, limit: 128 << 20).map(\.data.count) == [64 << 20])
+        // Counted as it unpacks, it is refused at 1 MiB (each chunk is checked before it is kept).
+        #expect {
+            try DSYMArchive.binaries(in: bomb, limit: 1 << 20)
+        } throws: { error in
+            (error as? DSYMArchive.Failure)?.reason == "The dSYMs unpack to more than \(1 << 20) bytes."
+        }
     }
 
     @Test func takesTheDWARFFilesOutOfAZipOfDSYMs() throws {

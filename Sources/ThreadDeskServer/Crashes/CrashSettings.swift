@@ -3,7 +3,8 @@ import ThreadDeskSettings
 
 /// Crash reports' settings (`SYMBOLIZER_PATH`, `DSYMS_SECRET`, `DSYM_MAX_MIB`, `DSYM_CACHE_DIR`,
 /// `CRASH_FIXED_MESSAGE`). Reports are taken without any of them; dSYMs make them readable.
-public struct CrashSettings: Sendable {
+/// Printed or dumped, the secret shows as `<set>` or `<unset>`, never itself.
+public struct CrashSettings: Sendable, CustomStringConvertible, CustomReflectable {
     /// `llvm-symbolizer`: found on the PATH or beside Swift when not given; nil when nowhere
     /// (reports then group by offsets, and the doctor says so when dSYMs are configured).
     public var symbolizerPath: String? = Symbolizer.locate()
@@ -25,6 +26,21 @@ public struct CrashSettings: Sendable {
 
     /// Whether dSYMs are configured (their upload route is on).
     public var takesDSYMs: Bool { dsymsSecret != nil }
+
+    private var shownSecret: String { dsymsSecret == nil ? "<unset>" : "<set>" }
+
+    public var description: String {
+        "CrashSettings(symbolizer \(symbolizerPath ?? "none"), dSYMs secret \(shownSecret), max \(maxDSYMBytes) bytes)"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "symbolizerPath": symbolizerPath as Any, "dsymsSecret": shownSecret, "maxDSYMBytes": maxDSYMBytes,
+                "cacheDirectory": cacheDirectory, "fixedMessage": fixedMessage,
+            ])
+    }
 
     mutating func read(_ value: (String) -> String?, problem: inout ConfigurationProblem) {
         if let path = value("SYMBOLIZER_PATH") { symbolizerPath = path.isEmpty || path == "off" ? nil : path }

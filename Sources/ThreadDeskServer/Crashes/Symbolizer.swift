@@ -145,9 +145,13 @@ private func swiftDemangle(
 ) -> UnsafeMutablePointer<CChar>?
 
 /// One run of a tool with a deadline: killed (SIGKILL) when the deadline passes or the caller is
-/// cancelled. Its output goes to files, not pipes, so a full pipe can never stall it or us, and a
-/// killed script's children cannot hold a read open; what it wrote is read back up to a limit.
+/// cancelled, and then awaited for at most `reapLimit` more. Its output goes to files, not pipes,
+/// so a full pipe can never stall it or us, and a killed script's children cannot hold a read
+/// open; what it wrote is read back up to a limit.
 enum BoundedProcess {
+    /// How long a killed run is awaited: SIGKILL ends it at once unless the kernel holds it.
+    static let reapLimit = Duration.seconds(5)
+
     static func run(_ path: String, _ arguments: [String], timeout: Duration, outputLimit: Int) async throws -> Data {
         let manager = FileManager.default
         let directory = manager.temporaryDirectory.appendingPathComponent("symbolizer-" + UUID().uuidString)
@@ -172,27 +176,18 @@ enum BoundedProcess {
         process.terminationHandler = { _ in exit.fire() }
         try process.run()
         let pid = process.processIdentifier
-        let stopped = await withTaskCancellationHandler {
-            await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await exit.wait()
-                    return false
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return true
-                }
-                let killed = await group.next() ?? true
-                if killed { kill(pid, SIGKILL) }
-                group.cancelAll()
-                await group.waitForAll()
-                return killed
-            }
+        // Not cancellable itself: a cancelled caller kills the run, and its end ends the wait.
+        let ended = await withTaskCancellationHandler {
+            await exit.wait(upTo: timeout)
         } onCancel: {
-            kill(pid, SIGKILL)
+            exit.kill(pid, of: process)
+        }
+        if !ended || Task.isCancelled {
+            exit.kill(pid, of: process)
+            _ = await exit.wait(upTo: reapLimit)
         }
         try Task.checkCancellation()
-        if stopped { throw Symbolizer.Failure.timedOut(timeout) }
+        if !ended { throw Symbolizer.Failure.timedOut(timeout) }
         if process.terminationStatus != 0 || process.terminationReason != .exit {
             let message = (try? FileHandle(forReadingFrom: errorURL).read(upToCount: 2_000)) ?? Data()
             throw Symbolizer.Failure.failed(
@@ -207,27 +202,60 @@ enum BoundedProcess {
         return data
     }
 
-    /// The process's end, awaited once; a wait that starts after it returns at once.
+    /// The process's end (its termination handler), awaited with a deadline by any number of waiters;
+    /// a wait that starts after it returns at once.
     final class ExitSignal: Sendable {
-        private let state = Mutex<(exited: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-        func fire() {
-            let waiter = state.withLock { state in
-                state.exited = true
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
+        private struct State {
+            var exited = false
+            var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+            var nextWaiter: UInt64 = 0
         }
 
-        func wait() async {
+        private let state = Mutex(State())
+
+        func fire() {
+            let waiters = state.withLock { state in
+                state.exited = true
+                defer { state.waiters = [:] }
+                return state.waiters.values
+            }
+            for waiter in waiters { waiter.resume(returning: true) }
+        }
+
+        /// SIGKILL to `pid` only while it is still this run's: Foundation reaps the child before it
+        /// calls the termination handler and then marks the process not running, so once either
+        /// happened the number may already be another process's. Checked under the lock `fire()`
+        /// takes, so the handler cannot slip in between the check and the signal. What remains is the
+        /// instant between the reap and either mark, and a number is handed out again only after
+        /// the kernel has gone through all the others.
+        func kill(_ pid: pid_t, of process: Process) {
+            state.withLock { state in
+                guard pid > 0, !state.exited, process.isRunning else { return }
+                #if canImport(Glibc)
+                _ = Glibc.kill(pid, SIGKILL)
+                #else
+                _ = Darwin.kill(pid, SIGKILL)
+                #endif
+            }
+        }
+
+        /// True once the process ended; false when `limit` passed first. Ends at its deadline
+        /// whatever the process does, and is not cut short by cancellation (the caller kills first).
+        func wait(upTo limit: Duration) async -> Bool {
             await withCheckedContinuation { continuation in
-                let now = state.withLock { state in
-                    if state.exited { return true }
-                    state.waiter = continuation
-                    return false
+                let id: UInt64? = state.withLock { state in
+                    if state.exited { return nil }
+                    state.nextWaiter += 1
+                    state.waiters[state.nextWaiter] = continuation
+                    return state.nextWaiter
                 }
-                if now { continuation.resume() }
+                guard let id else { return continuation.resume(returning: true) }
+                let (seconds, attoseconds) = limit.components
+                let nanoseconds = max(0, min(seconds, 1 << 32) * 1_000_000_000 + attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
+                    let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                    waiter?.resume(returning: false)
+                }
             }
         }
     }

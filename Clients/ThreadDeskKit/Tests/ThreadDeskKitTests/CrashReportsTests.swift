@@ -174,16 +174,36 @@ struct CrashReportsTests {
         #expect(reports.pendingPayloads() == [Self.payload()])
     }
 
-    @Test func startingTwiceForOneClientGivesTheFirstReporter() async {
-        let client = ThreadDeskClient(ThreadDeskConfiguration(
-            serverURL: URL(string: "http://127.0.0.1:9")!, appKey: "key", sessionStore: InMemorySessionStore(), outbox: InMemoryOutbox()))
+    @Test func startingTwiceForOneClientGivesTheFirstReporter() async throws {
+        let server = try LocalHTTPServer(answers: [.init(status: 201, body: #"{"reports":[]}"#)])
+        defer { server.stop() }
+        let client = try await CrashReportUploadTests.client(server)
         let directory = Self.folder()
         defer { try? FileManager.default.removeItem(at: directory) }
+        // A payload from an earlier launch: the send that `start` begins has it to deliver.
+        #expect(CrashReportFolder(directory: directory, maxKept: 20, maxSize: ThreadDeskClient.crashReportLimit).keep(Self.payload()))
         let first = SupportCrashReports.start(client: client, directory: directory)
         #expect(SupportCrashReports.start(client: client, directory: Self.folder()) === first)
         #expect(client.crashReports.current === first)
         first.stop()
         #expect(client.crashReports.current == nil)
+        // The background send outlives `stop()`: seen delivering, then awaited (a later send waits
+        // for it) before the test ends.
+        try await Self.until { server.requests.current.count == 1 && first.pendingPayloads().isEmpty }
+        #expect(await first.send().isEmpty)
+        #expect(server.requests.current.count == 1, "the second start sent nothing")
+    }
+
+    /// Waits (10 s at most) for `condition`, which a background task makes true.
+    static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition did not hold within 10 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     @Test func theIdempotencyKeyIsThePayloadsSHA256InHex() {

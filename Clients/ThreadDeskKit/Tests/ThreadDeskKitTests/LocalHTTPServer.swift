@@ -9,7 +9,7 @@ import Darwin
 
 /// A real HTTP server on 127.0.0.1 (port 0) for a client's requests: each connection gets the next
 /// canned answer and is closed; the requests are recorded. One connection at a time, on a thread of
-/// its own; `stop()` ends it.
+/// its own; `stop()` ends it, and a client that stops writing is given up after `receiveTimeout`.
 final class LocalHTTPServer: Sendable {
     struct Request: Sendable {
         var method: String
@@ -25,10 +25,17 @@ final class LocalHTTPServer: Sendable {
         var body: String
     }
 
+    /// How long a connection may keep the thread waiting for the rest of its request (or for
+    /// room to send the answer).
+    static let receiveTimeout = timeval(tv_sec: 10, tv_usec: 0)
+
     let port: Int
     let requests = Locked<[Request]>([])
     private let socket: Int32
     private let answers: Locked<[Answer]>
+    /// Whether `stop()` ran (or the thread ended), and the connection being served: shut down and
+    /// closed under this lock only, so neither call can reach a descriptor already reused.
+    private let state = Locked<(stopped: Bool, connection: Int32?)>((false, nil))
 
     init(answers: [Answer]) throws {
         self.answers = Locked(answers)
@@ -60,16 +67,52 @@ final class LocalHTTPServer: Sendable {
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// Wakes the blocked `accept` and ends the thread.
+    /// A send to a connection `stop()` shut down fails instead of raising SIGPIPE (Darwin: `SO_NOSIGPIPE`).
+    #if canImport(Glibc)
+    static let noSignal = Int32(MSG_NOSIGNAL)
+    #else
+    static let noSignal: Int32 = 0
+    #endif
+
+    /// Wakes the blocked `accept` or `recv` and ends the thread.
     func stop() {
-        shutdown(socket, Int32(SHUT_RDWR))
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.stopped = true
+            shutdown(socket, Int32(SHUT_RDWR))
+            if let connection = state.connection { shutdown(connection, Int32(SHUT_RDWR)) }
+        }
     }
 
     private func serve() {
-        defer { close(socket) }
+        defer {
+            state.withLock { state in
+                state.stopped = true
+                close(socket)
+            }
+        }
         while true {
             let connection = accept(socket, nil, nil)
             guard connection >= 0 else { return }
+            var timeout = Self.receiveTimeout
+            let length = socklen_t(MemoryLayout<timeval>.size)
+            _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, length)
+            _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, length)
+            #if canImport(Darwin)
+            var on: Int32 = 1
+            _ = setsockopt(connection, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+            #endif
+            let serving = state.withLock { state in
+                if !state.stopped { state.connection = connection }
+                return !state.stopped
+            }
+            defer {
+                state.withLock { state in
+                    state.connection = nil
+                    close(connection)
+                }
+            }
+            guard serving else { return }
             if let request = read(connection) {
                 requests.withLock { $0.append(request) }
                 let answer = answers.withLock { $0.isEmpty ? Answer(status: 500, body: "{}") : $0.removeFirst() }
@@ -78,9 +121,8 @@ final class LocalHTTPServer: Sendable {
                 let body = Data(answer.body.utf8)
                 head += "Content-Length: \(body.count)\r\n\r\n"
                 let reply = Data(head.utf8) + body
-                _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
+                _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Self.noSignal) }
             }
-            close(connection)
         }
     }
 
