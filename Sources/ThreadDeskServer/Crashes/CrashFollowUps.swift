@@ -24,6 +24,8 @@ struct CrashFollowUps: DeliveredNoteListener {
         do {
             guard var report = try await store.crashReport(note: item.id), let note = posts.first, let thread = Snowflake(note.channelId) else { return }
             (report.noteDiscordID, report.threadID) = (Snowflake(note.id), thread)
+            // Where the note is, kept first: a failure after it (the answer's post) loses no edit of it.
+            try await store.saveCrashReport(report)
             if let rule = report.followUp, rule.hasPrefix("answer:"), let app = catalog.app(of: item.owner) {
                 let fixed = String(rule.dropFirst("answer:".count))
                 let posted = try await voice.say(settings.answer(fixedIn: fixed), in: note.channelId, of: app.forumChannelID, as: nil)
