@@ -76,7 +76,7 @@ extension Request {
         let bytes = Data(buffer: body)
         let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         guard first == UInt8(ascii: "{") else {
-            throw APIError.badRequest(.notAnObject, "Diagnostics must be a JSON object.")
+            throw APIError.badRequest(.notAnObject, "The body must be a JSON object.")
         }
         // Counted on the bytes before anything is built: a tree of millions of tiny values would
         // cost far more memory than the 8 MiB it came in.
