@@ -21,7 +21,7 @@ extension PostgresStore {
             note_id BIGINT, note_discord_id BIGINT, thread_id BIGINT, follow_up TEXT, created_at DOUBLE PRECISION NOT NULL,
             UNIQUE (owner, payload_key))
         """,
-        "CREATE INDEX IF NOT EXISTS crash_reports_group ON crash_reports (app, group_number, created_at)",
+        "CREATE INDEX IF NOT EXISTS crash_reports_group ON crash_reports (app, group_number, owner, created_at)",
         "CREATE INDEX IF NOT EXISTS crash_reports_note ON crash_reports (note_id)",
         """
         CREATE TABLE IF NOT EXISTS crash_answers (

@@ -18,7 +18,7 @@ extension SQLiteStore {
                         app_version TEXT NOT NULL, app_build TEXT NOT NULL, payload_key TEXT NOT NULL, detail TEXT NOT NULL,
                         awaiting TEXT NOT NULL, note_id INTEGER, note_discord_id INTEGER, thread_id INTEGER, follow_up TEXT,
                         created_at DOUBLE NOT NULL, UNIQUE (owner, payload_key));
-                    CREATE INDEX crash_reports_group ON crash_reports (app, group_number, created_at);
+                    CREATE INDEX crash_reports_group ON crash_reports (app, group_number, owner, created_at);
                     CREATE INDEX crash_reports_note ON crash_reports (note_id);
                     CREATE TABLE crash_answers (owner TEXT NOT NULL, group_number INTEGER NOT NULL, answered_at DOUBLE NOT NULL,
                         PRIMARY KEY (owner, group_number));
