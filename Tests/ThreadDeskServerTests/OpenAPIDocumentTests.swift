@@ -36,6 +36,7 @@ struct OpenAPIDocumentTests {
         // Every optional group of routes switched on: the document describes them all.
         configuration.legacyAPIKey = "legacy"
         configuration.gatewaySecret = "gateway"
+        configuration.crashes.dsymsSecret = "dsyms-secret-0123456789"
         configuration.metricsToken = String(repeating: "m", count: 32)
         configuration.attest.mode = .optional
         configuration.attest.teamID = "ABCDE12345"
