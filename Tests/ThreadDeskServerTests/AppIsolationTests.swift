@@ -611,8 +611,8 @@ extension AppIsolationTests {
             // Alpha has no gateway secret: what it has, as the bearer.
             case "gatewaySecret":
                 return [.user(0), .header("Authorization", "Bearer \(fixture.alpha.appKey)", label: "alpha's app key as the bearer")]
-            // Nor the metrics token (an operator's): the same.
-            case "metricsToken":
+            // Nor the dSYM upload secret (a build's), nor the metrics token (an operator's): the same.
+            case "metricsToken", "dsymsSecret":
                 return [.user(0), .header("Authorization", "Bearer \(fixture.alpha.appKey)", label: "alpha's app key as the bearer")]
             default: throw DocumentProblem("no credential of alpha's for the security scheme \(scheme)")
             }
@@ -622,6 +622,7 @@ extension AppIsolationTests {
             case empty
             case json(Any?)
             case multipart(Any?)
+            case bytes
         }
 
         private enum Place: Hashable {
@@ -662,6 +663,8 @@ extension AppIsolationTests {
                 switch body.type {
                 case "application/json": forms.append(.json(body.schema))
                 case "multipart/form-data": forms.append(.multipart(body.schema))
+                // Bytes that name nothing (a dSYM): sent as a probe, no id in them to vary.
+                case "application/octet-stream": forms.append(.bytes)
                 default: throw DocumentProblem("a body of type \(body.type)")
                 }
             }
@@ -713,6 +716,8 @@ extension AppIsolationTests {
                     case .multipart(let schema):
                         let (body, type) = try multipart(schema, in: document)
                         requests.append((uri, headers, body, type, trying + " (multipart)"))
+                    case .bytes:
+                        requests.append((uri, headers, Data("alpha probe".utf8), "application/octet-stream", trying + " (bytes)"))
                     }
                 }
             }
@@ -754,11 +759,15 @@ extension AppIsolationTests {
         }
 
         /// The fields of a body schema that take an id.
-        func bodySlots(_ node: Any?, name: String?, path: [Step], required: Bool, in document: APIDocument) throws
+        /// A schema that holds itself (a MetricKit frame's `subFrames`) is walked once: `seen`, the
+        /// references on the way down.
+        func bodySlots(_ node: Any?, name: String?, path: [Step], required: Bool, in document: APIDocument, seen: Set<String> = []) throws
             -> [(path: [Step], kind: IDKind, required: Bool)]
         {
-            guard path.count < 8 else { throw DocumentProblem("a body nested deeper than 8 at \(path)") }
+            guard path.count < 12 else { throw DocumentProblem("a body nested deeper than 12 at \(path)") }
             let (schema, ref) = document.resolve(node)
+            if let ref, seen.contains(ref) { return [] }
+            let seen = seen.union(ref.map { [$0] } ?? [])
             if let kind = document.kind(schema, ref: ref, name: name, description: schema["description"] as? String) {
                 return [(path, kind, required)]
             }
@@ -767,10 +776,10 @@ extension AppIsolationTests {
                 let properties = APIDocument.dict(schema["properties"]) ?? [:]
                 let needed = Set(schema["required"] as? [String] ?? [])
                 return try properties.keys.sorted().flatMap { key in
-                    try bodySlots(properties[key], name: key, path: path + [.field(key)], required: required && needed.contains(key), in: document)
+                    try bodySlots(properties[key], name: key, path: path + [.field(key)], required: required && needed.contains(key), in: document, seen: seen)
                 }
             case "array":
-                return try bodySlots(schema["items"], name: nil, path: path + [.item], required: required, in: document)
+                return try bodySlots(schema["items"], name: nil, path: path + [.item], required: required, in: document, seen: seen)
             default:
                 return []
             }
@@ -779,7 +788,7 @@ extension AppIsolationTests {
         /// A body for `node`: its required fields with samples (ids neutral), and the field at
         /// `vary`'s path (with the objects around it) set to `vary`'s value.
         func bodyValue(_ node: Any?, name: String?, path: [Step], required: Bool, vary: ([Step], JSON)?, in document: APIDocument) throws -> JSON? {
-            guard path.count < 8 else { throw DocumentProblem("a body nested deeper than 8 at \(path)") }
+            guard path.count < 12 else { throw DocumentProblem("a body nested deeper than 12 at \(path)") }
             let (schema, ref) = document.resolve(node)
             if let kind = document.kind(schema, ref: ref, name: name, description: schema["description"] as? String) {
                 if let vary, vary.0 == path { return vary.1 }
