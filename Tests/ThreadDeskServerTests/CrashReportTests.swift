@@ -19,6 +19,8 @@ struct CrashReportTests {
     static func crashesOn(_ configuration: inout ServerConfiguration) {
         DeskTests.deskOn(&configuration)
         configuration.crashes.dsymsSecret = secret
+        // Each server its own folder of dSYM files, as each machine has (tests run side by side).
+        configuration.crashes.cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("dsyms-\(UUID().uuidString)").path
     }
 
     /// The sample app's dSYM, built once per test.
@@ -73,6 +75,9 @@ struct CrashReportTests {
             #expect(report.json["reports"]?[0]?["symbolicated"] == .bool(true))
             try await server.settled()
             let thread = try #require(try await server.thread(of: first.userId))
+            try await server.emulator.waitUntil("the first report's note") { emulator in
+                emulator.messages(inThread: thread).contains { $0.content.contains("Crash \(group)") }
+            }
             let note = try #require(server.emulator.messages(inThread: thread).first { $0.content.contains("Crash \(group)") })
             #expect(note.content.hasPrefix(":ninja:"))
             for expected in ["EXC_BAD_ACCESS (SIGSEGV)", "CheckoutView.submit()", "CheckoutView.swift:4", "CheckoutView.tapButton()", "libswiftCore.dylib", "4.2 (420)", "iPhone15,2", "Seen by 1 user in 1 report"] {

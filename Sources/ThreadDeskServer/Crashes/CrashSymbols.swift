@@ -70,9 +70,9 @@ final class CrashSymbols: Sendable {
         return (file, slice)
     }
 
-    /// A dSYM uploaded again replaces the file this replica wrote.
+    /// A dSYM uploaded again: its file is written anew before it is read next (renamed over the
+    /// old one, never deleted first: another replica sharing the folder may be reading it).
     func forget(app: AppID, uuid: String) {
         _ = slices.withLock { $0.removeValue(forKey: "\(app.rawValue)/\(uuid)") }
-        try? FileManager.default.removeItem(at: cache.appendingPathComponent(app.rawValue, isDirectory: true).appendingPathComponent(uuid + ".dwarf"))
     }
 }
