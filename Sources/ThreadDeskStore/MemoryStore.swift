@@ -29,6 +29,8 @@ public final class MemoryStore: UserStore {
     let outboxState = Mutex(MemoryOutbox())
     let assist = Mutex(MemoryAssist())
     let crashes = Mutex(MemoryCrashes())
+    let conversations = Mutex(MemoryConversations())
+    let webhooks = Mutex(MemoryWebhooks())
 
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
     public init(lockWait: Duration = UserLockWait.standard) {

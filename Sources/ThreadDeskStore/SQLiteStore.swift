@@ -237,6 +237,8 @@ public final class SQLiteStore: UserStore {
         }
         migrateAssist(&migrator)
         migrateCrashes(&migrator)
+        migrateConversations(&migrator)
+        migrateWebhooks(&migrator)
         return migrator
     }
 

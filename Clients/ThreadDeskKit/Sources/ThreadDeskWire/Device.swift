@@ -45,6 +45,9 @@ public struct DiagnosticsResult: Sendable, Codable, Hashable {
 public enum PushPayload {
     /// The id of the support message the push announces.
     public static let messageID = "messageId"
+    /// The id of the closed conversation a rating push asks the user to rate (such a push names
+    /// no message).
+    public static let ratingConversationID = "ratingConversationId"
 }
 
 /// Header names of the API.

@@ -27,6 +27,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
 
     public init(rawValue: String) { self.rawValue = rawValue }
 
+    public static let alreadyRated = ErrorCode(rawValue: "already_rated")
     public static let attachmentNotFound = ErrorCode(rawValue: "attachment_not_found")
     public static let attachmentUnavailable = ErrorCode(rawValue: "attachment_unavailable")
     public static let bodyTooLarge = ErrorCode(rawValue: "body_too_large")
@@ -57,6 +58,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let invalidEnvironment = ErrorCode(rawValue: "invalid_environment")
     public static let invalidGatewaySecret = ErrorCode(rawValue: "invalid_gateway_secret")
     public static let invalidIdempotencyKey = ErrorCode(rawValue: "invalid_idempotency_key")
+    public static let invalidRating = ErrorCode(rawValue: "invalid_rating")
     public static let invalidInstallation = ErrorCode(rawValue: "invalid_installation")
     public static let invalidJson = ErrorCode(rawValue: "invalid_json")
     public static let invalidLastEventId = ErrorCode(rawValue: "invalid_last_event_id")
@@ -78,6 +80,8 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let notAnObject = ErrorCode(rawValue: "not_an_object")
     public static let notFound = ErrorCode(rawValue: "not_found")
     public static let rateLimited = ErrorCode(rawValue: "rate_limited")
+    /// `POST /v1/rating` when no closed conversation waits for a rating.
+    public static let ratingNotRequested = ErrorCode(rawValue: "rating_not_requested")
     public static let retryInProgress = ErrorCode(rawValue: "retry_in_progress")
     /// A failed message some of whose parts reached support, edited to another text.
     public static let partlyDelivered = ErrorCode(rawValue: "partly_delivered")

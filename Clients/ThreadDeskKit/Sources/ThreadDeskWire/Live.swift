@@ -15,6 +15,9 @@ public enum LiveEventName: String, Sendable, Hashable, CaseIterable {
     case typing
     /// ``StreamReset``: what was missed cannot be replayed; fetch the messages again.
     case reset
+    /// ``RatingRequest``: support closed a conversation it answered; the app may ask the user
+    /// for a rating (`POST /v1/rating`). Sent again to a stream that opens while it waits.
+    case ratingRequested = "rating.requested"
 }
 
 /// Data of `message.deleted`.

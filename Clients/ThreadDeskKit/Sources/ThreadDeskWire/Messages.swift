@@ -111,10 +111,13 @@ public struct MessagePage: Sendable, Codable, Hashable {
     public var messages: [SupportMessage]
     /// More messages lie beyond this page in the direction asked for.
     public var hasMore: Bool
+    /// A closed conversation waits for the user's rating (`POST /v1/rating`); absent otherwise.
+    public var ratingRequest: RatingRequest?
 
-    public init(messages: [SupportMessage], hasMore: Bool) {
+    public init(messages: [SupportMessage], hasMore: Bool, ratingRequest: RatingRequest? = nil) {
         self.messages = messages
         self.hasMore = hasMore
+        self.ratingRequest = ratingRequest
     }
 }
 

@@ -1,0 +1,8 @@
+import Foundation
+import Synchronization
+import ThreadDeskCore
+
+/// Conversations in memory.
+struct MemoryConversations {}
+
+extension MemoryStore: ConversationRecords {}
