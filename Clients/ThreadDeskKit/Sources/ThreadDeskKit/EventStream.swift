@@ -20,6 +20,9 @@ public enum ThreadDeskEvent: Sendable, Hashable {
     case reset(reason: String)
     /// How the events arrive right now.
     case connection(ConnectionState)
+    /// Support closed a conversation it answered: the user may rate it once
+    /// (``ThreadDeskClient/rate(_:idempotencyKey:)``). Comes again on each new stream while it waits.
+    case ratingRequested(RatingRequest)
 }
 
 /// A live event and the stream position to resume after once it is handled
@@ -67,6 +70,7 @@ extension ThreadDeskEvent {
         case .read: self = .read(messageId: try decode(ReadMark.self).messageId)
         case .unread: self = .unread(count: try decode(UnreadCount.self).count)
         case .reset: self = .reset(reason: try decode(StreamReset.self).reason)
+        case .ratingRequested: self = .ratingRequested(try decode(RatingRequest.self))
         case .typing:
             let typing = try decode(Typing.self)
             guard let until = ISO8601.date(typing.expiresAt) else { throw .invalidResponse("typing.expiresAt \(typing.expiresAt)") }

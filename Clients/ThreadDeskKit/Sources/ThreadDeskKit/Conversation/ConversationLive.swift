@@ -96,6 +96,8 @@ final class ConversationLive {
             if history.unreadCount != count { history.unreadCount = count }
         case .typing(let until):
             typing.supportTyping(until: until)
+        case .ratingRequested:
+            break
         case .reset:
             let position = update.position
             work.start { await self.history.reload(thenResumeAfter: position) }
