@@ -2,7 +2,8 @@ import Foundation
 
 /// A ThreadDesk push, read from a notification's `userInfo`: which support message it announces,
 /// the badge it set (the unread count when it was sent) and the conversation it belongs to.
-/// Any other push of the app reads as nil, so one notification handler serves both.
+/// Any other push of the app reads as nil, so one notification handler serves both; a push
+/// asking for a rating is a ``SupportRatingPush`` (it names no message) and reads as nil here.
 ///
 /// ```swift
 /// if let push = SupportPush(userInfo: response.notification.request.content.userInfo) {
@@ -31,18 +32,27 @@ public struct SupportPush: Sendable, Hashable {
 
     /// The push in a notification's `userInfo`; nil when it is not ThreadDesk's.
     public init?(userInfo: [AnyHashable: Any]) {
-        guard let id = userInfo[PushPayload.messageID] as? String, !id.isEmpty, id.count <= 20,
-            id.utf8.allSatisfy({ (0x30...0x39).contains($0) })
-        else { return nil }
+        guard let id = Self.snowflake(userInfo[PushPayload.messageID]) else { return nil }
         let aps = userInfo["aps"] as? [AnyHashable: Any] ?? [:]
         messageID = id
         badge = Self.integer(aps["badge"])
-        userID = (aps["thread-id"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        userID = Self.userID(aps)
         isSilent = aps["alert"] == nil && Self.integer(aps["content-available"]) == 1
     }
 
+    /// An id as a push carries it: digits, as many as a snowflake has at most.
+    static func snowflake(_ value: Any?) -> String? {
+        guard let id = value as? String, !id.isEmpty, id.count <= 20, id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return id
+    }
+
+    /// `aps.thread-id`: the user the push is for.
+    static func userID(_ aps: [AnyHashable: Any]) -> String? {
+        (aps["thread-id"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// JSON numbers arrive as `NSNumber` on Apple platforms and as `Int` or `Double` elsewhere.
-    private static func integer(_ value: Any?) -> Int? {
+    static func integer(_ value: Any?) -> Int? {
         let number: Double? = switch value {
         case let value as Int: Double(value)
         case let value as Double: value
@@ -77,20 +87,27 @@ public enum SupportNotifications {
     #endif
 
     #if !os(tvOS)
-    /// The support push behind a notification the user tapped; nil for the app's other notifications.
+    /// The support push behind a notification the user tapped; nil for the app's other notifications
+    /// (a rating push included: ``ratingPush(from:)``).
     public static func push(from response: UNNotificationResponse) -> SupportPush? {
         SupportPush(userInfo: response.notification.request.content.userInfo)
     }
 
+    /// The rating push behind a notification the user tapped; nil for any other.
+    public static func ratingPush(from response: UNNotificationResponse) -> SupportRatingPush? {
+        SupportRatingPush(userInfo: response.notification.request.content.userInfo)
+    }
+
     /// How to show a notification that arrives while the app is in front
     /// (`userNotificationCenter(_:willPresent:)`): a support push shows nothing while the
-    /// conversation is on screen (the message is there already) and a banner otherwise; the
-    /// app's other notifications get `otherwise`.
+    /// conversation is on screen (the message, or the rating row, is there already) and a banner
+    /// otherwise; the app's other notifications get `otherwise`.
     public static func presentationOptions(
         for notification: UNNotification, conversationOnScreen: Bool,
         otherwise: UNNotificationPresentationOptions = [.banner, .list, .sound, .badge]
     ) -> UNNotificationPresentationOptions {
-        guard SupportPush(userInfo: notification.request.content.userInfo) != nil else { return otherwise }
+        let userInfo = notification.request.content.userInfo
+        guard SupportPush(userInfo: userInfo) != nil || SupportRatingPush(userInfo: userInfo) != nil else { return otherwise }
         return conversationOnScreen ? [] : [.banner, .list, .sound, .badge]
     }
     #endif

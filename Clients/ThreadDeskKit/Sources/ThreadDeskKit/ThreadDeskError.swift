@@ -18,7 +18,7 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
     /// `switch` (which needs a `default`: a later version may add one).
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         enum Base: Sendable, Hashable {
-            case server, transport, invalidResponse, noSession, pending
+            case server, transport, invalidResponse, noSession, pending, invalidInput
         }
 
         let base: Base
@@ -39,6 +39,10 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
         /// ``ThreadDeskError/idempotencyKey`` and goes out (once) with the next
         /// ``ThreadDeskClient/flushOutbox()``.
         public static let pending = Kind(.pending)
+        /// Refused before anything was sent: the input breaks a rule of the API (a rating's score
+        /// outside 1...5, say). ``ThreadDeskError/code`` names the rule as the server would
+        /// (``ErrorCode/invalidRating``); ``ThreadDeskError/message`` says what was wrong.
+        public static let invalidInput = Kind(.invalidInput)
 
         public var description: String {
             switch base {
@@ -47,6 +51,7 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
             case .invalidResponse: "invalidResponse"
             case .noSession: "noSession"
             case .pending: "pending"
+            case .invalidInput: "invalidInput"
             }
         }
     }
@@ -56,7 +61,8 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The HTTP status the server answered with; nil when it did not answer.
     public let status: Int?
     /// The server's error code, if the server answered (a code this SDK has no name for arrives
-    /// as itself: `ErrorCode.isKnown` is false).
+    /// as itself: `ErrorCode.isKnown` is false); for input refused before it was sent
+    /// (``Kind-swift.struct/invalidInput``), the code the server would have answered with.
     public let code: ErrorCode?
     /// For people (logs, developers), not for matching: the server's message, why no answer came,
     /// what was wrong with the answer, or, for a message not confirmed yet, its last attempt's failure.
@@ -102,6 +108,11 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
         ThreadDeskError(.pending, message: lastError, idempotencyKey: idempotencyKey)
     }
 
+    /// `code`'s rule refused the input before it was sent, for the reason given.
+    public static func invalidInput(_ code: ErrorCode, _ reason: String) -> ThreadDeskError {
+        ThreadDeskError(.invalidInput, message: reason, code: code)
+    }
+
     /// Whether the server answered `status`, with `code` when one is given:
     /// `catch where error.isServer(status: 401, code: .unauthorized)`.
     public func isServer(status: Int, code: ErrorCode? = nil) -> Bool {
@@ -115,6 +126,7 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidResponse: "Unexpected answer from ThreadDesk: \(message)"
         case .noSession: "No ThreadDesk session; call open() first."
         case .pending: "Message \(idempotencyKey ?? "?") not confirmed yet (\(message)); it stays in the outbox."
+        case .invalidInput: "Not sent to ThreadDesk: \(message)"
         }
     }
 
@@ -123,7 +135,7 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
         switch kind.base {
         case .transport: true
         case .server: status.map { [408, 429, 500, 502, 503, 504].contains($0) } == true || code == .retryInProgress
-        case .invalidResponse, .noSession, .pending: false
+        case .invalidResponse, .noSession, .pending, .invalidInput: false
         }
     }
 }

@@ -3,7 +3,8 @@ import Observation
 
 /// The conversation as the device holds it: the timeline of messages, the read state, whether
 /// older pages exist and where the stream stands; pages fetched into it, and its copy kept on the
-/// device. Whose conversation it is, too: a user change starts it anew.
+/// device. Whose conversation it is, too: a user change starts it anew. Each page also says
+/// whether a rating waits, which goes to `rating`.
 @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
 @MainActor
 @Observable
@@ -23,13 +24,15 @@ final class ConversationHistory {
     private let pageSize: Int
     private let deviceStore: ConversationDeviceStore
     private let work: ConversationWork
+    private let rating: ConversationRating
     private var serverURL: URL { client.configuration.serverURL }
 
-    init(client: ThreadDeskClient, pageSize: Int, deviceStore: ConversationDeviceStore, work: ConversationWork) {
+    init(client: ThreadDeskClient, pageSize: Int, deviceStore: ConversationDeviceStore, work: ConversationWork, rating: ConversationRating) {
         self.client = client
         self.pageSize = pageSize
         self.deviceStore = deviceStore
         self.work = work
+        self.rating = rating
     }
 
     /// The session's user, with what the device kept of their conversation (if it is theirs).
@@ -80,7 +83,7 @@ final class ConversationHistory {
         isLoadingEarlier = true
         defer { isLoadingEarlier = false }
         do {
-            let page = try await client.messages(before: oldest, limit: pageSize)
+            let page = try await fetch(before: oldest, limit: pageSize)
             merge(page.messages.map { shown($0) })
             hasEarlier = page.hasMore
             saveSoon()
@@ -95,23 +98,31 @@ final class ConversationHistory {
         if let newest = timeline.newestConfirmed?.id {
             var after = newest
             while true {
-                let page = try await client.messages(after: after, limit: 100)
+                let page = try await fetch(after: after, limit: 100)
                 merge(page.messages.map { shown($0) })
                 guard page.hasMore, let last = page.messages.last?.id else { break }
                 after = last
             }
         } else {
-            let page = try await client.messages(limit: pageSize)
+            let page = try await fetch(limit: pageSize)
             merge(page.messages.map { shown($0) })
             hasEarlier = page.hasMore
         }
+    }
+
+    /// A page, and the rating it says waits (or not) handed on.
+    private func fetch(after: String? = nil, before: String? = nil, limit: Int) async throws(ThreadDeskError) -> MessagePage {
+        let mark = rating.announced
+        let page = try await client.messages(after: after, before: before, limit: limit)
+        rating.page(page.ratingRequest, askedAt: mark)
+        return page
     }
 
     /// The server could not replay what was missed: its newest page replaces what is held
     /// (what came on the stream meanwhile kept), then the stream's position moves past the reset.
     func reload(thenResumeAfter position: String?) async {
         do {
-            let page = try await client.messages(limit: pageSize)
+            let page = try await fetch(limit: pageSize)
             let fetched = page.messages.map { shown($0) }
             let newer = fetched.last.map { newest in
                 timeline.messages[..<timeline.confirmedCount].filter { ConversationTimeline.precedes(newest.id, $0.id) }

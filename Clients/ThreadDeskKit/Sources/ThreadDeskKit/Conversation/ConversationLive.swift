@@ -21,12 +21,13 @@ final class ConversationLive {
     private let sending: ConversationSending
     private let typing: ConversationTyping
     private let status: ConversationSupportStatus
+    private let rating: ConversationRating
     private let work: ConversationWork
 
     init(
         client: ThreadDeskClient, options: SupportConversation.Options, sleep: @escaping @Sendable (Duration) async throws -> Void,
         history: ConversationHistory, sending: ConversationSending, typing: ConversationTyping, status: ConversationSupportStatus,
-        work: ConversationWork
+        rating: ConversationRating, work: ConversationWork
     ) {
         self.client = client
         self.options = options
@@ -35,6 +36,7 @@ final class ConversationLive {
         self.sending = sending
         self.typing = typing
         self.status = status
+        self.rating = rating
         self.work = work
     }
 
@@ -96,8 +98,8 @@ final class ConversationLive {
             if history.unreadCount != count { history.unreadCount = count }
         case .typing(let until):
             typing.supportTyping(until: until)
-        case .ratingRequested:
-            break
+        case .ratingRequested(let request):
+            rating.requested(request)
         case .reset:
             let position = update.position
             work.start { await self.history.reload(thenResumeAfter: position) }

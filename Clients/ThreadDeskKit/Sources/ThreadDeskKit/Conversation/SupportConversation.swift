@@ -3,7 +3,8 @@ import Observation
 
 /// The support chat's state, for a screen to bind to (SwiftUI, or UIKit through
 /// `withObservationTracking`): the messages with their delivery, support typing, the unread
-/// count, whether support is in, suggestions for the draft, and the connection.
+/// count, whether support is in, suggestions for the draft, a rating support asks for, and the
+/// connection.
 ///
 /// ```swift
 /// @State var conversation = SupportConversation(client: support)
@@ -34,23 +35,6 @@ public final class SupportConversation {
         case offline(retryAt: Date?)
     }
 
-    public struct Options: Sendable {
-        /// Messages fetched at a time (a first page, ``SupportConversation/loadEarlier()``).
-        public var pageSize = 50
-        /// Quiet time after the last keystroke before suggestions are asked for.
-        public var suggestionDelay: Duration = .milliseconds(300)
-        /// At most one typing report this often.
-        public var typingInterval: Duration = .seconds(3)
-        /// The device store is written at most this often (and when the conversation stops).
-        public var saveDelay: Duration = .seconds(1)
-        /// The wait before opening the session again after it failed (no network at launch).
-        public var reopenDelay: Duration = .seconds(5)
-        /// Told to support once the conversation is live (``ThreadDeskClient/updateInstallation(_:)``).
-        public var installation: [String: InstallationValue]?
-
-        public init() {}
-    }
-
     // MARK: State
 
     /// The messages, oldest first: the server's, then the ones still on the device.
@@ -65,6 +49,11 @@ public final class SupportConversation {
     public var lastReadMessageID: String? { history.lastReadMessageID }
     /// Whether support is in; nil until known.
     public var supportStatus: SupportStatus? { status.current }
+    /// The closed conversation support asks the user to rate (``rate(score:comment:)``); nil when
+    /// none waits, and again once rated.
+    public var ratingRequest: RatingRequest? { rating.request }
+    /// A rating is on its way to the server.
+    public var isRating: Bool { rating.isSending }
     /// Curated answers matching the draft, best first.
     public var suggestions: [Suggestion] { suggesting.suggestions }
     public var connection: Connection { live.connection }
@@ -85,14 +74,16 @@ public final class SupportConversation {
 
     @ObservationIgnored public let client: ThreadDeskClient
     @ObservationIgnored public let options: Options
-    // The parts, each with one job; `live` drives the others as events come.
-    @ObservationIgnored private let history: ConversationHistory
+    // The parts, each with one job; `live` drives the others as events come. (Pushes, in
+    // SupportConversation+Pushes.swift, reach the history, the connection and the device store.)
+    @ObservationIgnored let history: ConversationHistory
     @ObservationIgnored private let sending: ConversationSending
-    @ObservationIgnored private let live: ConversationLive
+    @ObservationIgnored let live: ConversationLive
     @ObservationIgnored private let typing: ConversationTyping
     @ObservationIgnored private let suggesting: ConversationSuggestions
     @ObservationIgnored private let status: ConversationSupportStatus
-    @ObservationIgnored private let deviceStore: ConversationDeviceStore
+    @ObservationIgnored private let rating: ConversationRating
+    @ObservationIgnored let deviceStore: ConversationDeviceStore
     @ObservationIgnored private let work = ConversationWork()
     @ObservationIgnored private var runTask: Task<Void, Never>?
     @ObservationIgnored private var runGeneration = 0
@@ -116,13 +107,15 @@ public final class SupportConversation {
         let elapsed: @Sendable () -> Duration = { start.duration(to: clock.now) }
         let sleep: @Sendable (Duration) async throws -> Void = { try await clock.sleep(for: $0) }
         deviceStore = ConversationDeviceStore(store: store, saveDelay: options.saveDelay, sleep: sleep)
-        history = ConversationHistory(client: client, pageSize: options.pageSize, deviceStore: deviceStore, work: work)
+        rating = ConversationRating(client: client)
+        history = ConversationHistory(client: client, pageSize: options.pageSize, deviceStore: deviceStore, work: work, rating: rating)
         sending = ConversationSending(client: client, history: history, work: work, sleep: sleep)
         typing = ConversationTyping(client: client, interval: options.typingInterval, sleep: sleep, elapsed: elapsed, work: work)
         suggesting = ConversationSuggestions(client: client, delay: options.suggestionDelay, sleep: sleep)
         status = ConversationSupportStatus(client: client, sleep: sleep)
         live = ConversationLive(
-            client: client, options: options, sleep: sleep, history: history, sending: sending, typing: typing, status: status, work: work)
+            client: client, options: options, sleep: sleep, history: history, sending: sending, typing: typing, status: status,
+            rating: rating, work: work)
     }
 
     // MARK: Running
@@ -182,12 +175,13 @@ public final class SupportConversation {
 
     /// The session's user, with what the device kept of their conversation and the outbox's
     /// messages: nothing of a user before (their state, their messages) stays.
-    private func adopt(userID: String, _ snapshot: ConversationSnapshot?, entries: [OutboxEntry]) {
+    func adopt(userID: String, _ snapshot: ConversationSnapshot?, entries: [OutboxEntry]) {
         if history.userID != nil {
             work.cancelAll()
             history.forget()
             sending.forget()
             status.forget()
+            rating.forget()
             suggesting.forget()
             live.forget()
         }
@@ -201,28 +195,6 @@ public final class SupportConversation {
     /// client's ``ThreadDeskClient/updates(resumingAfter:)`` themselves).
     public func apply(_ update: LiveUpdate) {
         live.apply(update)
-    }
-
-    /// A ThreadDesk push came (the app was woken, or the user tapped it): the badge's count, and
-    /// the message it announces fetched when the stream is not live to bring it, kept at once
-    /// (the app may be suspended again right after).
-    public func receive(_ push: SupportPush) async {
-        if let pushed = push.userID, let userID = history.userID, pushed != userID, pushed != Self.localPart(of: userID) { return }
-        if let badge = push.badge, badge != history.unreadCount { history.unreadCount = badge }
-        guard live.connection != .live else { return }
-        if history.userID == nil {
-            guard let session = try? await client.open() else { return }
-            let snapshot = await deviceStore.load(for: session.userId)
-            let entries = (try? await client.pendingMessages()) ?? []
-            if session.userId != history.userID { adopt(userID: session.userId, snapshot, entries: entries) }
-        }
-        await live.synchronize()
-        await history.saveNow()
-    }
-
-    /// A push names the user as the app knows them (without the server's app prefix).
-    private static func localPart(of userID: String) -> String {
-        userID.split(separator: "/", maxSplits: 1).last.map(String.init) ?? userID
     }
 
     // MARK: Actions
@@ -264,6 +236,16 @@ public final class SupportConversation {
     /// the unread count, the badge and support's read receipt follow.
     public func markRead(upTo messageID: String? = nil) {
         history.markRead(upTo: messageID)
+    }
+
+    /// Rates the conversation of ``ratingRequest``: `score` 1 (poor) to 5 (excellent), and an
+    /// optional `comment` of at most 500 characters. Either out of range throws at once (kind
+    /// ``ThreadDeskError/Kind-swift.struct/invalidInput``, code ``ErrorCode/invalidRating``),
+    /// sending nothing. Every attempt at one request goes under the same idempotency key, so
+    /// trying again after a failure never rates twice; ``ratingRequest`` is cleared once the
+    /// server has the rating, or says the conversation was rated already.
+    public func rate(score: Int, comment: String? = nil) async throws(ThreadDeskError) {
+        try await rating.rate(score: score, comment: comment)
     }
 
     /// Fetches the page before the oldest message held (the user scrolled to the top).
