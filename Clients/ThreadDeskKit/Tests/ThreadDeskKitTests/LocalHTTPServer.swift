@@ -21,6 +21,7 @@ final class LocalHTTPServer: Sendable {
 
     struct Answer: Sendable {
         var status: Int
+        /// `Content-Type` here replaces the default, `application/json`.
         var headers: [String: String] = [:]
         var body: String
     }
@@ -116,7 +117,9 @@ final class LocalHTTPServer: Sendable {
             if let request = read(connection) {
                 requests.withLock { $0.append(request) }
                 let answer = answers.withLock { $0.isEmpty ? Answer(status: 500, body: "{}") : $0.removeFirst() }
-                var head = "HTTP/1.1 \(answer.status) Answer\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                var head = "HTTP/1.1 \(answer.status) Answer\r\nConnection: close\r\n"
+                // JSON unless the answer says otherwise (an event stream).
+                if !answer.headers.keys.contains(where: { $0.lowercased() == "content-type" }) { head += "Content-Type: application/json\r\n" }
                 for (name, value) in answer.headers { head += "\(name): \(value)\r\n" }
                 let body = Data(answer.body.utf8)
                 head += "Content-Length: \(body.count)\r\n\r\n"
