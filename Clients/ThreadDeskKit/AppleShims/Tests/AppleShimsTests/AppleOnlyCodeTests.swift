@@ -56,14 +56,28 @@ struct AppleOnlyCodeTests {
         ]
         #expect(SupportNotifications.push(from: response(supportInfo)) == SupportPush(messageID: "1234567890", badge: 3, userID: "user-1"))
         #expect(SupportNotifications.push(from: response(["aps": ["alert": "Sale!"] as [AnyHashable: Any]])) == nil)
+        #expect(SupportNotifications.ratingPush(from: response(supportInfo)) == nil)
+    }
+
+    @Test func aTappedRatingPushIsRecognisedAndIsNoMessagePush() {
+        let ratingInfo: [AnyHashable: Any] = [
+            PushPayload.ratingConversationID: "1311", "aps": ["thread-id": "user-1", "alert": ["body": "How did we do?"]] as [AnyHashable: Any],
+        ]
+        #expect(SupportNotifications.ratingPush(from: response(ratingInfo)) == SupportRatingPush(conversationID: "1311", userID: "user-1"))
+        #expect(SupportNotifications.push(from: response(ratingInfo)) == nil)
+        #expect(SupportNotifications.ratingPush(from: response(["aps": ["alert": "Sale!"] as [AnyHashable: Any]])) == nil)
     }
 
     @Test func aSupportPushShowsNoBannerWhileTheConversationIsOnScreen() {
         let support = notification([PushPayload.messageID: "42"])
+        let rating = notification([PushPayload.ratingConversationID: "1311"])
         let other = notification(["campaign": "spring"])
         let all: UNNotificationPresentationOptions = [.banner, .list, .sound, .badge]
         #expect(SupportNotifications.presentationOptions(for: support, conversationOnScreen: true) == [])
         #expect(SupportNotifications.presentationOptions(for: support, conversationOnScreen: false) == all)
+        // The rating row is in the chat on screen.
+        #expect(SupportNotifications.presentationOptions(for: rating, conversationOnScreen: true) == [])
+        #expect(SupportNotifications.presentationOptions(for: rating, conversationOnScreen: false) == all)
         #expect(SupportNotifications.presentationOptions(for: other, conversationOnScreen: true) == all)
         #expect(SupportNotifications.presentationOptions(for: other, conversationOnScreen: true, otherwise: .sound) == .sound)
     }
