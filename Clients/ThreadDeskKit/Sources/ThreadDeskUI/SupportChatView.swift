@@ -1,13 +1,14 @@
 // The support chat screen: a thin SwiftUI view over ThreadDeskKit's `SupportConversation`.
 // It cannot be compiled on Linux (no SwiftUI there), so it stays declarative: every decision
-// (order, delivery, typing, unread, suggestions, away) is the model's, tested in the Kit's tests;
+// (order, delivery, typing, unread, suggestions, away, ratings) is the model's, tested in the Kit's tests;
 // this file only lays it out. .github/workflows/apple.yml builds it for iOS and macOS.
 #if canImport(SwiftUI)
 import SwiftUI
 import ThreadDeskKit
 
 /// The conversation with support: messages with delivery marks, support typing, suggestion
-/// chips for the draft, the away banner, and a composer.
+/// chips for the draft, the away banner, the rating row (``SupportRatingView``) while support
+/// asks for a rating, and a composer.
 ///
 /// ```swift
 /// @State private var conversation = SupportConversation(client: support, store: FileConversationStore.standard())
@@ -66,6 +67,10 @@ public struct SupportChatView: View {
                     }
                     .padding(.horizontal)
                 }
+            }
+            if let request = conversation.ratingRequest {
+                // A new request starts with no stars chosen.
+                SupportRatingView(conversation: conversation).id(request.conversationId)
             }
             Composer(conversation: conversation, attach: attach)
         }
