@@ -27,6 +27,7 @@ struct ThreadDeskChat {
           /ask TEXT              the answers support wrote for questions like TEXT (the next message
                                  you send tells support which one you read)
           /read                  mark everything read
+          /rate N [comment]      rate the conversation support closed, 1 to 5 stars (when asked)
           /retry                 send the last message support did not get again
           /delete                delete the last message support did not get
           /quit                  leave (Ctrl-D too)
@@ -95,6 +96,7 @@ final class Screen {
     private var typing = false
     private var suggestions: [String] = []
     private var connection: SupportConversation.Connection = .connecting
+    private var ratingRequest: RatingRequest?
     private let time: DateFormatter = {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm"
@@ -143,6 +145,10 @@ final class Screen {
         if ids != suggestions {
             suggestions = ids
             for suggestion in conversation.suggestions.prefix(3) { note("💡 \(suggestion.title)\n   \(suggestion.answer)") }
+        }
+        if conversation.ratingRequest != ratingRequest {
+            ratingRequest = conversation.ratingRequest
+            if ratingRequest != nil { note("support closed the conversation: how did they do? /rate 1-5 [comment]") }
         }
         if conversation.connection != connection {
             connection = conversation.connection
@@ -240,6 +246,14 @@ struct Chat {
                 } else if text == "/read" {
                     conversation.markRead()
                     screen.note("marked read")
+                } else if text == "/rate" || text.hasPrefix("/rate ") {
+                    let parts = text.dropFirst(5).trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
+                    guard let score = parts.first.flatMap({ Int($0) }) else {
+                        screen.note("/rate N [comment]: N is 1 to 5 stars")
+                        continue
+                    }
+                    try await conversation.rate(score: score, comment: parts.count > 1 ? String(parts[1]) : nil)
+                    screen.note("rated \(String(repeating: "★", count: score))\(String(repeating: "☆", count: 5 - score)) \(score)/5, thank you")
                 } else if text.hasPrefix("/file ") {
                     let parts = text.dropFirst(6).split(separator: " ", maxSplits: 1)
                     conversation.draftFiles = [try OutgoingFile(contentsOf: URL(fileURLWithPath: String(parts[0])))]
