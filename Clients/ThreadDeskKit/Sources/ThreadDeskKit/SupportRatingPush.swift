@@ -13,7 +13,7 @@ import Foundation
 /// }
 /// ```
 public struct SupportRatingPush: Sendable, Hashable {
-    /// The closed conversation to rate (``RatingRequest/conversationId``, digits).
+    /// The closed conversation to rate (`RatingRequest.conversationId`, digits).
     public var conversationID: String
     /// The user the conversation belongs to (`aps.thread-id`).
     public var userID: String?

@@ -12,14 +12,14 @@ extension ThreadDeskClient {
     /// The comment is sent trimmed, and none when blank. A score outside 1...5 or a comment over
     /// 500 characters (as `String.count` counts them) is refused before anything is sent, with a
     /// ``ThreadDeskError`` of kind ``ThreadDeskError/Kind-swift.struct/invalidInput`` and code
-    /// ``ErrorCode/invalidRating``.
+    /// `ErrorCode.invalidRating`.
     ///
     /// Retried with the same `idempotencyKey` after a timeout or a 503, and safe to call again
     /// with it after an answer that never came: the server keeps the first rating and answers
     /// it again. Use one key per request (``SupportConversation/rate(score:comment:)`` does).
-    /// The server's refusals: 409 ``ErrorCode/alreadyRated`` (rated already, from this device or
-    /// another: done), 409 ``ErrorCode/ratingNotRequested`` (nothing waits), 400
-    /// ``ErrorCode/invalidRating``.
+    /// The server's refusals: 409 `ErrorCode.alreadyRated` (rated already, from this device or
+    /// another: done), 409 `ErrorCode.ratingNotRequested` (nothing waits), 400
+    /// `ErrorCode.invalidRating`.
     @discardableResult
     public func rate(_ submission: RatingSubmission, idempotencyKey: String) async throws(ThreadDeskError) -> SubmittedRating {
         let submission = try submission.checked()

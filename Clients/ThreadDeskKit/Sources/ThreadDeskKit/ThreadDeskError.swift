@@ -41,7 +41,7 @@ public struct ThreadDeskError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let pending = Kind(.pending)
         /// Refused before anything was sent: the input breaks a rule of the API (a rating's score
         /// outside 1...5, say). ``ThreadDeskError/code`` names the rule as the server would
-        /// (``ErrorCode/invalidRating``); ``ThreadDeskError/message`` says what was wrong.
+        /// (`ErrorCode.invalidRating`); ``ThreadDeskError/message`` says what was wrong.
         public static let invalidInput = Kind(.invalidInput)
 
         public var description: String {

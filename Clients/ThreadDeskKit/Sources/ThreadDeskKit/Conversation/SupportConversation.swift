@@ -240,7 +240,7 @@ public final class SupportConversation {
 
     /// Rates the conversation of ``ratingRequest``: `score` 1 (poor) to 5 (excellent), and an
     /// optional `comment` of at most 500 characters. Either out of range throws at once (kind
-    /// ``ThreadDeskError/Kind-swift.struct/invalidInput``, code ``ErrorCode/invalidRating``),
+    /// ``ThreadDeskError/Kind-swift.struct/invalidInput``, code `ErrorCode.invalidRating`),
     /// sending nothing. Every attempt at one request goes under the same idempotency key, so
     /// trying again after a failure never rates twice; ``ratingRequest`` is cleared once the
     /// server has the rating, or says the conversation was rated already.
