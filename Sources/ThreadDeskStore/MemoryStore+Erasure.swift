@@ -29,6 +29,7 @@ extension MemoryStore {
             }
             eraseAssist(of: id)
             eraseCrashes(of: id)
+            eraseWebhooks(of: id)
             buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }

@@ -51,6 +51,7 @@ public final class MemoryStore: UserStore {
                         if let resultKey, let kept, state.results[resultKey] == nil { state.results[resultKey] = (kept.result, Date()) }
                     }
                     try enqueue(accepted.items)
+                    enqueueWebhooksNow(accepted.webhooks)
                     mirror.withLock { mirror in
                         for message in accepted.mirrored { mirror.messages[message.id] = message }
                     }

@@ -40,6 +40,7 @@ extension PostgresStore {
         try await connection.rows("DELETE FROM quota_buckets WHERE key = ANY(\(erasure.quotaKeys))", logger: logger)
         try await eraseAssist(of: erasure.id, on: connection, logger: logger)
         try await eraseCrashes(of: erasure.id, on: connection, logger: logger)
+        try await connection.rows("DELETE FROM webhook_deliveries WHERE owner = \(id)", logger: logger)
         try await connection.rows("DELETE FROM users WHERE id = \(id)", logger: logger)
     }
 

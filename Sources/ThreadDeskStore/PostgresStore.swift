@@ -308,6 +308,7 @@ public final class PostgresStore: UserStore, Service {
                         save: { changed, kept, accepted in
                             try await Self.save(changed, kept, for: id, on: connection, logger: logger, changes: changeChannel)
                             try await Self.enqueue(accepted.items, on: connection, logger: logger)
+                            try await Self.enqueueWebhooks(accepted.webhooks, on: connection, logger: logger)
                             if !accepted.mirrored.isEmpty {
                                 try await connection.rows(
                                     try Self.mirrorSave(accepted.mirrored, changes: changeChannel), logger: logger)

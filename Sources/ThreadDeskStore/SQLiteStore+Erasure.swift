@@ -37,6 +37,7 @@ extension SQLiteStore {
         for key in erasure.globalKeys { try db.execute(sql: "DELETE FROM global_values WHERE key = ?", arguments: [key]) }
         try eraseAssist(of: erasure.id, db)
         try eraseCrashes(of: erasure.id, db)
+        try db.execute(sql: "DELETE FROM webhook_deliveries WHERE owner = ?", arguments: [erasure.id.rawValue])
         try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [erasure.id.rawValue])
     }
 

@@ -75,6 +75,7 @@ public final class SQLiteStore: UserStore {
                         if let (key, result) = result { try ResultRow(userID: id.rawValue, key: key, result: result).save(db) }
                         try Self.enqueue(accepted.items, db)
                         try Self.saveMirrored(accepted.mirrored, db)
+                        try Self.enqueueWebhooks(accepted.webhooks, db)
                     }
                 },
                 body: body)

@@ -253,6 +253,9 @@ public struct UserContext: Sendable {
     /// The mirror's rows of the messages accepted (`queued`), kept in the same commit: a message
     /// the user was told is kept is in both, or in neither.
     public var accepted: [MirroredMessage] = []
+    /// Webhook deliveries of what this request did (a message accepted, a conversation closed),
+    /// kept in the same commit as what they report, and like `enqueued` only when the body returned.
+    public var webhookEvents: [WebhookDelivery] = []
 
     public init(id: UserID, record: UserRecord?, keptResult: IdempotentResult?) {
         self.id = id

@@ -26,7 +26,7 @@ enum UserTransaction {
         let result = idempotencyKey.flatMap { key in context.result.map { (key, $0) } }
         // Messages are accepted only by a body that returned: a failed request accepted nothing.
         var accepted = Accepted()
-        if case .success = outcome { accepted = Accepted(items: context.enqueued, mirrored: context.accepted) }
+        if case .success = outcome { accepted = Accepted(items: context.enqueued, mirrored: context.accepted, webhooks: context.webhookEvents) }
         if changed != nil || result != nil || !accepted.isEmpty { try await save(changed, result, accepted) }
         return try outcome.get()
     }
@@ -35,7 +35,9 @@ enum UserTransaction {
     struct Accepted {
         var items: [OutboxItem] = []
         var mirrored: [MirroredMessage] = []
-        var isEmpty: Bool { items.isEmpty && mirrored.isEmpty }
+        /// Webhook deliveries of what the body did (`UserContext.webhookEvents`).
+        var webhooks: [WebhookDelivery] = []
+        var isEmpty: Bool { items.isEmpty && mirrored.isEmpty && webhooks.isEmpty }
     }
 }
 

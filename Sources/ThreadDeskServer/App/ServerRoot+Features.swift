@@ -27,6 +27,8 @@ extension ServerRoot {
         let privacy: Privacy
         /// What support does in Discord, and the gateway's events that reach all of the above.
         let support: Support
+        /// Signed webhooks: the events recorded, and their delivery.
+        let webhooks: Webhooks
 
         /// - Parameter work: Told of the background work as it comes and goes (the tests' settled signal).
         init(configuration: ServerConfiguration, store: any UserStore, shared: Shared, logger: Logger, time: ServerTime, work: BackgroundWork) {
@@ -69,9 +71,13 @@ extension ServerRoot {
             let replyWatch = assist.map { _ in ReplyWatch(catalog: catalog, assist: configuration.assist, work: work, now: now) }
             let listeners: [(any MirrorListener)?] = [hub, pushes, status, replyWatch]
             let pushRule = shared.apns.map { _ in PushRule(maxAge: configuration.push.maxAge, background: configuration.push.background) }
-            let ingestion = MirrorIngestion(
+            // Signed webhooks: what the conversation does, recorded with it (`record(_:app:owner:data:at:in:)`).
+            let webhookEvents = WebhookEvents(
+                catalog: catalog, store: store, recorded: users.webhooksRecorded, metrics: metrics, logger: logger, now: now)
+            var ingestion = MirrorIngestion(
                 store: store, bot: bot, assistantNames: Dictionary(assistantNames.map { ($0.app.id, $0.name) }, uniquingKeysWith: { first, _ in first }), pushRule: pushRule, listeners: listeners.compactMap { $0 },
                 now: now)
+            ingestion.shownChanges = webhookEvents
             let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
             let ingestionQueue = IngestionQueue(work: work)
             let reconciliations = CatchUpGate(work: work)
@@ -131,7 +137,8 @@ extension ServerRoot {
                 largeBodies: ConcurrencyGate(limit: Request.largeBodiesAtOnce, holders: largeBodyHolders), users: users, intake: intake,
                 metrics: metrics, now: now)
             let crashes = CrashService(
-                users: users, store: store, symbols: crashSymbols, intake: intake, ids: messageIDs, metrics: metrics, logger: logger, now: now)
+                users: users, store: store, symbols: crashSymbols, intake: intake, ids: messageIDs, webhooks: webhookEvents, metrics: metrics,
+                logger: logger, now: now)
             let dsyms = DSYMLibrary(
                 store: store, users: users, symbols: crashSymbols, regrouping: crashRegrouping, settings: configuration.crashes, metrics: metrics,
                 logger: logger, now: now)
@@ -186,6 +193,7 @@ extension ServerRoot {
             streaming = Streaming(live: live, typing: typing, receipts: receipts)
             privacy = Privacy(eraser: eraser, exporter: exporter)
             support = Support(away: away, desk: desk, drafts: drafts, faq: faq, faqBooks: faqBooks, gatewayEvents: gatewayEvents)
+            webhooks = Webhooks(events: webhookEvents)
         }
     }
 }
@@ -234,6 +242,10 @@ extension ServerRoot.Features {
     struct Privacy: Sendable {
         let eraser: UserEraser
         let exporter: DataExporter
+    }
+
+    struct Webhooks: Sendable {
+        let events: WebhookEvents
     }
 
     struct Support: Sendable {

@@ -36,6 +36,8 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
     /// The app's reserved share of the deployment's thread budget and streams; nil: it draws on
     /// what no app reserved.
     public var limits: AppLimits?
+    /// Where the app's events are posted, signed (`webhooks` in `APPS_FILE`; `WEBHOOK_URL` alone).
+    public var webhooks: [WebhookTarget] = []
 
     public init(id: AppID, name: String, appKey: String, guildID: String, forumChannelID: String) {
         (self.id, self.name, self.appKey, self.guildID, self.forumChannelID) = (id, name, appKey, guildID, forumChannelID)
@@ -50,7 +52,7 @@ public struct AppSettings: Sendable, Hashable, CustomStringConvertible, CustomRe
             children: [
                 "id": id, "name": name, "appKey": "<redacted>", "guildID": guildID, "forumChannelID": forumChannelID,
                 "identitySecret": identitySecret == nil ? "nil" : "<redacted>", "legacyAPIKey": legacyAPIKey == nil ? "nil" : "<redacted>",
-                "apnsTopic": apnsTopic as Any, "assist": assist as Any, "limits": limits as Any,
+                "apnsTopic": apnsTopic as Any, "assist": assist as Any, "limits": limits as Any, "webhooks": webhooks,
             ])
     }
 }

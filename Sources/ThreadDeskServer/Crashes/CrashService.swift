@@ -16,6 +16,8 @@ struct CrashService: Sendable {
     let symbols: CrashSymbols
     let intake: OutboxIntake
     let ids: MessageIDs
+    /// `crash.reported`, recorded with the report.
+    let webhooks: WebhookEvents
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -119,6 +121,12 @@ struct CrashService: Sendable {
         }
         report.noteID = accepted.id
         try await store.saveCrashReport(report)
+        webhooks.record(
+            .crashReported, app: id.app, owner: id,
+            data: WebhookCrashReport(
+                id: report.id.description, userId: id.rawValue, kind: report.kind, group: "C\(report.group)", appVersion: report.appVersion,
+                appBuild: report.appBuild),
+            at: time, in: &context)
         return (report, accepted)
     }
 

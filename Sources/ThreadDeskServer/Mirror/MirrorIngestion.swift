@@ -19,6 +19,9 @@ struct MirrorIngestion: Sendable {
     /// Told of every merge that changed something, in this order.
     let listeners: [any MirrorListener]
     let now: @Sendable () -> Date
+    /// Told of what the user sees change, once stored (the signed webhooks); nil: nobody. Set by
+    /// the root once the webhooks are built.
+    var shownChanges: (any ShownChangeRecorder)? = nil
 
     /// - Parameters:
     ///   - store: Where the mirror and the users are kept.
@@ -74,6 +77,8 @@ struct MirrorIngestion: Sendable {
         /// The user's messages that reached Discord in this merge (they were queued or failed).
         var delivered: Set<Snowflake> = []
         var pending = false
+        /// What the user sees change, for `shownChanges`.
+        var shown: [ShownChange] = []
         let time = now()
         // Oldest first (the merge does not care about order; pushes go out in this one).
         for fact in facts.enumerated().sorted(by: { ($0.element.messageID, $0.offset) < ($1.element.messageID, $1.offset) }).map(\.element) {
@@ -86,6 +91,7 @@ struct MirrorIngestion: Sendable {
             current[next.id] = next
             written[next.id] = next
             if let before, before.delivery != .sent, next.delivery == .sent { delivered.insert(next.id) }
+            if change != nil, let told = ShownChange.between(before, next) { shown.append(told) }
             if let change {
                 changes.append(change)
                 if next.isShown || before?.isShown == true, !seen.contains(next.id) { seen.append(next.id) }
@@ -107,6 +113,7 @@ struct MirrorIngestion: Sendable {
         // note among them) keeps no user from retention.
         if !seen.isEmpty { state.lastActivity = now() }
         if state != before { try await store.saveMirrorThread(state) }
+        if let shownChanges, !shown.isEmpty { await shownChanges.stored(shown, owner: record.id) }
         // Who spoke last among the messages seen for the first time: the conversation's status.
         let newest = changes.compactMap { change -> MirroredMessage? in
             switch change {
@@ -216,11 +223,19 @@ struct MirrorIngestion: Sendable {
     /// the user's next visible change, and tells the listeners. The caller holds the user's lock.
     func saveOutboxChange(_ message: MirroredMessage, owner: UserID) async throws {
         var message = message
+        let before = shownChanges == nil ? nil : try await store.mirroredMessages([message.id]).first
         guard let number = try await store.nextEventSequences(1).first else { return }
         message.eventSeq = number
         if message.shownSeq == 0, message.isShown { message.shownSeq = number }
         try await store.saveMirroredMessages([message])
+        if let shownChanges, let told = ShownChange.between(before, message) { await shownChanges.stored([told], owner: owner) }
         announceAccepted(owner: owner, thread: message.threadID)
+    }
+
+    /// A user's message accepted into the outbox, its row `queued`: `shownChanges` hears of it in
+    /// the accepting transaction.
+    func recordAccepted(_ row: MirroredMessage, owner: UserID, in context: inout UserContext) {
+        shownChanges?.accepted(row, owner: owner, in: &context)
     }
 
     /// A first-seen visible support reply to a user with a device, recent enough to be news, and

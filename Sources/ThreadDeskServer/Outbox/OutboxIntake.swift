@@ -57,7 +57,11 @@ struct OutboxIntake: Sendable {
             OutboxItem(
                 id: id, owner: record.id, kind: kind, content: content, files: files, idempotencyKey: idempotencyKey,
                 suggestionID: suggestionID, acceptedAt: time, mayStartThread: mayStartThread, traceparent: traces.traceparent()))
-        if shown { context.accepted.append(try await queuedRow(id, content: content, files: files, in: thread, at: time)) }
+        if shown {
+            let row = try await queuedRow(id, content: content, files: files, in: thread, at: time)
+            context.accepted.append(row)
+            ingestion.recordAccepted(row, owner: record.id, in: &context)
+        }
         // What the user writes may ask the assistant for a draft: its cost counts against the
         // network it came from too (`ASSIST_TOKENS_PER_NETWORK_PER_DAY`).
         if kind == .message { record.live.assistNetwork = AssistKey.network(Quotas.split(address).network) }

@@ -18,6 +18,8 @@ public struct ServerMetrics: Sendable {
     let mirror: MirrorSeries
     /// Crash reports: taken in, symbolicated, answered by rules.
     let crashes: CrashSeries
+    /// Signed webhooks: depth, wait, failures.
+    let webhooks: WebhookSeries
     /// Whether the series that are worth telling apart per app (messages, pushes, the outbox's
     /// failures) carry an `app` label: a deployment of several apps (`APPS_FILE`). A metric keeps
     /// one set of labels for good, so this is decided once, as the server is built.
@@ -37,6 +39,7 @@ public struct ServerMetrics: Sendable {
         files = FileSeries(registry)
         mirror = MirrorSeries(registry)
         crashes = CrashSeries(registry)
+        webhooks = WebhookSeries(registry)
     }
 
     func request(route: String, method: String, status: Int) {

@@ -1,3 +1,4 @@
+import Deadlines
 import Prometheus
 import Foundation
 import Logging
@@ -14,6 +15,9 @@ struct UserSerializer: Sendable {
     let logger: Logger
     /// The key of what is cleared once a user's thread is recorded.
     let threadRecorded: @Sendable (UserID) -> String
+    /// Signalled once a transaction that recorded webhook deliveries committed: the delivery,
+    /// woken before the commit, would find nothing.
+    let webhooksRecorded = WakeSignal()
 
     /// Runs `body` on the user's record, alone among the user's work on every replica.
     /// - Parameters:
@@ -28,11 +32,16 @@ struct UserSerializer: Sendable {
         let start = ContinuousClock.now
         defer { metrics.storeLatency.record(start.duration(to: .now)) }
         var gotThread = false
+        var recordedWebhooks = false
         let result = try await store.withUser(id, idempotencyKey: idempotencyKey, work: work) { context in
             let before = context.record?.threadID
-            defer { gotThread = context.record?.threadID.map { $0 != before } ?? false }
+            defer {
+                gotThread = context.record?.threadID.map { $0 != before } ?? false
+                recordedWebhooks = !context.webhookEvents.isEmpty
+            }
             return try await body(&context)
         }
+        if recordedWebhooks { webhooksRecorded.signal() }
         if gotThread {
             // Left behind, it costs one read of the active threads if this user ever needs a new one.
             do {
