@@ -46,6 +46,8 @@ extension DiscordEmulator {
         public var attachmentIDs: [String]
         public var attachmentURLs: [String]
         public var mentionEveryone: Bool
+        /// The roles it pinged (`mention_roles`).
+        public var mentionRoles: [String] = []
         public var nonce: String?
         public var timestamp: String
         /// Emoji the bot reacted with.
@@ -303,6 +305,7 @@ extension DiscordEmulator {
             attachmentIDs: (json["attachments"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue },
             attachmentURLs: (json["attachments"]?.arrayValue ?? []).compactMap { $0["url"]?.stringValue },
             mentionEveryone: json["mention_everyone"]?.boolValue ?? false,
+            mentionRoles: (json["mention_roles"]?.arrayValue ?? []).compactMap(\.stringValue),
             nonce: json["nonce"]?.stringValue ?? json["nonce"]?.intValue.map(String.init),
             timestamp: json["timestamp"]?.stringValue ?? "",
             reactions: (json["reactions"]?.arrayValue ?? []).compactMap { $0["emoji"]?["name"]?.stringValue },

@@ -104,7 +104,7 @@ extension DiscordWorld {
         _ message: NewMessage, id: Snowflake, into channelID: Snowflake, author: Snowflake, type: Int, state: inout State
     ) -> EmulatedMessage {
         let mentions = Mentions(content: message.content, allowed: message.allowedMentions)
-        let stored = EmulatedMessage(
+        var stored = EmulatedMessage(
             id: id, channelID: channelID, authorID: author, content: message.content, type: type,
             attachments: message.attachments, nonce: message.nonce, editedAt: nil,
             mentionEveryone: mentions.everyone,
@@ -112,6 +112,7 @@ extension DiscordWorld {
             reference: message.reference, reactions: [], flags: message.flags, origin: message.origin,
             components: message.components
         )
+        stored.mentionRoleIDs = mentions.roles
         state.messages[channelID, default: []].append(stored)
         if let nonce = message.nonce.map(Self.nonceKey) {
             state.nonces[NonceKey(channelID: channelID, authorID: author, nonce: nonce)] = id

@@ -191,7 +191,7 @@ final class DiscordWorld: Sendable {
             "tts": false,
             "mention_everyone": .bool(message.mentionEveryone),
             "mentions": .array(message.mentionIDs.compactMap { state.users[$0]?.json }),
-            "mention_roles": [],
+            "mention_roles": .array(message.mentionRoleIDs.map { .string($0.description) }),
             "attachments": .array(message.attachments.map { $0.json(url: signedURL(channelID: message.channelID, attachment: $0)) }),
             "embeds": [],
             "components": .array(message.components),

@@ -86,6 +86,8 @@ struct EmulatedMessage: Sendable {
     var editedAt: Date?
     var mentionEveryone: Bool
     var mentionIDs: [Snowflake]
+    /// Roles the message pinged (`mention_roles`).
+    var mentionRoleIDs: [Snowflake] = []
     var reference: Snowflake?
     var reactions: [String]
     /// Message flags (64 ephemeral, 128 loading: a deferred interaction's answer not yet given).

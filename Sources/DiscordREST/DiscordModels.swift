@@ -167,11 +167,17 @@ public struct DiscordArchivedThreads: Sendable, Codable, Hashable {
 public struct DiscordAllowedMentions: Sendable, Codable, Hashable {
     public var parse: [String]
     public var users: [String]?
+    /// Roles that may be pinged (their ids), without `roles` in `parse`.
+    public var roles: [String]?
 
-    public init(parse: [String], users: [String]? = nil) {
+    public init(parse: [String], users: [String]? = nil, roles: [String]? = nil) {
         self.parse = parse
         self.users = users
+        self.roles = roles
     }
+
+    /// Pings only `role` (the desk's), nobody else.
+    public static func only(role: String) -> DiscordAllowedMentions { DiscordAllowedMentions(parse: [], roles: [role]) }
 
     public static let none = DiscordAllowedMentions(parse: [])
 }

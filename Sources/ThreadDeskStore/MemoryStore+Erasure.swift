@@ -30,6 +30,7 @@ extension MemoryStore {
             eraseAssist(of: id)
             eraseCrashes(of: id)
             eraseWebhooks(of: id)
+            conversations.withLock { $0.erase(id) }
             buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }

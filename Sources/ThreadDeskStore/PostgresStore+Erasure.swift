@@ -41,6 +41,7 @@ extension PostgresStore {
         try await eraseAssist(of: erasure.id, on: connection, logger: logger)
         try await eraseCrashes(of: erasure.id, on: connection, logger: logger)
         try await connection.rows("DELETE FROM webhook_deliveries WHERE owner = \(id)", logger: logger)
+        try await eraseConversations(of: erasure.id, on: connection, logger: logger)
         try await connection.rows("DELETE FROM users WHERE id = \(id)", logger: logger)
     }
 

@@ -155,6 +155,8 @@ public struct LiveState: Sendable, Hashable, Codable {
     /// The assistant's budget key of the network the user last wrote from (`AssistKey.network`,
     /// a hash: never the address itself).
     public var assistNetwork: String?
+    /// A closed conversation waiting for the user's rating (nil: none waits).
+    public var ratingRequest: PendingRating?
 
     public init(readSeq: Int64 = 0, reactionMessageID: String? = nil) {
         self.readSeq = readSeq
@@ -162,6 +164,18 @@ public struct LiveState: Sendable, Hashable, Codable {
     }
 
     public var isEmpty: Bool { self == LiveState() }
+}
+
+/// A rating asked of the user: the closed conversation, when, and the live-event number it was
+/// announced under (`rating.requested`).
+public struct PendingRating: Sendable, Hashable, Codable {
+    public var conversationID: Int64
+    public var requestedAt: Date
+    public var seq: Int64
+
+    public init(conversationID: Int64, requestedAt: Date, seq: Int64) {
+        (self.conversationID, self.requestedAt, self.seq) = (conversationID, requestedAt, seq)
+    }
 }
 
 public struct PendingPost: Sendable, Hashable, Codable {

@@ -9,7 +9,7 @@ public enum AppsFile {
     /// The fields an app may have; any other is refused (a typo must not pass for a default).
     static let fields: Set<String> = [
         "id", "name", "appKey", "appKeyFile", "guildID", "forumChannelID", "faqChannelID", "defaultTagID", "identitySecret", "legacyAPIKey", "apns",
-        "appAttest", "supportHours", "awayMessage", "assist", "limits",
+        "appAttest", "supportHours", "awayMessage", "assist", "limits", "webhooks",
     ]
     static let apnsFields: Set<String> = ["topic"]
     static let attestFields: Set<String> = ["bundleIDs"]
@@ -163,6 +163,7 @@ public enum AppsFile {
                 app.assist = AssistOverrides.read(assist, relativeTo: directory) { problem($0) }
             }
             if let limits = fields["limits"] { app.limits = read(limits: limits) }
+            if let hooks = fields["webhooks"] { app.webhooks = WebhookTarget.read(hooks, relativeTo: directory) { problem($0) } }
             guard id != nil, key != nil, forum != nil, guild != nil else { return nil }
             return app
         }

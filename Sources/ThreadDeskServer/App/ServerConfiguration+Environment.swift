@@ -150,6 +150,8 @@ extension ServerConfiguration {
         readLive(value, problem: &problem)
         readFiles(value, problem: &problem)
         crashes.read(value, problem: &problem)
+        readWebhooks(value, problem: &problem)
+        lifecycle.read(value, problem: &problem)
         privacy.read(value, problem: &problem)
         assist.read(value, problem: &problem)
         problem.invalid += assist.problems(for: catalog.apps, single: apps == nil)

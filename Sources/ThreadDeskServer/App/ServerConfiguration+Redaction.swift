@@ -9,7 +9,7 @@ extension ServerConfiguration: CustomReflectable, CustomStringConvertible {
             "legacyAPIKey": legacyAPIKey.map { _ in "<redacted>" } as Any, "gatewaySecret": gatewaySecret.map { _ in "<redacted>" } as Any,
             "metricsToken": metricsToken.map { _ in "<redacted>" } as Any,
             "storeURL": Self.redactingPassword(storeURL), "host": host, "port": port, "internalPort": internalPort as Any,
-            "discordGlobalLimit": discordGlobalLimit, "apns": apns as Any, "assist": assist,
+            "discordGlobalLimit": discordGlobalLimit, "apns": apns as Any, "assist": assist, "webhookTargets": webhookTargets,
         ])
     }
 

@@ -73,6 +73,12 @@ public struct ServerConfiguration: Sendable {
     public var attachments = AttachmentSettings()
     /// Crash reports: the symbolizer, the dSYM uploads, the rule's answer.
     public var crashes = CrashSettings()
+    /// How webhooks are delivered (`WEBHOOK_TIMEOUT_SECONDS`).
+    public var webhooks = WebhookSettings()
+    /// The one app's webhook without `APPS_FILE` (`WEBHOOK_URL`, `WEBHOOK_SECRET_FILE`, `WEBHOOK_EVENTS`).
+    public var webhookTargets: [WebhookTarget] = []
+    /// Reminders, auto-close and ratings (`REMIND_AFTER_MINUTES`, `AUTO_CLOSE_*`, `RATINGS`).
+    public var lifecycle = LifecycleSettings()
     /// Erasing users' data: what becomes of their threads, and the retention of inactive users.
     public var privacy = PrivacySettings()
     /// The assistant: drafted answers and answers while away (`ASSIST_*`), off by default.
@@ -123,6 +129,7 @@ public struct ServerConfiguration: Sendable {
         app.supportHours = desk.hours
         app.awayMessage = desk.awayMessage
         app.apnsTopic = apns?.topic
+        app.webhooks = webhookTargets
         return AppCatalog([app])
     }
 

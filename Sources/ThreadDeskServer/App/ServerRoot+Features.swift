@@ -29,6 +29,8 @@ extension ServerRoot {
         let support: Support
         /// Signed webhooks: the events recorded, and their delivery.
         let webhooks: Webhooks
+        /// Conversations' course: closes (now, scheduled, automatic), reminders, ratings, numbers.
+        let lifecycle: Lifecycle
 
         /// - Parameter work: Told of the background work as it comes and goes (the tests' settled signal).
         init(configuration: ServerConfiguration, store: any UserStore, shared: Shared, logger: Logger, time: ServerTime, work: BackgroundWork) {
@@ -74,9 +76,13 @@ extension ServerRoot {
             // Signed webhooks: what the conversation does, recorded with it (`record(_:app:owner:data:at:in:)`).
             let webhookEvents = WebhookEvents(
                 catalog: catalog, store: store, recorded: users.webhooksRecorded, metrics: metrics, logger: logger, now: now)
+            // Each conversation's course, kept as its messages enter the mirror.
+            let lifecycleSignals = LifecycleSignals()
+            let conversationLog = ConversationLog(
+                store: store, teamName: configuration.desk.speakerName(nil), signals: lifecycleSignals, logger: logger, now: now)
             var ingestion = MirrorIngestion(
                 store: store, bot: bot, assistantNames: Dictionary(assistantNames.map { ($0.app.id, $0.name) }, uniquingKeysWith: { first, _ in first }), pushRule: pushRule, listeners: listeners.compactMap { $0 },
-                now: now)
+                recorders: [conversationLog], now: now)
             ingestion.shownChanges = webhookEvents
             let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
             let ingestionQueue = IngestionQueue(work: work)
@@ -173,13 +179,25 @@ extension ServerRoot {
             } else {
                 drafts = nil
             }
+            // Closing conversations, the timers of waits and closes, ratings and support's numbers.
+            let closing = ConversationClosing(
+                users: users, store: store, discord: discord, voice: voice, ingestion: ingestion, status: status, hub: hub, pushes: pushes,
+                catalog: catalog, settings: configuration.lifecycle, signals: lifecycleSignals, metrics: metrics, logger: logger, time: time)
+            let timers = ConversationTimers(
+                store: store, closing: closing,
+                reminders: ConversationReminders(
+                    store: store, discord: discord, catalog: catalog, roleID: configuration.desk.roleID, metrics: metrics, logger: logger),
+                settings: configuration.lifecycle, signals: lifecycleSignals, logger: logger, time: time, work: work)
+            let numbers = SupportNumbers(store: store, catalog: catalog, time: time)
+            let ratings = RatingService(users: users, store: store, intake: intake, metrics: metrics, logger: logger, time: time)
             let desk = configuration.desk.commands
                 ? Desk(
                     .init(
                         users: users, store: store, discord: discord, ingestion: ingestion, voice: voice, snippets: Snippets(store: store),
                         away: away, status: status, translator: assist.map(Translator.init), settings: configuration.desk, catalog: catalog,
                         logger: logger, time: time, isDraftInteraction: Drafts.isDraftInteraction,
-                        books: [CrashCommands(store: store, now: now)]), work: work, drain: shared.drain)
+                        books: [CrashCommands(store: store, now: now), StatsCommands(numbers: numbers)], closings: closing), work: work,
+                    drain: shared.drain)
                 : nil
             let gatewayEvents = GatewayEventHandler(
                 users: users, discord: discord, bot: bot, feed: feed, sync: sync, ingestion: ingestion, queue: ingestionQueue,
@@ -193,7 +211,14 @@ extension ServerRoot {
             streaming = Streaming(live: live, typing: typing, receipts: receipts)
             privacy = Privacy(eraser: eraser, exporter: exporter)
             support = Support(away: away, desk: desk, drafts: drafts, faq: faq, faqBooks: faqBooks, gatewayEvents: gatewayEvents)
-            webhooks = Webhooks(events: webhookEvents)
+            webhooks = Webhooks(
+                events: webhookEvents,
+                dispatcher: webhookEvents.isOn
+                    ? WebhookDispatcher(
+                        store: store, catalog: catalog, settings: configuration.webhooks, httpClient: { shared.webhookClient.client },
+                        wakeUps: users.webhooksRecorded, metrics: metrics, logger: logger, time: time, work: work)
+                    : nil)
+            lifecycle = Lifecycle(closing: closing, timers: timers, ratings: ratings, numbers: numbers)
         }
     }
 }
@@ -244,8 +269,17 @@ extension ServerRoot.Features {
         let exporter: DataExporter
     }
 
+    struct Lifecycle: Sendable {
+        let closing: ConversationClosing
+        let timers: ConversationTimers
+        let ratings: RatingService
+        let numbers: SupportNumbers
+    }
+
     struct Webhooks: Sendable {
         let events: WebhookEvents
+        /// Nil when no app has a webhook.
+        let dispatcher: WebhookDispatcher?
     }
 
     struct Support: Sendable {

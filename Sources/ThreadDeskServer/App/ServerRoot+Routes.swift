@@ -32,6 +32,11 @@ extension ServerRoot {
             health.registerMetrics(on: router, token: token)
         }
         if let internalRouter { health.register(on: internalRouter) }
+        if let internalRouter {
+            StatsRoutes(numbers: features.lifecycle.numbers, catalog: configuration.catalog).register(on: internalRouter, token: configuration.metricsToken)
+        } else if let token = configuration.metricsToken {
+            StatsRoutes(numbers: features.lifecycle.numbers, catalog: configuration.catalog).register(on: router, token: token)
+        }
 
         let catalog = configuration.catalog
         let v1 = V1Groups(router: router, catalog: catalog, sessions: features.accounts.sessions, quotas: features.quotas, attest: features.accounts.attest)
@@ -43,6 +48,7 @@ extension ServerRoot {
         SupportStatusRoutes(away: features.support.away).register(on: v1)
         SuggestionRoutes(books: features.support.faqBooks).register(on: v1)
         DiagnosticsRoutes(diagnostics: features.messages.diagnostics, quotas: features.quotas).register(on: v1)
+        RatingRoutes(ratings: features.lifecycle.ratings, quotas: features.quotas).register(on: v1)
         CrashRoutes(crashes: features.messages.crashes, quotas: features.quotas, largeBodies: features.messages.diagnostics.largeBodies).register(on: v1)
         LiveRoutes(
             live: features.streaming.live, users: store, quotas: features.quotas, timeout: configuration.requestTimeout, metrics: metrics,

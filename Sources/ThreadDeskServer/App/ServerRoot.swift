@@ -33,6 +33,8 @@ struct ServerRoot {
         let cdnClient: HTTPClientLifetime
         /// The HTTP client the assistant's providers are asked through (made at its first use).
         let assistClient: HTTPClientLifetime
+        /// The HTTP client webhooks are posted with (made at its first use).
+        let webhookClient: HTTPClientLifetime
         /// Nil without APNs settings, or with a key that does not load (pushes are off then).
         let apns: PushSender?
         /// Present with `DEBUG_WAIT_THRESHOLD`: every wait on Discord and the store is tracked.
@@ -59,6 +61,7 @@ struct ServerRoot {
             discord = DiscordClient(configuration: discordConfiguration, on: time.clock, logger: logger)
             cdnClient = HTTPClientLifetime(name: "Discord CDN client", make: DiscordCDN.makeClient)
             assistClient = HTTPClientLifetime(name: "assistant client", make: AssistService.makeHTTPClient)
+            webhookClient = HTTPClientLifetime(name: "webhook client", make: WebhookDispatcher.makeHTTPClient)
             apns = configuration.apns.flatMap { settings in
                 do {
                     return try PushSender(settings: settings, logger: logger)
@@ -109,6 +112,7 @@ struct ServerRoot {
             (.store, store.lifetime, false),
             (.connections, shared.cdnClient, false),
             (.connections, shared.assistClient, false),
+            (.connections, shared.webhookClient, false),
             (.connections, shared.apns, false),
             (.features, features.mirror.ingestionQueue, true),
             (
@@ -125,8 +129,10 @@ struct ServerRoot {
             (.features, features.messages.outbox, true),
             (.features, FailedFilesExpiry(files: features.messages.outbox.failedFiles, users: features.users, logger: logger, time: time, work: work), true),
             (.features, features.mirror.pushes, true),
+            (.features, features.webhooks.dispatcher, true),
             (.features, features.streaming.receipts, true),
             (.features, features.mirror.status, true),
+            (.features, features.lifecycle.timers, true),
             (.features, watchdog, false),
             (.gateway, gateway, true),
             (.agentWork, features.support.desk, true),

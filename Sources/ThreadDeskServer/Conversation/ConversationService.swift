@@ -123,8 +123,13 @@ struct ConversationService: Sendable {
         }
         let cursor: MirrorCursor = if let after { .after(after, before: before) } else { .before(before) }
         let page = try await store.mirrorPage(thread: thread, cursor, limit: limit)
-        return MessagePage(messages: page.messages.map(SupportMessage.init), hasMore: page.hasMore)
+        return MessagePage(messages: page.messages.map(SupportMessage.init), hasMore: page.hasMore, ratingRequest: record.live.ratingRequest?.wire)
     }
+}
+
+extension PendingRating {
+    /// As a page and the `rating.requested` event carry it.
+    var wire: RatingRequest { RatingRequest(conversationId: String(conversationID), requestedAt: OutboxIntake.timestamp(requestedAt)) }
 }
 
 extension ConversationService {

@@ -120,6 +120,13 @@ extension Desk {
         case DeskCommandDefinitions.replyTranslated:
             return try await replyTranslated(Self.text("text", in: options) ?? "", by: member, in: thread, owner: owner, app: app)
         case DeskCommandDefinitions.close:
+            if let delay = Self.text("in", in: options), !delay.isEmpty {
+                guard let closings = parts.closings else { return "Scheduled closes are not available here." }
+                if let message = Self.text("message", in: options), !message.isEmpty {
+                    return "A scheduled close takes no message: nothing was sent or scheduled. Send your reply, then `/close in:`."
+                }
+                return try await closings.scheduleClose(owner, thread: thread, after: delay, by: member.displayName)
+            }
             if let message = Self.text("message", in: options), !message.isEmpty {
                 guard let problem = Self.replyProblem(message) else {
                     try await speak(message, in: thread, owner: owner, as: member)
@@ -132,6 +139,7 @@ extension Desk {
             return "Closing the conversation (resolved and archived). The user's next message opens it again."
         case DeskCommandDefinitions.reopen:
             if let status = parts.status { status.reopen(thread) } else { _ = try await parts.discord.modifyThread(thread.description, archived: false) }
+            try await parts.closings?.agentReopened(owner, thread: thread)
             return "Reopening the conversation: it needs a reply."
         case DeskCommandDefinitions.snippet:
             let name = Self.text("name", in: options) ?? ""
@@ -168,6 +176,7 @@ extension Desk {
         if try await parts.store.user(owner)?.live.assistAnsweredAt != nil {
             try await parts.users.withUser(owner) { context in context.record?.live.assistAnsweredAt = nil }
         }
+        try await parts.closings?.agentClosed(owner, thread: thread)
     }
 
     private func switchAway(on: Bool, app: AppSettings) async -> String {

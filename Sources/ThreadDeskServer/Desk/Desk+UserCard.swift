@@ -30,7 +30,23 @@ extension Desk {
         let atLeast = complete ? "" : "at least "
         let answers = automatic == 0 ? "" : ", \(atLeast)\(automatic) automatic \(automatic == 1 ? "answer" : "answers")"
         lines.append("**Thread** <#\(thread)> · **Messages** \(atLeast)\(fromUser) from the user, \(atLeast)\(fromSupport) from support" + answers)
+        if let conversation = try await parts.store.latestConversation(of: owner) { lines.append(Self.conversationLine(conversation)) }
         return MessageText.clip(lines.joined(separator: "\n"), limit: MessageText.discordLimit)
+    }
+
+    /// The latest conversation: open (waiting since, a scheduled close) or closed, and its rating.
+    static func conversationLine(_ conversation: ConversationRecord) -> String {
+        var parts = ["**Conversation** opened \(when(conversation.openedAt))"]
+        if let since = conversation.waitingSince { parts.append("waiting since \(when(since))") }
+        if let due = conversation.closeDueAt { parts.append("closes \(when(due))") }
+        if let closed = conversation.closedAt { parts.append("closed \(when(closed))") }
+        if let rating = conversation.rating {
+            let stars = String(repeating: "★", count: rating.score) + String(repeating: "☆", count: max(0, 5 - rating.score))
+            parts.append("rated \(stars) \(rating.score)/5" + (rating.comment.map { " — " + DiscordMarkdown.escaped(MessageText.clip($0, limit: 200)) } ?? ""))
+        } else if conversation.ratingRequestedAt != nil {
+            parts.append("rating asked")
+        }
+        return parts.joined(separator: " · ")
     }
 
     /// Messages the user can see in the thread, by who wrote them, read from the mirror.

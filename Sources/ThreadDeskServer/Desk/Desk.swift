@@ -34,6 +34,8 @@ final class Desk: Service, Sendable, CustomStringConvertible {
         let isDraftInteraction: @Sendable (DiscordInteraction) -> Bool
         /// Commands of features above the desk (crash reports), answered by them.
         var books: [any DeskCommandBook] = []
+        /// What else an agent's close and reopen do (ratings, scheduled closes); nil: nothing.
+        var closings: (any ConversationClosings)? = nil
     }
 
     let parts: Parts

@@ -25,7 +25,11 @@ enum DeskCommandDefinitions {
         let commands = [
             DiscordApplicationCommand(
                 name: close, description: "Resolve the conversation and archive the thread; optionally say goodbye",
-                options: [DiscordCommandOption(.string, name: "message", description: "A last reply to the user", maxLength: 2000)]),
+                options: [
+                    DiscordCommandOption(.string, name: "message", description: "A last reply to the user", maxLength: 2000),
+                    DiscordCommandOption(
+                        .string, name: "in", description: "Close later (2h, 30m, 3d) unless the user writes first", maxLength: 16),
+                ]),
             DiscordApplicationCommand(name: reopen, description: "Bring a closed conversation back: needs reply"),
             DiscordApplicationCommand(name: snippet, description: "Send a canned reply to the user", options: [name(true)]),
             DiscordApplicationCommand(

@@ -40,7 +40,7 @@ struct LiveFeed: Sendable {
     /// events: what it missed (or `reset` when that cannot be told), then the unread count.
     func start(_ user: UserID, lastEventID: String?) async throws -> Batch {
         guard let record = try await store.user(user) else { return Batch(events: [], position: 0) }
-        let latest = max(try await store.latestEventSequence(owner: user), record.live.readSeq)
+        let latest = max(try await store.latestEventSequence(owner: user), record.live.readSeq, record.live.ratingRequest?.seq ?? 0)
         if let lastEventID {
             if let position = Int64(lastEventID), (0...latest).contains(position) {
                 let batch = try await events(user, after: position, limit: replayLimit)
@@ -50,9 +50,10 @@ struct LiveFeed: Sendable {
                 }
             }
             let reset = LiveEvent.encoded(latest, .reset, StreamReset(reason: "The events after that id cannot be replayed; fetch the messages again."))
-            return Batch(events: [reset, try await unread(record, at: latest)], position: latest)
+            return Batch(events: [reset, try await unread(record, at: latest)] + ratingRequest(record, at: latest), position: latest)
         }
-        return Batch(events: [try await unread(record, at: latest)], position: latest)
+        // A stream that opens while a rating waits hears of it.
+        return Batch(events: [try await unread(record, at: latest)] + ratingRequest(record, at: latest), position: latest)
     }
 
     /// Everything `user` could see change after `position`, in order: messages created, edited
@@ -86,8 +87,18 @@ struct LiveFeed: Sendable {
             cursor = max(cursor, record.live.readSeq)
             unreadChanged = true
         }
+        if let pending = record.live.ratingRequest, pending.seq > position {
+            events.append(.encoded(pending.seq, .ratingRequested, pending.wire))
+            events.sort { $0.id < $1.id }
+            cursor = max(cursor, pending.seq)
+        }
         if unreadChanged { events.append(try await unread(record, at: cursor)) }
         return Batch(events: events, position: cursor)
+    }
+
+    /// The rating waiting for the user, as the event a stream opens with.
+    private func ratingRequest(_ record: UserRecord, at position: Int64) -> [LiveEvent] {
+        record.live.ratingRequest.map { [.encoded(position, .ratingRequested, $0.wire)] } ?? []
     }
 
     private func unread(_ record: UserRecord, at position: Int64) async throws -> LiveEvent {

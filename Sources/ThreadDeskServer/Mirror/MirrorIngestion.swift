@@ -18,6 +18,8 @@ struct MirrorIngestion: Sendable {
     let pushRule: PushRule?
     /// Told of every merge that changed something, in this order.
     let listeners: [any MirrorListener]
+    /// Told of every merge that took in a message the user can see, and awaited, before the listeners.
+    let recorders: [any MirrorRecorder]
     let now: @Sendable () -> Date
     /// Told of what the user sees change, once stored (the signed webhooks); nil: nobody. Set by
     /// the root once the webhooks are built.
@@ -29,12 +31,14 @@ struct MirrorIngestion: Sendable {
     ///   - assistantNames: Each app's assistant name (its webhook posts are automatic answers).
     ///   - pushRule: Which first-seen replies wait for a push; nil when pushes are off.
     ///   - listeners: Told of what each merge took in.
+    ///   - recorders: Keep what each merge's visible messages did to the conversation, under the lock.
     ///   - now: The server's clock, as a date.
     init(
         store: any UserRecords & MirrorStore & OutboxStore, bot: BotIdentity, assistantNames: [AppID: AssistantName] = [:], pushRule: PushRule?,
-        listeners: [any MirrorListener] = [], now: @escaping @Sendable () -> Date
+        listeners: [any MirrorListener] = [], recorders: [any MirrorRecorder] = [], now: @escaping @Sendable () -> Date
     ) {
         (self.store, self.bot, self.assistantNames, self.pushRule, self.listeners, self.now) = (store, bot, assistantNames, pushRule, listeners, now)
+        self.recorders = recorders
     }
 
     /// Merges `facts` about `thread` into the mirror and tells the listeners what it took in.
@@ -115,16 +119,19 @@ struct MirrorIngestion: Sendable {
         if state != before { try await store.saveMirrorThread(state) }
         if let shownChanges, !shown.isEmpty { await shownChanges.stored(shown, owner: record.id) }
         // Who spoke last among the messages seen for the first time: the conversation's status.
-        let newest = changes.compactMap { change -> MirroredMessage? in
+        let appearing = changes.compactMap { change -> MirroredMessage? in
             switch change {
             case .inserted(let message) where message.isShown: message
             // A message the outbox kept reached Discord now: there, the user spoke last.
             case .updated(let message) where message.isShown && delivered.contains(message.id): message
             default: nil
             }
-        }.max { $0.id < $1.id }
+        }.sorted { $0.id < $1.id }
         if !changes.isEmpty {
-            let intake = MirrorIntake(owner: record.id, thread: thread, visibleToUser: !seen.isEmpty, newestShown: newest, pushesPending: pending)
+            let intake = MirrorIntake(
+                owner: record.id, thread: thread, visibleToUser: !seen.isEmpty, newestShown: appearing.last, pushesPending: pending,
+                shown: appearing)
+            if !appearing.isEmpty { for recorder in recorders { await recorder.record(intake) } }
             for listener in listeners { listener.mirrorTookIn(intake) }
         }
         return changes

@@ -13,6 +13,9 @@ struct MirrorIntake: Sendable {
     let newestShown: MirroredMessage?
     /// Whether a message entered waiting for its push.
     let pushesPending: Bool
+    /// Every message the user can see that entered the mirror in this merge (or reached Discord
+    /// from the outbox), oldest first; `newestShown` is the last of them.
+    var shown: [MirroredMessage] = []
 }
 
 /// Told of every merge that changed the mirror: the live hub wakes the user's streams, the push
@@ -21,6 +24,14 @@ struct MirrorIntake: Sendable {
 /// or wakes its own work (the caller holds the user's lock).
 protocol MirrorListener: Sendable {
     func mirrorTookIn(_ intake: MirrorIntake)
+}
+
+/// Told of every merge that took in a message the user can see, before the listeners and still
+/// under the owner's lock, and awaited: what it keeps of the merge (a conversation's waits and
+/// answers) is in the store before the next merge of that user begins. It handles its own
+/// failures (the mirror's merge stands either way).
+protocol MirrorRecorder: Sendable {
+    func record(_ intake: MirrorIntake) async
 }
 
 /// Which first-seen support replies wait for a push (`PUSH_*` settings, as the root reads them);

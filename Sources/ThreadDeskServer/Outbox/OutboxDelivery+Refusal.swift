@@ -20,7 +20,7 @@ extension OutboxDelivery {
             "Discord refused a message for good; it is marked failed",
             metadata: ["user": "\(owner.logValue)", "code": "\(refusal.code)", "reason": "\(refusal.message)"])
         // A diagnostics report or crash note the user never sees: nothing to retry or delete, so it goes.
-        if item.kind == .diagnostics || item.kind == .crash {
+        if item.kind == .diagnostics || item.kind == .crash || item.kind == .note {
             try await parts.store.removeOutboxItem(item.id, fence: fence)
             return
         }

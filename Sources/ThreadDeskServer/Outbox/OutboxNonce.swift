@@ -30,6 +30,8 @@ enum OutboxNonce {
         case .crash:
             // One note: what the crash was, with the whole payload attached.
             return [.init(content: item.content, nonce: ThreadNotes.nonce("crash", id: item.owner, item.idempotencyKey), files: files)]
+        case .note:
+            return [.init(content: item.content, nonce: ThreadNotes.nonce("note", id: item.owner, item.idempotencyKey))]
         }
     }
 }

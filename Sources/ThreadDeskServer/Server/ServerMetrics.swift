@@ -20,6 +20,8 @@ public struct ServerMetrics: Sendable {
     let crashes: CrashSeries
     /// Signed webhooks: depth, wait, failures.
     let webhooks: WebhookSeries
+    /// Conversations closed, reminders, ratings.
+    let lifecycle: LifecycleSeries
     /// Whether the series that are worth telling apart per app (messages, pushes, the outbox's
     /// failures) carry an `app` label: a deployment of several apps (`APPS_FILE`). A metric keeps
     /// one set of labels for good, so this is decided once, as the server is built.
@@ -40,6 +42,7 @@ public struct ServerMetrics: Sendable {
         mirror = MirrorSeries(registry)
         crashes = CrashSeries(registry)
         webhooks = WebhookSeries(registry)
+        lifecycle = LifecycleSeries(registry)
     }
 
     func request(route: String, method: String, status: Int) {

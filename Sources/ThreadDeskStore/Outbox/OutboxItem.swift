@@ -14,6 +14,8 @@ public struct OutboxItem: Sendable, Hashable {
         case diagnostics
         /// A crash report's note, with its payload as a file (`content` is the note).
         case crash
+        /// A note of ThreadDesk's about the conversation (the user's rating): `content` is the whole note.
+        case note
     }
 
     /// A file waiting with its message.

@@ -1,0 +1,142 @@
+import Deadlines
+import DiscordREST
+import Foundation
+import Logging
+import ServiceLifecycle
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// The conversations' timers: scheduled closes when due, `AUTO_CLOSE_DAYS`, one reminder per
+/// wait past `REMIND_AFTER_MINUTES` of support hours, and the notes of closes the user's message
+/// cancelled. Everything it acts on is in the store, so schedules survive restarts; a round runs
+/// on one replica at a time (`JobLocks`), and every change it makes is conditional, so a replica
+/// that acts late finds nothing left to do. Between rounds it sleeps until the next due date it
+/// read from the store, or until something here changes (`LifecycleSignals`).
+final class ConversationTimers: Service, Sendable, CustomStringConvertible {
+    let store: any UserStore
+    let closing: ConversationClosing
+    let reminders: ConversationReminders
+    let settings: LifecycleSettings
+    let signals: LifecycleSignals
+    let logger: Logger
+    let time: ServerTime
+    private let work: BackgroundWork
+    static let workName = "conversation timers"
+    /// How long a failed round (or one another replica holds) waits before the next.
+    static let retryAfter: Duration = .seconds(30)
+    /// Conversations taken per kind of work in one round.
+    static let batch = 200
+
+    var description: String { "ConversationTimers" }
+
+    init(
+        store: any UserStore, closing: ConversationClosing, reminders: ConversationReminders, settings: LifecycleSettings,
+        signals: LifecycleSignals, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
+    ) {
+        (self.store, self.closing, self.reminders, self.settings, self.signals) = (store, closing, reminders, settings, signals)
+        (self.logger, self.time, self.work) = (logger, time, work)
+        // Work whose time the clock passed, with no round under way: the tests' settled signal.
+        work.watch(Self.workName) { [weak self] in
+            guard let self else { return false }
+            if signals.hasCancelled { return true }
+            // Closes only: a reminder's support hours are the round's to read.
+            guard let dates = try? await self.store.conversationWorkDates() else { return false }
+            let now = self.time.now()
+            if let due = dates.closeDue, due <= now { return true }
+            if let after = settings.autoCloseAfter, let idle = dates.oldestIdleAnswer { return idle.addingTimeInterval(after / .seconds(1)) <= now }
+            return false
+        }
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                self.work.raise(Self.workName)
+                let next = await self.round()
+                self.work.lower(Self.workName)
+                switch next {
+                case .idle: _ = await self.signals.wakeUps.wait()
+                case .at(let date):
+                    let delay = Duration.seconds(max(0, date.timeIntervalSince(self.time.now())))
+                    _ = await self.signals.wakeUps.wait(upTo: max(delay, .milliseconds(1)), on: self.time.clock)
+                case .retry: _ = await self.signals.wakeUps.wait(upTo: Self.retryAfter, on: self.time.clock)
+                }
+            }
+        }
+    }
+
+    enum Next: Equatable {
+        /// Nothing is due at any time: sleep until woken.
+        case idle
+        case at(Date)
+        case retry
+    }
+
+    /// Does what is due now; says when it should look again.
+    func round() async -> Next {
+        do {
+            let outcome = try await store.exclusively(Self.workName) { () async throws -> Next in
+                try await self.sayCancelledCloses()
+                let now = self.time.now()
+                for conversation in try await self.store.dueConversationCloses(at: now, limit: Self.batch) {
+                    _ = try await self.closing.closeByTimer(conversation, by: .scheduled, dueBy: now, idleBefore: nil)
+                }
+                if let after = self.settings.autoCloseAfter {
+                    let cutoff = now.addingTimeInterval(-(after / .seconds(1)))
+                    for conversation in try await self.store.idleAnsweredConversations(answeredBefore: cutoff, limit: Self.batch) {
+                        _ = try await self.closing.closeByTimer(conversation, by: .auto, dueBy: nil, idleBefore: cutoff)
+                    }
+                }
+                let reminderDue = try await self.remind(at: now)
+                return try await self.nextDue(after: now, reminderDue: reminderDue).map(Next.at) ?? .idle
+            }
+            return outcome ?? .retry
+        } catch {
+            logger.warning("The conversations' timers could not finish a round; trying again", metadata: ["error": "\(error)"])
+            return .retry
+        }
+    }
+
+    /// Reminds the waits that are due; returns when the earliest one not yet due is.
+    private func remind(at now: Date) async throws -> Date? {
+        guard let after = settings.remindAfter else { return nil }
+        let candidates = try await store.unremindedWaits(startedBefore: now.addingTimeInterval(-(after / .seconds(1))), limit: Self.batch)
+        var next: Date?
+        for (conversation, due) in reminders.dueDates(of: candidates, after: after, now: now) {
+            if due <= now {
+                try await reminders.remind(conversation, at: now)
+            } else if next.map({ due < $0 }) ?? true {
+                next = due
+            }
+        }
+        return next
+    }
+
+    /// When the next work is due, from the store's dates (a wait's reminder is due no earlier
+    /// than `REMIND_AFTER_MINUTES` after it began; support hours may only make it later).
+    func nextDue(after now: Date, reminderDue: Date? = nil) async throws -> Date? {
+        let dates = try await store.conversationWorkDates()
+        var candidates = [dates.closeDue, reminderDue].compactMap { $0 }
+        if let after = settings.autoCloseAfter, let idle = dates.oldestIdleAnswer { candidates.append(idle.addingTimeInterval(after / .seconds(1))) }
+        if let after = settings.remindAfter, let wait = dates.oldestUnremindedWait {
+            let earliest = wait.addingTimeInterval(after / .seconds(1))
+            // One already looked at (support hours put it later) is in `reminderDue`.
+            if earliest > now || reminderDue == nil { candidates.append(earliest) }
+        }
+        return candidates.min()
+    }
+
+    /// Notes in the threads of the closes the users' messages cancelled.
+    private func sayCancelledCloses() async throws {
+        for cancelled in signals.takeCancelled() {
+            let stamp = Int(cancelled.due.timeIntervalSince1970)
+            do {
+                try await closing.postNote(
+                    "\(NoteMarkers.prefixes[0]) 🕑 The user wrote: the close scheduled for <t:\(stamp):f> is cancelled.", in: cancelled.thread,
+                    owner: cancelled.owner, purpose: "close-cancelled", String(stamp))
+            } catch {
+                logger.notice("Could not say in the thread that a scheduled close was cancelled", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

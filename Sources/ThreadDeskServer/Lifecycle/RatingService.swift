@@ -1,0 +1,84 @@
+import HTTPTypes
+import Crypto
+import DiscordREST
+import Foundation
+import Logging
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// `POST /v1/rating`: the user's rating of the closed conversation that asked for one, once. The
+/// score reaches the thread as a note (through the outbox, in the same commit as the rating's
+/// request is taken away), the user's card and the metrics.
+struct RatingService: Sendable {
+    let users: UserSerializer
+    let store: any UserStore
+    let intake: OutboxIntake
+    let metrics: ServerMetrics
+    let logger: Logger
+    let time: ServerTime
+
+    /// Rates the conversation waiting for the user's rating. A retry under the same idempotency
+    /// key answers the first rating (`created` false).
+    /// - Throws: `APIError` 409 `already_rated` / `rating_not_requested`, 422 for a key reused with
+    ///   another rating; the outbox's and the store's errors.
+    func rate(_ submission: RatingSubmission, idempotencyKey: String?, for id: UserID, from address: String) async throws -> (SubmittedRating, created: Bool) {
+        let comment = submission.comment.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        let fingerprint = SHA256.hash(data: Data("\(submission.score)\u{0}\(comment ?? "")".utf8)).map { String(format: "%02x", $0) }.joined()
+        let date = time.now()
+        let (rated, accepted) = try await OutboxIntake.retryingTakenIDs {
+            try await users.withUser(id, idempotencyKey: idempotencyKey.map { "rating:" + $0 }) { context -> (ConversationRecord, OutboxIntake.Accepted?) in
+                if let kept = context.keptResult {
+                    guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }
+                    guard let number = kept.messageIDs.first.flatMap({ Int64($0) }), let conversation = try await store.latestConversation(of: id),
+                        conversation.id == number || conversation.rating != nil
+                    else { throw Self.notRequested }
+                    return (conversation, nil)
+                }
+                guard let pending = context.record?.live.ratingRequest else {
+                    if try await store.latestConversation(of: id)?.rating != nil { throw Self.alreadyRated }
+                    throw Self.notRequested
+                }
+                // The note first: it is kept only if the rating is (one commit), and a rating
+                // refused below leaves no note.
+                let note = try await intake.accept(
+                    .note, content: Self.note(score: submission.score, comment: comment), files: [], idempotencyKey: "rating:\(pending.conversationID)",
+                    shown: false, in: &context, from: address, mayStartThread: false)
+                switch try await store.rateConversation(pending.conversationID, owner: id, score: submission.score, comment: comment, at: date) {
+                case .rated(let conversation):
+                    context.record?.live.ratingRequest = nil
+                    context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: [String(conversation.id)])
+                    return (conversation, note)
+                case .alreadyRated:
+                    context.record?.live.ratingRequest = nil
+                    context.enqueued.removeAll()
+                    throw Self.alreadyRated
+                case .notRequested:
+                    context.record?.live.ratingRequest = nil
+                    context.enqueued.removeAll()
+                    throw Self.notRequested
+                }
+            }
+        }
+        if let accepted {
+            intake.announce(accepted)
+            metrics.lifecycle.rated(score: submission.score, app: id.app)
+        }
+        let rating = rated.rating ?? ConversationRating(score: submission.score, comment: comment, ratedAt: date)
+        return (
+            SubmittedRating(
+                conversationId: String(rated.id), score: rating.score, comment: rating.comment, submittedAt: OutboxIntake.timestamp(rating.ratedAt)),
+            accepted != nil
+        )
+    }
+
+    static let alreadyRated = APIError(.conflict, .alreadyRated, "This conversation was rated already; the first rating stands.")
+    static let notRequested = APIError(.conflict, .ratingNotRequested, "No closed conversation waits for a rating.")
+
+    /// The note in the thread: the stars, the score, and the comment as text (escaped).
+    static func note(score: Int, comment: String?) -> String {
+        let stars = String(repeating: "★", count: score) + String(repeating: "☆", count: 5 - score)
+        let said = comment.map { " — " + DiscordMarkdown.escaped($0) } ?? ""
+        return "\(NoteMarkers.prefixes[0]) \(stars) \(score)/5\(said)"
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+
+/// Support's numbers for one app over the last days: what `/stats` shows and
+/// `GET /internal/stats` answers. Counts and sums come from the store's SQL
+/// (`ConversationTotals`); the percentiles are taken here, first responses counted in the app's
+/// support hours (all hours without them), so both stores give the same figures.
+struct SupportStats: Sendable, Codable, Hashable {
+    var app: String
+    var days: Int
+    var from: String
+    var until: String
+    var conversations: Conversations
+    var firstResponse: Durations
+    var timeToClose: Durations
+    var ratings: Ratings
+    var reminders: Int
+    /// Whether first responses count support hours (the app has `SUPPORT_HOURS`).
+    var supportHours: Bool
+
+    struct Conversations: Sendable, Codable, Hashable {
+        var opened: Int
+        var answered: Int
+        var closed: Int
+        var waitingNow: Int
+        /// Seconds the longest wait now has lasted (wall clock); nil when nobody waits.
+        var longestWaitSeconds: Double?
+    }
+
+    /// Median and 90th percentile, in seconds; nil without any.
+    struct Durations: Sendable, Codable, Hashable {
+        var count: Int
+        var medianSeconds: Double?
+        var p90Seconds: Double?
+    }
+
+    struct Ratings: Sendable, Codable, Hashable {
+        var count: Int
+        var average: Double?
+        /// The share of 4 and 5 (0…1).
+        var goodShare: Double?
+    }
+
+    static let longestWindow = 366
+
+    init(app: AppID, days: Int, totals: ConversationTotals, hours: SupportHours?, since: Date, until: Date) {
+        self.app = app.rawValue
+        self.days = days
+        from = Self.iso(since)
+        self.until = Self.iso(until)
+        conversations = Conversations(
+            opened: totals.opened, answered: totals.answered, closed: totals.closed, waitingNow: totals.waitingNow,
+            longestWaitSeconds: totals.longestWaitSince.map { max(0, until.timeIntervalSince($0)) })
+        var responses: [Double]
+        if let hours, let first = totals.responses.first?.openedAt {
+            let latest = totals.responses.map(\.firstResponseAt).max() ?? until
+            let timeline = hours.timeline(from: first, to: max(latest, first).addingTimeInterval(1))
+            responses = totals.responses.map { timeline.openSeconds(from: $0.openedAt, to: $0.firstResponseAt) }
+        } else {
+            responses = totals.responses.map { max(0, $0.firstResponseAt.timeIntervalSince($0.openedAt)) }
+        }
+        responses.sort()
+        firstResponse = Self.durations(responses)
+        timeToClose = Self.durations(totals.closeSeconds)
+        ratings = Ratings(
+            count: totals.ratings, average: totals.ratings > 0 ? Double(totals.ratingSum) / Double(totals.ratings) : nil,
+            goodShare: totals.ratings > 0 ? Double(totals.goodRatings) / Double(totals.ratings) : nil)
+        reminders = totals.reminders
+        supportHours = hours != nil
+    }
+
+    /// Median and p90 of values sorted ascending (nearest rank).
+    static func durations(_ sorted: [Double]) -> Durations {
+        guard !sorted.isEmpty else { return Durations(count: 0) }
+        func rank(_ share: Double) -> Double { sorted[min(sorted.count - 1, max(0, Int((share * Double(sorted.count)).rounded(.up)) - 1))] }
+        return Durations(count: sorted.count, medianSeconds: rank(0.5), p90Seconds: rank(0.9))
+    }
+
+    static func iso(_ date: Date) -> String { Date.ISO8601FormatStyle().format(date) }
+}
+
+/// Reads support's numbers from the store.
+struct SupportNumbers: Sendable {
+    let store: any ConversationRecords
+    let catalog: AppCatalog
+    let time: ServerTime
+
+    func stats(of app: AppSettings, days: Int) async throws -> SupportStats {
+        let until = time.now()
+        let since = until.addingTimeInterval(-Double(days) * 86_400)
+        let totals = try await store.conversationTotals(app: app.id, since: since, until: until)
+        return SupportStats(app: app.id, days: days, totals: totals, hours: app.supportHours, since: since, until: until)
+    }
+}
