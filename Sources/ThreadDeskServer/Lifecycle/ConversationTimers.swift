@@ -3,6 +3,7 @@ import DiscordREST
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import ThreadDeskCore
 import ThreadDeskStore
 
@@ -39,20 +40,25 @@ final class ConversationTimers: Service, Sendable, CustomStringConvertible {
         work.watch(Self.workName) { [weak self] in
             guard let self else { return false }
             if signals.hasCancelled { return true }
-            // Closes only: a reminder's support hours are the round's to read.
-            guard let dates = try? await self.store.conversationWorkDates() else { return false }
-            let now = self.time.now()
-            if let due = dates.closeDue, due <= now { return true }
-            if let after = settings.autoCloseAfter, let idle = dates.oldestIdleAnswer { return idle.addingTimeInterval(after / .seconds(1)) <= now }
-            return false
+            return self.nextWake.withLock { $0 }.map { $0 <= self.time.now() } ?? false
         }
     }
+
+    /// When the loop wakes next for work it knows of (nil: only when signalled).
+    private let nextWake = Mutex<Date?>(nil)
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 self.work.raise(Self.workName)
                 let next = await self.round()
+                self.nextWake.withLock { wake in
+                    switch next {
+                    case .idle: wake = nil
+                    case .at(let date): wake = date
+                    case .retry: wake = self.time.now().addingTimeInterval(Self.retryAfter / .seconds(1))
+                    }
+                }
                 self.work.lower(Self.workName)
                 switch next {
                 case .idle: _ = await self.signals.wakeUps.wait()
