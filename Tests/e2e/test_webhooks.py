@@ -13,7 +13,9 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import jsonschema
 import requests
+import yaml
 
 from executables import free_port, running_emulator, wait_until_healthy
 
@@ -31,6 +33,13 @@ def readme_verifier():
     namespace: dict = {}
     exec(code, namespace)
     return namespace["verify_threaddesk_signature"]
+
+
+def webhook_schema() -> jsonschema.Draft202012Validator:
+    """The body of a delivery as openapi.yaml documents it (components/schemas/WebhookEvent)."""
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    root = {"$ref": "#/components/schemas/WebhookEvent", "components": document["components"]}
+    return jsonschema.Draft202012Validator(root)
 
 
 class Receiver:
@@ -141,6 +150,9 @@ def test_deliveries_verify_by_the_readme_and_survive_a_sigkill(swift_bin, tmp_pa
             got = receiver.contents()
             assert all(d["verified"] for d in receiver.deliveries), "every delivery verifies by the README"
             assert all(d["header"] == d["event"]["id"] for d in receiver.deliveries)
+            schema = webhook_schema()
+            for delivery in receiver.deliveries:
+                schema.validate(delivery["event"])
             assert [i for i, _, c in got if c == "m1"] == [held_id, held_id], "sent again with the same id"
             # In order: each distinct delivery once (m1 twice, the second time answered), m2 after m1.
             first_seen = []
