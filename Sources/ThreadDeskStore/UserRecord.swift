@@ -1,5 +1,6 @@
 import Foundation
 import ThreadDeskCore
+import ThreadDeskWire
 
 /// Everything ThreadDesk keeps about one app user.
 public struct UserRecord: Sendable, Hashable, Codable {
@@ -175,6 +176,12 @@ public struct PendingRating: Sendable, Hashable, Codable {
 
     public init(conversationID: Int64, requestedAt: Date, seq: Int64) {
         (self.conversationID, self.requestedAt, self.seq) = (conversationID, requestedAt, seq)
+    }
+
+    /// As a page and the `rating.requested` event carry it.
+    public var wire: RatingRequest {
+        RatingRequest(
+            conversationId: String(conversationID), requestedAt: Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(requestedAt))
     }
 }
 

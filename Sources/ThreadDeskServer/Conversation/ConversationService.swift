@@ -127,11 +127,6 @@ struct ConversationService: Sendable {
     }
 }
 
-extension PendingRating {
-    /// As a page and the `rating.requested` event carry it.
-    var wire: RatingRequest { RatingRequest(conversationId: String(conversationID), requestedAt: OutboxIntake.timestamp(requestedAt)) }
-}
-
 extension ConversationService {
     /// A page of the conversation of a user whose first thread is being made.
     private func pendingPage(of owner: UserID, after: Snowflake?, before: Snowflake?, limit: Int) async throws -> MessagePage {
