@@ -142,3 +142,20 @@ extension SQLiteStore {
         }
     }
 }
+
+extension SQLiteStore {
+    /// The webhooks turned off, read from the file at `path` without opening the store (`threaddesk
+    /// doctor`); nil before the deliveries' migration.
+    public static func webhooksOff(path: String) throws -> [WebhookOff]? {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            guard try db.tableExists("webhooks_off") else { return nil }
+            return try Row.fetchAll(db, sql: "SELECT hook, app, host, since FROM webhooks_off ORDER BY since, hook").compactMap { row in
+                AppID(row[1] as String).map { WebhookOff(hook: row[0], app: $0, host: row[2], since: Date(timeIntervalSince1970: row[3])) }
+            }
+        }
+    }
+}

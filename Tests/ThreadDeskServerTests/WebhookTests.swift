@@ -117,10 +117,12 @@ struct WebhookTests {
     /// 410 Gone: the webhook is off for good (kept in the store, which the doctor reads); the
     /// app's other webhook goes on.
     @Test func aWebhookItsReceiverAnswers410IsTurnedOff() async throws {
+        let storeURL = "sqlite://\(temporaryStorePath())"
         try await WebhookReceiver.withRunning { gone, goneURL in
             try await WebhookReceiver.withRunning(WebhookReceiver(secret: "another-webhook-secret-0123456789abcdef")) { other, otherURL in
                 gone.answer(.gone)
-                try await withServer({ configuration in
+                try await withServer(store: storeURL, { configuration in
+                    configuration.storeURL = storeURL
                     configuration.webhookTargets = [
                         WebhookTarget(url: goneURL, secret: gone.secret), WebhookTarget(url: otherURL, secret: other.secret, events: [.messageCreated]),
                     ]
@@ -138,6 +140,10 @@ struct WebhookTests {
                     #expect(off.first?.host == "127.0.0.1")
                     #expect(try await server.store.pendingWebhooks(of: nil).isEmpty)
                     #expect(try await server.metric("threaddesk_webhook_given_up_total") >= 1)
+                    // The doctor says so, and names the other as working.
+                    let checks = await Doctor(configuration: server.configuration, logger: testLogger()).webhookChecks()
+                    #expect(checks.map(\.passed) == [false, true], "\(checks.map(\.line))")
+                    #expect(checks.first?.detail.contains("410 Gone") == true && checks.first?.detail.contains("127.0.0.1") == true)
                 }
             }
         }

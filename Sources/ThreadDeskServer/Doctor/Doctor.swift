@@ -55,6 +55,7 @@ public struct Doctor: Sendable {
         checks += attestChecks()
         checks += await assistChecks()
         checks += crashChecks()
+        checks += await webhookChecks()
         checks += await storeChecks()
         checks += listenerChecks()
         checks += secretChecks()
