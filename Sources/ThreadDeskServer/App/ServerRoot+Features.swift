@@ -79,7 +79,8 @@ extension ServerRoot {
             // Each conversation's course, kept as its messages enter the mirror.
             let lifecycleSignals = LifecycleSignals()
             let conversationLog = ConversationLog(
-                store: store, teamName: configuration.desk.speakerName(nil), signals: lifecycleSignals, logger: logger, now: now)
+                store: store, teamName: configuration.desk.speakerName(nil), signals: lifecycleSignals, webhooks: webhookEvents, logger: logger,
+                now: now)
             var ingestion = MirrorIngestion(
                 store: store, bot: bot, assistantNames: Dictionary(assistantNames.map { ($0.app.id, $0.name) }, uniquingKeysWith: { first, _ in first }), pushRule: pushRule, listeners: listeners.compactMap { $0 },
                 recorders: [conversationLog], now: now)
@@ -182,14 +183,16 @@ extension ServerRoot {
             // Closing conversations, the timers of waits and closes, ratings and support's numbers.
             let closing = ConversationClosing(
                 users: users, store: store, discord: discord, voice: voice, ingestion: ingestion, status: status, hub: hub, pushes: pushes,
-                catalog: catalog, settings: configuration.lifecycle, signals: lifecycleSignals, metrics: metrics, logger: logger, time: time)
+                catalog: catalog, settings: configuration.lifecycle, signals: lifecycleSignals, webhooks: webhookEvents, metrics: metrics,
+                logger: logger, time: time)
             let timers = ConversationTimers(
                 store: store, closing: closing,
                 reminders: ConversationReminders(
                     store: store, discord: discord, catalog: catalog, roleID: configuration.desk.roleID, metrics: metrics, logger: logger),
                 settings: configuration.lifecycle, signals: lifecycleSignals, logger: logger, time: time, work: work)
             let numbers = SupportNumbers(store: store, catalog: catalog, time: time)
-            let ratings = RatingService(users: users, store: store, intake: intake, metrics: metrics, logger: logger, time: time)
+            let ratings = RatingService(
+                users: users, store: store, intake: intake, webhooks: webhookEvents, metrics: metrics, logger: logger, time: time)
             let desk = configuration.desk.commands
                 ? Desk(
                     .init(

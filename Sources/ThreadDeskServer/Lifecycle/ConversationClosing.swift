@@ -21,6 +21,8 @@ struct ConversationClosing: ConversationClosings {
     let catalog: AppCatalog
     let settings: LifecycleSettings
     let signals: LifecycleSignals
+    /// The conversation's events for the app's webhooks; nil: none.
+    let webhooks: WebhookEvents?
     let metrics: ServerMetrics
     let logger: Logger
     let time: ServerTime
@@ -37,6 +39,7 @@ struct ConversationClosing: ConversationClosings {
         try await users.withUser(owner) { context in
             guard let reopened = try await store.reopenConversation(owner, at: date) else { return }
             if context.record?.live.ratingRequest?.conversationID == reopened.id { context.record?.live.ratingRequest = nil }
+            webhooks?.record(.conversationReopened, app: owner.app, owner: owner, data: ConversationEvent(reopened), at: date, in: &context)
         }
         metrics.lifecycle.reopened.increment()
         signals.wake()
@@ -80,6 +83,7 @@ struct ConversationClosing: ConversationClosings {
         }
         // A closed conversation is over: the next one may get an answer while away again.
         if closer != .agent { context.record?.live.assistAnsweredAt = nil }
+        webhooks?.record(.conversationClosed, app: owner.app, owner: owner, data: ConversationEvent(closed), at: date, in: &context)
         return closed
     }
 

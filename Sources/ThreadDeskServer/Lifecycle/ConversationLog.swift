@@ -15,6 +15,8 @@ struct ConversationLog: MirrorRecorder {
     /// The name automatic messages are posted under (the team's voice).
     let teamName: String
     let signals: LifecycleSignals
+    /// `conversation.created` for the app's webhooks; nil: none.
+    let webhooks: WebhookEvents?
     let logger: Logger
     let now: @Sendable () -> Date
 
@@ -24,6 +26,11 @@ struct ConversationLog: MirrorRecorder {
                 switch message.author {
                 case .user:
                     let write = try await store.conversationUserWrote(intake.owner, thread: intake.thread, at: now())
+                    if write.opened {
+                        await webhooks?.record(
+                            .conversationCreated, app: intake.owner.app, owner: intake.owner, data: ConversationEvent(write.conversation),
+                            at: write.conversation.openedAt)
+                    }
                     if let due = write.cancelledClose { signals.closeCancelled(LifecycleSignals.Cancelled(owner: intake.owner, thread: intake.thread, due: due)) }
                     signals.wake()
                 case .support, .assistant:

@@ -14,6 +14,8 @@ struct RatingService: Sendable {
     let users: UserSerializer
     let store: any UserStore
     let intake: OutboxIntake
+    /// `rating.submitted` for the app's webhooks; nil: none.
+    let webhooks: WebhookEvents?
     let metrics: ServerMetrics
     let logger: Logger
     let time: ServerTime
@@ -48,6 +50,7 @@ struct RatingService: Sendable {
                 case .rated(let conversation):
                     context.record?.live.ratingRequest = nil
                     context.result = IdempotentResult(fingerprint: fingerprint, messageIDs: [String(conversation.id)])
+                    webhooks?.record(.ratingSubmitted, app: id.app, owner: id, data: ConversationEvent(conversation), at: date, in: &context)
                     return (conversation, note)
                 case .alreadyRated:
                     context.record?.live.ratingRequest = nil
