@@ -13,8 +13,12 @@ import ThreadDeskStore
 /// a webhook its receiver answers 410 turned off, and never a note.
 @Suite("Signed webhooks", .timeLimit(.minutes(4)))
 struct WebhookTests {
+    /// The messages' events only: the conversation's own (`conversation.created`, …) are the
+    /// lifecycle's tests'.
     static func hooked(_ receiver: WebhookReceiver, _ url: URL) -> @Sendable (inout ServerConfiguration) -> Void {
-        { configuration in configuration.webhookTargets = [WebhookTarget(url: url, secret: receiver.secret)] }
+        { configuration in
+            configuration.webhookTargets = [WebhookTarget(url: url, secret: receiver.secret, events: [.messageCreated, .messageUpdated, .messageDeleted])]
+        }
     }
 
     @Test func theConversationArrivesSignedInOrderAndWithoutNotes() async throws {
@@ -112,6 +116,31 @@ struct WebhookTests {
             result.update { $0 = (first, alice.userId) }
         }
         return try #require(result.value)
+    }
+
+    /// A crash report kept is `crash.reported` (for a webhook that takes it), once per report:
+    /// the same payload again is no new report.
+    @Test func aCrashReportKeptIsReported() async throws {
+        try await WebhookReceiver.withRunning { receiver, url in
+            try await withServer({ configuration in
+                configuration.webhookTargets = [WebhookTarget(url: url, secret: receiver.secret, events: [.crashReported])]
+            }) { server in
+                let user = try await server.session()
+                let payload = MachOFixture.crashPayload(uuid: MachOFixture.defaultUUID, offsets: [4096, 8192], appVersion: "4.2", build: "420")
+                let first = try await CrashReportTests.upload(server, payload, token: user.token)
+                #expect(first.status == .created)
+                #expect(try await CrashReportTests.upload(server, payload, token: user.token).status == .ok)
+                try await server.settled()
+                try await receiver.wait(for: 1)
+                let got = receiver.deliveries
+                #expect(got.count == 1 && got.allSatisfy { $0.verified })
+                #expect(got.first?.type == "crash.reported")
+                let data = got.first?.json["data"]
+                #expect(data?["id"]?.stringValue == first.json["reports"]?[0]?["id"]?.stringValue)
+                #expect(data?["group"]?.stringValue == first.json["reports"]?[0]?["group"]?.stringValue)
+                #expect(data?["userId"]?.stringValue == user.userId && data?["appVersion"]?.stringValue == "4.2" && data?["kind"]?.stringValue == "crash")
+            }
+        }
     }
 
     /// 410 Gone: the webhook is off for good (kept in the store, which the doctor reads); the

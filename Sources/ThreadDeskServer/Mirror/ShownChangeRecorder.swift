@@ -35,11 +35,11 @@ extension ShownChange {
         case (true, false): return .deleted(id: after.id)
         case (false, false): return nil
         case (true, true):
-            guard let before else { return nil }
+            // Discord's copy of a message the outbox kept: what the user wrote (its edits while it
+            // waited told then), sent at last; a long one's first post holds only its first part.
+            guard let before, !(before.delivery != .sent && after.delivery == .sent) else { return nil }
             let sameFiles = before.attachments.map { ($0.id, $0.filename) }.elementsEqual(after.attachments.map { ($0.id, $0.filename) }) { $0 == $1 }
             if before.content == after.content, before.editedAt == after.editedAt, sameFiles { return nil }
-            // Discord's copy of a message the outbox kept: what the user wrote, sent at last.
-            if before.delivery != .sent, after.delivery == .sent, before.content == after.content { return nil }
             return .updated(after)
         }
     }
