@@ -239,7 +239,7 @@ struct DeskTests {
             // Registered, and noted as registered (the note is written after Discord's answer).
             try await server.settled()
             let noted = try await server.store.globalValue(DeskCommandDefinitions.registeredKey) != nil
-            try #require(noted && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "0").count + CrashCommands.commands.count, "the commands")
+            try #require(noted && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "0").count + CrashCommands.commands.count + StatsCommands.commands.count, "the commands")
             #expect(server.emulator.counters.commandOverwrites == 1)
             #expect(server.emulator.commands.allSatisfy { $0.defaultMemberPermissions == DeskSettings.manageThreads })
             // Another start on the same store (a restart, a replica) registers nothing.
@@ -255,7 +255,7 @@ struct DeskTests {
             // Removed in Discord (an admin, another tool): registered again, though the set is unchanged.
             try await server.discordClient.overwriteGuildCommands(applicationID: server.discord.botUserID, guildID: server.discord.guildID, [])
             await Self.desk(server, changed).registerCommands()
-            #expect(server.emulator.counters.commandOverwrites == 4 && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "8").count + CrashCommands.commands.count)
+            #expect(server.emulator.counters.commandOverwrites == 4 && server.emulator.commands.count == DeskCommandDefinitions.all(permissions: "8").count + CrashCommands.commands.count + StatsCommands.commands.count)
         }
     }
 
@@ -275,7 +275,10 @@ struct DeskTests {
                 users: users, store: server.store, discord: server.discordClient, ingestion: ingestion, voice: voice,
                 snippets: Snippets(store: server.store), away: away, status: nil, translator: nil, settings: settings, catalog: configuration.catalog,
                 logger: logger, time: .system, isDraftInteraction: Drafts.isDraftInteraction,
-                books: [CrashCommands(store: server.store, now: { Date() })]), drain: ShutdownDrain(.seconds(5), time: .system))
+                books: [
+                    CrashCommands(store: server.store, now: { Date() }),
+                    StatsCommands(numbers: SupportNumbers(store: server.store, catalog: configuration.catalog, time: .system)),
+                ]), drain: ShutdownDrain(.seconds(5), time: .system))
     }
 
     @Test func snippetFieldsComeFromTheInstallation() {

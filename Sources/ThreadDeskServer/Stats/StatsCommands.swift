@@ -8,7 +8,9 @@ struct StatsCommands: DeskCommandBook {
 
     static let name = "stats"
 
-    var definitions: [DiscordApplicationCommand] {
+    var definitions: [DiscordApplicationCommand] { Self.commands }
+
+    static var commands: [DiscordApplicationCommand] {
         [
             DiscordApplicationCommand(
                 name: Self.name, description: "Support's numbers for this app: conversations, waits, first responses, ratings",
