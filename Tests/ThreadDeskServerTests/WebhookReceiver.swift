@@ -44,6 +44,9 @@ final class WebhookReceiver: Sendable {
 
     var deliveries: [Received] { received.value }
 
+    /// While true, every request waits (up to two minutes) before it is answered: a slow receiver.
+    let holding = Watched(false)
+
     /// Runs a receiver for the length of `body`, which gets its URL.
     static func withRunning(_ receiver: WebhookReceiver = WebhookReceiver(), _ body: @Sendable (WebhookReceiver, URL) async throws -> Void) async throws {
         let router = Router()
@@ -60,6 +63,7 @@ final class WebhookReceiver: Sendable {
             let status = receiver.rule.withLock { $0 }?(entry, earlier)
                 ?? receiver.answers.withLock { $0.isEmpty ? HTTPResponse.Status.ok : $0.removeFirst() }
             receiver.received.update { $0.append(entry) }
+            if receiver.holding.value { try await receiver.holding.wait(for: "the receiver released") { !$0 } }
             return Response(status: status)
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))

@@ -22,8 +22,17 @@ struct WebhookTests {
     }
 
     @Test func theConversationArrivesSignedInOrderAndWithoutNotes() async throws {
+        try await Self.conversationArrives(store: nil)
+    }
+
+    /// The same on PostgreSQL: the deliveries claimed with FOR UPDATE SKIP LOCKED.
+    @Test(.enabled(if: postgresIsAvailable)) func onPostgreSQLToo() async throws {
+        try await withFreshPostgresSchema { url in try await Self.conversationArrives(store: url) }
+    }
+
+    static func conversationArrives(store: String?) async throws {
         try await WebhookReceiver.withRunning { receiver, url in
-            try await withServer(gateway: true, Self.hooked(receiver, url)) { server in
+            try await withServer(gateway: true, store: store, Self.hooked(receiver, url)) { server in
                 let user = try await server.session()
                 _ = try await server.send("my order never came", token: user.token)
                 let thread = try #require(try await server.thread(of: user.userId))
@@ -116,6 +125,37 @@ struct WebhookTests {
             result.update { $0 = (first, alice.userId) }
         }
         return try #require(result.value)
+    }
+
+    /// A receiver that holds its requests holds at most its share of the turns: the app's other
+    /// webhook gets every event meanwhile, and the slow one all of them once it answers.
+    @Test func aSlowReceiverDelaysNothingElse() async throws {
+        try await WebhookReceiver.withRunning { slow, slowURL in
+            try await WebhookReceiver.withRunning(WebhookReceiver(secret: "another-webhook-secret-0123456789abcdef")) { quick, quickURL in
+                slow.holding.update { $0 = true }
+                try await withServer({ configuration in
+                    configuration.webhooks.timeout = .seconds(120)
+                    configuration.webhookTargets = [
+                        WebhookTarget(url: slowURL, secret: slow.secret, events: [.messageCreated]),
+                        WebhookTarget(url: quickURL, secret: quick.secret, events: [.messageCreated]),
+                    ]
+                }) { server in
+                    let share = server.configuration.webhooks.perWebhook
+                    for index in 0..<(share + 2) {
+                        let user = try await server.session()
+                        #expect(try await server.accept("from user \(index)", token: user.token).status == .created)
+                    }
+                    try await quick.wait(for: share + 2)
+                    try await slow.wait(for: share)
+                    #expect(slow.deliveries.count == share, "no more than its share at once")
+                    slow.holding.update { $0 = false }
+                    try await server.settled()
+                    try await slow.wait(for: share + 2)
+                    #expect(Set(slow.deliveries.map(\.id)).count == share + 2 && slow.deliveries.allSatisfy { $0.verified })
+                    #expect(try await server.store.pendingWebhooks(of: nil).isEmpty)
+                }
+            }
+        }
     }
 
     /// A crash report kept is `crash.reported` (for a webhook that takes it), once per report:
