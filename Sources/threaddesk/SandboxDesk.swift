@@ -13,7 +13,7 @@ enum SandboxDesk {
     struct Problem: Error { var message: String }
 
     /// The commands the box knows, as its hints name them.
-    static let offered = "/user, /close, /snippet, /snippets, /silent, /reopen, /away, /crashes, /crash"
+    static let offered = "/user, /close, /close in:2h, /snippet, /snippets, /silent, /reopen, /away, /stats, /crashes, /crash"
 
     /// `/close thanks!`, `/snippet hello`, `/snippets add hello Hi {app_version}`, `/user`,
     /// `/crash id:C1 fixed:4.3`…
@@ -25,7 +25,13 @@ enum SandboxDesk {
         case "user", "reopen":
             return Command(name: name, options: [])
         case "close":
+            // `/close in:2h` schedules the close; anything else is the goodbye.
+            if rest.hasPrefix("in:") { return Command(name: name, options: [.string("in", String(rest.dropFirst(3)))]) }
             return Command(name: name, options: rest.isEmpty ? [] : [.string("message", rest)])
+        case "stats":
+            let days = rest.hasPrefix("days:") ? String(rest.dropFirst(5)) : rest
+            guard days.isEmpty || Int(days) != nil else { throw Problem(message: "/stats, or /stats days:7.") }
+            return Command(name: name, options: days.isEmpty ? [] : [.init(name: "days", type: 4, value: days)])
         case "silent":
             guard !rest.isEmpty else { throw Problem(message: "/silent needs the reply's text.") }
             return Command(name: name, options: [.string("text", rest)])

@@ -437,3 +437,12 @@ def test_a_crash_report_from_the_widget_is_a_note_and_the_rule_answers_the_user(
     assert send_crash("4.3") == group
     browser.switch_to.window(console)
     _wait_for_text(browser, "#thread-messages .message.note", "Regression: marked fixed in 4.3, seen again in 4.3", timeout=30)
+
+    # Support's numbers, from the same box: the user's conversation counted.
+    box = browser.find_element(By.ID, "command-input")
+    box.clear()
+    box.send_keys("/stats")
+    browser.find_element(By.ID, "command-button").click()
+    _wait_for_text(browser, "#desk-answer-text", "Support, last 30 days")
+    stats = browser.find_element(By.ID, "desk-answer-text").text
+    assert "opened" in stats and "First response" in stats, stats
