@@ -172,8 +172,17 @@ struct SandboxServer: Service {
         // listens (as CI uploads a build's); the widget sends MyShop's crash, the console has /crashes.
         let crashes = SandboxCrashes(app: first.id, logger: logger)
         configuration.crashes.dsymsSecret = crashes.secret
+        // Signed webhooks: both apps' events come back to the console's webhook log.
+        let webhooks = SandboxWebhooks()
+        if self.port != 0 {
+            configuration.apps = configuration.apps?.map { app in
+                var app = app
+                app.webhooks = [webhooks.target(port: self.port)]
+                return app
+            }
+        }
         let store = try makeStore(url: configuration.storeURL, logger: logger)
-        let pages = SandboxRoutes(discord: discord, apns: apns, catalog: configuration.catalog)
+        let pages = SandboxRoutes(discord: discord, apns: apns, catalog: configuration.catalog, webhooks: webhooks)
         let (listening, port) = AsyncStream.makeStream(of: Int.self)
         let app = buildApplication(
             configuration: configuration, store: store, inProcessGateway: true, logger: logger,

@@ -15,6 +15,8 @@ struct SandboxRoutes: Sendable {
     let apns: APNsEmulator
     /// The sandbox's apps: the widget opens as either, the console shows both forums.
     let catalog: AppCatalog
+    /// The apps' webhook deliveries, received here.
+    let webhooks: SandboxWebhooks
 
     struct ThreadView: Codable, Sendable {
         var id: String
@@ -76,6 +78,7 @@ struct SandboxRoutes: Sendable {
     struct State: Codable, Sendable {
         var threads: [ThreadView]
         var pushes: [PushView]
+        var webhooks: [SandboxWebhooks.Entry] = []
     }
 
     struct Reply: Decodable {
@@ -150,6 +153,7 @@ struct SandboxRoutes: Sendable {
             }
         }
         registerInteractions(on: sandbox)
+        webhooks.register(on: sandbox)
     }
 
     struct Config: Codable, Sendable {
@@ -194,7 +198,7 @@ struct SandboxRoutes: Sendable {
                 deviceToken: delivery.deviceToken, title: alert?["title"] as? String, body: alert?["body"] as? String,
                 badge: aps["badge"] as? Int, threadID: aps["thread-id"] as? String, receivedAt: delivery.receivedAt)
         }
-        return State(threads: Array(threads), pushes: Array(pushes))
+        return State(threads: Array(threads), pushes: Array(pushes), webhooks: webhooks.log)
     }
 
     static func page(_ bytes: [UInt8], type: String) -> Response {

@@ -54,7 +54,7 @@ struct DoctorTests {
 
     static let allChecks = [
         "configuration", "discord.token", "discord.intent", "discord.gateway", "discord.guild", "discord.forum", "discord.permissions",
-        "discord.tags", "apns.key", "apns.ids", "apns.token", "apns.topic", "attest", "assist", "crashes", "store", "listen.public", "metrics", "secrets",
+        "discord.tags", "apns.key", "apns.ids", "apns.token", "apns.topic", "attest", "assist", "crashes", "webhooks", "store", "listen.public", "metrics", "secrets",
     ]
 
     @Test func aCorrectSetUpPasses() async throws {

@@ -27,7 +27,7 @@ def test_agent_replies_are_validated(sandbox):
 
 def test_state_and_pages_are_served(sandbox):
     state = requests.get(sandbox["url"] + "/sandbox/api/state", timeout=10)
-    assert state.status_code == 200 and set(state.json()) == {"threads", "pushes"}
+    assert state.status_code == 200 and set(state.json()) == {"threads", "pushes", "webhooks"}
     for page in ("console", "widget"):
         answer = requests.get(sandbox["url"] + "/sandbox/" + page, timeout=10)
         assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")

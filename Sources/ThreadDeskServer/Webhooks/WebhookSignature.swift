@@ -4,11 +4,11 @@ import Foundation
 /// `ThreadDesk-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + body)>`, as
 /// payment providers sign theirs: the time inside the signed text, so a delivery replayed later
 /// fails the receiver's tolerance.
-enum WebhookSignature {
-    static let header = "ThreadDesk-Signature"
+public enum WebhookSignature {
+    public static let header = "ThreadDesk-Signature"
 
     /// The header's value for `body` sent at `date`.
-    static func value(body: Data, secret: String, at date: Date) -> String {
+    public static func value(body: Data, secret: String, at date: Date) -> String {
         let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
         return "t=\(seconds),v1=\(hex(body: body, secret: secret, seconds: seconds))"
     }
@@ -22,7 +22,7 @@ enum WebhookSignature {
 
     /// Whether `header` signs `body` with `secret` within `tolerance` of `now` (the receiver's
     /// side, as the README shows it; the tests' receiver checks every delivery with it).
-    static func verify(_ header: String, body: Data, secret: String, now: Date, tolerance: TimeInterval = 300) -> Bool {
+    public static func verify(_ header: String, body: Data, secret: String, now: Date, tolerance: TimeInterval = 300) -> Bool {
         var seconds: Int64?
         var signatures: [String] = []
         for part in header.split(separator: ",") {
