@@ -217,46 +217,46 @@ extension PostgresStore {
     public func conversationTotals(app: AppID, since: Date, until: Date) async throws -> ConversationTotals {
         let (from, to, app) = (since.timeIntervalSince1970, until.timeIntervalSince1970, app.rawValue)
         var totals = ConversationTotals()
+        // Counts in one statement; the times the percentiles need as arrays (one row each: a year
+        // of a popular app is tens of thousands of them, and rows cost far more to decode).
         if let row = try await query(
             """
-            SELECT count(*)::BIGINT, count(first_response_at)::BIGINT, coalesce(sum(reminders), 0)::BIGINT FROM conversations
-            WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to)
+            SELECT
+                (SELECT count(*) FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to))::BIGINT,
+                (SELECT count(first_response_at) FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to))::BIGINT,
+                (SELECT coalesce(sum(reminders), 0) FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to))::BIGINT,
+                (SELECT count(*) FROM conversations WHERE app = \(app) AND closed_at IS NULL AND waiting_since IS NOT NULL)::BIGINT,
+                (SELECT min(waiting_since) FROM conversations WHERE app = \(app) AND closed_at IS NULL AND waiting_since IS NOT NULL),
+                (SELECT count(*) FROM conversations WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to))::BIGINT,
+                (SELECT coalesce(sum(rating), 0) FROM conversations WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to))::BIGINT,
+                (SELECT count(*) FROM conversations WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to) AND rating >= 4)::BIGINT
             """
         ).first {
-            let (opened, answered, reminders) = try row.decode((Int64, Int64, Int64).self)
-            (totals.opened, totals.answered, totals.reminders) = (Int(opened), Int(answered), Int(reminders))
-        }
-        if let row = try await query(
-            "SELECT count(*)::BIGINT, min(waiting_since) FROM conversations WHERE app = \(app) AND closed_at IS NULL AND waiting_since IS NOT NULL"
-        ).first {
-            let (waiting, since) = try row.decode((Int64, Double?).self)
-            totals.waitingNow = Int(waiting)
+            let (opened, answered, reminders, waiting, since, ratings, sum, good) = try row.decode(
+                (Int64, Int64, Int64, Int64, Double?, Int64, Int64, Int64).self)
+            (totals.opened, totals.answered, totals.reminders, totals.waitingNow) = (Int(opened), Int(answered), Int(reminders), Int(waiting))
             totals.longestWaitSince = since.map(Date.init(timeIntervalSince1970:))
+            (totals.ratings, totals.ratingSum, totals.goodRatings) = (Int(ratings), Int(sum), Int(good))
         }
         if let row = try await query(
             """
-            SELECT count(*)::BIGINT, coalesce(sum(rating), 0)::BIGINT, count(*) FILTER (WHERE rating >= 4)::BIGINT FROM conversations
-            WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to)
+            SELECT coalesce(array_agg(opened_at ORDER BY opened_at, id), '{}'), coalesce(array_agg(first_response_at ORDER BY opened_at, id), '{}')
+            FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to) AND first_response_at IS NOT NULL
             """
         ).first {
-            let (count, sum, good) = try row.decode((Int64, Int64, Int64).self)
-            (totals.ratings, totals.ratingSum, totals.goodRatings) = (Int(count), Int(sum), Int(good))
+            let (opened, first) = try row.decode(([Double], [Double]).self)
+            totals.responses = zip(opened, first).map {
+                ConversationTotals.Response(openedAt: Date(timeIntervalSince1970: $0), firstResponseAt: Date(timeIntervalSince1970: $1))
+            }
         }
-        totals.responses = try await query(
+        if let row = try await query(
             """
-            SELECT opened_at, first_response_at FROM conversations
-            WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to) AND first_response_at IS NOT NULL ORDER BY opened_at
+            SELECT coalesce(array_agg(closed_at - opened_at ORDER BY closed_at - opened_at), '{}') FROM conversations
+            WHERE app = \(app) AND closed_at IS NOT NULL AND closed_at >= \(from) AND closed_at < \(to)
             """
-        ).map { row in
-            let (opened, first) = try row.decode((Double, Double).self)
-            return ConversationTotals.Response(openedAt: Date(timeIntervalSince1970: opened), firstResponseAt: Date(timeIntervalSince1970: first))
+        ).first {
+            totals.closeSeconds = try row.decode([Double].self)
         }
-        totals.closeSeconds = try await query(
-            """
-            SELECT closed_at - opened_at AS seconds FROM conversations
-            WHERE app = \(app) AND closed_at IS NOT NULL AND closed_at >= \(from) AND closed_at < \(to) ORDER BY seconds
-            """
-        ).map { try $0.decode(Double.self) }
         totals.closed = totals.closeSeconds.count
         return totals
     }

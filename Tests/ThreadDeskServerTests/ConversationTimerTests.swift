@@ -90,6 +90,29 @@ struct ConversationTimerTests {
         }
     }
 
+    @Test func aScheduledCloseSurvivesARestart() async throws {
+        let storeURL = "sqlite://\(temporaryStorePath())"
+        let first = ManualClock()
+        let owner = Watched<(String, String)?>(nil)
+        try await withServer(gateway: true, store: storeURL, time: .driven(by: first, from: Self.friday), DeskTests.deskOn) { server in
+            try await server.settled(driving: first)
+            let (user, thread, _) = try await server.userWithThread()
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Done")
+            try await server.settled(driving: first)
+            _ = try await Self.run(server, first, "close", in: thread, [.string("in", "3h")])
+            #expect(try await Self.conversation(server, user)?.closeDueAt != nil)
+            owner.update { $0 = (user.userId, thread) }
+        }
+        let (userID, _) = try #require(owner.value)
+        // The deployment again, four hours later: the close that came due while it was down is made.
+        let second = ManualClock()
+        try await withServer(gateway: true, store: storeURL, time: .driven(by: second, from: Self.friday.addingTimeInterval(4 * 3600)), DeskTests.deskOn) { server in
+            try await server.settled(driving: second)
+            let closed = try #require(try await server.store.latestConversation(of: try #require(UserID(userID))))
+            #expect(closed.closedBy == .scheduled && closed.closedAt.map { $0 >= Self.friday.addingTimeInterval(4 * 3600) } == true)
+        }
+    }
+
     @Test func aConversationSupportAnsweredLastClosesItselfAfterAutoCloseDays() async throws {
         let clock = ManualClock()
         let message = "Closing this for now — write again anytime."
