@@ -12,7 +12,8 @@
 ///    `InteractionLine`) takes nothing new and lets what is under way finish within the drain,
 ///    before the gateway that brings it stops.
 /// 4. The gateway closes its session; the FAQ mirrors it fed stop.
-/// 5. The features (`features`: the outbox delivers what it holds within the drain, the hub ends
+/// 5. The features (`features`: the outbox delivers what it holds within the drain, the webhooks'
+///    requests under way get a drain of their own and what is cut is sent again later, the hub ends
 ///    every stream, the queues end) stop in the reverse of their start.
 /// 6. The outside connections (Discord's CDN, the assistant's provider, APNs), then the store's
 ///    pool, then the span exporter, which sends what the others' last work left.
