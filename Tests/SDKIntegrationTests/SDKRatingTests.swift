@@ -23,6 +23,11 @@ struct SDKRatingTests {
         let log = RatingLog(conversation)
         let requests = log.requests
         conversation.start()
+        let live = ContinuousClock.now.advanced(by: .seconds(90))
+        while conversation.connection != .live {
+            guard ContinuousClock.now < live else { throw Missing(description: "the conversation was not live within 90 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
         conversation.draft = "The export fails"
         conversation.send()
         let sent = ContinuousClock.now.advanced(by: .seconds(90))
@@ -30,7 +35,10 @@ struct SDKRatingTests {
             guard ContinuousClock.now < sent else { throw Missing(description: "the first message was not sent within 90 s") }
             try await Task.sleep(for: .milliseconds(20))
         }
-        let thread = try await server.thread(of: client)
+        try await server.settled()
+        let threads = server.emulator.threads().filter { $0.name.contains("The export fails") }
+        try #require(threads.count == 1, "the user's thread: \(server.emulator.threads().map(\.name))")
+        let thread = threads[0].id
         _ = try server.emulator.replyAsAgent(inThread: thread, content: "Fixed on our side, try again")
         try await server.settled()
         _ = try server.emulator.runCommand("close", inChannel: thread)

@@ -108,7 +108,8 @@ struct ConversationTimerTests {
         let second = ManualClock()
         try await withServer(gateway: true, store: storeURL, time: .driven(by: second, from: Self.friday.addingTimeInterval(4 * 3600)), DeskTests.deskOn) { server in
             try await server.settled(driving: second)
-            let closed = try #require(try await server.store.latestConversation(of: try #require(UserID(userID))))
+            let id = try #require(UserID(userID))
+            let closed = try #require(try await server.store.latestConversation(of: id))
             #expect(closed.closedBy == .scheduled && closed.closedAt.map { $0 >= Self.friday.addingTimeInterval(4 * 3600) } == true)
         }
     }
