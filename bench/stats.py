@@ -124,9 +124,21 @@ class Server:
         return answer.json()
 
 
+def support_seconds(start: float, end: float) -> float:
+    """Seconds of `HOURS` (UTC, Monday to Friday, 09:00 to 17:00) between two times, as the server
+    keeps them with a first response."""
+    total, day = 0.0, start - start % 86_400
+    while day < end:
+        weekday = (int(day // 86_400) + 3) % 7  # 1970-01-01 was a Thursday: 0 is Monday
+        if weekday < 5:
+            total += max(0.0, min(end, day + 17 * 3600) - max(start, day + 9 * 3600))
+        day += 86_400
+    return total
+
+
 def conversations(count: int, now: float, rng: random.Random):
     """Rows: owner, app, thread, opened, first response, last user, last support, waiting since,
-    reminded, reminders, closed, closed by, rating requested, rating, comment, rated."""
+    reminded, reminders, closed, closed by, rating requested, rating, comment, rated, response seconds."""
     for index in range(count):
         opened = now - rng.uniform(0, YEAR)
         owner, thread = f"u_bench{index:08d}", 10_000_000 + index
@@ -138,11 +150,12 @@ def conversations(count: int, now: float, rng: random.Random):
         reminders = 1 if rng.random() < 0.1 else 0
         yield (owner, "default", thread, opened, first, opened, first, opened if waiting else None, opened + 1800 if reminders else None,
                reminders, closed, "agent" if closed else None, closed if rated else None, rng.randint(1, 5) if rated else None,
-               "thanks" if rated and rng.random() < 0.3 else None, (closed + 60) if rated else None)
+               "thanks" if rated and rng.random() < 0.3 else None, (closed + 60) if rated else None,
+               support_seconds(opened, first) if first else None)
 
 
 COLUMNS = ("owner, app, thread_id, opened_at, first_response_at, last_user_at, last_support_at, waiting_since, reminded_at, reminders, "
-           "closed_at, closed_by, rating_requested_at, rating, rating_comment, rated_at")
+           "closed_at, closed_by, rating_requested_at, rating, rating_comment, rated_at, response_seconds")
 
 
 def filler(kind: str, index: int):
@@ -159,7 +172,7 @@ def filler(kind: str, index: int):
 def seed_sqlite(path: pathlib.Path, args, now: float) -> None:
     rng = random.Random(60)
     db = sqlite3.connect(path)
-    db.executemany(f"INSERT INTO conversations ({COLUMNS}) VALUES ({', '.join('?' * 16)})", conversations(args.conversations, now, rng))
+    db.executemany(f"INSERT INTO conversations ({COLUMNS}) VALUES ({', '.join('?' * 17)})", conversations(args.conversations, now, rng))
     required = [(name, kind) for _, name, kind, notnull, default, _ in db.execute("PRAGMA table_info(mirror_messages)")
                 if notnull and default is None]
     names = [name for name, _ in required]

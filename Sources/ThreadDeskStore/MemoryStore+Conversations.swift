@@ -36,10 +36,15 @@ extension MemoryStore {
         }
     }
 
-    public func conversationSupportWrote(_ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool) async throws -> ConversationRecord? {
+    public func conversationSupportWrote(
+        _ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool, responseSeconds: (@Sendable (Date) -> Double)?
+    ) async throws -> ConversationRecord? {
         conversations.withLock { state in
             guard var current = state.open(owner) else { return nil }
             if byAgent {
+                if current.firstResponseAt == nil {
+                    current.responseSeconds = responseSeconds?(current.openedAt) ?? max(0, date.timeIntervalSince(current.openedAt))
+                }
                 current.firstResponseAt = current.firstResponseAt ?? date
                 current.lastSupportAt = max(current.lastSupportAt ?? date, date)
                 (current.waitingSince, current.remindedAt) = (nil, nil)
@@ -152,9 +157,7 @@ extension MemoryStore {
                 opened: opened.count, answered: opened.filter(\.isAnswered).count, waitingNow: waiting.count,
                 longestWaitSince: waiting.compactMap(\.waitingSince).min(), closed: closed.count, reminders: opened.reduce(0) { $0 + $1.reminders },
                 ratings: rated.count, ratingSum: rated.reduce(0) { $0 + $1.score }, goodRatings: rated.filter { $0.score >= 4 }.count,
-                responses: opened.sorted { $0.openedAt < $1.openedAt }.compactMap { conversation in
-                    conversation.firstResponseAt.map { ConversationTotals.Response(openedAt: conversation.openedAt, firstResponseAt: $0) }
-                },
+                responseSeconds: opened.compactMap(\.responseSeconds).sorted(),
                 closeSeconds: closed.compactMap { conversation in conversation.closedAt.map { $0.timeIntervalSince(conversation.openedAt) } }.sorted())
         }
     }

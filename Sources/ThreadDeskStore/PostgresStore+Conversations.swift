@@ -10,7 +10,7 @@ extension PostgresStore {
         """
         CREATE TABLE IF NOT EXISTS conversations (
             id BIGSERIAL PRIMARY KEY, owner TEXT NOT NULL, app TEXT NOT NULL, thread_id BIGINT, opened_at DOUBLE PRECISION NOT NULL,
-            first_response_at DOUBLE PRECISION, last_user_at DOUBLE PRECISION, last_support_at DOUBLE PRECISION, waiting_since DOUBLE PRECISION,
+            first_response_at DOUBLE PRECISION, response_seconds DOUBLE PRECISION, last_user_at DOUBLE PRECISION, last_support_at DOUBLE PRECISION, waiting_since DOUBLE PRECISION,
             reminded_at DOUBLE PRECISION, reminders INTEGER NOT NULL DEFAULT 0, close_due_at DOUBLE PRECISION, closed_at DOUBLE PRECISION,
             closed_by TEXT, rating_requested_at DOUBLE PRECISION, rating INTEGER, rating_comment TEXT, rated_at DOUBLE PRECISION)
         """,
@@ -33,7 +33,7 @@ extension PostgresStore {
 
     private static let columns = """
         id, owner, thread_id, opened_at, first_response_at, last_user_at, last_support_at, waiting_since, reminded_at, reminders, \
-        close_due_at, closed_at, closed_by, rating_requested_at, rating, rating_comment, rated_at
+        close_due_at, closed_at, closed_by, rating_requested_at, rating, rating_comment, rated_at, response_seconds
         """
 
     private static func conversation(_ row: PostgresRow) throws -> ConversationRecord? {
@@ -44,12 +44,14 @@ extension PostgresStore {
         if let score = try cells[14].decode(Int?.self), let ratedAt = try date(16) {
             rating = ConversationRating(score: score, comment: try cells[15].decode(String?.self), ratedAt: ratedAt)
         }
-        return ConversationRecord(
+        var record = ConversationRecord(
             id: try cells[0].decode(Int64.self), owner: owner, thread: try cells[2].decode(Int64?.self).map(Snowflake.init(column:)),
             openedAt: try date(3) ?? Date(timeIntervalSince1970: 0), firstResponseAt: try date(4), lastUserAt: try date(5),
             lastSupportAt: try date(6), waitingSince: try date(7), remindedAt: try date(8), reminders: try cells[9].decode(Int.self),
             closeDueAt: try date(10), closedAt: try date(11), closedBy: try cells[12].decode(String?.self).flatMap(ConversationCloser.init(rawValue:)),
             ratingRequestedAt: try date(13), rating: rating)
+        record.responseSeconds = try cells[17].decode(Double?.self)
+        return record
     }
 
     private func conversations(_ query: PostgresQuery) async throws -> [ConversationRecord] {
@@ -86,12 +88,18 @@ extension PostgresStore {
         throw ConversationMissing()
     }
 
-    public func conversationSupportWrote(_ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool) async throws -> ConversationRecord? {
+    public func conversationSupportWrote(
+        _ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool, responseSeconds: (@Sendable (Date) -> Double)?
+    ) async throws -> ConversationRecord? {
         let (at, thread) = (date.timeIntervalSince1970, thread?.column)
         if byAgent {
+            // Under the user's lock: the open conversation read here is the one updated.
+            let current = try await openConversation(owner)
+            let seconds = current.flatMap { $0.firstResponseAt == nil ? (responseSeconds?($0.openedAt) ?? max(0, at - $0.openedAt.timeIntervalSince1970)) : nil }
             return try await conversations(
                 """
                 UPDATE conversations SET first_response_at = coalesce(first_response_at, \(at)),
+                    response_seconds = coalesce(response_seconds, \(seconds)::DOUBLE PRECISION),
                     last_support_at = GREATEST(coalesce(last_support_at, \(at)), \(at)), waiting_since = NULL, reminded_at = NULL,
                     thread_id = coalesce(\(thread), thread_id)
                 WHERE owner = \(owner.rawValue) AND closed_at IS NULL RETURNING \(unescaped: Self.columns)
@@ -240,14 +248,11 @@ extension PostgresStore {
         }
         if let row = try await query(
             """
-            SELECT coalesce(array_agg(opened_at ORDER BY opened_at, id), '{}'), coalesce(array_agg(first_response_at ORDER BY opened_at, id), '{}')
-            FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to) AND first_response_at IS NOT NULL
+            SELECT coalesce(array_agg(response_seconds ORDER BY response_seconds), '{}') FROM conversations
+            WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to) AND response_seconds IS NOT NULL
             """
         ).first {
-            let (opened, first) = try row.decode(([Double], [Double]).self)
-            totals.responses = zip(opened, first).map {
-                ConversationTotals.Response(openedAt: Date(timeIntervalSince1970: $0), firstResponseAt: Date(timeIntervalSince1970: $1))
-            }
+            totals.responseSeconds = try row.decode([Double].self)
         }
         if let row = try await query(
             """

@@ -10,7 +10,7 @@ extension SQLiteStore {
                 sql: """
                     CREATE TABLE conversations (
                         id INTEGER PRIMARY KEY AUTOINCREMENT, owner TEXT NOT NULL, app TEXT NOT NULL, thread_id INTEGER,
-                        opened_at DOUBLE NOT NULL, first_response_at DOUBLE, last_user_at DOUBLE, last_support_at DOUBLE,
+                        opened_at DOUBLE NOT NULL, first_response_at DOUBLE, response_seconds DOUBLE, last_user_at DOUBLE, last_support_at DOUBLE,
                         waiting_since DOUBLE, reminded_at DOUBLE, reminders INTEGER NOT NULL DEFAULT 0, close_due_at DOUBLE,
                         closed_at DOUBLE, closed_by TEXT, rating_requested_at DOUBLE, rating INTEGER, rating_comment TEXT, rated_at DOUBLE);
                     CREATE UNIQUE INDEX conversations_open ON conversations (owner) WHERE closed_at IS NULL;
@@ -30,7 +30,7 @@ extension SQLiteStore {
 
     static let conversationColumns = """
         id, owner, thread_id, opened_at, first_response_at, last_user_at, last_support_at, waiting_since, reminded_at, reminders, \
-        close_due_at, closed_at, closed_by, rating_requested_at, rating, rating_comment, rated_at
+        close_due_at, closed_at, closed_by, rating_requested_at, rating, rating_comment, rated_at, response_seconds
         """
 
     static func conversation(_ row: Row) -> ConversationRecord? {
@@ -39,11 +39,13 @@ extension SQLiteStore {
         let rating: ConversationRating? = (row[14] as Int?).flatMap { score in
             date(16).map { ConversationRating(score: score, comment: row[15], ratedAt: $0) }
         }
-        return ConversationRecord(
+        var record = ConversationRecord(
             id: row[0], owner: owner, thread: (row[2] as Int64?).map(Snowflake.init(column:)),
             openedAt: date(3) ?? Date(timeIntervalSince1970: 0), firstResponseAt: date(4), lastUserAt: date(5), lastSupportAt: date(6),
             waitingSince: date(7), remindedAt: date(8), reminders: row[9], closeDueAt: date(10), closedAt: date(11),
             closedBy: (row[12] as String?).flatMap(ConversationCloser.init(rawValue:)), ratingRequestedAt: date(13), rating: rating)
+        record.responseSeconds = row[17]
+        return record
     }
 
     private static func thread(_ id: Snowflake?) -> Int64? { id?.column }
@@ -78,17 +80,21 @@ extension SQLiteStore {
         }
     }
 
-    public func conversationSupportWrote(_ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool) async throws -> ConversationRecord? {
+    public func conversationSupportWrote(
+        _ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool, responseSeconds: (@Sendable (Date) -> Double)?
+    ) async throws -> ConversationRecord? {
         let at = date.timeIntervalSince1970
         return try await write { db in
             guard let current = try Self.open(owner, db) else { return nil }
             if byAgent {
+                let seconds = current.firstResponseAt == nil ? (responseSeconds?(current.openedAt) ?? max(0, at - current.openedAt.timeIntervalSince1970)) : nil
                 try db.execute(
                     sql: """
-                        UPDATE conversations SET first_response_at = coalesce(first_response_at, ?), last_support_at = max(coalesce(last_support_at, ?), ?),
-                            waiting_since = NULL, reminded_at = NULL, thread_id = coalesce(?, thread_id) WHERE id = ?
+                        UPDATE conversations SET first_response_at = coalesce(first_response_at, ?), response_seconds = coalesce(response_seconds, ?),
+                            last_support_at = max(coalesce(last_support_at, ?), ?), waiting_since = NULL, reminded_at = NULL,
+                            thread_id = coalesce(?, thread_id) WHERE id = ?
                         """,
-                    arguments: [at, at, at, Self.thread(thread), current.id])
+                    arguments: [at, seconds, at, at, Self.thread(thread), current.id])
             } else {
                 try db.execute(sql: "UPDATE conversations SET thread_id = coalesce(?, thread_id) WHERE id = ?", arguments: [Self.thread(thread), current.id])
             }
@@ -256,14 +262,14 @@ extension SQLiteStore {
             {
                 (totals.ratings, totals.ratingSum, totals.goodRatings) = (row[0], row[1], row[2])
             }
-            totals.responses = try Row.fetchAll(
+            // One sorted column each: read by GRDB's fast path for doubles.
+            totals.responseSeconds = try Double.fetchAll(
                 db,
                 sql: """
-                    SELECT opened_at, first_response_at FROM conversations
-                    WHERE app = ? AND opened_at >= ? AND opened_at < ? AND first_response_at IS NOT NULL ORDER BY opened_at
+                    SELECT response_seconds FROM conversations
+                    WHERE app = ? AND opened_at >= ? AND opened_at < ? AND response_seconds IS NOT NULL ORDER BY response_seconds
                     """,
-                arguments: [app, from, to]
-            ).map { ConversationTotals.Response(openedAt: Date(timeIntervalSince1970: $0[0]), firstResponseAt: Date(timeIntervalSince1970: $0[1])) }
+                arguments: [app, from, to])
             totals.closeSeconds = try Double.fetchAll(
                 db,
                 sql: """

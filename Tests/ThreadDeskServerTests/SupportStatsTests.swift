@@ -23,10 +23,11 @@ struct SupportStatsTests {
     static func seed(_ store: any UserStore) async throws {
         let users = (1...3).map { UserID("stats-\($0)")! }
         _ = try await store.conversationUserWrote(users[0], thread: Snowflake(1), at: at(0))
-        _ = try await store.conversationSupportWrote(users[0], thread: nil, at: at(90), byAgent: true)
+        let inHours: @Sendable (Date, Date) -> Double = { ConversationLog.supportSeconds(hours, from: $0, to: $1) }
+        _ = try await store.conversationSupportWrote(users[0], thread: nil, at: at(90), byAgent: true, responseSeconds: { inHours($0, at(90)) })
         _ = try await store.closeConversation(users[0], at: at(120), by: .agent, dueBy: nil)
         _ = try await store.conversationUserWrote(users[1], thread: Snowflake(2), at: at(100))
-        _ = try await store.conversationSupportWrote(users[1], thread: nil, at: at(110), byAgent: true)
+        _ = try await store.conversationSupportWrote(users[1], thread: nil, at: at(110), byAgent: true, responseSeconds: { inHours($0, at(110)) })
         _ = try await store.closeConversation(users[1], at: at(160), by: .auto, dueBy: nil)
         for (user, score) in zip(users, [5, 3]) {
             let id = try #require(try await store.latestConversation(of: user)?.id)

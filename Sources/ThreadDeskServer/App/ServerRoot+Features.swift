@@ -79,7 +79,7 @@ extension ServerRoot {
             // Each conversation's course, kept as its messages enter the mirror.
             let lifecycleSignals = LifecycleSignals()
             let conversationLog = ConversationLog(
-                store: store, teamName: configuration.desk.speakerName(nil), signals: lifecycleSignals, webhooks: webhookEvents, logger: logger,
+                store: store, catalog: catalog, teamName: configuration.desk.speakerName(nil), signals: lifecycleSignals, webhooks: webhookEvents, logger: logger,
                 now: now)
             var ingestion = MirrorIngestion(
                 store: store, bot: bot, assistantNames: Dictionary(assistantNames.map { ($0.app.id, $0.name) }, uniquingKeysWith: { first, _ in first }), pushRule: pushRule, listeners: listeners.compactMap { $0 },

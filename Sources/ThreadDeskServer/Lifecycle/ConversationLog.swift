@@ -12,6 +12,8 @@ import ThreadDeskStore
 /// count as a first response.
 struct ConversationLog: MirrorRecorder {
     let store: any ConversationRecords
+    /// Each app's support hours: a first response is counted in them.
+    let catalog: AppCatalog
     /// The name automatic messages are posted under (the team's voice).
     let teamName: String
     let signals: LifecycleSignals
@@ -35,7 +37,12 @@ struct ConversationLog: MirrorRecorder {
                     signals.wake()
                 case .support, .assistant:
                     let byAgent = message.author == .support && message.authorName != teamName
-                    let answered = try await store.conversationSupportWrote(intake.owner, thread: intake.thread, at: now(), byAgent: byAgent)
+                    let date = now()
+                    let hours = catalog.app(of: intake.owner)?.supportHours
+                    var counted: (@Sendable (Date) -> Double)?
+                    if let hours { counted = { opened in Self.supportSeconds(hours, from: opened, to: date) } }
+                    let answered = try await store.conversationSupportWrote(
+                        intake.owner, thread: intake.thread, at: date, byAgent: byAgent, responseSeconds: counted)
                     if answered != nil, byAgent { signals.wake() }
                 }
             } catch {
@@ -43,5 +50,11 @@ struct ConversationLog: MirrorRecorder {
                     "Could not note a message in the user's conversation", metadata: ["user": "\(intake.owner.logValue)", "error": "\(error)"])
             }
         }
+    }
+
+    /// Support time between two dates in `hours` (a wait longer than the 800 days a timeline
+    /// reads is counted up to them).
+    static func supportSeconds(_ hours: SupportHours, from start: Date, to end: Date) -> Double {
+        hours.timeline(from: start, to: end).openSeconds(from: start, to: end)
     }
 }

@@ -3,9 +3,10 @@ import ThreadDeskCore
 import ThreadDeskStore
 
 /// Support's numbers for one app over the last days: what `/stats` shows and
-/// `GET /internal/stats` answers. Counts and sums come from the store's SQL
-/// (`ConversationTotals`); the percentiles are taken here, first responses counted in the app's
-/// support hours (all hours without them), so both stores give the same figures.
+/// `GET /internal/stats` answers. Counts, sums and the sorted columns come from the store's SQL
+/// (`ConversationTotals`); the percentiles are the nearest ranks of those columns, so both stores
+/// give the same figures. A first response is counted in the app's support hours as they were
+/// when it came (all hours without them).
 struct SupportStats: Sendable, Codable, Hashable {
     var app: String
     var days: Int
@@ -52,16 +53,7 @@ struct SupportStats: Sendable, Codable, Hashable {
         conversations = Conversations(
             opened: totals.opened, answered: totals.answered, closed: totals.closed, waitingNow: totals.waitingNow,
             longestWaitSeconds: totals.longestWaitSince.map { max(0, until.timeIntervalSince($0)) })
-        var responses: [Double]
-        if let hours, let first = totals.responses.first?.openedAt {
-            let latest = totals.responses.map(\.firstResponseAt).max() ?? until
-            let timeline = hours.timeline(from: first, to: max(latest, first).addingTimeInterval(1))
-            responses = totals.responses.map { timeline.openSeconds(from: $0.openedAt, to: $0.firstResponseAt) }
-        } else {
-            responses = totals.responses.map { max(0, $0.firstResponseAt.timeIntervalSince($0.openedAt)) }
-        }
-        responses.sort()
-        firstResponse = Self.durations(responses)
+        firstResponse = Self.durations(totals.responseSeconds)
         timeToClose = Self.durations(totals.closeSeconds)
         ratings = Ratings(
             count: totals.ratings, average: totals.ratings > 0 ? Double(totals.ratingSum) / Double(totals.ratings) : nil,

@@ -13,6 +13,8 @@ public struct ConversationRecord: Sendable, Hashable {
     public var openedAt: Date
     /// An agent's first answer (automatic answers do not count).
     public var firstResponseAt: Date?
+    /// Seconds from the opening to the first answer, in the app's support hours as they were then.
+    public var responseSeconds: Double?
     public var lastUserAt: Date?
     /// An agent's last answer.
     public var lastSupportAt: Date?
@@ -31,11 +33,13 @@ public struct ConversationRecord: Sendable, Hashable {
     public var rating: ConversationRating?
 
     public init(
-        id: Int64, owner: UserID, thread: Snowflake?, openedAt: Date, firstResponseAt: Date? = nil, lastUserAt: Date? = nil,
+        id: Int64, owner: UserID, thread: Snowflake?, openedAt: Date, firstResponseAt: Date? = nil, responseSeconds: Double? = nil,
+        lastUserAt: Date? = nil,
         lastSupportAt: Date? = nil, waitingSince: Date? = nil, remindedAt: Date? = nil, reminders: Int = 0, closeDueAt: Date? = nil,
         closedAt: Date? = nil, closedBy: ConversationCloser? = nil, ratingRequestedAt: Date? = nil, rating: ConversationRating? = nil
     ) {
         (self.id, self.owner, self.thread, self.openedAt, self.firstResponseAt) = (id, owner, thread, openedAt, firstResponseAt)
+        self.responseSeconds = responseSeconds
         (self.lastUserAt, self.lastSupportAt, self.waitingSince, self.remindedAt) = (lastUserAt, lastSupportAt, waitingSince, remindedAt)
         (self.reminders, self.closeDueAt, self.closedAt, self.closedBy) = (reminders, closeDueAt, closedAt, closedBy)
         (self.ratingRequestedAt, self.rating) = (ratingRequestedAt, rating)
@@ -115,8 +119,12 @@ public protocol ConversationRecords: Sendable {
     /// Support wrote at `date`: an agent's answer (`byAgent`) ends the wait and counts as the
     /// first response; an automatic one (the away message) only keeps the thread. Nil when the user
     /// has no open conversation.
+    /// - Parameter responseSeconds: The support time between an opening and `date` (the app's
+    ///   hours), kept with a first response; wall-clock seconds when nil.
     @discardableResult
-    func conversationSupportWrote(_ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool) async throws -> ConversationRecord?
+    func conversationSupportWrote(
+        _ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool, responseSeconds: (@Sendable (_ openedAt: Date) -> Double)?
+    ) async throws -> ConversationRecord?
     /// Closes the user's open conversation: asks for a rating when an agent answered it. Nil when
     /// none is open. With `dueBy`, only a scheduled close due by then (the timer's).
     func closeConversation(_ owner: UserID, at date: Date, by closer: ConversationCloser, dueBy: Date?) async throws -> ConversationRecord?
@@ -148,4 +156,12 @@ public protocol ConversationRecords: Sendable {
     /// What support's numbers are computed from, for the conversations of `app` in
     /// `since..<until` (see ``ConversationTotals``).
     func conversationTotals(app: AppID, since: Date, until: Date) async throws -> ConversationTotals
+}
+
+extension ConversationRecords {
+    /// Support wrote; a first response counted in wall-clock seconds.
+    @discardableResult
+    public func conversationSupportWrote(_ owner: UserID, thread: Snowflake?, at date: Date, byAgent: Bool) async throws -> ConversationRecord? {
+        try await conversationSupportWrote(owner, thread: thread, at: date, byAgent: byAgent, responseSeconds: nil)
+    }
 }

@@ -1,19 +1,9 @@
 import Foundation
 
-/// What support's numbers for a window are computed from, read by SQL: counts and sums where SQL
-/// gives them, and the few per-conversation times the percentiles need (SQLite has no
-/// percentile function, and first responses count support hours, which only the server knows).
+/// What support's numbers for a window are computed from, read by SQL: counts and sums, and the
+/// two columns the percentiles are taken from, sorted by the database (SQLite has no percentile
+/// function; one sorted column costs little to read on either store).
 public struct ConversationTotals: Sendable, Hashable {
-    /// A conversation opened in the window that an agent answered: its opening and first answer.
-    public struct Response: Sendable, Hashable {
-        public var openedAt: Date
-        public var firstResponseAt: Date
-
-        public init(openedAt: Date, firstResponseAt: Date) {
-            (self.openedAt, self.firstResponseAt) = (openedAt, firstResponseAt)
-        }
-    }
-
     /// Conversations opened in the window.
     public var opened: Int
     /// Of those, the ones an agent answered.
@@ -30,17 +20,18 @@ public struct ConversationTotals: Sendable, Hashable {
     public var ratings: Int
     public var ratingSum: Int
     public var goodRatings: Int
-    /// First answers of the conversations opened in the window, by opening.
-    public var responses: [Response]
+    /// Seconds to the first answer (support hours, as kept when it came) of the conversations
+    /// opened in the window, shortest first.
+    public var responseSeconds: [Double]
     /// Seconds from opening to close of the conversations closed in the window, shortest first.
     public var closeSeconds: [Double]
 
     public init(
         opened: Int = 0, answered: Int = 0, waitingNow: Int = 0, longestWaitSince: Date? = nil, closed: Int = 0, reminders: Int = 0,
-        ratings: Int = 0, ratingSum: Int = 0, goodRatings: Int = 0, responses: [Response] = [], closeSeconds: [Double] = []
+        ratings: Int = 0, ratingSum: Int = 0, goodRatings: Int = 0, responseSeconds: [Double] = [], closeSeconds: [Double] = []
     ) {
         (self.opened, self.answered, self.waitingNow, self.longestWaitSince, self.closed) = (opened, answered, waitingNow, longestWaitSince, closed)
         (self.reminders, self.ratings, self.ratingSum, self.goodRatings) = (reminders, ratings, ratingSum, goodRatings)
-        (self.responses, self.closeSeconds) = (responses, closeSeconds)
+        (self.responseSeconds, self.closeSeconds) = (responseSeconds, closeSeconds)
     }
 }
