@@ -92,6 +92,8 @@ def running_idle_deployment(swift_bin: pathlib.Path, workdir: pathlib.Path):
             "APNS_PRIVATE_KEY_PATH": apns["privateKeyPath"], "APNS_URL": apns["url"],
             "APNS_CA_FILE": apns["caCertificatePath"], "APNS_ENVIRONMENT": "development",
             "ASSIST_URL": assist["baseURL"], "ASSIST_MODEL": assist["model"], "ASSIST_AUTO": "away",
+            # The conversations' timers with reminders and auto-close on (support hours too).
+            "REMIND_AFTER_MINUTES": "30", "AUTO_CLOSE_DAYS": "7", "SUPPORT_HOURS": "UTC Mon-Fri 09:00-17:00",
         }
         processes = {}
         try:
