@@ -8,7 +8,7 @@ import ThreadDeskStore
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operations on a deployment's data (backups, migrations, a user's data, dSYMs).",
-        subcommands: [Backup.self, Migrations.self, User.self, App.self, DSYMs.self])
+        subcommands: [Backup.self, Migrations.self, User.self, App.self, DSYMs.self, Webhooks.self])
 
     struct StoreOptions: ParsableArguments {
         @Option(help: "The .env file to read; variables already in the environment win.") var envFile = ".env"

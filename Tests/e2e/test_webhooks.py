@@ -52,6 +52,7 @@ class Receiver:
         self.lock = threading.Lock()
         self.hold = None
         self.release = threading.Event()
+        self.status = 200
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -67,7 +68,7 @@ class Receiver:
                     # Bounded: a test that never releases it ends all the same.
                     receiver.release.wait(timeout=60)
                     return
-                self.send_response(200)
+                self.send_response(receiver.status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -173,3 +174,39 @@ def test_deliveries_verify_by_the_readme_and_survive_a_sigkill(swift_bin, tmp_pa
             output = log.read()
             assert "Fatal error" not in output, output[-4000:]
             assert SECRET not in output, "the secret is never logged"
+
+
+def test_a_webhook_its_receiver_turned_off_is_listed_and_turned_on_by_the_admin(swift_bin, tmp_path):
+    secret_file = tmp_path / "webhook-secret"
+    secret_file.write_text(SECRET + "\n")
+    store = f"sqlite://{tmp_path}/threaddesk.sqlite"
+    receiver = Receiver()
+    receiver.status = 410
+    with running_emulator(swift_bin / "discord-emulator") as discord, tempfile.TemporaryFile(mode="w+") as log:
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        server = _start(swift_bin, discord, store, port, secret_file, receiver, log)
+        try:
+            session = requests.post(base + "/v1/session", json={}, headers={"X-App-Key": APP_KEY}, timeout=10).json()
+            answer = requests.post(base + "/v1/messages", json={"content": "gone?"},
+                                   headers={"Authorization": f"Bearer {session['token']}", "Idempotency-Key": "k1"}, timeout=10)
+            assert answer.status_code == 201, answer.text
+            receiver.wait_for("the delivery answered 410", lambda got: len(got) >= 1)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            receiver.server.shutdown()
+
+        def admin(*arguments):
+            return subprocess.run([str(swift_bin / "threaddesk"), "admin", "webhooks", *arguments, "--store", store, "--env-file", "/nonexistent"],
+                                  capture_output=True, text=True, timeout=60)
+
+        deadline = time.monotonic() + 30
+        while "127.0.0.1" not in (listed := admin("list")).stdout:
+            assert time.monotonic() < deadline, listed.stdout + listed.stderr
+            time.sleep(0.1)
+        assert "default  127.0.0.1  off since" in listed.stdout, listed.stdout
+        turned = admin("on", receiver.url)
+        assert turned.returncode == 0 and "on again" in turned.stdout, turned.stdout + turned.stderr
+        assert admin("list").stdout.strip() == "No webhook is off."
+        assert "is not off" in admin("on", receiver.url).stdout

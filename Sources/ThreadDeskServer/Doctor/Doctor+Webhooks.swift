@@ -21,7 +21,7 @@ extension Doctor {
                 if let gone = off.first(where: { $0.hook == key }) {
                     check = DoctorCheck(
                         "webhooks", failed: "\(target) is off: its receiver answered 410 Gone on \(gone.since.formatted(.iso8601)); nothing is sent to it",
-                        fix: "if it should take events again, give the webhook its new URL (a new URL is a new webhook)")
+                        fix: "once it takes events again: threaddesk admin webhooks on <its URL>\(configuration.catalog.isShared ? " --app \(app.id)" : "") (a new URL is a new webhook, on from the start)")
                 } else {
                     let types = target.events.count == WebhookEventType.allCases.count ? "every event" : target.events.map(\.rawValue).sorted().joined(separator: ", ")
                     check = DoctorCheck("webhooks", passed: "\(target): \(types), signed")
