@@ -108,6 +108,16 @@ struct RatingTests {
         }
     }
 
+    @Test func theNoteFitsDiscordWhateverTheCommentHolds() throws {
+        for comment in [String(repeating: "🇫🇷", count: 500), String(repeating: "*", count: 500), String(repeating: "👩‍👩‍👧‍👦", count: 500)] {
+            try RatingRoutes.validate(RatingSubmission(score: 3, comment: comment))
+            let note = RatingService.note(score: 3, comment: comment)
+            #expect(note.utf16.count <= MessageText.discordLimit && note.hasPrefix(":ninja: ★★★☆☆ 3/5 — "))
+        }
+        #expect(RatingService.note(score: 1, comment: nil) == ":ninja: ★☆☆☆☆ 1/5")
+        #expect(throws: APIError.self) { try RatingRoutes.validate(RatingSubmission(score: 3, comment: String(repeating: "a\u{301}", count: 40).unicodeScalars.reduce(into: "e") { $0.unicodeScalars.append($1) })) }
+    }
+
     @Test func badRatingsAreRefusedNamingTheFieldAndReachNothing() async throws {
         try await withServer(gateway: true, DeskTests.deskOn) { server in
             try await server.settled()

@@ -33,8 +33,11 @@ struct RatingRoutes: Sendable {
             throw APIError.badRequest(.invalidRating, "score must be a whole number from 1 to 5.")
         }
         guard let comment = submission.comment else { return }
-        guard comment.count <= RatingSubmission.commentLimit, comment.utf16.count <= 2 * RatingSubmission.commentLimit else {
+        guard comment.utf16.count <= 8 * RatingSubmission.commentLimit, comment.count <= RatingSubmission.commentLimit else {
             throw APIError.badRequest(.invalidRating, "comment must be at most \(RatingSubmission.commentLimit) characters.")
+        }
+        if comment.contains(where: { $0.unicodeScalars.count > MessageText.maxScalarsPerCharacter }) {
+            throw APIError.badRequest(.invalidRating, "comment has a character of more than \(MessageText.maxScalarsPerCharacter) Unicode scalars.")
         }
         if let control = ControlCharacters.first(in: comment) {
             throw APIError.badRequest(.invalidRating, "comment holds the control character \(ControlCharacters.name(control)); only line breaks and tabs are allowed.")

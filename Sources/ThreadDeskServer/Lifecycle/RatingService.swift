@@ -78,10 +78,14 @@ struct RatingService: Sendable {
     static let alreadyRated = APIError(.conflict, .alreadyRated, "This conversation was rated already; the first rating stands.")
     static let notRequested = APIError(.conflict, .ratingNotRequested, "No closed conversation waits for a rating.")
 
-    /// The note in the thread: the stars, the score, and the comment as text (escaped).
+    /// The note in the thread: the stars, the score, and the comment as text (escaped), within
+    /// Discord's 2,000 characters (500 characters of emoji and markdown escaped can be more).
     static func note(score: Int, comment: String?) -> String {
         let stars = String(repeating: "★", count: score) + String(repeating: "☆", count: 5 - score)
-        let said = comment.map { " — " + DiscordMarkdown.escaped($0) } ?? ""
-        return "\(NoteMarkers.prefixes[0]) \(stars) \(score)/5\(said)"
+        let head = "\(NoteMarkers.prefixes[0]) \(stars) \(score)/5"
+        guard let comment else { return head }
+        // Cut before escaping, so no escape is cut in half: each unit escaped is at most two.
+        let room = (MessageText.discordLimit - head.utf16.count - 3) / 2
+        return head + " — " + DiscordMarkdown.escaped(MessageText.clip(comment, limit: room))
     }
 }
