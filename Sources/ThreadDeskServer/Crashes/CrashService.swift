@@ -124,7 +124,7 @@ struct CrashService: Sendable {
         webhooks.record(
             .crashReported, app: id.app, owner: id,
             data: WebhookCrashReport(
-                id: report.id.description, userId: id.rawValue, kind: report.kind, group: "C\(report.group)", appVersion: report.appVersion,
+                id: report.id.description, userId: id.local.rawValue, kind: report.kind, group: "C\(report.group)", appVersion: report.appVersion,
                 appBuild: report.appBuild),
             at: time, in: &context)
         return (report, accepted)

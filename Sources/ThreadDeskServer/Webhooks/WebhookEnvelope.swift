@@ -32,13 +32,13 @@ enum WebhookEnvelope {
 }
 
 /// `message.created` and `message.updated`: the message as the API shows it (`SupportMessage`),
-/// with the user it belongs to.
+/// with the user it belongs to (their id as the API shows it; the body's `app` names the app).
 struct WebhookMessage: Encodable, Sendable {
     let message: SupportMessage
     let userId: String
 
     init(_ message: SupportMessage, owner: UserID) {
-        (self.message, userId) = (message, owner.rawValue)
+        (self.message, userId) = (message, owner.local.rawValue)
     }
 
     private enum Keys: String, CodingKey { case userId }

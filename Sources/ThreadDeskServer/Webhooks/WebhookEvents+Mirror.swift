@@ -24,7 +24,7 @@ extension WebhookEvents: ShownChangeRecorder {
             case .updated(let message):
                 made += deliveries(.messageUpdated, app: owner.app, owner: owner, data: WebhookMessage(SupportMessage(message), owner: owner), at: time)
             case .deleted(let id):
-                made += deliveries(.messageDeleted, app: owner.app, owner: owner, data: WebhookDeletedMessage(id: id.description, userId: owner.rawValue), at: time)
+                made += deliveries(.messageDeleted, app: owner.app, owner: owner, data: WebhookDeletedMessage(id: id.description, userId: owner.local.rawValue), at: time)
             }
         }
         await keep(made)
