@@ -8,7 +8,8 @@ struct RatingRoutes: Sendable {
     let ratings: RatingService
     let quotas: Quotas
 
-    static let limit = 4 * 1024
+    /// 500 characters of up to 32 scalars each, escaped as JSON.
+    static let limit = 256 * 1024
 
     func register(on groups: V1Groups) {
         groups.users(charging: { .update($0) }).post("rating", use: rate)
@@ -33,7 +34,7 @@ struct RatingRoutes: Sendable {
             throw APIError.badRequest(.invalidRating, "score must be a whole number from 1 to 5.")
         }
         guard let comment = submission.comment else { return }
-        guard comment.utf16.count <= 8 * RatingSubmission.commentLimit, comment.count <= RatingSubmission.commentLimit else {
+        guard comment.utf16.count <= 64 * RatingSubmission.commentLimit, comment.count <= RatingSubmission.commentLimit else {
             throw APIError.badRequest(.invalidRating, "comment must be at most \(RatingSubmission.commentLimit) characters.")
         }
         if comment.contains(where: { $0.unicodeScalars.count > MessageText.maxScalarsPerCharacter }) {
