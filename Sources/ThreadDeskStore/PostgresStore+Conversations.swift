@@ -16,9 +16,10 @@ extension PostgresStore {
         """,
         "CREATE UNIQUE INDEX IF NOT EXISTS conversations_open ON conversations (owner) WHERE closed_at IS NULL",
         "CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, id)",
-        "CREATE INDEX IF NOT EXISTS conversations_opened ON conversations (app, opened_at)",
-        "CREATE INDEX IF NOT EXISTS conversations_closed ON conversations (app, closed_at) WHERE closed_at IS NOT NULL",
-        "CREATE INDEX IF NOT EXISTS conversations_rated ON conversations (app, rated_at) WHERE rated_at IS NOT NULL",
+        // Covering the numbers' reads: a year of an app's conversations is read from the index alone.
+        "CREATE INDEX IF NOT EXISTS conversations_opened ON conversations (app, opened_at, first_response_at, response_seconds, reminders)",
+        "CREATE INDEX IF NOT EXISTS conversations_closed ON conversations (app, closed_at, opened_at) WHERE closed_at IS NOT NULL",
+        "CREATE INDEX IF NOT EXISTS conversations_rated ON conversations (app, rated_at, rating) WHERE rated_at IS NOT NULL",
         "CREATE INDEX IF NOT EXISTS conversations_waiting ON conversations (app, waiting_since) WHERE closed_at IS NULL AND waiting_since IS NOT NULL",
         "CREATE INDEX IF NOT EXISTS conversations_due ON conversations (close_due_at) WHERE closed_at IS NULL AND close_due_at IS NOT NULL",
         """
@@ -248,19 +249,19 @@ extension PostgresStore {
         }
         if let row = try await query(
             """
-            SELECT coalesce(array_agg(response_seconds ORDER BY response_seconds), '{}') FROM conversations
+            SELECT coalesce(array_agg(response_seconds), '{}') FROM conversations
             WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to) AND response_seconds IS NOT NULL
             """
         ).first {
-            totals.responseSeconds = try row.decode([Double].self)
+            totals.responseSeconds = try row.decode([Double].self).sorted()
         }
         if let row = try await query(
             """
-            SELECT coalesce(array_agg(closed_at - opened_at ORDER BY closed_at - opened_at), '{}') FROM conversations
+            SELECT coalesce(array_agg(closed_at - opened_at), '{}') FROM conversations
             WHERE app = \(app) AND closed_at IS NOT NULL AND closed_at >= \(from) AND closed_at < \(to)
             """
         ).first {
-            totals.closeSeconds = try row.decode([Double].self)
+            totals.closeSeconds = try row.decode([Double].self).sorted()
         }
         totals.closed = totals.closeSeconds.count
         return totals
