@@ -22,29 +22,37 @@ struct ConversationLog: MirrorRecorder {
     let logger: Logger
     let now: @Sendable () -> Date
 
+    /// The user's message, as it is accepted: the conversation opens (`conversation.created`,
+    /// committed before the message's own event) or its wait starts, and a scheduled close is
+    /// cancelled, whether Discord has the message yet or not.
+    func accepted(_ message: MirroredMessage, owner: UserID, in context: inout UserContext) async {
+        guard message.author == .user else { return }
+        do {
+            let write = try await store.conversationUserWrote(owner, thread: message.threadID, at: now())
+            if write.opened {
+                webhooks?.record(
+                    .conversationCreated, app: owner.app, owner: owner, data: ConversationEvent(write.conversation), at: write.conversation.openedAt,
+                    in: &context)
+            }
+            if let due = write.cancelledClose { signals.closeCancelled(LifecycleSignals.Cancelled(owner: owner, thread: message.threadID, due: due)) }
+            signals.wake()
+        } catch {
+            logger.warning("Could not note the user's message in their conversation", metadata: ["user": "\(owner.logValue)", "error": "\(error)"])
+        }
+    }
+
+    /// Support's messages as they enter the mirror (the user's were noted when accepted).
     func record(_ intake: MirrorIntake) async {
-        for message in intake.shown {
+        for message in intake.shown where message.author != .user {
             do {
-                switch message.author {
-                case .user:
-                    let write = try await store.conversationUserWrote(intake.owner, thread: intake.thread, at: now())
-                    if write.opened {
-                        await webhooks?.record(
-                            .conversationCreated, app: intake.owner.app, owner: intake.owner, data: ConversationEvent(write.conversation),
-                            at: write.conversation.openedAt)
-                    }
-                    if let due = write.cancelledClose { signals.closeCancelled(LifecycleSignals.Cancelled(owner: intake.owner, thread: intake.thread, due: due)) }
-                    signals.wake()
-                case .support, .assistant:
-                    let byAgent = message.author == .support && message.authorName != teamName
-                    let date = now()
-                    let hours = catalog.app(of: intake.owner)?.supportHours
-                    var counted: (@Sendable (Date) -> Double)?
-                    if let hours { counted = { opened in Self.supportSeconds(hours, from: opened, to: date) } }
-                    let answered = try await store.conversationSupportWrote(
-                        intake.owner, thread: intake.thread, at: date, byAgent: byAgent, responseSeconds: counted)
-                    if answered != nil, byAgent { signals.wake() }
-                }
+                let byAgent = message.author == .support && message.authorName != teamName
+                let date = now()
+                let hours = catalog.app(of: intake.owner)?.supportHours
+                var counted: (@Sendable (Date) -> Double)?
+                if let hours { counted = { opened in Self.supportSeconds(hours, from: opened, to: date) } }
+                let answered = try await store.conversationSupportWrote(
+                    intake.owner, thread: intake.thread, at: date, byAgent: byAgent, responseSeconds: counted)
+                if answered != nil, byAgent { signals.wake() }
             } catch {
                 logger.warning(
                     "Could not note a message in the user's conversation", metadata: ["user": "\(intake.owner.logValue)", "error": "\(error)"])

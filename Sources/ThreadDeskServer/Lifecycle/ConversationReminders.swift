@@ -40,7 +40,9 @@ struct ConversationReminders: Sendable {
 
     /// Reminds support of `conversation`'s wait, once.
     func remind(_ conversation: ConversationRecord, at now: Date) async throws {
-        guard let since = conversation.waitingSince, let thread = conversation.thread else { return }
+        // The user's thread now (a first message is noted in the placeholder of a thread not made yet).
+        let current = try await store.user(conversation.owner)?.threadID.flatMap { Snowflake($0) }
+        guard let since = conversation.waitingSince, let thread = current ?? conversation.thread else { return }
         guard try await store.markConversationReminded(conversation.id, waitingSince: since, at: now) else { return }
         let text = Self.text(waitingSince: since, role: roleID)
         let nonce = ThreadNotes.nonce("reminder", id: conversation.owner, String(conversation.id), String(Int(since.timeIntervalSince1970)))

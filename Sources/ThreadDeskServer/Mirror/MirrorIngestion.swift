@@ -241,7 +241,8 @@ struct MirrorIngestion: Sendable {
 
     /// A user's message accepted into the outbox, its row `queued`: `shownChanges` hears of it in
     /// the accepting transaction.
-    func recordAccepted(_ row: MirroredMessage, owner: UserID, in context: inout UserContext) {
+    func recordAccepted(_ row: MirroredMessage, owner: UserID, in context: inout UserContext) async {
+        for recorder in recorders { await recorder.accepted(row, owner: owner, in: &context) }
         shownChanges?.accepted(row, owner: owner, in: &context)
     }
 

@@ -32,6 +32,9 @@ protocol MirrorListener: Sendable {
 /// failures (the mirror's merge stands either way).
 protocol MirrorRecorder: Sendable {
     func record(_ intake: MirrorIntake) async
+    /// A user's message accepted into the outbox (its `queued` row), in the user's transaction:
+    /// what it keeps in `context` commits with the message, before anything else is recorded of it.
+    func accepted(_ message: MirroredMessage, owner: UserID, in context: inout UserContext) async
 }
 
 /// Which first-seen support replies wait for a push (`PUSH_*` settings, as the root reads them);

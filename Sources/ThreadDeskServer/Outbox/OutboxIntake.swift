@@ -60,7 +60,7 @@ struct OutboxIntake: Sendable {
         if shown {
             let row = try await queuedRow(id, content: content, files: files, in: thread, at: time)
             context.accepted.append(row)
-            ingestion.recordAccepted(row, owner: record.id, in: &context)
+            await ingestion.recordAccepted(row, owner: record.id, in: &context)
         }
         // What the user writes may ask the assistant for a draft: its cost counts against the
         // network it came from too (`ASSIST_TOKENS_PER_NETWORK_PER_DAY`).
