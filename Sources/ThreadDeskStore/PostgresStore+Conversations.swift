@@ -230,15 +230,13 @@ extension PostgresStore {
         // of a popular app is tens of thousands of them, and rows cost far more to decode).
         if let row = try await query(
             """
-            SELECT
-                (SELECT count(*) FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to))::BIGINT,
-                (SELECT count(first_response_at) FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to))::BIGINT,
-                (SELECT coalesce(sum(reminders), 0) FROM conversations WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to))::BIGINT,
-                (SELECT count(*) FROM conversations WHERE app = \(app) AND closed_at IS NULL AND waiting_since IS NOT NULL)::BIGINT,
-                (SELECT min(waiting_since) FROM conversations WHERE app = \(app) AND closed_at IS NULL AND waiting_since IS NOT NULL),
-                (SELECT count(*) FROM conversations WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to))::BIGINT,
-                (SELECT coalesce(sum(rating), 0) FROM conversations WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to))::BIGINT,
-                (SELECT count(*) FROM conversations WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to) AND rating >= 4)::BIGINT
+            SELECT * FROM
+                (SELECT count(*)::BIGINT, count(first_response_at)::BIGINT, coalesce(sum(reminders), 0)::BIGINT FROM conversations
+                    WHERE app = \(app) AND opened_at >= \(from) AND opened_at < \(to)) AS opened,
+                (SELECT count(*)::BIGINT, min(waiting_since) FROM conversations
+                    WHERE app = \(app) AND closed_at IS NULL AND waiting_since IS NOT NULL) AS waiting,
+                (SELECT count(*)::BIGINT, coalesce(sum(rating), 0)::BIGINT, count(*) FILTER (WHERE rating >= 4)::BIGINT FROM conversations
+                    WHERE app = \(app) AND rated_at IS NOT NULL AND rated_at >= \(from) AND rated_at < \(to)) AS rated
             """
         ).first {
             let (opened, answered, reminders, waiting, since, ratings, sum, good) = try row.decode(
