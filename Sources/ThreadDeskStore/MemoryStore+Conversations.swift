@@ -69,7 +69,7 @@ extension MemoryStore {
     public func reopenConversation(_ owner: UserID, at date: Date) async throws -> ConversationRecord? {
         conversations.withLock { state in
             guard state.open(owner) == nil, var latest = state.rows.values.filter({ $0.owner == owner }).max(by: { $0.id < $1.id }) else { return nil }
-            (latest.closedAt, latest.closedBy, latest.ratingRequestedAt) = (nil, nil, nil)
+            (latest.closedAt, latest.closedBy, latest.ratingRequestedAt, latest.waitingSince, latest.remindedAt) = (nil, nil, nil, date, nil)
             state.rows[latest.id] = latest
             return latest
         }

@@ -133,7 +133,8 @@ extension PostgresStore {
         guard try await openConversation(owner) == nil else { return nil }
         return try await conversations(
             """
-            UPDATE conversations SET closed_at = NULL, closed_by = NULL, rating_requested_at = NULL
+            UPDATE conversations SET closed_at = NULL, closed_by = NULL, rating_requested_at = NULL, waiting_since = \(date.timeIntervalSince1970),
+                reminded_at = NULL
             WHERE id = (SELECT max(id) FROM conversations WHERE owner = \(owner.rawValue)) RETURNING \(unescaped: Self.columns)
             """
         ).first

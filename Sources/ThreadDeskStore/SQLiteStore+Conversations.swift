@@ -125,8 +125,13 @@ extension SQLiteStore {
                     db, sql: "SELECT \(Self.conversationColumns) FROM conversations WHERE owner = ? ORDER BY id DESC LIMIT 1", arguments: [owner.rawValue]
                 ).flatMap(Self.conversation)
             else { return nil }
+            // Back to support: it waits for an answer again (so no auto-close takes it at once).
             try db.execute(
-                sql: "UPDATE conversations SET closed_at = NULL, closed_by = NULL, rating_requested_at = NULL WHERE id = ?", arguments: [latest.id])
+                sql: """
+                    UPDATE conversations SET closed_at = NULL, closed_by = NULL, rating_requested_at = NULL, waiting_since = ?, reminded_at = NULL
+                    WHERE id = ?
+                    """,
+                arguments: [date.timeIntervalSince1970, latest.id])
             return try Self.conversation(id: latest.id, db)
         }
     }

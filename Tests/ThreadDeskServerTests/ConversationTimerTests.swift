@@ -188,8 +188,9 @@ struct ConversationTimerTests {
             #expect(reminders().count == 1)
             clock.advance(by: .seconds(60))
             try await server.settled(driving: clock)
-            #expect(reminders().count == 2)
-            #expect(try await Self.conversation(server, user)?.reminders == 2)
+            let seen = try await Self.conversation(server, user)
+            #expect(reminders().count == 2, "\(String(describing: seen)) at \(Self.now(clock))")
+            #expect(seen?.reminders == 2)
             let metrics = try await server.metricsText()
             #expect(metrics.contains(#"threaddesk_reminders_total{app="default"} 2"#))
         }

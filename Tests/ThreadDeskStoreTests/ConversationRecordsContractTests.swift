@@ -131,7 +131,7 @@ struct ConversationRecordsContract {
             _ = try await store.conversationSupportWrote(bob, thread: Snowflake(7), at: at(1), byAgent: true)
             let closed = try #require(try await store.closeConversation(bob, at: at(2), by: .agent, dueBy: nil))
             let reopened = try #require(try await store.reopenConversation(bob, at: at(3)))
-            #expect(reopened.id == closed.id && reopened.isOpen && reopened.ratingRequestedAt == nil)
+            #expect(reopened.id == closed.id && reopened.isOpen && reopened.ratingRequestedAt == nil && reopened.waitingSince == at(3))
             #expect(try await store.reopenConversation(bob, at: at(4)) == nil)
             #expect(try await store.rateConversation(closed.id, owner: bob, score: 5, comment: nil, at: at(5)) == .notRequested)
             try await store.eraseUser(bob) { _ in }

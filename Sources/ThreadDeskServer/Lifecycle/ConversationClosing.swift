@@ -98,8 +98,8 @@ struct ConversationClosing: ConversationClosings {
 
     /// A close the timers make (`scheduled`, `auto`), all under the user's lock, so that two
     /// replicas never both make it: an auto-close checks that support still answered last before
-    /// `idleBefore`, then says the closing message when one is set; then the conversation closes
-    /// and the thread is resolved and archived. False when there was nothing (left) to close.
+    /// `idleBefore`; the conversation closes, then the closing message is said when one is set;
+    /// then the thread is resolved and archived. False when there was nothing (left) to close.
     func closeByTimer(_ conversation: ConversationRecord, by closer: ConversationCloser, dueBy: Date?, idleBefore: Date?) async throws -> Bool {
         let owner = conversation.owner
         let date = time.now()
@@ -109,13 +109,20 @@ struct ConversationClosing: ConversationClosings {
                 guard let current, current.id == conversation.id, current.isOpen, current.waitingSince == nil,
                     let answered = current.lastSupportAt, answered < idleBefore
                 else { return nil }
-                if let message = settings.autoCloseMessage, let app = catalog.app(of: owner), let thread = context.record?.threadID {
+            }
+            guard let closed = try await closeHeld(owner, by: closer, dueBy: dueBy, at: date, context: &context) else { return nil }
+            // Closed first, said after: a message that cannot be posted is not posted again by the
+            // next round (the webhook's post has no nonce).
+            if closer == .auto, let message = settings.autoCloseMessage, let app = catalog.app(of: owner), let thread = context.record?.threadID {
+                do {
                     // Silent: the user is told in the conversation, and asked for a rating by a push.
                     let posted = try await voice.say(NoteMarkers.silentPrefixes[1] + " " + message, in: thread, of: app.forumChannelID, as: nil)
                     try await ingestion.ingestOwn(posted, record: context.record)
+                } catch {
+                    logger.warning("Could not post the closing message", metadata: ["user": "\(owner.logValue)", "error": "\(error)"])
                 }
             }
-            return try await closeHeld(owner, by: closer, dueBy: dueBy, at: date, context: &context)
+            return closed
         }
         guard let closed else { return false }
         await announce(closed, by: closer)

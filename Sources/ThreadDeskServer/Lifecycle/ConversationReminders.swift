@@ -42,7 +42,9 @@ struct ConversationReminders: Sendable {
     func remind(_ conversation: ConversationRecord, at now: Date) async throws {
         // The user's thread now (a first message is noted in the placeholder of a thread not made yet).
         let current = try await store.user(conversation.owner)?.threadID.flatMap { Snowflake($0) }
-        guard let since = conversation.waitingSince, let thread = current ?? conversation.thread else { return }
+        guard let since = conversation.waitingSince else { return }
+        // No thread to remind in yet (its creation is failing): the round tries again later.
+        guard let thread = current else { throw NoThreadYet() }
         guard try await store.markConversationReminded(conversation.id, waitingSince: since, at: now) else { return }
         let text = Self.text(waitingSince: since, role: roleID)
         let nonce = ThreadNotes.nonce("reminder", id: conversation.owner, String(conversation.id), String(Int(since.timeIntervalSince1970)))
@@ -55,6 +57,10 @@ struct ConversationReminders: Sendable {
             try? await store.forgetConversationReminder(conversation.id, at: now)
             throw error
         }
+    }
+
+    struct NoThreadYet: Error, CustomStringConvertible {
+        var description: String { "the user has no thread yet" }
     }
 
     /// The reminder: a note (the user never sees it) naming how long the user has waited.

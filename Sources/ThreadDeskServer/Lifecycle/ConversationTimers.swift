@@ -40,7 +40,7 @@ final class ConversationTimers: Service, Sendable, CustomStringConvertible {
         work.watch(Self.workName) { [weak self] in
             guard let self else { return false }
             if signals.hasCancelled { return true }
-            return self.nextWake.withLock { $0 }.map { $0 <= self.time.now() } ?? false
+            return self.nextWake.withLock { $0 }.map { $0 <= self.time.now().addingTimeInterval(0.001) } ?? false
         }
     }
 
@@ -84,17 +84,26 @@ final class ConversationTimers: Service, Sendable, CustomStringConvertible {
             let outcome = try await store.exclusively(Self.workName) { () async throws -> Next in
                 try await self.sayCancelledCloses()
                 let now = self.time.now()
+                // One conversation's failure (a thread Discord refuses) holds up none of the others.
+                var failed = false
                 for conversation in try await self.store.dueConversationCloses(at: now, limit: Self.batch) {
-                    _ = try await self.closing.closeByTimer(conversation, by: .scheduled, dueBy: now, idleBefore: nil)
+                    failed = await !self.attempt("a scheduled close", of: conversation) {
+                        _ = try await self.closing.closeByTimer(conversation, by: .scheduled, dueBy: now, idleBefore: nil)
+                    } || failed
                 }
                 if let after = self.settings.autoCloseAfter {
                     let cutoff = now.addingTimeInterval(-(after / .seconds(1)))
                     for conversation in try await self.store.idleAnsweredConversations(answeredBefore: cutoff, limit: Self.batch) {
-                        _ = try await self.closing.closeByTimer(conversation, by: .auto, dueBy: nil, idleBefore: cutoff)
+                        failed = await !self.attempt("an automatic close", of: conversation) {
+                            _ = try await self.closing.closeByTimer(conversation, by: .auto, dueBy: nil, idleBefore: cutoff)
+                        } || failed
                     }
                 }
-                let reminderDue = try await self.remind(at: now)
-                return try await self.nextDue(after: now, reminderDue: reminderDue).map(Next.at) ?? .idle
+                let (reminderDue, remindersFailed) = try await self.remind(at: now)
+                if failed || remindersFailed { return .retry }
+                guard let next = try await self.nextDue(after: now, reminderDue: reminderDue) else { return .idle }
+                // Work still due after a round that did what it could: looked at again in a while, never at once.
+                return next > now ? .at(next) : .retry
             }
             return outcome ?? .retry
         } catch {
@@ -103,19 +112,41 @@ final class ConversationTimers: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Reminds the waits that are due; returns when the earliest one not yet due is.
-    private func remind(at now: Date) async throws -> Date? {
-        guard let after = settings.remindAfter else { return nil }
-        let candidates = try await store.unremindedWaits(startedBefore: now.addingTimeInterval(-(after / .seconds(1))), limit: Self.batch)
+    /// Reminds the waits that are due; returns when the earliest one not yet due is, and whether
+    /// any could not be reminded (tried again after `retryAfter`).
+    private func remind(at now: Date) async throws -> (Date?, failed: Bool) {
+        guard let after = settings.remindAfter else { return (nil, false) }
+        // A wait that began exactly `after` ago is due (the store's bound is strict).
+        let candidates = try await store.unremindedWaits(
+            startedBefore: now.addingTimeInterval(0.001 - after / .seconds(1)), limit: Self.reminderBatch)
         var next: Date?
+        var failed = false
         for (conversation, due) in reminders.dueDates(of: candidates, after: after, now: now) {
-            if due <= now {
-                try await reminders.remind(conversation, at: now)
+            // Within a millisecond: a date computed from support hours may land a hair past the exact one.
+            if due <= now.addingTimeInterval(0.001) {
+                failed = await !attempt("a reminder", of: conversation) { try await self.reminders.remind(conversation, at: now) } || failed
             } else if next.map({ due < $0 }) ?? true {
                 next = due
             }
         }
-        return next
+        return (next, failed)
+    }
+
+    /// Waits looked at in one round: those whose support hours put their reminder later are among
+    /// them, so it is larger than the other batches.
+    static let reminderBatch = 2_000
+
+    /// Runs one conversation's work; false (and a log line) when it failed.
+    private func attempt(_ what: String, of conversation: ConversationRecord, _ work: () async throws -> Void) async -> Bool {
+        do {
+            try await work()
+            return true
+        } catch {
+            logger.warning(
+                "The conversations' timers could not make \(what); trying again later",
+                metadata: ["user": "\(conversation.owner.logValue)", "error": "\(error)"])
+            return false
+        }
     }
 
     /// When the next work is due, from the store's dates (a wait's reminder is due no earlier

@@ -128,8 +128,8 @@ public protocol ConversationRecords: Sendable {
     /// Closes the user's open conversation: asks for a rating when an agent answered it. Nil when
     /// none is open. With `dueBy`, only a scheduled close due by then (the timer's).
     func closeConversation(_ owner: UserID, at date: Date, by closer: ConversationCloser, dueBy: Date?) async throws -> ConversationRecord?
-    /// `/reopen`: the user's latest conversation open again (nil when it is open already or none
-    /// exists); a rating it asked for is no longer asked.
+    /// `/reopen`: the user's latest conversation open again and waiting for support (nil when it
+    /// is open already or none exists); a rating it asked for is no longer asked.
     func reopenConversation(_ owner: UserID, at date: Date) async throws -> ConversationRecord?
     /// `/close in:`: the open conversation closes at `due` (nil cancels). Nil when none is open.
     func scheduleConversationClose(_ owner: UserID, at due: Date?) async throws -> ConversationRecord?
