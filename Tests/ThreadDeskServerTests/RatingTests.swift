@@ -81,6 +81,17 @@ struct RatingTests {
             let metrics = try await server.metricsText()
             #expect(metrics.contains(#"threaddesk_ratings_total{score="4",app="default"} 1"#))
             #expect(metrics.contains(#"threaddesk_conversations_closed_total{by="agent",app="default"} 1"#))
+
+            // A next conversation, closed and rated: the first request's key still answers the first rating.
+            #expect(try await server.send("another thing", token: user.token).status == .created)
+            _ = try server.emulator.replyAsAgent(inThread: thread, content: "Done too")
+            try await server.settled()
+            try await DeskTests.run(server, "close", in: thread)
+            try await server.settled()
+            #expect(try await Self.rate(server, token: user.token, #"{"score":2}"#).status == .created)
+            let replayed = try await Self.rate(server, token: user.token, #"{"score":4,"comment":"Fast *and* kind @everyone"}"#, key: key)
+            let replayedRating = try replayed.decode(RatingResponse.self).rating
+            #expect(replayed.status == .ok && replayedRating == rating)
         }
     }
 

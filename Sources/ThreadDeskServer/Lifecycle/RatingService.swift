@@ -32,10 +32,13 @@ struct RatingService: Sendable {
             try await users.withUser(id, idempotencyKey: idempotencyKey.map { "rating:" + $0 }) { context -> (ConversationRecord, OutboxIntake.Accepted?) in
                 if let kept = context.keptResult {
                     guard kept.fingerprint == fingerprint else { throw SupportFailure.idempotencyKeyReused }
-                    guard let number = kept.messageIDs.first.flatMap({ Int64($0) }), let conversation = try await store.latestConversation(of: id),
-                        conversation.id == number || conversation.rating != nil
-                    else { throw Self.notRequested }
-                    return (conversation, nil)
+                    // The conversation the first request rated, by its id (the user may have had
+                    // another since): rated already, so the store answers with its rating.
+                    guard let number = kept.messageIDs.first.flatMap({ Int64($0) }) else { throw Self.notRequested }
+                    switch try await store.rateConversation(number, owner: id, score: submission.score, comment: comment, at: date) {
+                    case .alreadyRated(let conversation), .rated(let conversation): return (conversation, nil)
+                    case .notRequested: throw Self.notRequested
+                    }
                 }
                 guard let pending = context.record?.live.ratingRequest else {
                     if try await store.latestConversation(of: id)?.rating != nil { throw Self.alreadyRated }
