@@ -34,6 +34,10 @@ def test_the_api_keeps_its_openapi_document(sandbox, tmp_path):
          # /metrics is never open on the public listener: the sandbox serves it nowhere (no
          # INTERNAL_PORT, no METRICS_TOKEN); its answers are tested against the emulators in the Swift suite.
          "--exclude-operation-id", "metrics",
+         # A rating needs a conversation an agent answered and closed, which no generated request
+         # makes: nearly every valid body is 409 rating_not_requested. Tested against the emulators
+         # in the Swift suite (RatingTests: bodies, refusals, replays).
+         "--exclude-operation-id", "rateConversation",
          "--seed", SEED, "--max-examples", "10", "--workers", "1", "--checks", checks,
          "--report", "junit", "--report-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=900)
@@ -44,7 +48,7 @@ def test_the_api_keeps_its_openapi_document(sandbox, tmp_path):
     operations = [operation for path in document["paths"].values() for method, operation in path.items()
                   if method in ("get", "put", "post", "patch", "delete")]
     expected = [operation for operation in operations
-                if "internal" not in operation.get("tags", []) and operation.get("operationId") not in ("closeSession", "deleteMyData", "closeAllSessions", "metrics")]
+                if "internal" not in operation.get("tags", []) and operation.get("operationId") not in ("closeSession", "deleteMyData", "closeAllSessions", "metrics", "rateConversation")]
     assert f"Tested: {len(expected)}" in output, output[-3000:]
     assert "passed" in output and "failed" not in output.lower().split("summary")[-1], output[-3000:]
     # No warning either: every operation was served generated data it takes (seeds 905, 910 and 7
