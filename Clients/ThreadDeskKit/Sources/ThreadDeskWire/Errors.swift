@@ -28,6 +28,8 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public init(rawValue: String) { self.rawValue = rawValue }
 
     public static let alreadyRated = ErrorCode(rawValue: "already_rated")
+    /// `GET /v1/articles/{id}`, `POST /v1/articles/{id}/views`: no such article in the app's help center.
+    public static let articleNotFound = ErrorCode(rawValue: "article_not_found")
     public static let attachmentNotFound = ErrorCode(rawValue: "attachment_not_found")
     public static let attachmentUnavailable = ErrorCode(rawValue: "attachment_unavailable")
     public static let bodyTooLarge = ErrorCode(rawValue: "body_too_large")
@@ -46,7 +48,11 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let gatewayStopped = ErrorCode(rawValue: "gateway_stopped")
     public static let idempotencyKeyReused = ErrorCode(rawValue: "idempotency_key_reused")
     public static let internalError = ErrorCode(rawValue: "internal_error")
+    /// `POST /v1/activity`: the name, a property or the time broke a rule; the message names it.
+    public static let invalidActivity = ErrorCode(rawValue: "invalid_activity")
     public static let invalidAfter = ErrorCode(rawValue: "invalid_after")
+    /// `PUT /v1/attributes`: a key or a value broke a rule; the message names the key.
+    public static let invalidAttributes = ErrorCode(rawValue: "invalid_attributes")
     public static let invalidBefore = ErrorCode(rawValue: "invalid_before")
     public static let invalidApiKey = ErrorCode(rawValue: "invalid_api_key")
     public static let invalidAppKey = ErrorCode(rawValue: "invalid_app_key")
@@ -138,6 +144,12 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
 
     /// Every code with a name of its own.
     public static let known: [ErrorCode] = [
+        .alreadyRated,
+        .articleNotFound,
+        .invalidActivity,
+        .invalidAttributes,
+        .invalidRating,
+        .ratingNotRequested,
         .attachmentNotFound,
         .attachmentUnavailable,
         .bodyTooLarge,
