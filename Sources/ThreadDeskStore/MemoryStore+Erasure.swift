@@ -31,6 +31,7 @@ extension MemoryStore {
             eraseCrashes(of: id)
             eraseWebhooks(of: id)
             conversations.withLock { $0.erase(id) }
+            profiles.withLock { $0.erase(id) }
             buckets.forget(keys: erasure.quotaKeys)
             return record != nil || !threads.isEmpty
         }

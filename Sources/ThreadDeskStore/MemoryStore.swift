@@ -31,6 +31,7 @@ public final class MemoryStore: UserStore {
     let crashes = Mutex(MemoryCrashes())
     let conversations = Mutex(MemoryConversations())
     let webhooks = Mutex(MemoryWebhooks())
+    let profiles = Mutex(MemoryProfiles())
 
     /// - Parameter lockWait: how long a request waits for a user's lock at most.
     public init(lockWait: Duration = UserLockWait.standard) {

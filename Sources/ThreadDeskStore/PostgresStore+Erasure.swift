@@ -42,6 +42,7 @@ extension PostgresStore {
         try await eraseCrashes(of: erasure.id, on: connection, logger: logger)
         try await connection.rows("DELETE FROM webhook_deliveries WHERE owner = \(id)", logger: logger)
         try await eraseConversations(of: erasure.id, on: connection, logger: logger)
+        try await eraseProfile(of: erasure.id, on: connection, logger: logger)
         try await connection.rows("DELETE FROM users WHERE id = \(id)", logger: logger)
     }
 

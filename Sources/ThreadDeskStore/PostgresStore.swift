@@ -148,7 +148,7 @@ public final class PostgresStore: UserStore, Service {
 
     /// The schema this version writes (raise it with every change to `schema`). A database at a
     /// higher one was migrated by a newer ThreadDesk.
-    public static let schemaVersion = 18
+    public static let schemaVersion = 19
 
     /// The database was migrated by a newer version of ThreadDesk.
     public struct SchemaTooNew: Error, CustomStringConvertible {
@@ -212,7 +212,7 @@ public final class PostgresStore: UserStore, Service {
         """,
         // The trace of an accepted message, continued by its delivery (schema 14).
         "ALTER TABLE outbox_items ADD COLUMN IF NOT EXISTS trace_parent TEXT",
-    ] + assistSchema + crashSchema + conversationSchema + webhookSchema
+    ] + assistSchema + crashSchema + conversationSchema + webhookSchema + profileSchema
 
     /// Database failures, as opposed to the caller's own errors, become `StoreUnavailableError`.
     /// While the pool answers, the operation leases at once; after a failure that looks like the

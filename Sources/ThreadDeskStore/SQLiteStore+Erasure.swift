@@ -39,6 +39,7 @@ extension SQLiteStore {
         try eraseCrashes(of: erasure.id, db)
         try db.execute(sql: "DELETE FROM webhook_deliveries WHERE owner = ?", arguments: [erasure.id.rawValue])
         try eraseConversations(of: erasure.id, db)
+        try eraseProfile(of: erasure.id, db)
         try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [erasure.id.rawValue])
     }
 

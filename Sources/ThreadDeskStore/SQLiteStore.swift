@@ -240,6 +240,7 @@ public final class SQLiteStore: UserStore {
         migrateCrashes(&migrator)
         migrateConversations(&migrator)
         migrateWebhooks(&migrator)
+        migrateProfiles(&migrator)
         return migrator
     }
 

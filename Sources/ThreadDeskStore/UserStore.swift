@@ -8,7 +8,7 @@ import ThreadDeskCore
 /// what it uses; every implementation passes the same contract suite for each of them.
 public protocol UserStore:
     UserRecords, UserErasure, IdempotencyRecords, GlobalValues, QuotaBuckets, MirrorStore, PushQueue, JobLocks, StoreLifecycle,
-    DeviceAttestations, OutboxStore, AssistLedger, DraftStore, CrashRecords, ConversationRecords, WebhookRecords {}
+    DeviceAttestations, OutboxStore, AssistLedger, DraftStore, CrashRecords, ConversationRecords, WebhookRecords, UserProfiles, ArticleReads {}
 
 /// The users, one at a time each. `withUser` runs its body one at a time per user, in arrival
 /// order; different users run in parallel. Every implementation runs it through
