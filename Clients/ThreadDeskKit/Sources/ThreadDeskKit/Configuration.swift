@@ -16,6 +16,11 @@ public struct ThreadDeskConfiguration: Sendable {
     public var userHash: (@Sendable (_ userID: String) async throws -> String)?
     public var sessionStore: any SessionStore
     public var outbox: any OutboxStore
+    /// Where attributes and activity wait until the server has them (``ThreadDeskClient/setAttributes(_:)``).
+    public var userContext: any UserContextStore
+    /// Told of an attribute change or an event the server refused for good (dropped, never sent
+    /// again), which the device's own checks let through: a newer server's stricter rule, say.
+    public var userContextRefused: (@Sendable (UserContextRefusal) -> Void)?
     /// The deadline of one request, in seconds (like every interval here).
     public var requestTimeout: TimeInterval = 30
     /// Attempts of one send before it is left in the outbox (a ``ThreadDeskError`` of kind ``ThreadDeskError/Kind-swift.struct/pending``).
@@ -42,7 +47,7 @@ public struct ThreadDeskConfiguration: Sendable {
 
     public init(
         serverURL: URL, appKey: String, userID: String? = nil, sessionStore: any SessionStore, outbox: any OutboxStore,
-        userHash: (@Sendable (_ userID: String) async throws -> String)? = nil
+        userHash: (@Sendable (_ userID: String) async throws -> String)? = nil, userContext: (any UserContextStore)? = nil
     ) {
         self.serverURL = serverURL
         self.appKey = appKey
@@ -50,10 +55,11 @@ public struct ThreadDeskConfiguration: Sendable {
         self.sessionStore = sessionStore
         self.outbox = outbox
         self.userHash = userHash
+        self.userContext = userContext ?? InMemoryUserContextStore()
     }
 
-    /// The session in the Keychain on Apple platforms (a file on Linux), the outbox in a folder
-    /// of Application Support (of `~/.local/state` on Linux).
+    /// The session in the Keychain on Apple platforms (a file on Linux), the outbox and the user's
+    /// unsent attributes and activity in a folder of Application Support (of `~/.local/state` on Linux).
     public static func standard(serverURL: URL, appKey: String, userID: String? = nil) -> ThreadDeskConfiguration {
         let folder = defaultFolder()
         #if canImport(Security)
@@ -63,7 +69,8 @@ public struct ThreadDeskConfiguration: Sendable {
         #endif
         return ThreadDeskConfiguration(
             serverURL: serverURL, appKey: appKey, userID: userID, sessionStore: sessions,
-            outbox: FileOutbox(directory: folder.appendingPathComponent("outbox")))
+            outbox: FileOutbox(directory: folder.appendingPathComponent("outbox")),
+            userContext: FileUserContextStore(url: folder.appendingPathComponent("user-context.json")))
     }
 
     static func defaultFolder() -> URL {

@@ -17,9 +17,12 @@ extension ThreadDeskClient {
         if session == nil { session = try await loadStoredSession() }
         if let session, configuration.userID == nil || configuration.userID == session.userId {
             if let installation { _ = try await updateInstallation(installation) }
+            sendUserContextSoon()
             return session
         }
-        return try await createSession(presenting: nil, installation: installation)
+        let created = try await createSession(presenting: nil, installation: installation)
+        sendUserContextSoon()
+        return created
     }
 
     /// The user of the session kept on this device, read without a network call; nil when none
@@ -51,12 +54,13 @@ extension ThreadDeskClient {
         try await forgetSession()
     }
 
-    /// Forgets the session and the unsent messages on this device.
+    /// Forgets the session, the unsent messages, attributes and activity on this device.
     func forgetSession() async throws(ThreadDeskError) {
         session = nil
         do {
             try await configuration.sessionStore.save(nil)
             for entry in try await configuration.outbox.entries() { try await configuration.outbox.remove(entry.id) }
+            try forgetUserContext()
         } catch {
             throw .transport("could not clear the stores: \(error)")
         }

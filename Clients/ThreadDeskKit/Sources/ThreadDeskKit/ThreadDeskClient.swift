@@ -26,6 +26,10 @@ public actor ThreadDeskClient {
     var lastTyping: TimeInterval?
     /// The crash reporter started for this client: what it keeps goes out once a session exists.
     nonisolated let crashReports = Locked<SupportCrashReports?>(nil)
+    /// The user's attributes and activity not sent yet, as last read or written (nil: not read yet).
+    var userContextBacklog: UserContextBacklog?
+    /// The send of the backlog under way or last started: the next one waits for it.
+    var userContextSending: Task<UserContextReport, Never>?
 
     public init(_ configuration: ThreadDeskConfiguration) {
         self.configuration = configuration

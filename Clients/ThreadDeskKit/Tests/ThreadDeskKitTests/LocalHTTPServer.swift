@@ -24,6 +24,20 @@ final class LocalHTTPServer: Sendable {
         /// `Content-Type` here replaces the default, `application/json`.
         var headers: [String: String] = [:]
         var body: String
+        /// Held until the test releases it (a slow answer), while the next connections are served.
+        var hold: Hold? = nil
+    }
+
+    /// An answer the test lets go: the request has arrived once `hasArrived`, and the answer
+    /// goes at `release()` (or after 30 s, or at `stop()`).
+    final class Hold: @unchecked Sendable {
+        private let gate = DispatchSemaphore(value: 0)
+        private let arrival = Locked(false)
+
+        var hasArrived: Bool { arrival.current }
+        func arrived() { arrival.withLock { $0 = true } }
+        func release() { gate.signal() }
+        func wait() { _ = gate.wait(timeout: .now() + 30) }
     }
 
     /// How long a connection may keep the thread waiting for the rest of its request (or for
@@ -37,6 +51,8 @@ final class LocalHTTPServer: Sendable {
     /// Whether `stop()` ran (or the thread ended), and the connection being served: shut down and
     /// closed under this lock only, so neither call can reach a descriptor already reused.
     private let state = Locked<(stopped: Bool, connection: Int32?)>((false, nil))
+    /// Held answers not let go yet: `stop()` lets them go.
+    private let holds = Locked<[Hold]>([])
 
     init(answers: [Answer]) throws {
         self.answers = Locked(answers)
@@ -83,6 +99,7 @@ final class LocalHTTPServer: Sendable {
             shutdown(socket, Int32(SHUT_RDWR))
             if let connection = state.connection { shutdown(connection, Int32(SHUT_RDWR)) }
         }
+        for hold in holds.withLock({ $0 }) { hold.release() }
     }
 
     private func serve() {
@@ -124,6 +141,18 @@ final class LocalHTTPServer: Sendable {
                 let body = Data(answer.body.utf8)
                 head += "Content-Length: \(body.count)\r\n\r\n"
                 let reply = Data(head.utf8) + body
+                if let hold = answer.hold {
+                    // A connection of its own (the loop closes this descriptor), answered on release.
+                    let held = dup(connection)
+                    holds.withLock { $0.append(hold) }
+                    hold.arrived()
+                    Thread {
+                        hold.wait()
+                        _ = reply.withUnsafeBytes { send(held, $0.baseAddress, $0.count, Self.noSignal) }
+                        close(held)
+                    }.start()
+                    continue
+                }
                 _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Self.noSignal) }
             }
         }

@@ -123,7 +123,7 @@ final class ConversationLive {
 
     /// What happened while the stream was down and could not be replayed, or before the
     /// first connection: new messages since the newest here, support's status, and the
-    /// device's unsent messages and kept crash reports sent.
+    /// device's unsent messages, kept crash reports, attributes and activity sent.
     func synchronize() async {
         synchronizing += 1
         if !isSynchronizing { isSynchronizing = true }
@@ -144,6 +144,10 @@ final class ConversationLive {
         guard !Task.isCancelled else { return }
         sending.deliverWaiting()
         work.start { await self.client.sendCrashReports() }
+        work.start {
+            let report = await self.client.sendUserContext()
+            if let refused = report.refused.last, !Task.isCancelled { self.work.lastError = refused.error }
+        }
         history.saveSoon()
     }
 

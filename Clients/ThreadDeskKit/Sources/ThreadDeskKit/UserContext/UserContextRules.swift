@@ -1,0 +1,49 @@
+import Foundation
+
+/// The server's rules for attributes and activity (`PUT /v1/attributes`, `POST /v1/activity`),
+/// checked on the device so that the app's developer hears of a bad key at the call, not from a
+/// refusal long after, when the device is back online.
+enum UserContextRules {
+    /// 1–40 of `a-z 0-9 _`.
+    static func isKey(_ key: String) -> Bool {
+        let scalars = key.unicodeScalars
+        return (1...AttributesUpdate.keyLength).contains(scalars.count)
+            && scalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+    }
+
+    /// 1–64 of `a-z 0-9 _ .`.
+    static func isActivityName(_ name: String) -> Bool {
+        let scalars = name.unicodeScalars
+        return (1...ActivityEvent.nameLength).contains(scalars.count)
+            && scalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "." }
+    }
+
+    /// Why `value` is refused, or nil: text over 256 characters, a number JSON cannot carry, a
+    /// date that is not ISO 8601 with a time zone.
+    static func problem(with value: AttributeValue) -> String? {
+        switch value {
+        case .string(let text):
+            text.count > AttributeValue.textLimit ? "a text of \(text.count) characters (at most \(AttributeValue.textLimit))" : nil
+        case .number(let number):
+            number.isFinite ? nil : "a number that is not finite"
+        case .date(let text):
+            Timestamp.date(text) == nil ? "a date that is not ISO 8601 with a time zone (\(text.prefix(40)))" : nil
+        case .integer, .bool:
+            nil
+        }
+    }
+
+    /// Checks one attribute or property, refusing with `code` and the key named.
+    static func check(_ key: String, _ value: AttributeValue?, code: ErrorCode) throws(ThreadDeskError) {
+        guard isKey(key) else {
+            throw .invalidInput(code, "\(key.prefix(60)): a key is 1–\(AttributesUpdate.keyLength) of a-z, 0-9 and _")
+        }
+        if let value, let problem = problem(with: value) { throw .invalidInput(code, "\(key): \(problem)") }
+    }
+
+    /// The keys of `message` that name one of `keys` (a server's refusal names the key it refused).
+    static func keys(namedIn message: String, among keys: some Sequence<String>) -> Set<String> {
+        let words = Set(message.split { !($0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_")) }.map(String.init))
+        return Set(keys).intersection(words)
+    }
+}
