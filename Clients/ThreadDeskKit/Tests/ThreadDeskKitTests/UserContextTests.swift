@@ -18,6 +18,8 @@ struct UserContextTests {
             outbox: InMemoryOutbox(), userContext: store)
         configuration.sendAttempts = 1
         configuration.requestTimeout = 10
+        // A call's retries (the help center's reads make three) wait a millisecond, not seconds.
+        configuration.retryBackoff = Backoff(base: 0.001, cap: 0.001)
         if let refusals { configuration.userContextRefused = { refusal in refusals.withLock { $0.append(refusal) } } }
         if session { try await configuration.sessionStore.save(Session(userId: "app/u1", token: "token-1")) }
         return ThreadDeskClient(configuration)
@@ -216,10 +218,11 @@ extension LocalHTTPServer.Answer {
     }
 }
 
-/// Waits (10 s at most) for `condition`, which another thread makes true (the local server's).
-func until(_ condition: () -> Bool) async throws {
+/// Waits (10 s at most) for `condition`, which another thread or task makes true (the local
+/// server's, the client's).
+func until(_ condition: @Sendable () async -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
+    while await !condition() {
         guard ContinuousClock.now < deadline else {
             Issue.record("the condition did not hold within 10 s")
             return

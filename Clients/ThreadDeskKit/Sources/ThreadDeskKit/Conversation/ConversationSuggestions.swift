@@ -24,8 +24,23 @@ final class ConversationSuggestions {
         self.sleep = sleep
     }
 
-    /// The suggestion the next message names: the one the user opened, or else the one shown first.
-    var named: String? { openedID ?? suggestions.first?.id }
+    /// The help center's article the user read before asking (``SupportConversation/stillNeedHelp(article:)``):
+    /// named by the next text message, whatever happens to the draft until then.
+    @ObservationIgnored private var articleID: String?
+
+    /// The answer the next message names: the article the user came from, the suggestion they
+    /// opened, or else the one shown first.
+    var named: String? { articleID ?? openedID ?? suggestions.first?.id }
+
+    /// The user came from the help center's `article`.
+    func cameFrom(_ article: Article) {
+        articleID = article.id
+    }
+
+    /// A text message went out naming ``named``: the article is told once.
+    func sent() {
+        articleID = nil
+    }
 
     /// The user opened `suggestion`.
     func opened(_ suggestion: Suggestion) {
@@ -54,6 +69,7 @@ final class ConversationSuggestions {
     /// The user changed: what was suggested to the one before goes.
     func forget() {
         suggestions = []
+        articleID = nil
     }
 
     /// The conversation is stopping: no ask goes out.

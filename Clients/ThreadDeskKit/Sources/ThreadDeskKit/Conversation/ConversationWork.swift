@@ -21,6 +21,9 @@ final class ConversationWork {
         }
     }
 
+    /// The tasks under way (a test awaits them).
+    var running: [Task<Void, Never>] { Array(tasks.values) }
+
     /// Cancels every task under way, and returns them: a task ends by itself once cancelled, so
     /// the caller may wait for them.
     @discardableResult

@@ -201,11 +201,13 @@ public final class SupportConversation {
 
     /// Sends the draft (and ``draftFiles``): shown at once as pending, then queued and sent as
     /// the server and support get it. A suggestion the user opened (``opened(_:)``), or else
-    /// the one shown first, is named to support with a text-only message.
+    /// the one shown first, is named to support with a text-only message (an article the user
+    /// came from, ``stillNeedHelp(article:)``, before either).
     public func send() {
         let text = draft.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty || !draftFiles.isEmpty else { return }
         let suggestion = draftFiles.isEmpty ? suggesting.named : nil
+        if draftFiles.isEmpty { suggesting.sent() }
         let entry = OutboxEntry(text: text, files: draftFiles, suggestionID: suggestion)
         draftFiles = []
         draft = ""
@@ -215,6 +217,13 @@ public final class SupportConversation {
     /// The user opened a suggestion: the next message names it to support.
     public func opened(_ suggestion: Suggestion) {
         suggesting.opened(suggestion)
+    }
+
+    /// The user read `article` in the help center and still needs help: the next text message
+    /// names it to support (`suggestionId`), so the agent knows which answer they read first.
+    /// ``HelpCenterView`` calls it from its "Still need help?" button.
+    public func stillNeedHelp(article: Article) {
+        suggesting.cameFrom(article)
     }
 
     /// Sends a failed message again (or a pending one now).
