@@ -28,6 +28,12 @@ struct ThreadDeskChat {
                                  you send tells support which one you read)
           /read                  mark everything read
           /rate N [comment]      rate the conversation support closed, 1 to 5 stars (when asked)
+          /help [QUERY]          the help center: every article, or those matching QUERY
+          /article ID            read an article (the next message you send tells support you read it)
+          /attr KEY=VALUE ...    tell support about yourself (plan=pro seats=3 trial_ends=2026-12-31T00:00:00Z;
+                                 true/false, numbers and ISO 8601 dates as such, KEY= removes it)
+          /track NAME [KEY=VALUE ...]  tell support you did NAME (export_failed format=pdf)
+          /commands              this list
           /retry                 send the last message support did not get again
           /delete                delete the last message support did not get
           /quit                  leave (Ctrl-D too)
@@ -208,12 +214,13 @@ struct Chat {
         settings.installation = ThreadDeskClient.currentInstallation().merging(["client": "threaddesk-chat"]) { $1 }
         let conversation = SupportConversation(
             client: client, store: FileConversationStore(url: state.appendingPathComponent("conversation.json")), options: settings)
+        let help = HelpCenter(client: client, store: FileHelpCenterStore(directory: state.appendingPathComponent("help-center")))
         let screen = Screen()
         screen.follow(conversation)
         conversation.start()
         // The prompt once the conversation is live (its history on screen), or after a few seconds without a network.
         await Self.until(seconds: 10) { conversation.connection == .live && !conversation.isSynchronizing }
-        say("Type a message and press Enter. /ask TEXT, /file PATH, /diagnostics PATH, /quit.")
+        say("Type a message and press Enter. /help [QUERY], /ask TEXT, /file PATH, /commands, /quit.")
         // What is on the screen is read: the chat is in front.
         let reader = Task { @MainActor in
             var seen = conversation.unreadCount
@@ -230,8 +237,36 @@ struct Chat {
             guard !text.isEmpty else { continue }
             do {
                 if text == "/quit" { break }
-                if text == "/help" {
+                if text == "/commands" {
                     say(ThreadDeskChat.usage)
+                } else if text == "/help" || text.hasPrefix("/help ") {
+                    let query = text.dropFirst(5).trimmingCharacters(in: .whitespaces)
+                    let found: [Article]
+                    if query.isEmpty {
+                        await help.browse()
+                        found = help.articles
+                    } else {
+                        await help.search(query)
+                        found = help.results
+                    }
+                    if help.isOffline { screen.note("offline: the articles kept on this device") }
+                    if found.isEmpty { screen.note(query.isEmpty ? "the help center is empty" : "no article matches; write to support") }
+                    for article in found { screen.note("\(article.title)  [/article \(article.id)]\(Self.tagList(article))") }
+                } else if text.hasPrefix("/article ") {
+                    let article = try await help.article(String(text.dropFirst(9)).trimmingCharacters(in: .whitespaces))
+                    say("\n\(article.title)\(Self.tagList(article))\n\n\(article.text)")
+                    for file in article.attachments { say("    [file: \(file.filename), \(file.size) bytes]") }
+                    conversation.stillNeedHelp(article: article)
+                    screen.note("still need help? write your message: support will see you read this")
+                } else if text.hasPrefix("/attr ") {
+                    let pairs = try Self.pairs(text.dropFirst(6))
+                    try await client.setAttributes(pairs)
+                    screen.note("support will see: \(pairs.keys.sorted().map { pairs[$0]! == nil ? "\($0) removed" : $0 }.joined(separator: ", "))")
+                } else if text.hasPrefix("/track ") {
+                    let words = text.dropFirst(7).split(separator: " ", maxSplits: 1)
+                    let properties = try Self.pairs(words.count > 1 ? words[1] : "").compactMapValues { $0 }
+                    try await client.track(String(words[0]), properties: properties)
+                    screen.note("support will see that you did \(words[0])")
                 } else if text == "/retry" || text == "/delete" {
                     guard let last = conversation.messages.last(where: { if case .failed = $0.delivery { $0.isFromUser } else { false } }) else {
                         screen.note("every message of yours reached support")
@@ -271,7 +306,7 @@ struct Chat {
                     if conversation.suggestions.isEmpty { screen.note("no answer matches; write to support") }
                     conversation.suggestions.first.map(conversation.opened)
                 } else if text.hasPrefix("/") {
-                    screen.note("unknown command; /help lists them")
+                    screen.note("unknown command; /commands lists them")
                 } else {
                     conversation.draft = text
                     conversation.send()
@@ -283,6 +318,34 @@ struct Chat {
         // What is on its way gets the time to arrive (it stays in the outbox for the next launch if not).
         await Self.until(seconds: 10) { !conversation.messages.contains { $0.delivery == .pending } }
         await conversation.stop()
+    }
+
+    /// `KEY=VALUE` words as attribute values: `true`/`false`, whole numbers, numbers and ISO 8601
+    /// dates as such, anything else as text; an empty value (`KEY=`) is nil, which removes the key.
+    static func pairs(_ text: Substring) throws -> [String: (any AttributeValueConvertible)?] {
+        var pairs: [String: (any AttributeValueConvertible)?] = [:]
+        for word in text.split(separator: " ") {
+            guard let equals = word.firstIndex(of: "=") else { throw Options.Invalid(description: "\(word): write KEY=VALUE") }
+            let key = String(word[..<equals]), value = String(word[word.index(after: equals)...])
+            if value.isEmpty {
+                pairs[key] = .some(nil)
+            } else if let flag = Bool(value) {
+                pairs[key] = flag
+            } else if let whole = Int(value) {
+                pairs[key] = whole
+            } else if let number = Double(value) {
+                pairs[key] = number
+            } else if value.count >= 20, let date = try? Date(value, strategy: .iso8601) {
+                pairs[key] = date
+            } else {
+                pairs[key] = value
+            }
+        }
+        return pairs
+    }
+
+    static func tagList(_ article: Article) -> String {
+        article.tags.isEmpty ? "" : "  (\(article.tags.joined(separator: ", ")))"
     }
 
     /// Waits until `condition` holds (checked each time the model changes), at most `seconds`.
