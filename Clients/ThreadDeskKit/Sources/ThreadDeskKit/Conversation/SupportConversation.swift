@@ -221,7 +221,7 @@ public final class SupportConversation {
 
     /// The user read `article` in the help center and still needs help: the next text message
     /// names it to support (`suggestionId`), so the agent knows which answer they read first.
-    /// ``HelpCenterView`` calls it from its "Still need help?" button.
+    /// `HelpCenterView` calls it from its "Still need help?" button.
     public func stillNeedHelp(article: Article) {
         suggesting.cameFrom(article)
     }

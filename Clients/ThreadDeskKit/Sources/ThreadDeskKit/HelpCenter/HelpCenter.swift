@@ -1,7 +1,7 @@
 import Foundation
 import Observation
 
-/// The app's help center for a screen to bind to (``HelpCenterView`` in ThreadDeskUI, or UIKit
+/// The app's help center for a screen to bind to (`HelpCenterView` in ThreadDeskUI, or UIKit
 /// through `withObservationTracking`): the FAQ forum's answers as articles, browsed by tag,
 /// searched as the user types, read with their images, and kept on the device so that the last
 /// pages and the articles read open offline (where search looks through them instead).
@@ -77,6 +77,7 @@ public final class HelpCenter {
     ///   - client: the client the help center talks through (it opens the session when none is).
     ///   - store: where the help center is kept on the device (``FileHelpCenterStore/standard()``
     ///     in an app); nil keeps nothing.
+    ///   - options: page size, search debounce, and how much the device keeps (``Options``).
     public convenience init(client: ThreadDeskClient, store: (any HelpCenterStore)? = nil, options: Options = Options()) {
         self.init(client: client, store: store, options: options, clock: ContinuousClock(), now: { Date() })
     }

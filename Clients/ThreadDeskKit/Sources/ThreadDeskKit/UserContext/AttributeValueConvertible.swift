@@ -2,7 +2,7 @@ import Foundation
 
 /// A value the app says about its user as the app already holds it, so that
 /// `setAttributes(["plan": "pro", "seats": 3, "trialEnds": date])` needs no wrapping: text, a
-/// whole number, a number, yes or no, a date, or an ``AttributeValue`` itself.
+/// whole number, a number, yes or no, a date, or an `AttributeValue` itself.
 public protocol AttributeValueConvertible: Sendable {
     var attributeValue: AttributeValue { get }
 }

@@ -6,7 +6,7 @@ import Foundation
 public struct UserContextBacklog: Sendable, Codable, Hashable {
     /// Attribute changes not sent yet: a later set of a key replaces an earlier one.
     public internal(set) var attributes: [String: AttributeValue?]
-    /// Events not sent yet, oldest first: at most ``ActivityEvent/keptPerUser``, the newest.
+    /// Events not sent yet, oldest first: at most `ActivityEvent.keptPerUser`, the newest.
     public internal(set) var activity: [ActivityEvent]
     /// The keys the server held at its last answer: with the pending ones, what the 50-key rule
     /// is checked against on the device.
