@@ -95,17 +95,9 @@ public actor SupportCrashReports {
     /// failure (no network or session, 401, 429, 5xx) the rest wait for the next call.
     @discardableResult
     public func send() async -> [CrashUploadResult] {
-        let before = lastSend
-        let run = Task {
-            _ = await before?.value
-            return await self.sendKept()
-        }
+        let run = SerialRun.after(lastSend) { await self.sendKept() }
         lastSend = run
-        return await withTaskCancellationHandler {
-            await run.value
-        } onCancel: {
-            run.cancel()
-        }
+        return await SerialRun.value(of: run)
     }
 
     private func sendKept() async -> [CrashUploadResult] {

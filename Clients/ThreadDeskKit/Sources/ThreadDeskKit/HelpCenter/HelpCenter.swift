@@ -105,7 +105,7 @@ public final class HelpCenter {
         let generation = browseGeneration
         if selectedTag != tag { selectedTag = tag }
         let key = Self.pageKey(tag: tag, after: nil)
-        if let kept = cache.pages[key] { show(kept.page, appending: false) }
+        if let kept = cache.pages[key] { show(kept.value, appending: false) }
         isLoading = true
         let outcome = await page(key: key, tag: tag, after: nil)
         guard generation == browseGeneration else { return }
@@ -114,7 +114,7 @@ public final class HelpCenter {
         case .success(let page):
             show(page, appending: false)
         case .failure(let error) where Self.isUnreachable(error) && cache.pages[key] == nil:
-            let held = cache.knownArticles.filter { tag == nil || $0.tags.contains(tag!) }
+            let held = cache.knownArticles.filter { article in tag.map(article.tags.contains) ?? true }
             show(ArticlePage(articles: held.sorted(by: Self.byTitle), tags: Self.tags(of: cache.knownArticles), next: nil), appending: false)
         case .failure:
             break
@@ -180,23 +180,14 @@ public final class HelpCenter {
     /// ``ThreadDeskError`` when it holds none, or the article is gone (`ErrorCode.articleNotFound`).
     public func article(_ id: String) async throws(ThreadDeskError) -> Article {
         await loadCache()
-        let kept = cache.articles[id]
         let article: Article
         do throws(ThreadDeskError) {
-            _ = try await client.open()
-            switch try await client.article(id, etag: kept?.etag) {
-            case .fresh(let fresh, let etag):
-                article = fresh
-                cache.articles[id] = .init(article: fresh, etag: etag, keptAt: now())
-            case .notModified:
-                guard let kept else { throw .invalidResponse("304 for an article not held") }
-                article = kept.article
-                cache.articles[id]?.keptAt = now()
+            article = try await revalidated(\.articles, key: id) { etag throws(ThreadDeskError) in
+                try await client.article(id, etag: etag)
             }
-            reached()
         } catch where Self.isUnreachable(error) {
             failed(error)
-            if let held = kept?.article ?? cache.knownArticles.first(where: { $0.id == id }) { return held }
+            if let held = heldArticle(id) { return held }
             throw error
         } catch where error.code == .articleNotFound {
             cache.articles[id] = nil
@@ -220,7 +211,7 @@ public final class HelpCenter {
     /// The article as the device holds it (read, or listed on a page), to show before
     /// ``article(_:)`` answers.
     public func heldArticle(_ id: String) -> Article? {
-        cache.articles[id]?.article ?? cache.knownArticles.first { $0.id == id }
+        cache.articles[id]?.value ?? cache.knownArticles.first { $0.id == id }
     }
 
     /// Forgets what the device kept (the pages, the articles read and their files, the reads counted).
@@ -264,26 +255,38 @@ public final class HelpCenter {
 
     /// A browse page, from the server or (304) the device, kept with its `ETag`.
     private func page(key: String, tag: String?, after: String?) async -> Result<ArticlePage, ThreadDeskError> {
-        let kept = cache.pages[key]
         do throws(ThreadDeskError) {
-            _ = try await client.open()
-            let page: ArticlePage
-            switch try await client.articles(tag: tag, limit: options.pageSize, after: after, etag: kept?.etag) {
-            case .fresh(let fresh, let etag):
-                page = fresh
-                cache.pages[key] = .init(page: fresh, etag: etag, keptAt: now())
-            case .notModified:
-                guard let kept else { throw .invalidResponse("304 for a page not held") }
-                page = kept.page
-                cache.pages[key]?.keptAt = now()
+            let page = try await revalidated(\.pages, key: key) { etag throws(ThreadDeskError) in
+                try await client.articles(tag: tag, limit: options.pageSize, after: after, etag: etag)
             }
-            reached()
             saveSoon()
             return .success(page)
         } catch {
             failed(error)
             return .failure(error)
         }
+    }
+
+    /// `fetch`'s answer, asked for with the `ETag` of what the device holds under `key` (a 304
+    /// keeps that), and kept.
+    private func revalidated<Value>(
+        _ slot: WritableKeyPath<HelpCenterSnapshot, [String: HelpCenterSnapshot.Kept<Value>]>, key: String,
+        _ fetch: (_ etag: String?) async throws(ThreadDeskError) -> Revalidated<Value>
+    ) async throws(ThreadDeskError) -> Value {
+        _ = try await client.open()
+        let kept = cache[keyPath: slot][key]
+        let value: Value
+        switch try await fetch(kept?.etag) {
+        case .fresh(let fresh, let etag):
+            value = fresh
+            cache[keyPath: slot][key] = .init(value: fresh, etag: etag, keptAt: now())
+        case .notModified:
+            guard let kept else { throw .invalidResponse("a 304 for \(Value.self) \(key), which the device does not hold") }
+            value = kept.value
+            cache[keyPath: slot][key]?.keptAt = now()
+        }
+        reached()
+        return value
     }
 
     private func show(_ page: ArticlePage, appending: Bool) {

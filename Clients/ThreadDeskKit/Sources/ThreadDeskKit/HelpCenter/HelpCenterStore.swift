@@ -4,22 +4,17 @@ import Foundation
 /// pages last browsed and the articles last read (each with its `ETag`, to revalidate at the
 /// cost of a 304), and which reads were counted today. Opaque: a store keeps it as it is.
 public struct HelpCenterSnapshot: Sendable, Codable, Hashable {
-    struct KeptPage: Sendable, Codable, Hashable {
-        var page: ArticlePage
-        var etag: String?
-        var keptAt: Date
-    }
-
-    struct KeptArticle: Sendable, Codable, Hashable {
-        var article: Article
+    /// A page or an article as the server last gave it, with the `ETag` to revalidate it.
+    struct Kept<Value: Sendable & Codable & Hashable>: Sendable, Codable, Hashable {
+        var value: Value
         var etag: String?
         var keptAt: Date
     }
 
     /// Browse pages by ``HelpCenter/pageKey(tag:after:)``.
-    var pages: [String: KeptPage] = [:]
+    var pages: [String: Kept<ArticlePage>] = [:]
     /// Articles read, by id.
-    var articles: [String: KeptArticle] = [:]
+    var articles: [String: Kept<Article>] = [:]
     /// Article id → the day (UTC, `yyyy-MM-dd`) its read was counted: once a day on the device too.
     var views: [String: String] = [:]
 
@@ -29,11 +24,11 @@ public struct HelpCenterSnapshot: Sendable, Codable, Hashable {
     var knownArticles: [Article] {
         var seen = Set<String>()
         var known: [Article] = []
-        for kept in articles.values.sorted(by: { $0.keptAt > $1.keptAt }) where seen.insert(kept.article.id).inserted {
-            known.append(kept.article)
+        for kept in articles.values.sorted(by: { $0.keptAt > $1.keptAt }) where seen.insert(kept.value.id).inserted {
+            known.append(kept.value)
         }
         for kept in pages.values.sorted(by: { $0.keptAt > $1.keptAt }) {
-            for article in kept.page.articles where seen.insert(article.id).inserted { known.append(article) }
+            for article in kept.value.articles where seen.insert(article.id).inserted { known.append(article) }
         }
         return known
     }

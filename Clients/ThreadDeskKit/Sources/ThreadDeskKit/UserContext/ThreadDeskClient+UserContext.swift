@@ -80,17 +80,9 @@ extension ThreadDeskClient {
     /// session or network, 429, 5xx, after the configured attempts) the rest waits.
     @discardableResult
     public func sendUserContext() async -> UserContextReport {
-        let before = userContextSending
-        let run = Task {
-            _ = await before?.value
-            return await self.sendBacklog()
-        }
+        let run = SerialRun.after(userContextSending) { await self.sendBacklog() }
         userContextSending = run
-        return await withTaskCancellationHandler {
-            await run.value
-        } onCancel: {
-            run.cancel()
-        }
+        return await SerialRun.value(of: run)
     }
 
     /// Starts a send when a session is open and something waits.
