@@ -17,7 +17,7 @@ extension ServerRoot {
         let quotas: Quotas
         /// Discord's messages kept in the store, and who listens to what it takes in.
         let mirror: Mirroring
-        /// Who users are: sessions, devices, App Attest.
+        /// Who users are: sessions, devices, App Attest, what the app says about them.
         let accounts: Accounts
         /// What users send and read: the outbox, the conversation, files, diagnostics, crash reports, the legacy routes.
         let messages: Messages
@@ -83,7 +83,7 @@ extension ServerRoot {
                 now: now)
             var ingestion = MirrorIngestion(
                 store: store, bot: bot, assistantNames: Dictionary(assistantNames.map { ($0.app.id, $0.name) }, uniquingKeysWith: { first, _ in first }), pushRule: pushRule, listeners: listeners.compactMap { $0 },
-                recorders: [conversationLog], now: now)
+                recorders: [conversationLog, ReadsBeforeMessages(store: store, logger: logger, now: now)], now: now)
             ingestion.shownChanges = webhookEvents
             let sync = MirrorSync(store: store, discord: discord, bot: bot, feed: feed, ingestion: ingestion, logger: logger)
             let ingestionQueue = IngestionQueue(work: work)
@@ -190,7 +190,7 @@ extension ServerRoot {
                 reminders: ConversationReminders(
                     store: store, discord: discord, catalog: catalog, roleID: configuration.desk.roleID, metrics: metrics, logger: logger),
                 settings: configuration.lifecycle, signals: lifecycleSignals, logger: logger, time: time, work: work)
-            let numbers = SupportNumbers(store: store, catalog: catalog, time: time)
+            let numbers = SupportNumbers(store: store, catalog: catalog, time: time, help: HelpCenter(books: faqBooks, reads: store, time: time))
             let ratings = RatingService(
                 users: users, store: store, intake: intake, webhooks: webhookEvents, metrics: metrics, logger: logger, time: time)
             let desk = configuration.desk.commands
@@ -207,7 +207,9 @@ extension ServerRoot {
                 reconciliations: reconciliations, live: live, desk: desk, drafts: drafts, faq: faq, status: status, timeout: configuration.requestTimeout,
                 waits: shared.waits, traces: shared.traces, logger: logger)
             mirror = Mirroring(feed: feed, ingestion: ingestion, ingestionQueue: ingestionQueue, reconciliations: reconciliations, reconciler: reconciler, hub: hub, pushes: pushes, status: status)
-            accounts = Accounts(attest: attest, sessions: sessions, useNotes: useNotes, devices: devices)
+            accounts = Accounts(
+                attest: attest, sessions: sessions, useNotes: useNotes, devices: devices,
+                profiles: ProfileService(users: users, store: store, webhooks: webhookEvents, now: now))
             messages = Messages(
                 outbox: outbox, conversation: conversation, editor: editor, diagnostics: diagnostics, crashes: crashes, dsyms: dsyms, uploads: uploads,
                 attachments: attachments, legacy: legacy)
@@ -246,6 +248,8 @@ extension ServerRoot.Features {
         /// Notes tokens' uses beside the requests that must not wait for it (stream openings).
         let useNotes: TokenUseNotes
         let devices: DeviceService
+        /// What the app says about its users: attributes and activity.
+        let profiles: ProfileService
     }
 
     struct Messages: Sendable {

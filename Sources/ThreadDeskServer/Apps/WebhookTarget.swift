@@ -12,6 +12,7 @@ public enum WebhookEventType: String, Sendable, Hashable, Codable, CaseIterable 
     case conversationReopened = "conversation.reopened"
     case ratingSubmitted = "rating.submitted"
     case crashReported = "crash.reported"
+    case userUpdated = "user.updated"
 
     /// `message.created,rating.submitted` (or `*`, every type): nil when a name is unknown.
     public static func list(_ text: String) -> Set<WebhookEventType>? {

@@ -31,7 +31,34 @@ extension Desk {
         let answers = automatic == 0 ? "" : ", \(atLeast)\(automatic) automatic \(automatic == 1 ? "answer" : "answers")"
         lines.append("**Thread** <#\(thread)> · **Messages** \(atLeast)\(fromUser) from the user, \(atLeast)\(fromSupport) from support" + answers)
         if let conversation = try await parts.store.latestConversation(of: owner) { lines.append(Self.conversationLine(conversation)) }
+        let room = MessageText.discordLimit - lines.joined(separator: "\n").utf16.count
+        lines += Self.profileLines(try await parts.store.profile(of: owner), room: room)
         return MessageText.clip(lines.joined(separator: "\n"), limit: MessageText.discordLimit)
+    }
+
+    /// Activities the card lists, the newest first.
+    static let cardActivities = 10
+
+    /// What the app says about the user: its attributes and their last ten activities, within
+    /// `room` (UTF-16 units) so the card stays one message; the export has them whole.
+    static func profileLines(_ profile: UserProfile, room: Int) -> [String] {
+        var lines: [String] = []
+        var left = room
+        if !profile.attributes.isEmpty {
+            let head = "\n**Attributes**" + (profile.attributesUpdatedAt.map { " (set \(when($0)))" } ?? "") + " "
+            // The attributes take up to 60 % of the room when there is activity to show too.
+            let share = profile.activity.isEmpty ? left : left * 6 / 10
+            if let attributes = ProfileText.attributes(profile.attributes, budget: share - head.utf16.count) {
+                lines.append(String(head.dropFirst()) + attributes)
+                left -= head.utf16.count + attributes.utf16.count
+            }
+        }
+        let events = profile.activity.map { ProfileText.Event(name: $0.name, properties: $0.properties, occurredAt: $0.occurredAt) }
+        let head = "\n**Recent activity**\n"
+        if let activity = ProfileText.activity(events, limit: cardActivities, budget: left - head.utf16.count) {
+            lines.append(String(head.dropFirst()) + activity)
+        }
+        return lines
     }
 
     /// The latest conversation: open (waiting since, a scheduled close) or closed, and its rating.

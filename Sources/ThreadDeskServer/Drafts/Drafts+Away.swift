@@ -45,6 +45,7 @@ extension Drafts {
         let deployment = parts.assist.deployment
         let prompt = DraftPrompt(
             .away, app: app.name, conversation: page.messages, matches: [best.answer], installation: record.installation,
+            profile: try? await parts.store.profile(of: owner),
             maxCharacters: deployment.maxDraftCharacters, canary: OutputGuard.newCanary())
         let check = OutputGuard(canary: prompt.canary, systemPrompt: prompt.system, maxCharacters: deployment.maxDraftCharacters)
         let text: String

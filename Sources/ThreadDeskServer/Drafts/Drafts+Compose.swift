@@ -29,6 +29,7 @@ extension Drafts {
         let settings = parts.assist.deployment
         let prompt = DraftPrompt(
             .draft, app: app.name, conversation: page.messages, matches: matches, installation: record.installation,
+            profile: try? await parts.store.profile(of: owner),
             maxCharacters: settings.maxDraftCharacters, canary: OutputGuard.newCanary())
         let check = OutputGuard(canary: prompt.canary, systemPrompt: prompt.system, maxCharacters: settings.maxDraftCharacters)
         let text: String

@@ -7,7 +7,7 @@ import ThreadDeskWire
 /// A user's data as they may ask for it (the right of access): what ThreadDesk keeps about them,
 /// and their conversation as the API shows it, a bounded page at a time from the mirror.
 struct DataExporter: Sendable {
-    let store: any UserRecords & MirrorStore & CrashRecords
+    let store: any UserRecords & MirrorStore & CrashRecords & UserProfiles
     /// Brings the current thread's mirror up to date before a first page (as a read of
     /// `GET /v1/messages` would); nil exports the mirror as it stands (the admin tool).
     let sync: MirrorSync?
@@ -37,12 +37,18 @@ struct DataExporter: Sendable {
     /// - Parameter record: The user whose data it is.
     /// - Throws: The store's errors (the unread count).
     func kept(_ record: UserRecord) async throws -> KeptUserData {
-        KeptUserData(
+        var kept = KeptUserData(
             userId: record.id.local.rawValue, createdAt: Self.timestamp(record.createdAt), updatedAt: Self.timestamp(record.updatedAt),
             installation: (record.installation ?? record.pendingInstallation).map(Self.fields),
             pushTokenRegistered: record.pushToken != nil, pushEnvironment: record.pushToken == nil ? nil : record.pushEnvironment?.rawValue,
             unreadCount: try await LiveFeed(store: store).unreadCount(record), lastReadMessageId: record.lastReadMessageID,
             liveSessions: record.liveTokenHashes.count, threadId: record.threadID)
+        let profile = try await store.profile(of: record.id)
+        kept.attributes = profile.attributes
+        kept.activity = profile.activity.map {
+            ActivityEvent(id: $0.id, name: $0.name, properties: $0.properties, occurredAt: Self.timestamp($0.occurredAt))
+        }
+        return kept
     }
 
     /// The user's crash reports as the export shows them: what the app sent (binaries and

@@ -12,7 +12,7 @@ import ThreadDeskWire
 /// The user's forum thread: posting into it, making it (and a new one when Discord deleted or
 /// locked the old), adopting one an earlier attempt made, and room in a full forum.
 struct ThreadService: Sendable {
-    let store: any UserRecords & GlobalValues & MirrorStore
+    let store: any UserRecords & GlobalValues & MirrorStore & UserProfiles
     let discord: DiscordClient<AnyClock>
     let bot: BotIdentity
     let feed: FeedState
@@ -198,21 +198,38 @@ struct ThreadService: Sendable {
                 notes.append(try await discord.createMessage(
                     in: thread, .init(content: note, nonce: ThreadNotes.nonce("continued", id: context.id, thread))))
             }
-            if let pending = context.record?.pendingInstallation ?? context.record?.installation {
-                // The thread is named for the conversation: its first note says whose it is.
-                var lines = pending.note.components(separatedBy: "\n")
+            let pending = context.record?.pendingInstallation ?? context.record?.installation
+            let attributes = await attributes(of: context.id)
+            if pending != nil || !attributes.isEmpty {
+                // The thread is named for the conversation: its first note says whose it is, and
+                // what the app says about them.
+                var lines = pending?.note.components(separatedBy: "\n") ?? [":ninja: **User**"]
                 lines.insert("- User: `\(context.id.local.rawValue)`" + (catalog.isShared ? " of \(app.name)" : ""), at: 1)
+                let room = MessageText.discordLimit - lines.joined(separator: "\n").utf16.count - "\n- Attributes: ".utf16.count
+                if let shown = ProfileText.attributes(attributes, budget: room) { lines.append("- Attributes: " + shown) }
                 let note = MessageText.clip(lines.joined(separator: "\n"))
                 notes.append(try await discord.createMessage(
                     in: thread, .init(content: note, nonce: ThreadNotes.nonce("device", id: context.id, thread))))
-                context.record?.installation = pending
-                context.record?.pendingInstallation = nil
+                if let pending {
+                    context.record?.installation = pending
+                    context.record?.pendingInstallation = nil
+                }
             }
         } catch {
             // The user's own message is in; a missing note is not worth failing the send over.
             logger.warning("Could not post a note into a new thread", metadata: ["thread": "\(thread)", "error": "\(error)"])
         }
         return notes
+    }
+
+    /// The user's attributes for the first note; none when the store cannot say (the note goes without).
+    private func attributes(of id: UserID) async -> [String: AttributeValue] {
+        do {
+            return try await store.profile(of: id).attributes
+        } catch {
+            logger.notice("Could not read the user's attributes for a new thread's note", metadata: ["user": "\(id.logValue)", "error": "\(error)"])
+            return [:]
+        }
     }
 
     /// Named for the conversation, as the forum's list shows it: a short excerpt of the first

@@ -73,6 +73,11 @@ public struct KeptUserData: Sendable, Codable, Hashable {
     public var liveSessions: Int
     /// The Discord thread of the user's conversation (messages of earlier threads of theirs are in the export too).
     public var threadId: String?
+    /// What the app said about the user (`PUT /v1/attributes`); nil from servers before attributes.
+    public var attributes: [String: AttributeValue]? = nil
+    /// What the user did lately as the app told it (`POST /v1/activity`), the newest first; nil
+    /// from servers before activity.
+    public var activity: [ActivityEvent]? = nil
 
     public init(
         userId: String, createdAt: String, updatedAt: String, installation: [String: String]?, pushTokenRegistered: Bool,

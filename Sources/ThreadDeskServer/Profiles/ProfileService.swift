@@ -1,0 +1,52 @@
+import Foundation
+import ThreadDeskCore
+import ThreadDeskStore
+import ThreadDeskWire
+
+/// What the app says about its user: attributes merged under the user's lock (two devices never
+/// lose each other's keys), a change told to the app's webhooks (`user.updated`) in the same
+/// turn, and activity appended, the newest 50 kept.
+struct ProfileService: Sendable {
+    let users: UserSerializer
+    let store: any UserProfiles
+    /// `user.updated` for the app's webhooks; nil: none.
+    let webhooks: WebhookEvents?
+    let now: @Sendable () -> Date
+
+    /// Merges `update` into the user's attributes (`nil` removes a key).
+    /// - Throws: `ProfileRules.Violation` naming the key (nothing is kept); the store's errors.
+    func setAttributes(_ update: [String: AttributeValue?], for id: UserID) async throws -> UserAttributes {
+        try await users.withUser(id, work: .brief) { context in
+            let current = try await store.profile(of: id)
+            let merged = try ProfileRules.merged(current.attributes, update)
+            guard merged != current.attributes else {
+                return UserAttributes(attributes: merged, updatedAt: current.attributesUpdatedAt.map(OutboxIntake.timestamp))
+            }
+            let date = now()
+            try await store.setAttributes(merged, of: id, at: date)
+            webhooks?.record(.userUpdated, app: id.app, owner: id, data: UserUpdatedEvent(id, attributes: merged), at: date, in: &context)
+            return UserAttributes(attributes: merged, updatedAt: merged.isEmpty ? nil : OutboxIntake.timestamp(date))
+        }
+    }
+
+    /// Keeps one thing the user did (once per the app's id of it).
+    /// - Returns: The event as kept, and whether it is new.
+    /// - Throws: `ProfileRules.Violation` naming the field; the store's errors.
+    func record(_ event: ActivityEvent, for id: UserID) async throws -> (RecordedActivity, created: Bool) {
+        let checked = try ProfileRules.activity(event, now: now())
+        let kept = ActivityRecord(id: checked.id, name: checked.name, properties: checked.properties, occurredAt: checked.occurredAt)
+        let created = try await store.recordActivity(kept, of: id, keep: ActivityEvent.keptPerUser)
+        return (RecordedActivity(id: kept.id, name: kept.name, occurredAt: OutboxIntake.timestamp(kept.occurredAt)), created)
+    }
+}
+
+/// The `data` of `user.updated`: the user's attributes as they now are.
+struct UserUpdatedEvent: Encodable, Sendable {
+    let userId: String
+    let attributes: [String: AttributeValue]
+
+    init(_ id: UserID, attributes: [String: AttributeValue]) {
+        userId = id.local.rawValue
+        self.attributes = attributes
+    }
+}
