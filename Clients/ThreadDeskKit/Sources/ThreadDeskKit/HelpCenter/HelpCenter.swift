@@ -159,8 +159,10 @@ public final class HelpCenter {
         } catch {
             outcome = .failure(error)
         }
-        guard generation == searchGeneration, !Task.isCancelled else { return }
+        guard generation == searchGeneration else { return }
         isSearching = false
+        // The caller went away (the screen closed): its answer shows nowhere.
+        guard !Task.isCancelled else { return }
         switch outcome {
         case .success(.fresh(let page, _)):
             reached()
