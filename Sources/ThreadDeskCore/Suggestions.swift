@@ -132,6 +132,12 @@ public struct SuggestionIndex: Sendable {
         rank(query, limit: min(max(limit, 1), Self.maxResults)).ranked.map { answers[$0.answer] }
     }
 
+    /// Every answer that matches `query` in `suggestions`' order, at most `limit`: the help
+    /// center's search pages through it, so its first five are the suggestions.
+    public func ranked(for query: String, limit: Int) -> [CuratedAnswer] {
+        rank(query, limit: min(max(limit, 1), max(answers.count, 1))).ranked.map { answers[$0.answer] }
+    }
+
     /// The answer `suggestions(for: query, limit: 1)` puts first, and how much of the query it
     /// covers, 0 to 1: each content word (stop words aside, the first 16 words as ranked) counts
     /// its match quality with the answer (1 the same word, 0.8 the prefix being typed, 0.6 one
@@ -222,6 +228,12 @@ public struct SuggestionIndex: Sendable {
         ranked.reserveCapacity(limit + 1)
         func better(_ a: (answer: Int, score: Float), _ b: (answer: Int, score: Float)) -> Bool {
             a.score != b.score ? a.score > b.score : answers[a.answer].id < answers[b.answer].id
+        }
+        if limit > Self.maxResults * 4 {
+            // A long list (the help center's search): one sort beats inserting into a long prefix.
+            ranked = scored.filter { scores[$0] > 0 }.map { (answer: $0, score: scores[$0]) }.sorted(by: better)
+            if ranked.count > limit { ranked.removeLast(ranked.count - limit) }
+            return Ranking(ranked: ranked, matches: matches, reach: reach)
         }
         for answer in scored where scores[answer] > 0 {
             let entry = (answer: answer, score: scores[answer])

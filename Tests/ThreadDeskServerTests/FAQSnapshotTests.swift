@@ -1,4 +1,5 @@
 import DiscordEmulator
+import DiscordREST
 import Foundation
 import Synchronization
 import Testing
@@ -79,23 +80,51 @@ struct FAQSnapshotTests {
     /// meanwhile stays as the gateway said.
     @Test func answersAFirstReadHandsOverDoNotUndoTheGateway() async {
         let book = FAQBook()
+        let now = Date()
         await book.beginLoad()
-        await book.post("2", title: "Deleted meanwhile", tagIDs: [])
+        await book.post("2", title: "Deleted meanwhile", tagIDs: [], at: now)
         await book.remove("2")
-        await book.post("3", title: "Renamed meanwhile", tagIDs: [])
-        await book.starter("3", content: "The gateway's words.")
+        await book.post("3", title: "Renamed meanwhile", tagIDs: [], at: now)
+        await book.starter("3", content: "The gateway's words.", at: now)
         let read: [String: FAQBook.Post] = [
             "1": .init(title: "Connect the TV", tagIDs: [], starter: "Add it by hand."),
             "2": .init(title: "Deleted meanwhile", tagIDs: [], starter: "Gone."),
             "3": .init(title: "The read's title", tagIDs: [], starter: "The read's words."),
         ]
-        await book.add(read)
+        await book.add(read, at: now)
         #expect(await book.suggestions(for: "tv").map(\.id) == ["1"])
         #expect(await book.answer("2") == nil)
         #expect(await book.answer("3")?.text == "The gateway's words.")
-        await book.load(read)
+        await book.load(read, at: now)
         #expect(await book.answer("2") == nil)
         #expect(await book.answer("3")?.title == "Renamed meanwhile")
         #expect(await book.count == 2)
+    }
+
+    /// A snapshot kept by a version before articles had `updatedAt` still restores; its articles
+    /// say their post's creation until a change is heard.
+    @Test func aSnapshotFromBeforeUpdatedAtRestores() async throws {
+        let post = "1300000000000000000"
+        let old = #"{"forum":"9","posts":{"\#(post)":{"title":"Connect the TV","tagIDs":["7"],"starter":"Add it by hand.","attachments":[]}},"tagNames":{"7":"television"}}"#
+        let snapshot = try JSONDecoder().decode(FAQBook.Snapshot.self, from: Data(old.utf8))
+        #expect(snapshot.posts[post]?.updatedAt == nil)
+        let book = FAQBook()
+        #expect(await book.restore(snapshot))
+        let listed = await book.articles()
+        #expect(listed.byTitle.map(\.title) == ["Connect the TV"])
+        #expect(listed.byTitle.first?.updatedAt == Snowflake(post)?.date)
+        #expect(listed.byTitle.first?.tags == ["television"])
+        // The same words read again move nothing; an edit moves it to Discord's stamp of the edit.
+        let edited = Date(timeIntervalSince1970: 1_900_000_000)
+        await book.starter(post, content: "Add it by hand.", editedAt: Snowflake(post)?.date, at: edited)
+        #expect(await book.articles().byTitle.first?.updatedAt == Snowflake(post)?.date)
+        await book.starter(post, content: "Add it by hand, then restart it.", editedAt: edited, at: edited.addingTimeInterval(5))
+        #expect(await book.articles().byTitle.first?.updatedAt == edited)
+        // A new title is stamped by the server's clock: Discord stamps no change of a thread.
+        await book.post(post, title: "Connect a TV", tagIDs: ["7"], at: edited.addingTimeInterval(60))
+        #expect(await book.articles().byTitle.first?.updatedAt == edited.addingTimeInterval(60))
+        // And the snapshot written now keeps it.
+        let kept = try JSONDecoder().decode(FAQBook.Snapshot.self, from: JSONEncoder().encode(await book.snapshot(forum: "9")))
+        #expect(kept.posts[post]?.updatedAt == edited.addingTimeInterval(60))
     }
 }

@@ -40,6 +40,13 @@ struct StatsCommands: DeskCommandBook {
             lines.append("Ratings: none yet")
         }
         lines.append("Reminders sent: \(stats.reminders)")
+        if !stats.mostReadArticles.isEmpty {
+            lines.append("Most read articles (reads, of them without a message within 10 min):")
+            for article in stats.mostReadArticles {
+                let title = article.title.map { DiscordMarkdown.escaped(MessageText.clip($0, limit: 80)) } ?? "a deleted article (\(article.id))"
+                lines.append("• \(title): \(article.reads), \(article.withoutMessage) without")
+            }
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -19,6 +19,9 @@ struct SupportStats: Sendable, Codable, Hashable {
     var reminders: Int
     /// Whether first responses count support hours (the app has `SUPPORT_HOURS`).
     var supportHours: Bool
+    /// The help center's most read articles of the window (`mostReadLimit`), with how many reads
+    /// no message followed within 10 minutes: the articles that answer, and those that do not.
+    var mostReadArticles: [HelpCenter.ReadArticle]
 
     struct Conversations: Sendable, Codable, Hashable {
         var opened: Int
@@ -44,8 +47,11 @@ struct SupportStats: Sendable, Codable, Hashable {
     }
 
     static let longestWindow = 366
+    static let mostReadLimit = 5
 
-    init(app: AppID, days: Int, totals: ConversationTotals, hours: SupportHours?, since: Date, until: Date) {
+    init(
+        app: AppID, days: Int, totals: ConversationTotals, hours: SupportHours?, since: Date, until: Date, mostRead: [HelpCenter.ReadArticle] = []
+    ) {
         self.app = app.rawValue
         self.days = days
         from = Self.iso(since)
@@ -60,6 +66,7 @@ struct SupportStats: Sendable, Codable, Hashable {
             goodShare: totals.ratings > 0 ? Double(totals.goodRatings) / Double(totals.ratings) : nil)
         reminders = totals.reminders
         supportHours = hours != nil
+        mostReadArticles = mostRead
     }
 
     /// Median and p90 of values sorted ascending (nearest rank).
@@ -77,11 +84,15 @@ struct SupportNumbers: Sendable {
     let store: any ConversationRecords
     let catalog: AppCatalog
     let time: ServerTime
+    /// The help center, whose reads are counted in the store beside the conversations; nil (a
+    /// desk without the server's features, in tests) leaves the most read articles out.
+    var help: HelpCenter? = nil
 
     func stats(of app: AppSettings, days: Int) async throws -> SupportStats {
         let until = time.now()
         let since = until.addingTimeInterval(-Double(days) * 86_400)
         let totals = try await store.conversationTotals(app: app.id, since: since, until: until)
-        return SupportStats(app: app.id, days: days, totals: totals, hours: app.supportHours, since: since, until: until)
+        let mostRead = try await help?.mostRead(app: app.id, since: since, limit: SupportStats.mostReadLimit) ?? []
+        return SupportStats(app: app.id, days: days, totals: totals, hours: app.supportHours, since: since, until: until, mostRead: mostRead)
     }
 }

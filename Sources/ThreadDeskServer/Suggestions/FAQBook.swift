@@ -1,4 +1,5 @@
 import DiscordREST
+import Foundation
 import ThreadDeskCore
 import ThreadDeskStore
 
@@ -13,11 +14,38 @@ actor FAQBook {
         var starter: String?
         /// The starter's files.
         var attachments: [MirroredMessage.Attachment] = []
+        /// When a reader last saw it change: the starter's edit (or post) time as Discord stamped
+        /// it, or the server's clock for a title or tags (Discord stamps no thread change). nil in
+        /// snapshots of versions before it (the help center then says the post's creation).
+        var updatedAt: Date? = nil
+
+        /// `new` in place of `held`: the time moves only when what a reader sees changed.
+        static func revised(_ held: Post?, to new: Post, now: Date) -> Post {
+            var post = new
+            guard let held else {
+                post.updatedAt = new.updatedAt ?? now
+                return post
+            }
+            // Files by id: Discord signs their URLs afresh on every read.
+            let sameText = held.starter == new.starter && held.attachments.map(\.id) == new.attachments.map(\.id)
+            let sameHead = held.title == new.title && held.tagIDs == new.tagIDs
+            if sameText && sameHead {
+                post.updatedAt = held.updatedAt ?? new.updatedAt
+                return post
+            }
+            var changed = held.updatedAt ?? .distantPast
+            if !sameText { changed = max(changed, new.updatedAt ?? now) }
+            if !sameHead { changed = max(changed, now) }
+            post.updatedAt = changed
+            return post
+        }
     }
 
     private var posts: [String: Post] = [:]
     private var tagNames: [String: String] = [:]
     private var index: SuggestionIndex?
+    /// The answers as the help center lists them, built on the first ask after a change.
+    private var listed: FAQArticles?
     /// Posts the gateway spoke of since the REST load began: what it said is newer than the load.
     private var touched: Set<String> = []
     /// Posts deleted: a late starter or the load must not bring them back.
@@ -32,6 +60,27 @@ actor FAQBook {
     ///   - limit: Answers at most.
     func suggestions(for query: String, limit: Int = SuggestionIndex.maxResults) -> [CuratedAnswer] {
         currentIndex().suggestions(for: query, limit: limit)
+    }
+
+    /// The help center's articles, by title, with their digest: one value, read outside the book.
+    func articles() -> FAQArticles {
+        if let listed { return listed }
+        let built = FAQArticles(posts: posts, tagNames: tagNames)
+        listed = built
+        return built
+    }
+
+    /// The articles and the ids of every answer matching `query`, best first (the suggestions'
+    /// ranking, past its first five), from one state of the book.
+    func search(_ query: String) -> (articles: FAQArticles, ranked: [String]) {
+        let index = currentIndex()
+        return (articles(), index.ranked(for: query, limit: index.count).map(\.id))
+    }
+
+    /// Something the answers are made of changed: the index and the list are built again when asked.
+    private func changed() {
+        index = nil
+        listed = nil
     }
 
     /// The answer suggested first for `query` and how much of the query it covers (0 to 1, the
@@ -74,7 +123,7 @@ actor FAQBook {
     /// - Parameter tags: Names by tag id.
     func setTags(_ tags: [String: String]) {
         tagNames = tags
-        index = nil
+        changed()
     }
 
     /// Whether every tag in `ids` has a name here (otherwise the forum's tags are read again).
@@ -86,14 +135,15 @@ actor FAQBook {
     ///   - id: The post's id.
     ///   - title: The question.
     ///   - tagIDs: The tags it carries.
-    func post(_ id: String, title: String, tagIDs: [String]) {
+    ///   - now: The server's time: Discord stamps no change of a thread.
+    func post(_ id: String, title: String, tagIDs: [String], at now: Date) {
         var post = posts[id] ?? Post(title: title, tagIDs: tagIDs)
         post.title = title
         post.tagIDs = tagIDs
-        posts[id] = post
+        posts[id] = Post.revised(posts[id], to: post, now: now)
         deleted.remove(id)
         touched.insert(id)
-        index = nil
+        changed()
     }
 
     /// A post's starter: the answer. A starter whose post is not known yet waits for it.
@@ -101,14 +151,17 @@ actor FAQBook {
     ///   - id: The post's id.
     ///   - content: The answer's text.
     ///   - attachments: Its files.
-    func starter(_ id: String, content: String, attachments: [MirroredMessage.Attachment] = []) {
+    ///   - editedAt: When Discord says the starter was last edited (or posted); nil: `now`.
+    ///   - now: The server's time.
+    func starter(_ id: String, content: String, attachments: [MirroredMessage.Attachment] = [], editedAt: Date? = nil, at now: Date) {
         guard !deleted.contains(id) else { return }
         var post = posts[id] ?? Post(title: "", tagIDs: [])
         post.starter = content
         post.attachments = attachments
-        posts[id] = post
+        post.updatedAt = editedAt
+        posts[id] = Post.revised(posts[id], to: post, now: now)
         touched.insert(id)
-        index = nil
+        changed()
     }
 
     /// A post whose starter's author may not answer: no answer, whatever it said before.
@@ -120,7 +173,7 @@ actor FAQBook {
         post.attachments = []
         posts[id] = post
         touched.insert(id)
-        index = nil
+        changed()
     }
 
     /// A post deleted: no answer, and a late starter or load does not bring it back.
@@ -129,7 +182,7 @@ actor FAQBook {
         posts[id] = nil
         deleted.insert(id)
         touched.insert(id)
-        index = nil
+        changed()
     }
 
     /// A REST load begins: posts the gateway speaks of from now on are newer than what it reads.
@@ -137,14 +190,16 @@ actor FAQBook {
 
     /// What a REST load read replaces what was held, except for posts the gateway spoke of since
     /// the load began (newer than what it read).
-    /// - Parameter loaded: Every post the load read, by id.
-    func load(_ loaded: [String: Post]) {
+    /// - Parameters:
+    ///   - loaded: Every post the load read, by id (`updatedAt`: its starter's time).
+    ///   - now: The server's time, for a title or tags that changed unheard.
+    func load(_ loaded: [String: Post], at now: Date) {
         for id in posts.keys where loaded[id] == nil && !touched.contains(id) { posts[id] = nil }
         for (id, post) in loaded where !touched.contains(id) {
-            posts[id] = post
+            posts[id] = Post.revised(posts[id], to: post, now: now)
             deleted.remove(id)
         }
-        index = nil
+        changed()
     }
 
     /// What the book holds, kept in the store so that a server that starts answers at once,
@@ -170,16 +225,18 @@ actor FAQBook {
         guard posts.isEmpty, deleted.isEmpty, tagNames.isEmpty else { return false }
         posts = snapshot.posts
         tagNames = snapshot.tagNames
-        index = nil
+        changed()
         return true
     }
 
     /// Answers a read has so far, suggested before it ends: each one the gateway has not spoken
     /// of since the read began (newer) and that was not deleted.
-    /// - Parameter read: The posts read so far, by id.
-    func add(_ read: [String: Post]) {
-        for (id, post) in read where !touched.contains(id) && !deleted.contains(id) { posts[id] = post }
-        index = nil
+    /// - Parameters:
+    ///   - read: The posts read so far, by id.
+    ///   - now: The server's time.
+    func add(_ read: [String: Post], at now: Date) {
+        for (id, post) in read where !touched.contains(id) && !deleted.contains(id) { posts[id] = Post.revised(posts[id], to: post, now: now) }
+        changed()
     }
 
     /// Posts the forum's lists no longer have (deleted) leave at once, unless the gateway spoke of
@@ -188,7 +245,7 @@ actor FAQBook {
     func prune(keeping present: Set<String>) {
         for id in posts.keys where !present.contains(id) && !touched.contains(id) {
             posts[id] = nil
-            index = nil
+            changed()
         }
     }
 

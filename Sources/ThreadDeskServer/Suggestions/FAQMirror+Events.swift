@@ -30,7 +30,7 @@ extension FAQMirror {
         switch event {
         case .faqPost(let thread, let title, let tags):
             if await !book.knowsTags(tags) { try? await refreshTags() }
-            await book.post(thread, title: title, tagIDs: tags)
+            await book.post(thread, title: title, tagIDs: tags, at: time.now())
         case .faqStarter(let message):
             do {
                 try await Deadline.within(.seconds(30)) { try await take(message, post: message.channelId) }

@@ -37,7 +37,8 @@ extension FAQMirror {
             if progress.isCurrent(thread.id), let kept = await book.held(thread.id), kept.starter != nil {
                 // Fetched since the last gap: the gateway's events since have kept it current.
                 loaded[thread.id] = FAQBook.Post(
-                    title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: kept.starter, attachments: kept.attachments)
+                    title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: kept.starter, attachments: kept.attachments,
+                    updatedAt: kept.updatedAt)
                 continue
             }
             if held, read > 0 { try await time.sleep(for: Self.heldReadInterval) }
@@ -56,12 +57,13 @@ extension FAQMirror {
                 continue
             }
             loaded[thread.id] = FAQBook.Post(
-                title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter))
+                title: thread.name ?? "", tagIDs: thread.appliedTags ?? [], starter: starter.content, attachments: Self.files(of: starter),
+                updatedAt: Self.editedAt(starter))
             // A book with nothing to suggest yet (the first start) suggests as the read goes, a
             // hundred answers at a time, instead of when it ends.
-            if !held, loaded.count.isMultiple(of: Self.coldBatch) { await book.add(loaded) }
+            if !held, loaded.count.isMultiple(of: Self.coldBatch) { await book.add(loaded, at: time.now()) }
         }
-        await book.load(loaded)
+        await book.load(loaded, at: time.now())
         snapshots?.keep()
         return await book.count
     }
@@ -83,7 +85,7 @@ extension FAQMirror {
                 }
                 guard channel.parentId == forumID else { return }
                 if await !book.knowsTags(channel.appliedTags ?? []) { try? await refreshTags() }
-                await book.post(thread, title: channel.name ?? "", tagIDs: channel.appliedTags ?? [])
+                await book.post(thread, title: channel.name ?? "", tagIDs: channel.appliedTags ?? [], at: time.now())
                 if let message = try await starter(of: thread) {
                     try await take(message, post: thread)
                 } else {
@@ -98,7 +100,7 @@ extension FAQMirror {
     /// A post's starter into the book: the answer when its author may answer, otherwise none.
     func take(_ message: DiscordMessage, post thread: String) async throws {
         if try await authors.mayAnswer(message) {
-            await book.starter(thread, content: message.content, attachments: Self.files(of: message))
+            await book.starter(thread, content: message.content, attachments: Self.files(of: message), editedAt: Self.editedAt(message), at: time.now())
         } else {
             logger.notice("A FAQ post by a member who may not use the desk is no answer", metadata: Self.metadata(message))
             await book.withhold(thread)
@@ -107,6 +109,15 @@ extension FAQMirror {
 
     private static func metadata(_ message: DiscordMessage) -> Logger.Metadata {
         ["thread": "\(message.channelId)", "author": "\(message.author.id)"]
+    }
+
+    /// When Discord says the message last changed: its edit, or its posting.
+    static func editedAt(_ message: DiscordMessage) -> Date? {
+        let text = message.editedTimestamp ?? message.timestamp
+        // Discord's stamps carry microseconds and a `+00:00` zone; some have no fraction.
+        let precise = Date.ISO8601FormatStyle.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true)
+            .timeSeparator(.colon).timeZone(separator: .colon)
+        return (try? Date(text, strategy: precise)) ?? (try? Date(text, strategy: .iso8601)) ?? Snowflake(message.id)?.date
     }
 
     static func files(of message: DiscordMessage) -> [MirroredMessage.Attachment] {

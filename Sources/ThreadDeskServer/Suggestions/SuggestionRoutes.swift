@@ -14,27 +14,37 @@ struct SuggestionRoutes: Sendable {
     /// marks or Hangul jamo), and a word's typo lookups cost its length squared.
     static let maxQueryScalars = 400
 
+    /// What the user typed, or the 400 saying it is no query: the help center's search takes the same.
+    static func validQuery(_ query: String) throws -> String {
+        guard (1...Self.maxQueryLength).contains(query.count), query.unicodeScalars.count <= Self.maxQueryScalars,
+            !query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !"\n\r\t".unicodeScalars.contains($0) }) else {
+            throw APIError.badRequest(.invalidQuery, "q must be 1 to \(Self.maxQueryLength) characters of text.")
+        }
+        return query
+    }
+
     func register(on groups: V1Groups) {
         groups.users(charging: { .read($0) }).get("suggestions", use: suggestions)
     }
 
     @Sendable func suggestions(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {
         let user = try context.user()
-        let query = request.uri.queryParameters["q"].map(String.init) ?? ""
-        guard (1...Self.maxQueryLength).contains(query.count), query.unicodeScalars.count <= Self.maxQueryScalars,
-            !query.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !"\n\r\t".unicodeScalars.contains($0) }) else {
-            throw APIError.badRequest(.invalidQuery, "q must be 1 to \(Self.maxQueryLength) characters of text.")
-        }
+        let query = try Self.validQuery(request.uri.queryParameters["q"].map(String.init) ?? "")
         guard let book = books.book(for: user.id.app) else { return try jsonResponse(Suggestions(suggestions: [])) }
         var suggestions: [Suggestion] = []
         for answer in await book.suggestions(for: query) {
-            let files = await book.attachments(of: answer.id).map {
-                SupportMessage.Attachment(
-                    id: $0.id.description, filename: $0.filename, size: $0.size, contentType: $0.contentType,
-                    url: SupportMessage.attachmentPath($0.id.description), width: $0.width, height: $0.height)
-            }
+            let files = await book.attachments(of: answer.id).map(SupportMessage.Attachment.init(served:))
             suggestions.append(Suggestion(id: answer.id, title: answer.title, answer: answer.text, attachments: files))
         }
         return try jsonResponse(Suggestions(suggestions: suggestions))
+    }
+}
+
+extension SupportMessage.Attachment {
+    /// An answer's file as a user gets it: through ThreadDesk's attachment route, never Discord's CDN.
+    init(served file: MirroredMessage.Attachment) {
+        self.init(
+            id: file.id.description, filename: file.filename, size: file.size, contentType: file.contentType,
+            url: SupportMessage.attachmentPath(file.id.description), width: file.width, height: file.height)
     }
 }

@@ -56,6 +56,8 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let invalidBefore = ErrorCode(rawValue: "invalid_before")
     public static let invalidApiKey = ErrorCode(rawValue: "invalid_api_key")
     public static let invalidAppKey = ErrorCode(rawValue: "invalid_app_key")
+    /// `GET /v1/articles/{id}`, `POST /v1/articles/{id}/views`: the id is no FAQ post's id (digits).
+    public static let invalidArticleId = ErrorCode(rawValue: "invalid_article_id")
     public static let invalidBody = ErrorCode(rawValue: "invalid_body")
     public static let invalidCrashReport = ErrorCode(rawValue: "invalid_crash_report")
     public static let invalidDsym = ErrorCode(rawValue: "invalid_dsym")
@@ -146,6 +148,7 @@ public struct ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomSt
     public static let known: [ErrorCode] = [
         .alreadyRated,
         .articleNotFound,
+        .invalidArticleId,
         .invalidActivity,
         .invalidAttributes,
         .invalidRating,
