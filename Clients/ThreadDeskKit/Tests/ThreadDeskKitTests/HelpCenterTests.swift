@@ -181,7 +181,7 @@ struct HelpCenterTests {
         let gone = await #expect(throws: ThreadDeskError.self) { try await help.article("1311000000000000999") }
         #expect(gone?.code == .articleNotFound && !help.isOffline)
         let refused = await #expect(throws: ThreadDeskError.self) { try await help.article("../attachments/1") }
-        #expect(refused?.kind == .invalidInput)
+        #expect(refused?.kind == .invalidInput && refused?.code == .invalidArticleId)
         #expect(server.requests.current.count == 1)
     }
 

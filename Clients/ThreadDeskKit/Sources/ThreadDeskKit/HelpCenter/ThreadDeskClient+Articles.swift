@@ -31,7 +31,8 @@ extension ThreadDeskClient {
     }
 
     /// One article (its text, tags and files), revalidated as ``articles(query:tag:limit:after:etag:)`` is;
-    /// one that is gone throws code `ErrorCode.articleNotFound` (404).
+    /// one that is gone throws code `ErrorCode.articleNotFound` (404), an id that is none (not
+    /// digits) `ErrorCode.invalidArticleId` before anything is sent.
     public func article(_ id: String, etag: String? = nil) async throws(ThreadDeskError) -> Revalidated<Article> {
         try await revalidated(Article.self, path: "v1/articles/\(try Self.articlePath(id))", query: [], etag: etag)
     }
@@ -46,11 +47,12 @@ extension ThreadDeskClient {
         }
     }
 
-    /// An article id as a path segment: ids are Discord's (digits); anything that could lead
-    /// elsewhere (a slash, a dot segment) is refused before it is sent.
+    /// An article id as a path segment: a FAQ post's id, digits, as the server takes it; anything
+    /// else (a slash, a dot segment that could lead elsewhere) is refused before it is sent.
     private static func articlePath(_ id: String) throws(ThreadDeskError) -> String {
-        guard !id.isEmpty, id.count <= 64, id.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "_" })
-        else { throw .invalidInput(.articleNotFound, "\(id.prefix(64)) is not an article id") }
+        guard (1...20).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw .invalidInput(.invalidArticleId, "\(id.prefix(64)) is not an article id (a FAQ post's id, digits)")
+        }
         return id
     }
 
