@@ -14,8 +14,8 @@ extension ThreadDeskClient {
     /// try await support.setAttributes(["plan": "pro", "seats": 3, "trialEnds": trialEnd, "coupon": nil])
     /// ```
     ///
-    /// Checked here with the server's rules first: keys of 1–40 `a-z 0-9 _`, text of at most 256
-    /// characters, finite numbers, at most 50 keys; a break throws a ``ThreadDeskError`` of kind
+    /// Checked here with the server's rules first: keys of 1–40 `a-z 0-9 _`, text of one line of at
+    /// most 256 characters, finite numbers, ISO 8601 dates, at most 50 keys; a break throws a ``ThreadDeskError`` of kind
     /// ``ThreadDeskError/Kind-swift.struct/invalidInput`` (code `ErrorCode.invalidAttributes`, the
     /// key named) and keeps nothing of the call. Otherwise the change is kept on the device at
     /// once (surviving a relaunch) and sent with the session: now when one is open, else after
@@ -32,6 +32,11 @@ extension ThreadDeskClient {
         let keys = backlog.keysAfterPending
         guard keys.count <= AttributesUpdate.keyLimit else {
             throw .invalidInput(.invalidAttributes, "\(keys.count) keys (at most \(AttributesUpdate.keyLimit)); remove some with nil")
+        }
+        // The changes that wait go in one update, which holds at most as many keys.
+        guard backlog.attributes.count <= AttributesUpdate.keyLimit else {
+            throw .invalidInput(
+                .invalidAttributes, "\(backlog.attributes.count) changes waiting to be sent (at most \(AttributesUpdate.keyLimit) in one update)")
         }
         try keep(backlog)
         sendUserContextSoon()
@@ -131,8 +136,7 @@ extension ThreadDeskClient {
                     report.attributes = kept
                     try settle(sent: update, kept: kept)
                 } catch where Self.isRefusedForGood(error) {
-                    let named = UserContextRules.keys(namedIn: error.message, among: update.keys)
-                    let dropped = named.isEmpty ? Set(update.keys) : named
+                    let dropped = UserContextRules.key(namedIn: error.message, among: update.keys).map { [$0] } ?? Set(update.keys)
                     try drop(dropped, asSent: update)
                     refused(UserContextRefusal(item: .attributes(dropped.sorted()), error: error), in: &report)
                 }

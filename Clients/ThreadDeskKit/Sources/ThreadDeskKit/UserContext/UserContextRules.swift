@@ -18,12 +18,18 @@ enum UserContextRules {
             && scalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "." }
     }
 
-    /// Why `value` is refused, or nil: text over 256 characters, a number JSON cannot carry, a
-    /// date that is not ISO 8601 with a time zone.
+    /// Why `value` is refused, or nil: text over 256 characters or of more than one line (or with
+    /// a control character), a number JSON cannot carry, a date that is not ISO 8601 with a time zone.
     static func problem(with value: AttributeValue) -> String? {
         switch value {
         case .string(let text):
-            text.count > AttributeValue.textLimit ? "a text of \(text.count) characters (at most \(AttributeValue.textLimit))" : nil
+            if text.count > AttributeValue.textLimit || text.unicodeScalars.count > AttributeValue.textLimit * 4 {
+                "a text of \(text.count) characters (at most \(AttributeValue.textLimit))"
+            } else if text.unicodeScalars.contains(where: isControl) {
+                "a text is one line without control characters"
+            } else {
+                nil
+            }
         case .number(let number):
             number.isFinite ? nil : "a number that is not finite"
         case .date(let text):
@@ -41,9 +47,16 @@ enum UserContextRules {
         if let value, let problem = problem(with: value) { throw .invalidInput(code, "\(key): \(problem)") }
     }
 
-    /// The keys of `message` that name one of `keys` (a server's refusal names the key it refused).
-    static func keys(namedIn message: String, among keys: some Sequence<String>) -> Set<String> {
-        let words = Set(message.split { !($0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_")) }.map(String.init))
-        return Set(keys).intersection(words)
+    /// C0 (line breaks and tabs too: a value is one line), DEL and C1, as the server refuses them.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x00...0x1F).contains(scalar.value) || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// The one of `keys` a server's refusal names: it starts `key: why`; nil when it names none
+    /// of them (the update as a whole was refused).
+    static func key(namedIn message: String, among keys: some Sequence<String>) -> String? {
+        guard let colon = message.firstIndex(of: ":") else { return nil }
+        let field = String(message[..<colon])
+        return keys.first { $0 == field }
     }
 }
