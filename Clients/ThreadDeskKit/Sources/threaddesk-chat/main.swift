@@ -16,7 +16,7 @@ struct ThreadDeskChat {
           --server URL    ThreadDesk's address (default http://127.0.0.1:8080, the sandbox's)
           --app-key KEY   the app key (or THREADDESK_APP_KEY); the sandbox's is read from it when absent
           --user-id ID    the app's own id for the user (default: one ThreadDesk makes up, kept in --state)
-          --state DIR     where the session and unsent messages are kept
+          --state DIR     where the session, unsent messages, attributes and activity are kept
                           (default ~/.local/state/threaddesk-chat/HOST_PORT)
           --attest        open the session as an App Attest device: the sandbox's software
                           attester (SERVER/sandbox/attester) stands in for the Secure Enclave
@@ -201,7 +201,8 @@ struct Chat {
         var configuration = ThreadDeskConfiguration(
             serverURL: options.server, appKey: appKey, userID: options.userID,
             sessionStore: FileSessionStore(url: state.appendingPathComponent("session.json")),
-            outbox: FileOutbox(directory: state.appendingPathComponent("outbox")))
+            outbox: FileOutbox(directory: state.appendingPathComponent("outbox")),
+            userContext: FileUserContextStore(url: state.appendingPathComponent("user-context.json")))
         if options.attest {
             configuration.appAttest = SandboxAttestProvider(attesterURL: options.server.appendingPathComponent("sandbox/attester"))
         }
