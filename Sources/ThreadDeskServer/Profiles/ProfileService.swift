@@ -20,12 +20,12 @@ struct ProfileService: Sendable {
             let current = try await store.profile(of: id)
             let merged = try ProfileRules.merged(current.attributes, update)
             guard merged != current.attributes else {
-                return UserAttributes(attributes: merged, updatedAt: current.attributesUpdatedAt.map(OutboxIntake.timestamp))
+                return UserAttributes(attributes: merged, updatedAt: current.attributesUpdatedAt.map(Self.timestamp))
             }
             let date = now()
             try await store.setAttributes(merged, of: id, at: date)
             webhooks?.record(.userUpdated, app: id.app, owner: id, data: UserUpdatedEvent(id, attributes: merged), at: date, in: &context)
-            return UserAttributes(attributes: merged, updatedAt: merged.isEmpty ? nil : OutboxIntake.timestamp(date))
+            return UserAttributes(attributes: merged, updatedAt: merged.isEmpty ? nil : Self.timestamp(date))
         }
     }
 
@@ -36,8 +36,10 @@ struct ProfileService: Sendable {
         let checked = try ProfileRules.activity(event, now: now())
         let kept = ActivityRecord(id: checked.id, name: checked.name, properties: checked.properties, occurredAt: checked.occurredAt)
         let created = try await store.recordActivity(kept, of: id, keep: ActivityEvent.keptPerUser)
-        return (RecordedActivity(id: kept.id, name: kept.name, occurredAt: OutboxIntake.timestamp(kept.occurredAt)), created)
+        return (RecordedActivity(id: kept.id, name: kept.name, occurredAt: Self.timestamp(kept.occurredAt)), created)
     }
+
+    static func timestamp(_ date: Date) -> String { date.formatted(.iso8601) }
 }
 
 /// The `data` of `user.updated`: the user's attributes as they now are.
