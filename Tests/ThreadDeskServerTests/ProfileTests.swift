@@ -121,6 +121,22 @@ struct ProfileTests {
         }
     }
 
+    @Test func oneAddressWritesTheContextOfManyUsersOnlyWithinItsLimit() async throws {
+        try await withServer {
+            $0.quotas = .off
+            $0.quotas.contextPerAddress = QuotaLimit(3, per: .seconds(3600))
+        } _: { server in
+            // Three users from one address: the address's budget is theirs together.
+            let users = [try await server.session(), try await server.session(), try await server.session()]
+            for (index, user) in users.enumerated() {
+                #expect(try await Self.track(server, user.token, #"{"id":"e\#(index)","name":"opened"}"#).status == .created)
+            }
+            let refused = try await Self.put(server, users[0].token, #"{"attributes":{"plan":"pro"}}"#)
+            #expect(refused.status == .tooManyRequests && refused.errorCode == "rate_limited" && refused.headers[.retryAfter] != nil)
+            #expect(try await server.store.profile(of: try #require(UserID(users[0].userId))).attributes.isEmpty)
+        }
+    }
+
     @Test func anEventSentAgainIsKeptOnceTheNewestFiftyStayAndTheExportAndErasureHaveThem() async throws {
         try await withServer { server in
             let user = try await server.session()

@@ -15,6 +15,9 @@ public struct QuotaSettings: Sendable, Hashable {
     public var updatesPerUser = QuotaLimit(30, per: .seconds(60))
     /// Device info that changed costs a note in Discord: limited per address as well as per user.
     public var installationsPerAddress = QuotaLimit(120, per: .seconds(3600))
+    /// What the app says about its users (`PUT /v1/attributes`, `POST /v1/activity`): a store
+    /// write each, limited per device or address as well as per user.
+    public var contextPerAddress = QuotaLimit(600, per: .seconds(3600))
     /// A download whose Discord CDN URL expired costs a call to sign it anew.
     public var refreshesPerAddress = QuotaLimit(120, per: .seconds(3600))
     /// Uploaded files, in MiB (a token per MiB).
@@ -46,6 +49,7 @@ public struct QuotaSettings: Sendable, Hashable {
     public var diagnosticsPerNetwork = QuotaLimit(120, per: .seconds(3600))
     public var installationsPerNetwork = QuotaLimit(480, per: .seconds(3600))
     public var refreshesPerNetwork = QuotaLimit(480, per: .seconds(3600))
+    public var contextPerNetwork = QuotaLimit(2400, per: .seconds(3600))
     public var uploadMiBPerNetwork = QuotaLimit(2000, per: .seconds(3600))
 
     public init() {}
@@ -74,6 +78,7 @@ public struct QuotaSettings: Sendable, Hashable {
             ("QUOTA_SESSIONS_PER_NETWORK", \.sessionsPerNetwork), ("QUOTA_SENDS_PER_NETWORK", \.sendsPerNetwork),
             ("QUOTA_DIAGNOSTICS_PER_NETWORK", \.diagnosticsPerNetwork), ("QUOTA_INSTALLATIONS_PER_NETWORK", \.installationsPerNetwork),
             ("QUOTA_REFRESHES_PER_NETWORK", \.refreshesPerNetwork), ("QUOTA_UPLOAD_MIB_PER_NETWORK", \.uploadMiBPerNetwork),
+            ("QUOTA_CONTEXT_PER_ADDRESS", \.contextPerAddress), ("QUOTA_CONTEXT_PER_NETWORK", \.contextPerNetwork),
         ]
     }
 

@@ -29,6 +29,8 @@ struct Quotas: Sendable {
         case diagnostics(UserID)
         case read(UserID)
         case update(UserID)
+        /// What the app says about the user (attributes, activity): a store write each.
+        case context(UserID)
         /// New device info (a note in the thread when it changed).
         case installation(UserID)
         /// Signing an expired attachment URL anew.
@@ -92,6 +94,7 @@ struct Quotas: Sendable {
         case .diagnostics: ("diagnostics per network", "diag:n:\(network)", settings.diagnosticsPerNetwork)
         case .installation: ("installations per network", "install:n:\(network)", settings.installationsPerNetwork)
         case .refresh: ("attachment refreshes per network", "refresh:n:\(network)", settings.refreshesPerNetwork)
+        case .context: ("user context writes per network", "context:n:\(network)", settings.contextPerNetwork)
         case .upload: ("upload MiB per network", "upload:n:\(network)", settings.uploadMiBPerNetwork)
         default: nil
         }
@@ -128,6 +131,9 @@ struct Quotas: Sendable {
             [("reads per user", UserQuota.read.key(user), settings.readsPerUser)]
         case .update(let user):
             [("updates per user", UserQuota.update.key(user), settings.updatesPerUser)]
+        case .context(let user):
+            [("updates per user", UserQuota.update.key(user), settings.updatesPerUser),
+             ("user context writes per address", "context:a:\(address)", settings.contextPerAddress)]
         case .installation(let user):
             [("updates per user", UserQuota.update.key(user), settings.updatesPerUser),
              ("installations per address", "install:a:\(address)", settings.installationsPerAddress)]

@@ -4,7 +4,7 @@ import ThreadDeskStore
 import ThreadDeskWire
 
 /// `PUT /v1/attributes` and `POST /v1/activity`: what the app says about its user. Charged as
-/// updates (per user and per device or address); a refused body keeps nothing.
+/// updates of the user and writes of their device or address (`QUOTA_CONTEXT_*`); a refused body keeps nothing.
 struct ProfileRoutes: Sendable {
     let profiles: ProfileService
 
@@ -14,7 +14,7 @@ struct ProfileRoutes: Sendable {
     static let activityLimit = 32 * 1024
 
     func register(on groups: V1Groups) {
-        let updates = groups.users(charging: { .update($0) })
+        let updates = groups.users(charging: { .context($0) })
         updates.put("attributes", use: setAttributes)
         updates.post("activity", use: record)
     }
