@@ -103,6 +103,8 @@ struct SandboxServer: Service {
     /// Two apps on one deployment, as a developer with two apps runs it: the second in a forum of
     /// its own, made as an admin makes one (`POST /guilds/{id}/channels`), with its own APNs topic.
     static let secondApp = "tides"
+    /// The help center's screenshot (160×90: a settings screen with its blue button), a real PNG a browser draws.
+    static let helpScreenshot = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAKAAAABaCAIAAACwpMoFAAAA2UlEQVR42u3aMQ3AIBRFUeRUBDOaUMdcJTggYUREB37hJFcBZ3k/bRpj6uCSJwAswAIswAIswAIMWJcA51wUPMCAAQMWYAEWYAEWYMCAAQMGLMACrH3A8j1YgAVYgAVYgAELsADrf8CtvccHGDBgwIABG1kCLMACDFiA5UxyJgEGDBgwYMBGlpElwAIswAIsZ5IzCTBgwIABG1kCLMBRe2oPEmDAgAELMGDAgAEDBgwYMGDAgAUYMGDAgAEDBgwYMGDA5AALMGDA8tOdAAuwAAMWYAEWYAHWhxa1drd3MHJN1gAAAABJRU5ErkJggg==") ?? Data()
     static let secondTopic = "com.example.tides"
 
     func run() async throws {
@@ -126,7 +128,8 @@ struct SandboxServer: Service {
         configuration.storeURL = "sqlite://\(dataDirectory)/threaddesk.sqlite"
         // One browser plays every user here: quotas per address would only get in the way.
         configuration.quotas = .off
-        // A FAQ forum with two curated answers: the widget suggests them while the user types.
+        // A FAQ forum of curated answers: the widget suggests them while the user types, and its
+        // Help tab lists them by tag (one with a screenshot) as the app's help center.
         configuration.faqChannelID = endpoints.faqChannelID
         _ = try? discord.postFAQ(
             title: "I can't connect my TV",
@@ -135,6 +138,16 @@ struct SandboxServer: Service {
         _ = try? discord.postFAQ(
             title: "How do I cancel my subscription?", answer: "Subscriptions are managed by the App Store: Settings › your name › Subscriptions.",
             tags: ["billing"])
+        _ = try? discord.postFAQ(
+            title: "Where is the Add by hand button?",
+            answer: "Bottom right of Settings › Devices, in blue (see the screenshot).\nkeywords: add device, manual",
+            tags: ["television"],
+            attachments: [.init(filename: "add-by-hand.png", contentType: "image/png", data: Self.helpScreenshot)])
+        _ = try? discord.postFAQ(
+            title: "Restore my purchases on a new phone",
+            answer: "Sign in with the same Apple Account, then Settings › Plan › **Restore purchases**.", tags: ["billing"])
+        _ = try? discord.postFAQ(
+            title: "Export my lists", answer: "Settings › Data › Export writes a CSV file you can share or keep.")
         configuration.live.maxStreamDuration = .seconds(max(1, maxStreamSeconds))
         // TRACING=otlp (and TRACING_ENDPOINT…) works here too: point it at a local Jaeger to watch
         // a send and a reply cross the server. A malformed value leaves tracing off, said once.

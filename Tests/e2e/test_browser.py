@@ -446,3 +446,60 @@ def test_a_crash_report_from_the_widget_is_a_note_and_the_rule_answers_the_user(
     _wait_for_text(browser, "#desk-answer-text", "Support, last 30 days")
     stats = browser.find_element(By.ID, "desk-answer-text").text
     assert "opened" in stats and "First response" in stats, stats
+
+
+def test_the_widget_help_tab_browses_searches_reads_and_asks(sandbox, browser):
+    """The Help tab is the app's help center (the sandbox's FAQ forum): browse by tag, search as
+    you type (a typo too), read an article with its screenshot (the read counted), then "Still
+    need help?" opens the chat about it and the message sent names the article for support."""
+    wait = WebDriverWait(browser, 20)
+    browser.set_window_size(480, 900)
+    browser.get(sandbox["url"] + "/sandbox/widget")
+    wait.until(lambda d: d.find_element(By.ID, "user-id").text not in ("", "connecting…"), message="no session")
+    browser.find_element(By.ID, "tab-help").click()
+    assert not browser.find_element(By.ID, "message-input").is_displayed()
+    _wait_for_text(browser, "#help-list .help-item", "I can't connect my TV")
+    titles = _texts(browser, "#help-list .help-item")
+    assert len(titles) >= 5, titles
+
+    # By tag: television's articles only.
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#help-tags button[data-tag="television"]'), message="no tags")
+    browser.find_element(By.CSS_SELECTOR, '#help-tags button[data-tag="television"]').click()
+    wait.until(lambda d: all("television" in t for t in _texts(d, "#help-list .help-item")) and _texts(d, "#help-list .help-item"),
+               message="the tag did not filter")
+    browser.find_element(By.CSS_SELECTOR, '#help-tags button[data-tag=""]').click()
+
+    # Search as you type, misspelled.
+    browser.find_element(By.ID, "help-search").send_keys("restore purchses")
+    wait.until(lambda d: (_texts(d, "#help-list .help-item") or [""])[0].startswith("Restore my purchases"), message="search found nothing")
+    browser.find_element(By.ID, "help-search").send_keys(Keys.CONTROL, "a")
+    browser.find_element(By.ID, "help-search").send_keys("add by hand button")
+    wait.until(lambda d: (_texts(d, "#help-list .help-item") or [""])[0].startswith("Where is the Add by hand button?"),
+               message="the article with the screenshot was not found")
+
+    # Read it: the text, the screenshot fetched through ThreadDesk, the read counted.
+    browser.find_element(By.CSS_SELECTOR, "#help-list .help-item").click()
+    wait.until(lambda d: d.find_element(By.ID, "help-article").is_displayed(), message="the article did not open")
+    assert "Bottom right of Settings" in browser.find_element(By.ID, "help-text").text
+    assert "keywords" not in browser.find_element(By.ID, "help-text").text
+    wait.until(lambda d: _image_shown(d, "#help-article img.attachment-image"), message="the article's screenshot never showed")
+    wait.until(lambda d: d.find_element(By.ID, "help-article").get_attribute("data-counted") == "true", message="the read was not counted")
+    article_id = browser.find_element(By.ID, "help-article").get_attribute("data-id")
+
+    # Still need help? The chat, about the article: the next message names it for the agent.
+    browser.find_element(By.ID, "help-still").click()
+    wait.until(lambda d: d.find_element(By.ID, "message-input").is_displayed(), message="the chat did not open")
+    assert "Where is the Add by hand button?" in browser.find_element(By.ID, "chat-context").text
+    line = f"I cannot find that button ({uuid.uuid4().hex[:8]})"
+    browser.find_element(By.ID, "message-input").send_keys(line)
+    browser.find_element(By.ID, "send-button").click()
+    _wait_for_text(browser, '#messages .message[data-author="user"]', line)
+    assert not browser.find_element(By.ID, "chat-context").is_displayed()
+    deadline = time.monotonic() + 20
+    note = None
+    while note is None and time.monotonic() < deadline:
+        state = requests.get(sandbox["url"] + "/sandbox/api/state", timeout=5).json()
+        thread = next((t for t in state["threads"] if any(line in m["content"] for m in t["messages"])), None)
+        note = thread and next((m for m in thread["messages"] if article_id in m["content"] and "Add by hand button" in m["content"]), None)
+        time.sleep(0.1)
+    assert note, "no note in the thread names the article the user read"
