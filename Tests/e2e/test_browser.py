@@ -185,6 +185,8 @@ def test_widget_and_console_talk_through_threaddesk(sandbox, browser, tmp_path):
 
     card = run("/user")
     assert user_id in card and "1.0.0 (1)" in card, card
+    # What the widget says about its user: the attributes and what they did, on the card.
+    assert "Attributes" in card and "plan" in card and "pro" in card and "support.opened" in card, card
     assert "Added" in run("/snippets add thanks Thanks! You are on {app_version}.")
     assert "Sent" in run("/snippet thanks")
     _wait_for_text(browser, '#thread-messages .message[data-author="agent"]', "Thanks! You are on 1.0.0.")
