@@ -41,4 +41,11 @@ public enum ControlCharacters {
         }
         return String(scalars)
     }
+
+    /// How an error names a field or key the client chose: at most `limit` Unicode scalars (then
+    /// `…`), controls shown as symbols, so an answer never echoes a whole hostile key.
+    public static func named(_ field: String, limit: Int = 40) -> String {
+        let shown = self.shown(String(field.unicodeScalars.prefix(limit)))
+        return field.unicodeScalars.count > limit ? shown + "…" : shown
+    }
 }

@@ -33,10 +33,7 @@ public enum ProfileRules {
     }
 
     /// How a violation names what the client sent: at most 40 characters, controls shown as symbols.
-    public static func named(_ field: String) -> String {
-        let shown = ControlCharacters.shown(String(field.unicodeScalars.prefix(40)))
-        return field.unicodeScalars.count > 40 ? shown + "…" : shown
-    }
+    public static func named(_ field: String) -> String { ControlCharacters.named(field) }
 
     /// `value` as it is kept: a text of one line of at most 256 characters, a finite number, a
     /// date in ISO 8601 with a time zone (kept as UTC, `2026-12-07T10:00:00Z`, fractions of a
@@ -47,7 +44,7 @@ public enum ProfileRules {
             guard text.unicodeScalars.count <= AttributeValue.textLimit * 4, text.count <= AttributeValue.textLimit else {
                 throw Violation(field: named(field), reason: "a text value is at most \(AttributeValue.textLimit) characters")
             }
-            if let refused = text.unicodeScalars.first(where: { ControlCharacters.isRefused($0) || $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
+            if let refused = text.unicodeScalars.first(where: isRefusedInLine) {
                 throw Violation(field: named(field), reason: "a text value is one line without control characters (it holds \(ControlCharacters.name(refused)))")
             }
             return value
@@ -57,10 +54,24 @@ public enum ProfileRules {
         case .integer, .bool:
             return value
         case .date(let text):
-            guard let date = date(text) else {
-                throw Violation(field: named(field), reason: "a date is ISO 8601 with a time zone, like 2026-12-07T10:00:00Z")
+            guard let date = date(text), dates.contains(date) else {
+                throw Violation(field: named(field), reason: "a date is RFC 3339 with a time zone, like 2026-12-07T10:00:00Z, from the year 1600 to 9000")
             }
             return .date(iso(date))
+        }
+    }
+
+    /// The dates a value may hold: Foundation's formatter is Julian before 1582, and a year past
+    /// 9999 has no RFC 3339 form.
+    static let dates = Date(timeIntervalSince1970: -11_676_096_000)..<Date(timeIntervalSince1970: 221_845_392_000)
+
+    /// What a one-line value may not hold: control characters (line breaks and tabs too), the
+    /// line and paragraph separators Discord breaks lines at, and the bidirectional controls that
+    /// would reorder the text around them.
+    static func isRefusedInLine(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
         }
     }
 
@@ -115,56 +126,10 @@ public enum ProfileRules {
     }
 
     /// An RFC 3339 date-time (ISO 8601 with a time zone): `2026-12-07T10:00:00Z`, fractions of a
-    /// second and an offset allowed, `t`/`z` in either case; a leap second reads as :59.
+    /// second and an offset allowed, `t`/`z` in either case (the wire's own reading, `Timestamp`).
     public static func date(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        guard (20...64).contains(bytes.count) else { return nil }
-        func number(_ from: Int, _ count: Int) -> Int? {
-            guard from + count <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[from..<(from + count)] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        guard let year = number(0, 4), bytes[4] == UInt8(ascii: "-"), let month = number(5, 2), bytes[7] == UInt8(ascii: "-"),
-            let day = number(8, 2), [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(bytes[10]),
-            let hour = number(11, 2), bytes[13] == UInt8(ascii: ":"), let minute = number(14, 2), bytes[16] == UInt8(ascii: ":"),
-            let second = number(17, 2)
-        else { return nil }
-        var index = 19
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            let start = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            guard index > start else { return nil }
-        }
-        guard index < bytes.count else { return nil }
-        var offset = 0
-        switch bytes[index] {
-        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
-            guard index + 1 == bytes.count else { return nil }
-        case UInt8(ascii: "+"), UInt8(ascii: "-"):
-            guard index + 6 == bytes.count, let hours = number(index + 1, 2), bytes[index + 3] == UInt8(ascii: ":"),
-                let minutes = number(index + 4, 2), hours <= 23, minutes <= 59
-            else { return nil }
-            offset = (hours * 60 + minutes) * 60 * (bytes[index] == UInt8(ascii: "+") ? 1 : -1)
-        default:
-            return nil
-        }
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...12).contains(month), (1...days[month - 1]).contains(day), hour <= 23, minute <= 59, second <= 60 else { return nil }
-        // Days from 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's days_from_civil).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let epochDays = era * 146_097 + dayOfEra - 719_468
-        let seconds = epochDays * 86_400 + hour * 3_600 + minute * 60 + min(second, 59) - offset
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        guard (20...64).contains(text.utf8.count) else { return nil }
+        return Timestamp.date(text)
     }
 
     /// A date as dates are kept and shown: UTC, whole seconds.

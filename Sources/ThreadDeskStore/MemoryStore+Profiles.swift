@@ -41,7 +41,9 @@ extension MemoryStore {
     }
 
     public func recordActivity(_ event: ActivityRecord, of user: UserID, keep: Int) async throws -> Bool {
-        profiles.withLock { state in
+        // Only for a user who exists: an event that waited out the user's erasure keeps nothing.
+        guard self.state.withLock({ $0.users[user] != nil }) else { return false }
+        return profiles.withLock { state in
             var events = state.activity[user] ?? []
             guard !events.contains(where: { $0.id == event.id }) else { return false }
             // Newest first by when it happened; an event of the same moment kept later comes first.
@@ -53,7 +55,8 @@ extension MemoryStore {
     }
 
     public func recordArticleRead(_ article: String, by user: UserID, at date: Date) async throws -> Bool {
-        profiles.withLock { state in
+        guard self.state.withLock({ $0.users[user] != nil }) else { return false }
+        return profiles.withLock { state in
             let key = MemoryProfiles.ReadKey(owner: user, article: article, day: ProfileCoding.day(date))
             guard state.reads[key] == nil else { return false }
             state.reads[key] = MemoryProfiles.Read(at: date, wrote: false)

@@ -37,7 +37,7 @@ extension PostgresStore {
             (profile.attributes, profile.attributesUpdatedAt) = (ProfileCoding.decode(text), Date(timeIntervalSince1970: updated))
         }
         profile.activity = try await query(
-            "SELECT id, name, properties, occurred_at FROM user_activity WHERE owner = \(user.rawValue) ORDER BY occurred_at DESC, seq DESC"
+            "SELECT id, name, properties, occurred_at FROM user_activity WHERE owner = \(user.rawValue) ORDER BY occurred_at DESC, seq DESC LIMIT 100"
         ).map { row in
             let (id, name, properties, occurred) = try row.decode((String, String, String, Double).self)
             return ActivityRecord(id: id, name: name, properties: ProfileCoding.decode(properties), occurredAt: Date(timeIntervalSince1970: occurred))
@@ -68,7 +68,8 @@ extension PostgresStore {
                     let inserted = try await connection.rows(
                         """
                         INSERT INTO user_activity (owner, id, name, properties, occurred_at)
-                        VALUES (\(user.rawValue), \(event.id), \(event.name), \(properties), \(event.occurredAt.timeIntervalSince1970))
+                        SELECT \(user.rawValue), \(event.id), \(event.name), \(properties), \(event.occurredAt.timeIntervalSince1970)
+                        WHERE EXISTS (SELECT 1 FROM users WHERE id = \(user.rawValue))
                         ON CONFLICT (owner, id) DO NOTHING RETURNING seq
                         """, logger: logger)
                     if !inserted.isEmpty {
@@ -93,7 +94,8 @@ extension PostgresStore {
         !(try await query(
             """
             INSERT INTO article_reads (owner, article, day, app, read_at)
-            VALUES (\(user.rawValue), \(article), \(ProfileCoding.day(date)), \(user.app.rawValue), \(date.timeIntervalSince1970))
+            SELECT \(user.rawValue), \(article), \(ProfileCoding.day(date)), \(user.app.rawValue), \(date.timeIntervalSince1970)
+            WHERE EXISTS (SELECT 1 FROM users WHERE id = \(user.rawValue))
             ON CONFLICT DO NOTHING RETURNING 1
             """
         ).isEmpty)

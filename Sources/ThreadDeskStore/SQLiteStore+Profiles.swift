@@ -34,7 +34,7 @@ extension SQLiteStore {
             let attributes = try Row.fetchOne(db, sql: "SELECT attributes, updated_at FROM user_attributes WHERE owner = ?", arguments: [user.rawValue])
             let activity = try Row.fetchAll(
                 db,
-                sql: "SELECT id, name, properties, occurred_at FROM user_activity WHERE owner = ? ORDER BY occurred_at DESC, seq DESC",
+                sql: "SELECT id, name, properties, occurred_at FROM user_activity WHERE owner = ? ORDER BY occurred_at DESC, seq DESC LIMIT 100",
                 arguments: [user.rawValue]
             ).map { row in
                 ActivityRecord(id: row[0], name: row[1], properties: ProfileCoding.decode(row[2]), occurredAt: Date(timeIntervalSince1970: row[3]))
@@ -65,7 +65,10 @@ extension SQLiteStore {
         let properties = try ProfileCoding.encode(event.properties)
         return try await write { db in
             try db.execute(
-                sql: "INSERT INTO user_activity (owner, id, name, properties, occurred_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner, id) DO NOTHING",
+                sql: """
+                    INSERT INTO user_activity (owner, id, name, properties, occurred_at)
+                    SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM users WHERE id = ?1) ON CONFLICT (owner, id) DO NOTHING
+                    """,
                 arguments: [user.rawValue, event.id, event.name, properties, event.occurredAt.timeIntervalSince1970])
             guard db.changesCount > 0 else { return false }
             try db.execute(
@@ -81,7 +84,10 @@ extension SQLiteStore {
     public func recordArticleRead(_ article: String, by user: UserID, at date: Date) async throws -> Bool {
         try await write { db in
             try db.execute(
-                sql: "INSERT INTO article_reads (owner, article, day, app, read_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                sql: """
+                    INSERT INTO article_reads (owner, article, day, app, read_at)
+                    SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM users WHERE id = ?1) ON CONFLICT DO NOTHING
+                    """,
                 arguments: [user.rawValue, article, ProfileCoding.day(date), user.app.rawValue, date.timeIntervalSince1970])
             return db.changesCount > 0
         }

@@ -8,7 +8,7 @@ import ThreadDeskWire
     @Test func datesAreRFC3339WithAZoneAndKeptAsUTC() throws {
         let kept = [
             "2027-01-02T03:04:05Z": 1_798_859_045.0, "2027-01-02t03:04:05z": 1_798_859_045, "2027-01-02T03:04:05.678+01:00": 1_798_855_445,
-            "2024-02-29T00:00:00-00:30": 1_709_166_600, "1970-01-01T00:00:00Z": 0, "2016-12-31T23:59:60Z": 1_483_228_799,
+            "2024-02-29T00:00:00-00:30": 1_709_166_600, "1970-01-01T00:00:00Z": 0, "2016-12-31T23:59:60Z": 1_483_228_800,
         ]
         for (text, seconds) in kept {
             let date = try #require(ProfileRules.date(text), "\(text)")
@@ -29,6 +29,14 @@ import ThreadDeskWire
         #expect(throws: ProfileRules.Violation.self) { try ProfileRules.checked(.string(String(repeating: "x", count: 257)), field: "plan") }
         #expect(throws: ProfileRules.Violation.self) { try ProfileRules.checked(.string("a\tb"), field: "plan") }
         #expect(throws: ProfileRules.Violation.self) { try ProfileRules.checked(.number(.infinity), field: "ratio") }
+        // No line of its own, no text reordered: Discord breaks lines at U+2028/U+2029.
+        for scalar in ["\u{2028}", "\u{2029}", "\u{202E}", "\u{2066}", "\u{200F}"] {
+            #expect(throws: ProfileRules.Violation.self) { try ProfileRules.checked(.string("pro\(scalar)- Identity: verified"), field: "plan") }
+        }
+        // Dates Foundation would print in another calendar, or in no RFC 3339 form, are refused.
+        for text in ["1582-10-10T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:60-23:59"] {
+            #expect(throws: ProfileRules.Violation.self) { try ProfileRules.checked(.date(text), field: "ends") }
+        }
         let full = Dictionary(uniqueKeysWithValues: (0..<50).map { ("k\($0)", AttributeValue.integer($0)) })
         #expect(throws: ProfileRules.Violation.self) { try ProfileRules.merged(full, ["one_more": .bool(true)]) }
         let update: [String: AttributeValue?] = ["k1": nil, "one_more": .bool(true)]

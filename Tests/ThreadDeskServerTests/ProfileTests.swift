@@ -137,6 +137,27 @@ struct ProfileTests {
         }
     }
 
+    /// More users than the store's pool writing their attributes at once (an app's launch burst):
+    /// the merge under each user's lock never waits for a connection its own lock holds.
+    @Test(.enabled(if: postgresIsAvailable)) func manyUsersWriteTheirAttributesAtOnceOnPostgreSQL() async throws {
+        try await withFreshPostgresSchema { url in
+            try await withServer(store: url) { server in
+                var users: [Harness.Session] = []
+                for _ in 0..<30 { users.append(try await server.session()) }
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for (index, user) in users.enumerated() {
+                        group.addTask { try await Self.put(server, user.token, #"{"attributes":{"plan":"team","seat":\#(index)}}"#).status }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.count == 30 && statuses.allSatisfy { $0 == .ok }, "\(statuses)")
+                for (index, user) in users.enumerated() {
+                    #expect(try await server.store.profile(of: try #require(UserID(user.userId))).attributes["seat"] == .integer(index))
+                }
+            }
+        }
+    }
+
     @Test func anEventSentAgainIsKeptOnceTheNewestFiftyStayAndTheExportAndErasureHaveThem() async throws {
         try await withServer { server in
             let user = try await server.session()

@@ -43,6 +43,8 @@ struct UserProfilesContract {
     @Test(arguments: StoreKind.available)
     func activityIsKeptOncePerIDAndOnlyTheNewestStay(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
+            #expect(try await !store.recordActivity(event("e0", minute: 0), of: alice, keep: 4), "no such user: nothing kept")
+            for user in [alice, bob] { try await store.withUser(user) { $0.record = UserRecord(id: user) } }
             for minute in 0..<6 { #expect(try await store.recordActivity(event("e\(minute)", minute: Double(minute)), of: alice, keep: 4)) }
             // Sent again (a lost answer): kept once.
             #expect(try await !store.recordActivity(event("e5", minute: 5), of: alice, keep: 4))
@@ -63,6 +65,8 @@ struct UserProfilesContract {
     func aReadCountsOncePerDayAndAMessageSoonAfterMarksIt(kind: StoreKind) async throws {
         try await kind.with { (store: any UserStore) async throws in
             let carol = UserID(app: beta, local: UserID("profile-carol")!)
+            #expect(try await !store.recordArticleRead("100", by: carol, at: at(0)), "no such user: nothing counted")
+            for user in [alice, bob, carol] { try await store.withUser(user) { $0.record = UserRecord(id: user) } }
             #expect(try await store.recordArticleRead("100", by: alice, at: at(0)))
             #expect(try await !store.recordArticleRead("100", by: alice, at: at(60)))
             #expect(try await store.recordArticleRead("100", by: alice, at: at(24 * 60)))
@@ -92,7 +96,10 @@ struct UserProfilesContract {
             #expect(try await store.profile(of: alice) == UserProfile())
             #expect(try await store.profile(of: bob).attributes == ["plan": .string("pro")])
             #expect(try await store.articleReadTotals(app: .default, since: at(-1), limit: 10) == [ArticleReadTotal(article: "100", reads: 1, withoutMessage: 1)])
-            // The id is free again: a new Alice reads it afresh.
+            // Gone: a read or an event that waited out the erasure keeps nothing; a new Alice reads afresh.
+            #expect(try await !store.recordArticleRead("100", by: alice, at: at(3)))
+            #expect(try await !store.recordActivity(event("e2", minute: 3), of: alice, keep: 50))
+            try await store.withUser(alice) { $0.record = UserRecord(id: alice) }
             #expect(try await store.recordArticleRead("100", by: alice, at: at(3)))
         }
     }

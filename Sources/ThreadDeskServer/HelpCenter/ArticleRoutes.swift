@@ -16,7 +16,8 @@ struct ArticleRoutes: Sendable {
 
     func register(on groups: V1Groups) {
         groups.users(charging: { .read($0) }).get("articles", use: list).get("articles/:id", use: article)
-        groups.users(charging: { .update($0) }).post("articles/:id/views", use: view)
+        // A read is a write on the user's behalf: charged per user and per device or address, like their context.
+        groups.users(charging: { .context($0) }).post("articles/:id/views", use: view)
     }
 
     @Sendable func list(_ request: Request, context: ThreadDeskRequestContext) async throws -> Response {

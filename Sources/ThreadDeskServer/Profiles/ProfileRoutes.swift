@@ -8,10 +8,11 @@ import ThreadDeskWire
 struct ProfileRoutes: Sendable {
     let profiles: ProfileService
 
-    /// 50 keys of 40 characters and values of 256 characters (of up to 4 scalars each), escaped as JSON.
-    static let attributesLimit = 128 * 1024
+    /// 50 keys of 40 characters and values of 256 characters of up to 4 scalars each (4 bytes a
+    /// scalar, more when JSON escapes them): about 205 KB at most, with room.
+    static let attributesLimit = 512 * 1024
     /// 10 properties of that size, and the name.
-    static let activityLimit = 32 * 1024
+    static let activityLimit = 128 * 1024
 
     func register(on groups: V1Groups) {
         let updates = groups.users(charging: { .context($0) })

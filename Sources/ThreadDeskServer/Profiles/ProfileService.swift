@@ -16,7 +16,11 @@ struct ProfileService: Sendable {
     /// Merges `update` into the user's attributes (`nil` removes a key).
     /// - Throws: `ProfileRules.Violation` naming the key (nothing is kept); the store's errors.
     func setAttributes(_ update: [String: AttributeValue?], for id: UserID) async throws -> UserAttributes {
-        try await users.withUser(id, work: .brief) { context in
+        // Not `.brief`: the body reads and writes through the store's own connections, which on
+        // PostgreSQL must not come from the pool whose connection holds the user's lock.
+        try await users.withUser(id) { context in
+            // Erased while this request waited its turn: nothing may be kept for the id.
+            guard context.record != nil else { throw SupportFailure.notAuthenticated }
             let current = try await store.profile(of: id)
             let merged = try ProfileRules.merged(current.attributes, update)
             guard merged != current.attributes else {

@@ -2,6 +2,7 @@ import DiscordREST
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ThreadDeskCore
 import ThreadDeskWire
 import NIOCore
 import NIOFoundationCompat
@@ -142,7 +143,7 @@ extension DecodingError {
     /// Which field was wrong and how, without echoing the client's data back.
     var fieldDescription: String {
         func path(_ codingPath: [any CodingKey]) -> String {
-            codingPath.isEmpty ? "the body" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            codingPath.isEmpty ? "the body" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? ControlCharacters.named($0.stringValue) }.joined(separator: ".")
         }
         switch self {
         case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is required."

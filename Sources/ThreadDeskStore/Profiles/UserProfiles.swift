@@ -45,8 +45,9 @@ public protocol UserProfiles: Sendable {
     func profile(of user: UserID) async throws -> UserProfile
     /// Replaces the user's attributes (the caller merged them); an empty set removes the row.
     func setAttributes(_ attributes: [String: AttributeValue], of user: UserID, at date: Date) async throws
-    /// Keeps an event, once per id, and drops all but the user's newest `keep`.
-    /// - Returns: false when an event with this id was kept already (nothing changed).
+    /// Keeps an event, once per id, and drops all but the user's newest `keep`; only for a user
+    /// the store has (an event that waited out the user's erasure keeps nothing).
+    /// - Returns: false when an event with this id was kept already, or the user is gone (nothing changed).
     @discardableResult
     func recordActivity(_ event: ActivityRecord, of user: UserID, keep: Int) async throws -> Bool
 }
@@ -71,7 +72,8 @@ public struct ArticleReadTotal: Sendable, Hashable {
 /// article and UTC day; a message the user writes soon after marks the reads before it as not
 /// enough. Erased with the user.
 public protocol ArticleReads: Sendable {
-    /// Counts the user's read of `article` (a FAQ post's id) unless one was counted the same UTC day.
+    /// Counts the user's read of `article` (a FAQ post's id) unless one was counted the same UTC
+    /// day, or the store has no such user.
     /// - Returns: Whether it was counted now.
     func recordArticleRead(_ article: String, by user: UserID, at date: Date) async throws -> Bool
     /// The user wrote to support at `date`: their reads of the `window` before it led to a message.
