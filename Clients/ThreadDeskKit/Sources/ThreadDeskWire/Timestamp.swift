@@ -1,9 +1,10 @@
 import Foundation
 
 /// The API's timestamps (RFC 3339: `2026-11-28T17:25:57.123+00:00`, `…Z`), read without a
-/// formatter per message: a page of a hundred costs microseconds, not milliseconds.
-enum Timestamp {
-    static func date(_ text: String) -> Date? {
+/// formatter per message: a page of a hundred costs microseconds, not milliseconds. The SDK reads
+/// the server's with it, and the server reads the dates an app sends (attributes, activity).
+public enum Timestamp {
+    public static func date(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         func number(_ start: Int, _ count: Int) -> Int? {
             guard start + count <= bytes.count else { return nil }
@@ -18,7 +19,7 @@ enum Timestamp {
             bytes[13] == 0x3A, bytes[16] == 0x3A,
             let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
             let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var index = 19
         // The fraction to the microsecond (what a Date holds exactly for this century), as an integer:
@@ -57,5 +58,14 @@ enum Timestamp {
         let days = era * 146_097 + dayOfEra - 719_468
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + Double(microseconds) / 1e6)
+    }
+
+    /// February's length in the proleptic Gregorian calendar, and the other months'.
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }
