@@ -56,6 +56,13 @@ extension ThreadDeskClient {
 
     /// Forgets the session, the unsent messages, attributes and activity on this device.
     func forgetSession() async throws(ThreadDeskError) {
+        // A send of the user's context under way ends first: nothing about this user may go out
+        // under the next one's session.
+        if let sending = userContextSending {
+            sending.cancel()
+            _ = await sending.value
+            userContextSending = nil
+        }
         session = nil
         do {
             try await configuration.sessionStore.save(nil)

@@ -149,8 +149,15 @@ public final class HelpCenter {
             isSearching = false
             return
         }
-        do { try await sleep(options.searchDelay) } catch { return }
-        guard generation == searchGeneration, !Task.isCancelled else { return }
+        do { try await sleep(options.searchDelay) } catch {
+            // Cancelled while waiting: the latest search leaves no spinner behind.
+            if generation == searchGeneration { isSearching = false }
+            return
+        }
+        guard generation == searchGeneration, !Task.isCancelled else {
+            if generation == searchGeneration { isSearching = false }
+            return
+        }
         isSearching = true
         let outcome: Result<Revalidated<ArticlePage>, ThreadDeskError>
         do throws(ThreadDeskError) {

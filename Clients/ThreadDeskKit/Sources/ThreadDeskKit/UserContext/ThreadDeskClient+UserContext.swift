@@ -129,8 +129,14 @@ extension ThreadDeskClient {
 
     private func sendBacklog() async -> UserContextReport {
         var report = UserContextReport()
+        // Only under the first session it sends with: another user's session stops it.
+        var owner = session?.userId
+        func sameUser() -> Bool {
+            if owner == nil { owner = session?.userId }
+            return owner == nil || session?.userId == owner
+        }
         do throws(ThreadDeskError) {
-            while let update = try loadBacklog().attributes.nilIfEmpty, !Task.isCancelled {
+            while let update = try loadBacklog().attributes.nilIfEmpty, !Task.isCancelled, sameUser() {
                 do throws(ThreadDeskError) {
                     let kept = try await putAttributes(update)
                     report.attributes = kept
@@ -141,7 +147,7 @@ extension ThreadDeskClient {
                     refused(UserContextRefusal(item: .attributes(dropped.sorted()), error: error), in: &report)
                 }
             }
-            while let event = try loadBacklog().activity.first, !Task.isCancelled {
+            while let event = try loadBacklog().activity.first, !Task.isCancelled, sameUser() {
                 do throws(ThreadDeskError) {
                     report.recorded.append(try await postActivity(event))
                     try removeEvent(event.id)

@@ -33,11 +33,14 @@ enum UserContextRules {
         case .number(let number):
             number.isFinite ? nil : "a number that is not finite"
         case .date(let text):
-            Timestamp.date(text) == nil ? "a date that is not ISO 8601 with a time zone (\(text.prefix(40)))" : nil
+            Timestamp.date(text).map(Self.dates.contains) == true ? nil : "a date that is not ISO 8601 with a time zone, from 1600 to 9000 (\(text.prefix(40)))"
         case .integer, .bool:
             nil
         }
     }
+
+    /// The dates the server keeps (it prints none before 1600 or past 9000).
+    static let dates = Date(timeIntervalSince1970: -11_676_096_000)..<Date(timeIntervalSince1970: 221_845_392_000)
 
     /// Checks one attribute or property, refusing with `code` and the key named.
     static func check(_ key: String, _ value: AttributeValue?, code: ErrorCode) throws(ThreadDeskError) {
@@ -48,8 +51,13 @@ enum UserContextRules {
     }
 
     /// C0 (line breaks and tabs too: a value is one line), DEL and C1, as the server refuses them.
+    /// Control characters, the line and paragraph separators Discord breaks lines at, and the
+    /// bidirectional controls that would reorder the text around them (the server's rule).
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        (0x00...0x1F).contains(scalar.value) || (0x7F...0x9F).contains(scalar.value)
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 
     /// The one of `keys` a server's refusal names: it starts `key: why`; nil when it names none
