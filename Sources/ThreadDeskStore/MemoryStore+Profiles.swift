@@ -72,6 +72,15 @@ extension MemoryStore {
         }
     }
 
+    public func articleReads(of user: UserID, limit: Int) async throws -> [ArticleRead] {
+        profiles.withLock { state in
+            state.reads.filter { $0.key.owner == user }
+                .map { ArticleRead(article: $0.key.article, readAt: $0.value.at, wroteAfter: $0.value.wrote) }
+                .sorted { ($0.readAt, $0.article) < ($1.readAt, $1.article) }
+                .prefix(max(0, limit)).map { $0 }
+        }
+    }
+
     public func articleReadTotals(app: AppID, since: Date, limit: Int) async throws -> [ArticleReadTotal] {
         profiles.withLock { state in
             var totals: [String: ArticleReadTotal] = [:]

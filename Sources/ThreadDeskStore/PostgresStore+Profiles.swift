@@ -110,6 +110,15 @@ extension PostgresStore {
             """)
     }
 
+    public func articleReads(of user: UserID, limit: Int) async throws -> [ArticleRead] {
+        try await query(
+            "SELECT article, read_at, wrote FROM article_reads WHERE owner = \(user.rawValue) ORDER BY read_at, article LIMIT \(max(0, limit))"
+        ).map { row in
+            let (article, readAt, wrote) = try row.decode((String, Double, Bool).self)
+            return ArticleRead(article: article, readAt: Date(timeIntervalSince1970: readAt), wroteAfter: wrote)
+        }
+    }
+
     public func articleReadTotals(app: AppID, since: Date, limit: Int) async throws -> [ArticleReadTotal] {
         try await query(
             """

@@ -102,6 +102,15 @@ extension SQLiteStore {
         }
     }
 
+    public func articleReads(of user: UserID, limit: Int) async throws -> [ArticleRead] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT article, read_at, wrote FROM article_reads WHERE owner = ? ORDER BY read_at, article LIMIT ?",
+                arguments: [user.rawValue, max(0, limit)]
+            ).map { ArticleRead(article: $0[0], readAt: Date(timeIntervalSince1970: $0[1]), wroteAfter: ($0[2] as Int) != 0) }
+        }
+    }
+
     public func articleReadTotals(app: AppID, since: Date, limit: Int) async throws -> [ArticleReadTotal] {
         try read { db in
             try Row.fetchAll(

@@ -80,6 +80,10 @@ struct UserProfilesContract {
             #expect(try await store.articleReadTotals(app: .default, since: at(10), limit: 10).map(\.reads) == [1, 1])
             #expect(try await store.articleReadTotals(app: .default, since: at(-1), limit: 1).map(\.article) == ["100"])
             #expect(try await store.articleReadTotals(app: beta, since: at(-1), limit: 10) == [ArticleReadTotal(article: "100", reads: 1, withoutMessage: 1)])
+            #expect(try await store.articleReads(of: alice, limit: 10) == [
+                ArticleRead(article: "100", readAt: at(0), wroteAfter: false), ArticleRead(article: "100", readAt: at(24 * 60), wroteAfter: true),
+                ArticleRead(article: "200", readAt: at(24 * 60 + 1), wroteAfter: true),
+            ])
         }
     }
 
@@ -94,6 +98,7 @@ struct UserProfilesContract {
             }
             try await store.eraseUser(alice) { _ in }
             #expect(try await store.profile(of: alice) == UserProfile())
+            #expect(try await store.articleReads(of: alice, limit: 10).isEmpty)
             #expect(try await store.profile(of: bob).attributes == ["plan": .string("pro")])
             #expect(try await store.articleReadTotals(app: .default, since: at(-1), limit: 10) == [ArticleReadTotal(article: "100", reads: 1, withoutMessage: 1)])
             // Gone: a read or an event that waited out the erasure keeps nothing; a new Alice reads afresh.

@@ -7,7 +7,7 @@ import ThreadDeskWire
 /// A user's data as they may ask for it (the right of access): what ThreadDesk keeps about them,
 /// and their conversation as the API shows it, a bounded page at a time from the mirror.
 struct DataExporter: Sendable {
-    let store: any UserRecords & MirrorStore & CrashRecords & UserProfiles
+    let store: any UserRecords & MirrorStore & CrashRecords & UserProfiles & ArticleReads
     /// Brings the current thread's mirror up to date before a first page (as a read of
     /// `GET /v1/messages` would); nil exports the mirror as it stands (the admin tool).
     let sync: MirrorSync?
@@ -15,6 +15,8 @@ struct DataExporter: Sendable {
 
     static let defaultPage = 500
     static let maximumPage = 1000
+    /// Article reads listed (the newest beyond are few: one per article and day).
+    static let maximumReads = 10_000
 
     /// One page: the kept facts, and up to `limit` messages after `after` (from the start when nil).
     /// - Parameters:
@@ -47,6 +49,9 @@ struct DataExporter: Sendable {
         kept.attributes = profile.attributes
         kept.activity = profile.activity.map {
             ActivityEvent(id: $0.id, name: $0.name, properties: $0.properties, occurredAt: Self.timestamp($0.occurredAt))
+        }
+        kept.articleReads = try await store.articleReads(of: record.id, limit: Self.maximumReads).map {
+            ExportedArticleRead(articleId: $0.article, readAt: Self.timestamp($0.readAt), wroteAfter: $0.wroteAfter)
         }
         return kept
     }

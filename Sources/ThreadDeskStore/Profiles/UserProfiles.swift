@@ -68,6 +68,21 @@ public struct ArticleReadTotal: Sendable, Hashable {
     }
 }
 
+/// One read of an article by a user, as the export lists it.
+public struct ArticleRead: Sendable, Hashable {
+    public var article: String
+    /// The first read of its UTC day.
+    public var readAt: Date
+    /// Whether the user wrote to support soon after.
+    public var wroteAfter: Bool
+
+    public init(article: String, readAt: Date, wroteAfter: Bool) {
+        self.article = article
+        self.readAt = readAt
+        self.wroteAfter = wroteAfter
+    }
+}
+
 /// Reads of the help center's articles (`POST /v1/articles/{id}/views`): counted once per user,
 /// article and UTC day; a message the user writes soon after marks the reads before it as not
 /// enough. Erased with the user.
@@ -78,6 +93,8 @@ public protocol ArticleReads: Sendable {
     func recordArticleRead(_ article: String, by user: UserID, at date: Date) async throws -> Bool
     /// The user wrote to support at `date`: their reads of the `window` before it led to a message.
     func userWroteAfterReads(_ user: UserID, at date: Date, window: TimeInterval) async throws
+    /// The user's reads, oldest first, at most `limit` (the export).
+    func articleReads(of user: UserID, limit: Int) async throws -> [ArticleRead]
     /// The articles of `app` read most since `since`, most reads first (ties by id), at most `limit`.
     func articleReadTotals(app: AppID, since: Date, limit: Int) async throws -> [ArticleReadTotal]
 }

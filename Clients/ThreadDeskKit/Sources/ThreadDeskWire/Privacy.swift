@@ -78,6 +78,9 @@ public struct KeptUserData: Sendable, Codable, Hashable {
     /// What the user did lately as the app told it (`POST /v1/activity`), the newest first; nil
     /// from servers before activity.
     public var activity: [ActivityEvent]? = nil
+    /// The help center's articles the user read (once per article and UTC day), oldest first;
+    /// nil from servers before the help center.
+    public var articleReads: [ExportedArticleRead]? = nil
 
     public init(
         userId: String, createdAt: String, updatedAt: String, installation: [String: String]?, pushTokenRegistered: Bool,
@@ -93,5 +96,21 @@ public struct KeptUserData: Sendable, Codable, Hashable {
         self.lastReadMessageId = lastReadMessageId
         self.liveSessions = liveSessions
         self.threadId = threadId
+    }
+}
+
+/// A read of a help-center article, as an export lists it.
+public struct ExportedArticleRead: Sendable, Codable, Hashable {
+    /// The article's id (a FAQ post's).
+    public var articleId: String
+    /// ISO 8601: the first read of its UTC day.
+    public var readAt: String
+    /// Whether the user wrote to support within 10 minutes after.
+    public var wroteAfter: Bool
+
+    public init(articleId: String, readAt: String, wroteAfter: Bool) {
+        self.articleId = articleId
+        self.readAt = readAt
+        self.wroteAfter = wroteAfter
     }
 }
