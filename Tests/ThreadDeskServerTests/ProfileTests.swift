@@ -166,8 +166,9 @@ struct ProfileTests {
                 let body = #"{"id":"ev-\#(index)","name":"opened","occurredAt":"\#(ProfileRules.iso(Date().addingTimeInterval(Double(index - 60))))"}"#
                 #expect(try await Self.track(server, user.token, body).status == .created)
             }
-            let again = try await Self.track(server, user.token, #"{"id":"ev-54","name":"opened"}"#)
+            let again = try await Self.track(server, user.token, #"{"id":"ev-54","name":"changed_its_mind"}"#)
             #expect(again.status == .ok, "kept already")
+            #expect(try again.decode(RecordedActivity.self).name == "opened", "the answer is the event as kept")
             let export = try await server.request(.get, "/v1/me/export", token: user.token).decode(DataExport.self)
             #expect(export.user.attributes == ["plan": .string("pro")])
             #expect(export.user.activity?.count == 50 && export.user.activity?.first?.id == "ev-54" && export.user.activity?.last?.id == "ev-5")

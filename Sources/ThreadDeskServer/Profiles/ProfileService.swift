@@ -40,7 +40,9 @@ struct ProfileService: Sendable {
         let checked = try ProfileRules.activity(event, now: now())
         let kept = ActivityRecord(id: checked.id, name: checked.name, properties: checked.properties, occurredAt: checked.occurredAt)
         let created = try await store.recordActivity(kept, of: id, keep: ActivityEvent.keptPerUser)
-        return (RecordedActivity(id: kept.id, name: kept.name, occurredAt: Self.timestamp(kept.occurredAt)), created)
+        // Sent again: the answer is the event as the first send kept it, not as this one says.
+        let stored = created ? kept : try await store.profile(of: id).activity.first { $0.id == kept.id } ?? kept
+        return (RecordedActivity(id: stored.id, name: stored.name, occurredAt: Self.timestamp(stored.occurredAt)), created)
     }
 
     static func timestamp(_ date: Date) -> String { date.formatted(.iso8601) }
