@@ -36,6 +36,14 @@ and a fan-out (a reply to each of `--threaded` users at once, until every one of
 streams carried it). At the end, SIGTERM to every replica at once. N replicas hold at most
 N × (hard limit − 1,124) streams here.
 
+`--settle S` waits (up to S seconds) before measuring until the servers' CPU falls under
+`--settle-below`: what a burst of openings leaves behind is done. A stage that did not settle is
+said to have not, and each of its figures carries a † (unsettled: streams just opened, not streams
+held). Memory per idle stream is RSS after the idle window less RSS before any stream, beside the
+process's own report from `/metrics` (`threaddesk_live_bytes_per_stream`, resident and heap bytes,
+heap trims). `--hog N` keeps N processes spinning on the cores for the whole run: the same
+measurement on a busy machine.
+
 It prints Markdown table rows; copy them into bench/RESULTS.md with the machine and commit.
 """
 import argparse
@@ -87,6 +95,58 @@ def healthy(base: str) -> bool:
         return requests.get(base + "/health", timeout=1).ok
     except requests.ConnectionError:
         return False
+
+
+METRICS_TOKEN = "bench-metrics-" + uuid.uuid4().hex
+# A stage whose openings' after-work did not settle (`--settle`): its figures carry this mark.
+UNSETTLED = "†"
+
+
+def gauges(port: int) -> dict:
+    """The process's own report of its memory (`/metrics`, issue 62): resident and heap bytes, bytes
+    per open stream, heap trims. Empty when the server does not export them (an older build)."""
+    try:
+        text = requests.get(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=10).text
+    except requests.RequestException:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("#") or " " not in line:
+            continue
+        name, value = line.rsplit(" ", 1)
+        if name.startswith(("threaddesk_process_resident_bytes", "threaddesk_heap_", "threaddesk_live_bytes_per_stream",
+                            "threaddesk_live_streams ")) or name == "threaddesk_live_streams":
+            try:
+                found[name] = float(value)
+            except ValueError:
+                pass
+    return found
+
+
+def gauge_text(found: dict) -> str:
+    """The process's report as one table cell: bytes per open stream, resident, heap in use / free, trims."""
+    if "threaddesk_live_bytes_per_stream" not in found:
+        return "–"
+    trims = {name.split('reason="')[1].split('"')[0]: int(value) for name, value in found.items()
+             if name.startswith("threaddesk_heap_trims_total{")}
+    return (f"{found['threaddesk_live_bytes_per_stream'] / 1024:.1f} KiB (RSS {found.get('threaddesk_process_resident_bytes', 0) / 2**20:.0f} MiB, "
+            f"heap {found.get('threaddesk_heap_in_use_bytes', 0) / 2**20:.0f} used / {found.get('threaddesk_heap_free_bytes', 0) / 2**20:.0f} free MiB, "
+            f"trims {', '.join(f'{n} {r}' for r, n in sorted(trims.items())) or '0'})")
+
+
+def settled_text(settled) -> str:
+    """The after-work column: how the stage's wait for it ended (`settle`'s answer), or that none was asked."""
+    if settled is None:
+        return "not awaited"
+    seconds, share, done = settled
+    return f"settled in {seconds:.0f} s" if done else f"**{UNSETTLED} not settled**: {share * 100:.0f} % of a core after {seconds:.0f} s"
+
+
+def hog(seconds: float) -> None:
+    """Keeps one core busy (`--hog`): the machine the figures must hold on is not a quiet one."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sum(range(10_000))
 
 
 def rss_kib(pid: int) -> int:
@@ -385,24 +445,33 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
         workers.ask(None)
         open_seconds = time.monotonic() - started
         opened = rss_kib(server.pid)
+        settled = settle(servers, args.settle, args.settle_below) if args.settle else None
+        m = UNSETTLED if settled and not settled[2] else ""
         first = workers.ask("stats")
+        workers.ask("mark")
         cpu_before = cpu_seconds(server.pid)
         time.sleep(args.idle)
         cpu_idle = (cpu_seconds(server.pid) - cpu_before) / args.idle
         after_idle = rss_kib(server.pid)
+        report = gauges(stream_port)
         second = workers.ask("stats")
         alive = sum(s["alive"] for s in second)
         reconnects = sum(s["reconnects"] for s in second)
         got = [b - a for s1, s2 in zip(first, second) for a, b in zip(s1["keepalives"], s2["keepalives"])]
         gaps = [g for s in second for g in s["gaps"]]
-        per_stream = (max(opened, after_idle) - before) * 1024 / len(tokens)
+        # What an idle stream holds: RSS after the idle window (the peak of the burst is "RSS open").
+        per_stream = (after_idle - before) * 1024 / len(tokens)
         capped = f" (capped: hard RLIMIT_NOFILE {hard:,})" if len(tokens) < args.requested else ""
-        print("| streams | opened in (reconnects) | RSS before | RSS open | RSS after idle | per stream | alive | keep-alives per stream in "
-              f"{args.idle:.0f} s (min / median) | longest keep-alive gap (p99 / max) | server CPU while idle (share of a core) |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        print(f"| {len(tokens):,} of {args.requested:,}{capped} | {open_seconds:.0f} s ({reconnects}) | {before / 1024:.1f} MiB | {opened / 1024:.1f} MiB | "
-              f"{after_idle / 1024:.1f} MiB | {per_stream / 1024:.1f} KiB | {alive:,} | {min(got)} / {statistics.median(got):.0f} | "
-              f"{percentile(gaps, 0.99):.2f} s / {max(gaps):.2f} s (interval {args.keepalive} s) | {cpu_idle * 100:.1f} % |", flush=True)
+        print("| streams | openings' after-work | opened in (reconnects) | RSS before | RSS open | RSS after idle | per idle stream (RSS after idle) | "
+              f"the process's own report (`/metrics`): per open stream | alive | keep-alives per stream in {args.idle:.0f} s (min / median) | "
+              "longest keep-alive gap in the idle window (p99 / max) | server CPU while idle (share of a core) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print(f"| {len(tokens):,} of {args.requested:,}{capped} | {settled_text(settled)} | {open_seconds:.0f} s ({reconnects}) | {before / 1024:.1f} MiB | "
+              f"{opened / 1024:.1f} MiB | {m}{after_idle / 1024:.1f} MiB | {m}{per_stream / 1024:.1f} KiB | {m}{gauge_text(report)} | {alive:,} | "
+              f"{min(got)} / {statistics.median(got):.0f} | {m}{percentile(gaps, 0.99):.2f} s / {max(gaps):.2f} s (interval {args.keepalive} s) | "
+              f"{m}{cpu_idle * 100:.1f} % |", flush=True)
+        if m:
+            print(f"\n{UNSETTLED} unsettled: measured while the openings' after-work still ran (`--settle` ran out); not figures of streams held.")
 
         # Streams that carry events: a reply to each threaded user reaches their open streams.
         threaded = users[:args.threaded]
@@ -432,7 +501,7 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
                 delays = asyncio.run(reply_latency(stream_port, control, probes, thread_of, args.replies))
                 print(f"\n| reply → `message.created` with {alive:,} streams open | replies | p50 | p99 | max |\n|---|---|---|---|---|")
                 print(f"| {'one node (' + args.store + ')' if args.store == 'sqlite' else 'two replicas (PostgreSQL): gateway on A, streams on B'} | "
-                      f"{args.replies} | {statistics.median(delays):.1f} ms | {percentile(delays, 0.99):.1f} ms | {max(delays):.1f} ms |",
+                      f"{args.replies} | {m}{statistics.median(delays):.1f} ms | {m}{percentile(delays, 0.99):.1f} ms | {m}{max(delays):.1f} ms |",
                       flush=True)
 
         if args.shutdown:
@@ -455,17 +524,19 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
         workers.stop()
 
 
-def settle(servers, limit: float, below: float) -> tuple[float, float]:
+def settle(servers, limit: float, below: float) -> tuple[float, float, bool]:
     """Waits (up to `limit` seconds) until the servers together use less than `below` of a core
     over 3 s: what a burst of openings leaves behind (each token's first-use note, written a few at
-    a time) is done, and what is measured next is streams held, not streams just opened."""
+    a time) is done, and what is measured next is streams held, not streams just opened. Returns
+    the wait, the last share and whether it settled: a stage that did not is marked in every table
+    (`UNSETTLED`), its figures being those of streams just opened."""
     started = time.monotonic()
     while True:
         before = [cpu_seconds(server.pid) for server in servers]
         time.sleep(3)
         share = sum(cpu_seconds(server.pid) - b for server, b in zip(servers, before)) / 3
         if share < below or time.monotonic() - started >= limit:
-            return time.monotonic() - started, share
+            return time.monotonic() - started, share, share < below
 
 
 def cpu_seconds(pid: int) -> float:
@@ -512,10 +583,11 @@ def replica_stages(args, servers, ports, control, hard):
             open_seconds = time.monotonic() - started
             workers.append(batch)
             opened = stage
-            if args.settle:
-                settled_in, share = settle(servers, args.settle, args.settle_below)
-                print(f"<!-- stage {stage:,}: the openings' after-work settled in {settled_in:.0f} s "
-                      f"(replicas at {share * 100:.1f} % of a core together) -->", flush=True)
+            settled = settle(servers, args.settle, args.settle_below) if args.settle else None
+            if settled:
+                print(f"<!-- stage {stage:,}: the openings' after-work {'settled' if settled[2] else 'did NOT settle'} in "
+                      f"{settled[0]:.0f} s (replicas at {settled[1] * 100:.1f} % of a core together) -->", flush=True)
+            mark = UNSETTLED if settled and not settled[2] else ""
             every = [answer for group in workers for answer in group.ask("stats")]
             for group in workers:
                 group.ask("mark")
@@ -524,6 +596,7 @@ def replica_stages(args, servers, ports, control, hard):
             time.sleep(args.idle)
             cpu_idle = [(cpu_seconds(server.pid) - before) / args.idle for server, before in zip(servers, cpu_before)]
             rss_idle = [rss_kib(server.pid) for server in servers]
+            reports = [gauges(port) for port in ports]
             second = [answer for group in workers for answer in group.ask("stats")]
             alive = sum(s["alive"] for s in second)
             reconnects = sum(s["reconnects"] for s in second)
@@ -536,7 +609,7 @@ def replica_stages(args, servers, ports, control, hard):
             held = [targets[:stage].count(port) for port in ports]
             for index in range(count):
                 memory.append((stage, index, held[index], baseline[index], rss_open[index], rss_idle[index],
-                               (max(rss_open[index], rss_idle[index]) - baseline[index]) / max(held[index], 1), cpu_idle[index]))
+                               (rss_idle[index] - baseline[index]) / max(held[index], 1), cpu_idle[index], mark, gauge_text(reports[index])))
 
             delays = asyncio.run(reply_latency(probe_ports, control, probes, thread_of, args.replies)) if args.replies else [0]
 
@@ -558,26 +631,33 @@ def replica_stages(args, servers, ports, control, hard):
             fan_out = time.monotonic() - burst
             rows.append((stage, open_seconds, reconnects, alive, min(got), statistics.median(got), percentile(gaps, 0.99), max(gaps),
                          statistics.median(delays), percentile(delays, 0.99), max(delays), len(delays),
-                         len(threaded), carried, expected, posted, fan_out))
+                         len(threaded), carried, expected, posted, fan_out, settled))
             print(f"<!-- stage {stage:,} measured: {rows[-1]} -->", flush=True)
 
-        print(f"\n| streams held ({count} replicas) | opened in (reconnects) | alive | keep-alives per stream in {args.idle:.0f} s "
+        print(f"\n| streams held ({count} replicas) | openings' after-work | opened in (reconnects) | alive | keep-alives per stream in {args.idle:.0f} s "
               f"(min / median) | longest keep-alive gap in the idle window (p99 / max) | reply → `message.created`, other replica: p50 / p99 / max "
               f"(replies) | fan-out: replies at once → streams that carried one, all in |")
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         for (stage, seconds, reconnects, alive, least, median, gap99, gapmax, p50, p99, worst, replies, fan, carried, expected,
-             posted, fan_out) in rows:
-            print(f"| {stage:,} of {args.requested:,} | {seconds:.0f} s ({reconnects}) | {alive:,} | {least} / {median:.0f} | "
-                  f"{gap99:.2f} / {gapmax:.2f} s (interval {args.keepalive} s) | {p50:.1f} / {p99:.1f} / {worst:.1f} ms ({replies}) | "
-                  f"{fan:,} → {carried:,} of {expected:,} in {fan_out:.2f} s (posting took {posted:.2f} s) |")
+             posted, fan_out, settled) in rows:
+            m = UNSETTLED if settled and not settled[2] else ""
+            print(f"| {stage:,} of {args.requested:,} | {settled_text(settled)} | {seconds:.0f} s ({reconnects}) | {alive:,} | {least} / {median:.0f} | "
+                  f"{m}{gap99:.2f} / {gapmax:.2f} s (interval {args.keepalive} s) | {m}{p50:.1f} / {p99:.1f} / {worst:.1f} ms ({replies}) | "
+                  f"{m}{fan:,} → {carried:,} of {expected:,} in {fan_out:.2f} s (posting took {posted:.2f} s) |")
         if len(rows) > 1:
-            print(f"\np99 at {rows[-1][0]:,} / p99 at {rows[0][0]:,}: **{rows[-1][9] / max(rows[0][9], 0.001):.2f}×**")
-        print("\n| streams held | replica | its streams | RSS before any stream | RSS all open | RSS after idle | per idle stream | "
-              "CPU while idle (share of a core) |\n|---|---|---|---|---|---|---|---|")
-        for stage, index, held, base, rss_open, rss_idle, per, cpu in memory:
+            unsettled = [row[0] for row in (rows[0], rows[-1]) if row[17] and not row[17][2]]
+            ratio = f"{rows[-1][9] / max(rows[0][9], 0.001):.2f}×"
+            print(f"\np99 at {rows[-1][0]:,} / p99 at {rows[0][0]:,}: " +
+                  (f"{UNSETTLED}{ratio} (**unsettled**: the after-work of {', '.join(f'{u:,}' for u in unsettled)} was still running; "
+                   f"not a figure of streams held)" if unsettled else f"**{ratio}**"))
+        print("\n| streams held | replica | its streams | RSS before any stream | RSS all open | RSS after idle | per idle stream (RSS after idle) | "
+              "the process's own report (`/metrics`): per open stream | CPU while idle (share of a core) |\n|---|---|---|---|---|---|---|---|---|")
+        for stage, index, held, base, rss_open, rss_idle, per, cpu, m, report in memory:
             role = "0 (gateway)" if index == 0 else str(index)
-            print(f"| {stage:,} | {role} | {held:,} | {base / 1024:.1f} MiB | {rss_open / 1024:.1f} MiB | {rss_idle / 1024:.1f} MiB | "
-                  f"{per:.1f} KiB | {cpu * 100:.1f} % |")
+            print(f"| {stage:,} | {role} | {held:,} | {base / 1024:.1f} MiB | {rss_open / 1024:.1f} MiB | {m}{rss_idle / 1024:.1f} MiB | "
+                  f"{m}{per:.1f} KiB | {m}{report} | {m}{cpu * 100:.1f} % |")
+        if any(m for *_, m, _ in memory):
+            print(f"\n{UNSETTLED} unsettled: measured while the openings' after-work still ran (`--settle` ran out); not figures of streams held.")
 
         if args.shutdown:
             stop_wall = time.time()
@@ -631,7 +711,13 @@ def main() -> None:
                         help="N `threaddesk serve` on one PostgreSQL (0 gateway's, the rest plain); streams spread over them")
     parser.add_argument("--stages", default="10000,100000",
                         help="with --replicas: stream counts measured in turn, each with all its streams open")
+    parser.add_argument("--hog", type=int, default=0, help="processes spinning on the cores for the whole run (a busy machine)")
     args = parser.parse_args()
+    hogs = [multiprocessing.get_context("spawn").Process(target=hog, args=(24 * 3600,), daemon=True) for _ in range(args.hog)]
+    for process in hogs:
+        process.start()
+    if hogs:
+        print(f"<!-- {len(hogs)} process(es) spinning on the cores for the whole run (--hog) -->", flush=True)
 
     hard = raise_fd_limit()
     args.requested = args.streams
@@ -670,9 +756,10 @@ def main() -> None:
         environment.update({
             "DISCORD_TOKEN": endpoints["botToken"], "DISCORD_API_URL": endpoints["restURL"],
             "DISCORD_GUILD_ID": endpoints["guildID"], "DISCORD_FORUM_CHANNEL_ID": endpoints["forumChannelID"],
-            "APP_KEY": "bench-app-key", "STORE_URL": store, "HOST": "127.0.0.1", "LOG_LEVEL": "warning",
+            "APP_KEY": "bench-app-key", "STORE_URL": store, "HOST": "127.0.0.1", "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "warning"),
             "LIVE_KEEPALIVE_SECONDS": str(args.keepalive), "LIVE_MAX_STREAMS": str(max(args.streams + 100, 1)),
             "LIVE_STREAMS_PER_ADDRESS": str(max(args.streams + 100, 1)), "SHUTDOWN_GRACE_SECONDS": str(args.grace),
+            "METRICS_TOKEN": METRICS_TOKEN,
         })
         for name in ["QUOTA_SESSIONS_PER_ADDRESS", "QUOTA_SESSIONS_PER_APP", "QUOTA_SENDS_PER_USER", "QUOTA_SENDS_PER_ADDRESS",
                      "QUOTA_READS_PER_USER", "QUOTA_UPDATES_PER_USER", "QUOTA_THREADS_PER_ADDRESS", "QUOTA_THREADS_TOTAL"]:
@@ -710,6 +797,8 @@ def main() -> None:
                 server.wait(timeout=30)
         emulator.terminate()
         emulator.wait(timeout=10)
+        for process in hogs:
+            process.kill()
         if os.environ.get("KEEP_LOGS"):
             print(f"logs kept in {logs}")
         else:

@@ -30,6 +30,9 @@ final class EventStreamHandler: ChannelDuplexHandler {
         case finished
         /// The connection closes at once.
         case closed
+        /// The server stops: the response ends (its last chunk, a moment given to a client that
+        /// does not take it), then the connection closes.
+        case stopped
     }
 
     let stream: LiveStream

@@ -3,13 +3,25 @@ import Glibc
 #endif
 
 /// When to give the C heap's free memory back to the system: once a burst of stream openings is
-/// over. Opening thousands of streams at once (a deploy, a network blip) reads the store for each
-/// at the same time; glibc keeps the pages those reads freed in its arenas, so a replica that
-/// opened 15,000 streams in a burst held 1 GiB where its streams and caches needed 0.3
-/// (`bench/RESULTS.md`). Trimming after the burst, not during it, costs a pass over the heap or
-/// two per burst: one when the openings stop, one when the work they left behind (each token's
-/// first-use note, written a few at a time) is surely done.
+/// over, and whenever the heap holds much more free memory than after the last trim. Opening
+/// thousands of streams at once (a deploy, a network blip) reads the store for each at the same
+/// time; glibc keeps the pages those reads freed in its arenas, so a replica that opened 15,000
+/// streams in a burst held 1 GiB where its streams and caches needed 0.3 (`bench/RESULTS.md`).
+/// Trimming after the burst, not during it, costs a pass over the heap or two per burst: one when
+/// the openings stop, one when the work they left behind (each token's first-use note, written a
+/// few at a time) is surely done. On a busy machine that work outlasts any fixed wait (issue 62:
+/// 32–37 KiB per idle stream where a quiet run held 13), so the heap's own state decides too:
+/// what is resident and not in use by the heap (`ProcessMemory.notInUse`) grown past `held` (or a
+/// quarter of the heap in use) since the last trim is given back, at most once per `spacing`.
 struct HeapTrimPolicy: Sendable {
+    /// Why a trim is due.
+    enum Reason: String, Sendable {
+        /// A burst of openings is over, or settled.
+        case burst
+        /// The heap holds free memory it did not hold after the last trim.
+        case held
+    }
+
     /// Openings since the last trim that make a burst.
     let burst: Int
     /// How long no stream may have opened before the burst counts as over (uptime nanoseconds).
@@ -20,11 +32,54 @@ struct HeapTrimPolicy: Sendable {
     private var lastOpening: UInt64 = 0
     /// The burst was trimmed once, the second trim is to come.
     private var trimmedOnce = false
+    /// Growth of the memory resident and not in use by the heap that is given back whatever the
+    /// openings do (bytes; a quarter of the heap in use when that is more).
+    let held: Int
+    /// The least time between two trims for `held` (uptime nanoseconds).
+    let spacing: UInt64
+    /// How often the process's memory is read (uptime nanoseconds).
+    let readEvery: UInt64
+    /// `ProcessMemory.notInUse` after the last trim, or at the first reading.
+    private var notInUseAfterTrim: Int?
+    private var lastTrim: UInt64?
+    private var lastReading: UInt64?
 
-    init(burst: Int = 1_000, quiet: Duration = .seconds(5), settled: Duration = .seconds(60)) {
+    init(
+        burst: Int = 1_000, quiet: Duration = .seconds(5), settled: Duration = .seconds(60), held: Int = 32 << 20,
+        spacing: Duration = .seconds(15), readEvery: Duration = .seconds(5)
+    ) {
         self.burst = burst
         self.quiet = Self.nanoseconds(quiet)
         self.settled = Self.nanoseconds(settled)
+        self.held = held
+        self.spacing = Self.nanoseconds(spacing)
+        self.readEvery = Self.nanoseconds(readEvery)
+    }
+
+    /// Whether the process's memory is to be read at `now` (for the gauges and `trimDue`).
+    mutating func readingDue(at now: UInt64) -> Bool {
+        if let lastReading, now < lastReading + readEvery { return false }
+        lastReading = now
+        return true
+    }
+
+    /// Whether to trim at `now`, and why: the burst's timers first, then `memory` (a fresh
+    /// reading, nil when none was taken) against the level after the last trim.
+    mutating func trimDue(at now: UInt64, memory: ProcessMemory?) -> Reason? {
+        if trimDue(at: now) { return .burst }
+        guard let memory, let inUse = memory.heapInUse else { return nil }
+        guard let floor = notInUseAfterTrim else {
+            notInUseAfterTrim = memory.notInUse
+            return nil
+        }
+        if let lastTrim, now < lastTrim + spacing { return nil }
+        return memory.notInUse - floor > max(held, inUse / 4) ? .held : nil
+    }
+
+    /// A trim was made at `now`; `memory` is a reading taken after it (nil when none was).
+    mutating func trimmed(at now: UInt64, leaving memory: ProcessMemory?) {
+        lastTrim = now
+        if let memory, memory.heapInUse != nil { notInUseAfterTrim = memory.notInUse }
     }
 
     /// A stream opened at `now`.
@@ -33,7 +88,7 @@ struct HeapTrimPolicy: Sendable {
         lastOpening = now
     }
 
-    /// Whether to trim at `now`.
+    /// Whether a burst's trim is due at `now`.
     mutating func trimDue(at now: UInt64) -> Bool {
         guard now >= lastOpening else { return false }
         let idle = now - lastOpening

@@ -31,12 +31,29 @@ extension LiveHub {
             try? await gracefulShutdown()
             group.cancelAll()
         }
+        let heard = time.elapsed()
+        let stamp = quiesced.load(ordering: .relaxed)
+        let quiesceBegan = stamp == 0 ? nil : Duration.nanoseconds(Int64(stamp))
         let streams = state.withLock { state in
             state.stopped = true
             return state.streams.values.flatMap(\.values)
         }
-        for stream in streams { stream.finish() }
+        // Most ended already at the listener's quiesce; the rest end here, a batch per job.
+        EventStreamSink.stop(streams.compactMap { $0.stopping() })
+        let closing = handlers.load(ordering: .relaxed)
         await handlersClosed(within: min(settings.writeTimeout, .seconds(5)))
+        logger.notice(
+            "Event streams ended at the stop",
+            metadata: [
+                "open": "\(streams.count)", "closing": "\(closing)", "left": "\(handlers.load(ordering: .relaxed))",
+                "seconds": "\(Self.seconds(time.elapsed() - heard))",
+                "after the quiesce": "\(quiesceBegan.map { Self.seconds(heard - $0) } ?? "none")",
+            ])
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(format: "%.3f", Double(seconds) + Double(attoseconds) / 1e18)
     }
 
     /// A stream's handler joined its connection's pipeline.
@@ -82,14 +99,37 @@ extension LiveHub {
         }
     }
 
+    /// Reads the process's memory every few seconds (the gauges), and gives the heap's free
+    /// memory back when a burst of openings is over or the heap holds much more than after the
+    /// last trim (`HeapTrimPolicy`).
+    private func keepHeap(at now: UInt64) {
+        let memory = state.withLock { $0.heapTrim.readingDue(at: now) } ? ProcessMemory.current() : nil
+        if let memory { report(memory) }
+        guard let reason = state.withLock({ $0.heapTrim.trimDue(at: now, memory: memory) }) else { return }
+        let trimmed = trimHeap()
+        let after = ProcessMemory.current()
+        state.withLock { $0.heapTrim.trimmed(at: now, leaving: after) }
+        metrics.heapTrimmed(reason: reason.rawValue)
+        if let after { report(after) }
+        logger.info(
+            "Free heap memory given back",
+            metadata: [
+                "reason": "\(reason.rawValue)", "trimmed": "\(trimmed)", "resident before": "\(memory?.resident ?? 0)",
+                "resident after": "\(after?.resident ?? 0)",
+            ])
+    }
+
+    private func report(_ memory: ProcessMemory) {
+        let (count, baseline) = state.withLock { ($0.count, $0.residentWithoutStreams) }
+        let perStream = count > 0 ? Double(max(0, memory.resident - (baseline ?? memory.resident))) / Double(count) : 0
+        metrics.memory(resident: memory.resident, heapInUse: memory.heapInUse, heapFree: memory.heapFree, perStream: perStream)
+    }
+
     /// Closes the streams whose client stopped reading (a write pending past `writeTimeout`) and
     /// ends those whose lifetime is over.
     private func sweep() {
         let now = Self.stamp(time.elapsed())
-        if state.withLock({ $0.heapTrim.trimDue(at: now) }) {
-            let trimmed = trimHeap()
-            logger.info("A burst of stream openings is over: free heap memory given back", metadata: ["trimmed": "\(trimmed)"])
-        }
+        keepHeap(at: now)
         for subscriber in allSubscribers() {
             if subscriber.handler == nil, !subscriber.connection.isActive {
                 // Its answer never began (the client left while it was being opened): nothing

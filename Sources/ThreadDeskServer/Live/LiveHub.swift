@@ -59,6 +59,8 @@ final class LiveHub: Service, Sendable {
         var byApp: StreamShares
         var stopped = false
         var heapTrim = HeapTrimPolicy()
+        /// Resident bytes at the last moment no stream was open: what `threaddesk_live_bytes_per_stream` counts from.
+        var residentWithoutStreams: Int?
 
         init(slots: Int, shares: StreamShares) {
             bySlot = Array(repeating: [:], count: slots)
@@ -108,6 +110,9 @@ final class LiveHub: Service, Sendable {
     /// to write their last chunk and close.
     let handlers = Atomic<Int>(0)
     let handlerGone = WakeSignal()
+    /// When the first stream heard the listener's quiesce (`stamp`, 0 before): the stop's log says
+    /// how long the streams' endings took before the hub's turn came.
+    let quiesced = Atomic<UInt64>(0)
 
     /// A change heard in a trace (an agent's reply being ingested) wakes the streams in it, here
     /// and, through the bus, on the replica that holds them.
@@ -145,6 +150,8 @@ final class LiveHub: Service, Sendable {
     func subscribe(
         _ user: UserID, address: String, tokenHash: String, connection: any Channel
     ) throws(TooManyStreams) -> Subscriber {
+        // Read outside the lock, and only while none is open: the first of a burst reads it.
+        let resident = openStreams == 0 ? ProcessMemory.residentBytes() : nil
         let (subscriber, evicted) = try state.withLock { state throws(TooManyStreams) -> (Subscriber, Subscriber?) in
             guard !state.stopped, state.count < settings.maxStreams, state.byApp.admits(user.app) else { throw .inAll }
             var evicted: Subscriber?
@@ -157,6 +164,7 @@ final class LiveHub: Service, Sendable {
                 if let evicted { state.insert(evicted) }
                 throw .fromAddress
             }
+            if state.count == 0, let resident { state.residentWithoutStreams = resident }
             state.nextID += 1
             state.heapTrim.opened(at: Self.stamp(time.elapsed()))
             let subscriber = Subscriber(

@@ -130,6 +130,13 @@ extension LiveHub {
             sink.withLock { $0 }?.finish()
         }
 
+        /// Ends the stream at the stop: what to tell (`EventStreamSink.stop`, with the others'),
+        /// nil before its handler took over (which then finds it finished).
+        func stopping() -> EventStreamSink? {
+            finished.store(true, ordering: .sequentiallyConsistent)
+            return sink.withLock { $0 }
+        }
+
         /// Closes the stream's connection at once (a client that stopped reading never lets a write finish).
         func close() {
             finished.store(true, ordering: .sequentiallyConsistent)

@@ -1,0 +1,124 @@
+import Testing
+import TestSupport
+@testable import ThreadDeskServer
+
+/// The heap given back whether or not the machine is quiet (issue 62): a burst's after-work that
+/// outlasts the burst's timers still has what it freed trimmed, once the heap holds it.
+@Suite("The heap given back as it fills with free memory")
+struct LiveMemoryTests {
+    private static let second: UInt64 = 1_000_000_000
+    private static let mebibyte = 1 << 20
+
+    private static func memory(resident: Int, inUse: Int) -> ProcessMemory {
+        ProcessMemory(resident: resident * mebibyte, heapInUse: inUse * mebibyte, heapFree: 0)
+    }
+
+    /// No burst of openings at all, yet the heap's free memory grows (the work an earlier burst
+    /// left behind, on a machine too busy for it to end within the burst's timers): it is given
+    /// back once it grew past the limit since the last trim, and no sooner than the spacing allows.
+    @Test func freeMemoryHeldPastTheLimitIsTrimmedWhateverTheOpeningsDo() {
+        var policy = HeapTrimPolicy(burst: 1_000, held: 32 * Self.mebibyte, spacing: .seconds(15))
+        let start: UInt64 = 100 * Self.second
+        func due(after seconds: UInt64, resident: Int, inUse: Int) -> HeapTrimPolicy.Reason? {
+            policy.trimDue(at: start + seconds * Self.second, memory: Self.memory(resident: resident, inUse: inUse))
+        }
+        // The first reading is the level: 60 MiB resident, 20 of them the heap's.
+        #expect(due(after: 0, resident: 60, inUse: 20) == nil)
+        // 30 MiB more held and not in use: under the limit.
+        #expect(due(after: 5, resident: 150, inUse: 80) == nil)
+        // 40 MiB beyond the heap in use: over it.
+        #expect(due(after: 10, resident: 180, inUse: 100) == .held)
+        policy.trimmed(at: start + 10 * Self.second, leaving: Self.memory(resident: 110, inUse: 100))
+        // Held again soon after: the spacing keeps the next trim 15 s away.
+        #expect(due(after: 20, resident: 160, inUse: 100) == nil)
+        #expect(due(after: 25, resident: 160, inUse: 100) == .held)
+        // A trim that could not give much back is the new level: no trim again for what it kept.
+        policy.trimmed(at: start + 25 * Self.second, leaving: Self.memory(resident: 150, inUse: 100))
+        #expect(due(after: 60, resident: 150, inUse: 100) == nil)
+        #expect(due(after: 120, resident: 160, inUse: 100) == nil)
+    }
+
+    /// A large heap tolerates a quarter of what it uses before the free memory counts as held.
+    @Test func aLargeHeapTrimsPastAQuarterOfWhatItUses() {
+        var policy = HeapTrimPolicy(held: 32 * Self.mebibyte, spacing: .seconds(15))
+        #expect(policy.trimDue(at: 0, memory: Self.memory(resident: 400, inUse: 360)) == nil)
+        // 80 MiB more not in use, a quarter of 400 is 100: kept.
+        #expect(policy.trimDue(at: 20 * Self.second, memory: Self.memory(resident: 520, inUse: 400)) == nil)
+        #expect(policy.trimDue(at: 25 * Self.second, memory: Self.memory(resident: 550, inUse: 400)) == .held)
+    }
+
+    /// Where the C library says nothing of its heap, only the burst's timers trim.
+    @Test func withoutTheHeapsFiguresOnlyTheBurstTrims() {
+        var policy = HeapTrimPolicy(burst: 2, quiet: .seconds(5), settled: .seconds(60))
+        let grown = ProcessMemory(resident: 900 * Self.mebibyte, heapInUse: nil, heapFree: nil)
+        #expect(policy.trimDue(at: 0, memory: ProcessMemory(resident: 60 * Self.mebibyte, heapInUse: nil, heapFree: nil)) == nil)
+        #expect(policy.trimDue(at: 30 * Self.second, memory: grown) == nil)
+        policy.opened(at: 31 * Self.second)
+        policy.opened(at: 32 * Self.second)
+        #expect(policy.trimDue(at: 37 * Self.second, memory: grown) == .burst)
+    }
+
+    /// The memory is read every few seconds, not at every sweep.
+    @Test func theMemoryIsReadEveryFewSeconds() {
+        var policy = HeapTrimPolicy(readEvery: .seconds(5))
+        let readings = [0, 1, 4, 5, 6, 10].map { policy.readingDue(at: UInt64($0) * Self.second) }
+        #expect(readings == [true, false, false, true, false, true])
+    }
+
+    /// The whole heap's totals are the ones after the last arena's (glibc's `malloc_info`).
+    @Test func theHeapsTotalsAreReadFromMallocInfo() throws {
+        let document = """
+            <malloc version="1">
+            <heap nr="0">
+            <total type="fast" count="0" size="0"/>
+            <total type="rest" count="3" size="1000"/>
+            <system type="current" size="5000"/>
+            </heap>
+            <heap nr="1">
+            <total type="fast" count="0" size="0"/>
+            <total type="rest" count="1" size="500"/>
+            <system type="current" size="2000"/>
+            </heap>
+            <total type="fast" count="2" size="96"/>
+            <total type="rest" count="494" size="566013"/>
+            <total type="mmap" count="1" size="200000"/>
+            <system type="current" size="1081344"/>
+            <system type="max" size="1081344"/>
+            </malloc>
+            """
+        let totals = try #require(ProcessMemory.heapTotals(document))
+        #expect(totals.free == 566_109)
+        #expect(totals.inUse == 1_081_344 - 566_109 + 200_000)
+    }
+
+    /// With a stream open, the hub's sweep (on the server's clock, which the test moves) reads the
+    /// process's memory into `/metrics`: what a benchmark compares with the RSS it reads itself.
+    @Test func theServerReportsItsMemoryAndWhatAnOpenStreamCostsIt() async throws {
+        let clock = ManualClock()
+        let keepAlive = Duration.milliseconds(100)
+        try await withServer(time: .driven(by: clock), { $0.live.keepAlive = keepAlive }) { server in
+            let user = try await server.session()
+            let stream = try await LiveTests.stream(server, user.token)
+            defer { stream.close() }
+            try await server.openStreams(1)
+            try await server.passingTicks(of: keepAlive, on: clock) {
+                try await eventually("the process's memory in /metrics") { try await server.metric("threaddesk_process_resident_bytes") > 0 }
+            }
+            let text = try await server.metricsText()
+            #expect(text.contains("\nthreaddesk_live_bytes_per_stream "))
+            #if os(Linux)
+            #expect(try await server.metric("threaddesk_heap_in_use_bytes") > 0)
+            #endif
+        }
+    }
+
+    /// This process's own figures, where `/proc` and glibc give them.
+    @Test func theProcessReadsItsOwnMemory() throws {
+        #if os(Linux)
+        let memory = try #require(ProcessMemory.current())
+        #expect(memory.resident > 0)
+        let inUse = try #require(memory.heapInUse)
+        #expect(inUse > 0 && inUse < memory.resident * 4)
+        #endif
+    }
+}
