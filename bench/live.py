@@ -270,8 +270,9 @@ def worker(connection, ports: list, source: str, tokens: list):
     asyncio.run(_worker(connection, ports, source, tokens))
 
 
-async def _worker(connection, ports, source, tokens):
-    loop = asyncio.get_running_loop()
+async def _open(connection, ports, source, tokens) -> list | None:
+    """Opens one stream per token and answers ("open", count) once every one has its first event,
+    or ("failed", why) after 600 s (then None)."""
     streams = []
     for index, (port, token) in enumerate(zip(ports, tokens)):
         streams.append(Stream(port, token, source).start())
@@ -280,10 +281,18 @@ async def _worker(connection, ports, source, tokens):
     try:
         await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in streams)), timeout=600)
         connection.send(("open", len(streams)))
+        return streams
     except (asyncio.TimeoutError, OSError, RuntimeError) as error:
         failed = [s.task.exception() for s in streams if s.task.done() and not s.task.cancelled() and s.task.exception()]
         connection.send(("failed", f"{sum(1 for s in streams if s.ready.is_set())} of {len(streams)} open; "
                                    f"{type(error).__name__}; first failure: {failed[0] if failed else None!r}"))
+        return None
+
+
+async def _worker(connection, ports, source, tokens):
+    loop = asyncio.get_running_loop()
+    streams = await _open(connection, ports, source, tokens)
+    if streams is None:
         return
     while True:
         command = await loop.run_in_executor(None, connection.recv)
@@ -315,6 +324,18 @@ async def _worker(connection, ports, source, tokens):
                 by_port[s.port] = (count, last)
             connection.send(("ended", {"ended": len(ends), "of": len(streams), "last": max(ends) if ends else None,
                                        "wall": time.time() - time.monotonic(), "by_port": by_port}))
+        elif command == "drop":
+            # Every client at once loses its connection (a deploy, a network blip): closed here,
+            # then answered once all are gone.
+            for stream in streams:
+                stream.task.cancel()
+            await asyncio.gather(*(s.task for s in streams), return_exceptions=True)
+            connection.send(("dropped", len(streams)))
+        elif command == "reopen":
+            # ... and comes back with the same token, to the same replica.
+            streams = await _open(connection, ports, source, tokens)
+            if streams is None:
+                return
         elif command == "close":
             for stream in streams:
                 stream.task.cancel()
@@ -504,6 +525,17 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
                       f"{args.replies} | {m}{statistics.median(delays):.1f} ms | {m}{percentile(delays, 0.99):.1f} ms | {m}{max(delays):.1f} ms |",
                       flush=True)
 
+        if again:
+            (dropped, quiet, seconds, cpu, settled, alive, reconnects, rss, report, p50, p99, worst, replies) = again
+            m = UNSETTLED if settled and not settled[2] else ""
+            print(f"\n| every client drops its stream and comes back at once ({opened:,}, same tokens, same replicas) | "
+                  f"all dropped in | closes settled | all back in (retries) | replicas' CPU while they came back (share of a core, together) | "
+                  f"the reconnections' after-work | alive | RSS per replica after it | the process's own report, replica 1 | "
+                  f"reply → `message.created` p50 / p99 / max (replies) |\n|---|---|---|---|---|---|---|---|---|---|")
+            print(f"| | {dropped:.1f} s | {settled_text(quiet)} | {seconds:.0f} s ({reconnects}) | {cpu * 100:.0f} % | {settled_text(settled)} | "
+                  f"{alive:,} | {m}{min(rss) / 1024:.0f}–{max(rss) / 1024:.0f} MiB | {m}{report} | "
+                  f"{m}{p50:.1f} / {p99:.1f} / {worst:.1f} ms ({replies}) |")
+
         if args.shutdown:
             stop_wall = time.time()
             for process in servers:
@@ -634,6 +666,8 @@ def replica_stages(args, servers, ports, control, hard):
                          len(threaded), carried, expected, posted, fan_out, settled))
             print(f"<!-- stage {stage:,} measured: {rows[-1]} -->", flush=True)
 
+        again = reconnect_all(args, servers, ports, workers, control, probes, probe_ports, thread_of, opened) if args.reconnect else None
+
         print(f"\n| streams held ({count} replicas) | openings' after-work | opened in (reconnects) | alive | keep-alives per stream in {args.idle:.0f} s "
               f"(min / median) | longest keep-alive gap in the idle window (p99 / max) | reply → `message.created`, other replica: p50 / p99 / max "
               f"(replies) | fan-out: replies at once → streams that carried one, all in |")
@@ -658,6 +692,17 @@ def replica_stages(args, servers, ports, control, hard):
                   f"{m}{per:.1f} KiB | {m}{report} | {m}{cpu * 100:.1f} % |")
         if any(m for *_, m, _ in memory):
             print(f"\n{UNSETTLED} unsettled: measured while the openings' after-work still ran (`--settle` ran out); not figures of streams held.")
+
+        if again:
+            (dropped, quiet, seconds, cpu, settled, alive, reconnects, rss, report, p50, p99, worst, replies) = again
+            m = UNSETTLED if settled and not settled[2] else ""
+            print(f"\n| every client drops its stream and comes back at once ({opened:,}, same tokens, same replicas) | "
+                  f"all dropped in | closes settled | all back in (retries) | replicas' CPU while they came back (share of a core, together) | "
+                  f"the reconnections' after-work | alive | RSS per replica after it | the process's own report, replica 1 | "
+                  f"reply → `message.created` p50 / p99 / max (replies) |\n|---|---|---|---|---|---|---|---|---|---|")
+            print(f"| | {dropped:.1f} s | {settled_text(quiet)} | {seconds:.0f} s ({reconnects}) | {cpu * 100:.0f} % | {settled_text(settled)} | "
+                  f"{alive:,} | {m}{min(rss) / 1024:.0f}–{max(rss) / 1024:.0f} MiB | {m}{report} | "
+                  f"{m}{p50:.1f} / {p99:.1f} / {worst:.1f} ms ({replies}) |")
 
         if args.shutdown:
             stop_wall = time.time()
@@ -689,6 +734,42 @@ def replica_stages(args, servers, ports, control, hard):
             group.stop()
 
 
+def reconnect_all(args, servers, ports, workers, control, probes, probe_ports, thread_of, opened):
+    """`--reconnect`: every client loses its stream at once and comes back with the same token (a
+    deploy that restarts the load balancer, a network blip). Tokens already in use write nothing
+    when they come back (their first use is noted), so what a reconnection leaves behind should be
+    little: how long the replicas stay busy after it is the figure."""
+    started = time.monotonic()
+    for group in workers:
+        group.ask("drop", timeout=300)
+    dropped = time.monotonic() - started
+    quiet = settle(servers, args.settle or 60, args.settle_below)
+    print(f"<!-- reconnect: {opened:,} dropped in {dropped:.1f} s; {settled_text(quiet)} -->", flush=True)
+    before = [cpu_seconds(server.pid) for server in servers]
+    started = time.monotonic()
+    answers = []
+    for group in workers:
+        for pipe in group.pipes:
+            pipe.send("reopen")
+    for group in workers:
+        answers.extend(group.ask(None))
+    seconds = time.monotonic() - started
+    cpu = sum(cpu_seconds(server.pid) - b for server, b in zip(servers, before)) / max(seconds, 0.001)
+    settled = settle(servers, args.settle, args.settle_below) if args.settle else None
+    print(f"<!-- reconnect: {sum(answers):,} back in {seconds:.0f} s; {settled_text(settled)} -->", flush=True)
+    stats = [answer for group in workers for answer in group.ask("stats")]
+    reasons = {}
+    for reason in (r for s in stats for r in s["reasons"]):
+        reasons[reason] = reasons.get(reason, 0) + 1
+    retries = sum(s["reconnects"] for s in stats)
+    retries = f"{retries}: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) if reasons else str(retries)
+    rss = [rss_kib(server.pid) for server in servers]
+    report = gauge_text(gauges(ports[1 if len(ports) > 1 else 0]))
+    delays = asyncio.run(reply_latency(probe_ports, control, probes, thread_of, args.replies)) if args.replies else [0]
+    return (dropped, quiet, seconds, cpu, settled, sum(s["alive"] for s in stats), retries, rss, report,
+            statistics.median(delays), percentile(delays, 0.99), max(delays), len(delays))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=str(ROOT / ".build/release/threaddesk"))
@@ -711,6 +792,8 @@ def main() -> None:
                         help="N `threaddesk serve` on one PostgreSQL (0 gateway's, the rest plain); streams spread over them")
     parser.add_argument("--stages", default="10000,100000",
                         help="with --replicas: stream counts measured in turn, each with all its streams open")
+    parser.add_argument("--reconnect", action="store_true",
+                        help="with --replicas: after the last stage every client drops its stream and comes back at once (a deploy)")
     parser.add_argument("--hog", type=int, default=0, help="processes spinning on the cores for the whole run (a busy machine)")
     args = parser.parse_args()
     hogs = [multiprocessing.get_context("spawn").Process(target=hog, args=(24 * 3600,), daemon=True) for _ in range(args.hog)]

@@ -55,7 +55,8 @@ extension ServerRoot {
                     keepAlive: settings.keepAlive, writeTimeout: settings.writeTimeout, maxDuration: settings.maxStreamDuration,
                     maxStreams: settings.maxStreams, streamsPerUser: settings.streamsPerUser, streamsPerAddress: settings.streamsPerAddress,
                     streamShares: catalog.streamShares),
-                bus: store.bus, metrics: metrics, logger: logger, time: time, traces: shared.traces, work: work)
+                bus: store.bus, metrics: metrics, logger: logger, time: time, traces: shared.traces, drain: shared.drain,
+                work: work)
             let pushes = shared.apns.map {
                 PushDispatcher(
                     store: store, apns: $0, settings: configuration.push, catalog: catalog, metrics: metrics, logger: logger, time: time,

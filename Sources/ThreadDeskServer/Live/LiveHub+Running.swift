@@ -41,7 +41,7 @@ extension LiveHub {
         // Most ended already at the listener's quiesce; the rest end here, a batch per job.
         EventStreamSink.stop(streams.compactMap { $0.stopping() })
         let closing = handlers.load(ordering: .relaxed)
-        await handlersClosed(within: min(settings.writeTimeout, .seconds(5)))
+        await handlersClosed(within: stopWait)
         logger.notice(
             "Event streams ended at the stop",
             metadata: [
@@ -50,6 +50,13 @@ extension LiveHub {
                 "after the quiesce": "\(quiesceBegan.map { Self.seconds(heard - $0) } ?? "none")",
             ])
     }
+
+    /// How long the hub waits at the stop for its streams' connections to close: what is left of
+    /// the stop's drain, which every part shares (counted from the first to hear of the stop, so
+    /// the stages after the hub keep the grace's last second); 5 s without one (a hub made apart).
+    /// Each stream's last chunk waits a second at most (`EventStreamHandler.lastChunkAtStop`), so
+    /// what takes longer is the machine ending many streams, and it has the whole drain.
+    var stopWait: Duration { drain?.left ?? .seconds(5) }
 
     private static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components

@@ -117,12 +117,16 @@ final class LiveHub: Service, Sendable {
     /// A change heard in a trace (an agent's reply being ingested) wakes the streams in it, here
     /// and, through the bus, on the replica that holds them.
     let traces: Traces
+    /// The stop's shared drain: at the stop the hub waits for its streams' connections to close
+    /// until the drain is over (`SHUTDOWN_GRACE_SECONDS` less its last second), not a fixed time.
+    let drain: ShutdownDrain?
 
     init(
         settings: Settings, bus: (any LiveBus)?, metrics: ServerMetrics, logger: Logger, time: ServerTime, traces: Traces = .off,
-        work: BackgroundWork = .untracked
+        drain: ShutdownDrain? = nil, work: BackgroundWork = .untracked
     ) {
         self.traces = traces
+        self.drain = drain
         self.time = time
         self.work = work
         self.settings = settings
