@@ -58,11 +58,22 @@ struct LiveMemoryTests {
         #expect(policy.trimDue(at: 37 * Self.second, memory: grown) == .burst)
     }
 
-    /// The memory is read every few seconds, not at every sweep.
-    @Test func theMemoryIsReadEveryFewSeconds() {
-        var policy = HeapTrimPolicy(readEvery: .seconds(5))
-        let readings = [0, 1, 4, 5, 6, 10].map { policy.readingDue(at: UInt64($0) * Self.second) }
-        #expect(readings == [true, false, false, true, false, true])
+    /// The resident size is read every few seconds, not at every sweep; the heap's figures (a pass
+    /// over the heap under its locks) once a minute at most.
+    @Test func theResidentSizeIsReadEveryFewSecondsAndTheHeapOnceAMinute() {
+        var policy = HeapTrimPolicy(readEvery: .seconds(5), heapEvery: .seconds(60))
+        let readings = [0, 1, 4, 5, 6, 10, 55, 60, 61, 65, 119, 120, 125].map { policy.readingDue(at: UInt64($0) * Self.second) }
+        #expect(readings == [.heap, nil, nil, .resident, nil, .resident, .resident, .heap, nil, .resident, .resident, nil, .heap])
+    }
+
+    /// A reading of the resident size alone decides no trim for held memory: only the heap's
+    /// figures tell free memory from memory in use.
+    @Test func aResidentReadingAloneTrimsNothingForHeldMemory() {
+        var policy = HeapTrimPolicy(held: 32 * Self.mebibyte, spacing: .seconds(15))
+        #expect(policy.trimDue(at: 0, memory: Self.memory(resident: 60, inUse: 20)) == nil)
+        let grown = ProcessMemory(resident: 900 * Self.mebibyte, heapInUse: nil, heapFree: nil)
+        #expect(policy.trimDue(at: 30 * Self.second, memory: grown) == nil)
+        #expect(policy.trimDue(at: 60 * Self.second, memory: Self.memory(resident: 900, inUse: 100)) == .held)
     }
 
     /// The whole heap's totals are the ones after the last arena's (glibc's `malloc_info`).

@@ -13,7 +13,22 @@ import Glibc
 /// 32–37 KiB per idle stream where a quiet run held 13), so the heap's own state decides too:
 /// what is resident and not in use by the heap (`ProcessMemory.notInUse`) grown past `held` (or a
 /// quarter of the heap in use) since the last trim is given back, at most once per `spacing`.
+///
+/// The resident size is read every `readEvery` (a read of `/proc/self/statm`); the heap's figures
+/// only every `heapEvery`. `malloc_info` walks every free chunk of every arena holding that arena's
+/// lock: 35–90 ms with 0.7 GiB of fragmented free memory (what a replica of 16,667 streams holds,
+/// given back but still in the arenas' lists), a stall of every allocation in the process. Read
+/// every 5 s it put a replica of the 100,000-stream run inside such a stall 1–2 % of the time: the
+/// reply p99 (issue 62, `bench/RESULTS.md`).
 struct HeapTrimPolicy: Sendable {
+    /// What a reading of the process's memory takes in.
+    enum Reading: Sendable, Equatable {
+        /// The resident size only (cheap).
+        case resident
+        /// The heap's figures too (`malloc_info`: a pass over the heap).
+        case heap
+    }
+
     /// Why a trim is due.
     enum Reason: String, Sendable {
         /// A burst of openings is over, or settled.
@@ -37,8 +52,11 @@ struct HeapTrimPolicy: Sendable {
     let held: Int
     /// The least time between two trims for `held` (uptime nanoseconds).
     let spacing: UInt64
-    /// How often the process's memory is read (uptime nanoseconds).
+    /// How often the process's resident size is read (uptime nanoseconds).
     let readEvery: UInt64
+    /// How often the heap's figures are read with it, at most (uptime nanoseconds).
+    let heapEvery: UInt64
+    private var lastHeapReading: UInt64?
     /// `ProcessMemory.notInUse` after the last trim, or at the first reading.
     private var notInUseAfterTrim: Int?
     private var lastTrim: UInt64?
@@ -46,8 +64,9 @@ struct HeapTrimPolicy: Sendable {
 
     init(
         burst: Int = 1_000, quiet: Duration = .seconds(5), settled: Duration = .seconds(60), held: Int = 32 << 20,
-        spacing: Duration = .seconds(15), readEvery: Duration = .seconds(5)
+        spacing: Duration = .seconds(15), readEvery: Duration = .seconds(5), heapEvery: Duration = .seconds(60)
     ) {
+        self.heapEvery = Self.nanoseconds(heapEvery)
         self.burst = burst
         self.quiet = Self.nanoseconds(quiet)
         self.settled = Self.nanoseconds(settled)
@@ -56,15 +75,19 @@ struct HeapTrimPolicy: Sendable {
         self.readEvery = Self.nanoseconds(readEvery)
     }
 
-    /// Whether the process's memory is to be read at `now` (for the gauges and `trimDue`).
-    mutating func readingDue(at now: UInt64) -> Bool {
-        if let lastReading, now < lastReading + readEvery { return false }
+    /// Whether the process's memory is to be read at `now` (for the gauges and `trimDue`), and
+    /// how much of it: nil when none is due.
+    mutating func readingDue(at now: UInt64) -> Reading? {
+        if let lastReading, now < lastReading + readEvery { return nil }
         lastReading = now
-        return true
+        if let lastHeapReading, now < lastHeapReading + heapEvery { return .resident }
+        lastHeapReading = now
+        return .heap
     }
 
     /// Whether to trim at `now`, and why: the burst's timers first, then `memory` (a fresh
-    /// reading, nil when none was taken) against the level after the last trim.
+    /// reading, nil when none was taken; without the heap's figures it decides nothing) against
+    /// the level after the last trim.
     mutating func trimDue(at now: UInt64, memory: ProcessMemory?) -> Reason? {
         if trimDue(at: now) { return .burst }
         guard let memory, let inUse = memory.heapInUse else { return nil }

@@ -51,12 +51,15 @@ extension LiveHub {
             ])
     }
 
-    /// How long the hub waits at the stop for its streams' connections to close: what is left of
-    /// the stop's drain, which every part shares (counted from the first to hear of the stop, so
-    /// the stages after the hub keep the grace's last second); 5 s without one (a hub made apart).
-    /// Each stream's last chunk waits a second at most (`EventStreamHandler.lastChunkAtStop`), so
-    /// what takes longer is the machine ending many streams, and it has the whole drain.
-    var stopWait: Duration { drain?.left ?? .seconds(5) }
+    /// How long the hub waits at the stop for its streams' connections to close: half of what is
+    /// left of the stop's drain (which every part shares, counted from the first to hear of the
+    /// stop), so the stages after the hub (the store, the connections) keep the other half; 5 s
+    /// without one (a hub made apart). Each stream's last chunk waits a second at most
+    /// (`EventStreamHandler.lastChunkAtStop`): what takes longer is the machine ending many streams,
+    /// and those still closing when the wait is over are closed by the process's exit. (Waiting
+    /// for all of the drain held replicas of 16,667 streams each on a 2-core machine until 9.6–9.8 s
+    /// of a 10 s grace, and left a later stage too little: `bench/RESULTS.md`, issue 62.)
+    var stopWait: Duration { drain.map { $0.left / 2 } ?? .seconds(5) }
 
     private static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
@@ -110,7 +113,7 @@ extension LiveHub {
     /// memory back when a burst of openings is over or the heap holds much more than after the
     /// last trim (`HeapTrimPolicy`).
     private func keepHeap(at now: UInt64) {
-        let memory = state.withLock { $0.heapTrim.readingDue(at: now) } ? ProcessMemory.current() : nil
+        let memory = state.withLock { $0.heapTrim.readingDue(at: now) }.flatMap { ProcessMemory.current(heap: $0 == .heap) }
         if let memory { report(memory) }
         guard let reason = state.withLock({ $0.heapTrim.trimDue(at: now, memory: memory) }) else { return }
         let trimmed = trimHeap()

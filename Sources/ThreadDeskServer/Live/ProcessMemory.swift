@@ -19,10 +19,11 @@ struct ProcessMemory: Sendable, Equatable {
     /// pages not yet given back. It grows when a burst frees what it allocated and glibc keeps it.
     var notInUse: Int { resident - (heapInUse ?? 0) }
 
-    /// Now, or nil where `/proc` cannot be read.
-    static func current() -> ProcessMemory? {
+    /// Now, or nil where `/proc` cannot be read; the heap's figures only when `heap` (a pass over
+    /// the heap under its arenas' locks: `HeapTrimPolicy.Reading`).
+    static func current(heap readsHeap: Bool = true) -> ProcessMemory? {
         guard let resident = residentBytes() else { return nil }
-        let heap = heapBytes()
+        let heap = readsHeap ? heapBytes() : nil
         return ProcessMemory(resident: resident, heapInUse: heap?.inUse, heapFree: heap?.free)
     }
 
