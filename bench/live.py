@@ -525,17 +525,6 @@ def many_streams(args, servers, base_a, stream_port, control, hard):
                       f"{args.replies} | {m}{statistics.median(delays):.1f} ms | {m}{percentile(delays, 0.99):.1f} ms | {m}{max(delays):.1f} ms |",
                       flush=True)
 
-        if again:
-            (dropped, quiet, seconds, cpu, settled, alive, reconnects, rss, report, p50, p99, worst, replies) = again
-            m = UNSETTLED if settled and not settled[2] else ""
-            print(f"\n| every client drops its stream and comes back at once ({opened:,}, same tokens, same replicas) | "
-                  f"all dropped in | closes settled | all back in (retries) | replicas' CPU while they came back (share of a core, together) | "
-                  f"the reconnections' after-work | alive | RSS per replica after it | the process's own report, replica 1 | "
-                  f"reply → `message.created` p50 / p99 / max (replies) |\n|---|---|---|---|---|---|---|---|---|---|")
-            print(f"| | {dropped:.1f} s | {settled_text(quiet)} | {seconds:.0f} s ({reconnects}) | {cpu * 100:.0f} % | {settled_text(settled)} | "
-                  f"{alive:,} | {m}{min(rss) / 1024:.0f}–{max(rss) / 1024:.0f} MiB | {m}{report} | "
-                  f"{m}{p50:.1f} / {p99:.1f} / {worst:.1f} ms ({replies}) |")
-
         if args.shutdown:
             stop_wall = time.time()
             for process in servers:
