@@ -26,7 +26,7 @@ struct Transport: Sendable {
         let response: URLResponse
         do {
             (data, response) = try await withThrowingTaskGroup(of: (Data, URLResponse).self) { [session, timeout, request] group in
-                group.addTask { try await session.data(for: request) }
+                group.addTask { try await Self.data(session, for: request) }
                 group.addTask {
                     try await Time.sleep(timeout)
                     throw TimedOut()
@@ -51,6 +51,67 @@ struct Transport: Sendable {
         guard (200..<300).contains(reply.status) else { throw Self.error(reply) }
         return reply
     }
+
+    #if canImport(FoundationNetworking)
+    /// `session.data(for:)` without its deadlock on Linux (swift-corelibs-foundation#5412): its
+    /// cancellation handler cancels the `URLSessionTask` while holding the Swift task's status lock,
+    /// and takes URLSession's work queue; a response finishing at that moment holds the work queue
+    /// and resumes the Swift task, which takes the status lock. A search the user typed past
+    /// (latest wins) is cancelled just so, and a test process hung. Here the cancel runs on another
+    /// thread, after the handler returned.
+    private static func data(_ session: URLSession, for request: URLRequest) async throws -> (Data, URLResponse) {
+        let handle = CancellableTask()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let data, let response {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                handle.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+
+    /// A data task to cancel from a cancellation handler: on a queue of its own, never in the
+    /// handler; a cancel asked for before the task is known is carried out when it is.
+    private final class CancellableTask: @unchecked Sendable {
+        private let lock = NSLock()
+        private var task: URLSessionTask?
+        private var cancelled = false
+
+        func set(_ task: URLSessionTask) {
+            lock.lock()
+            self.task = task
+            let cancel = cancelled
+            lock.unlock()
+            if cancel { Self.cancelLater(task) }
+        }
+
+        func cancel() {
+            lock.lock()
+            cancelled = true
+            let task = self.task
+            lock.unlock()
+            if let task { Self.cancelLater(task) }
+        }
+
+        private static func cancelLater(_ task: URLSessionTask) {
+            DispatchQueue.global().async { task.cancel() }
+        }
+    }
+    #else
+    private static func data(_ session: URLSession, for request: URLRequest) async throws -> (Data, URLResponse) {
+        try await session.data(for: request)
+    }
+    #endif
 
     static func error(_ reply: Reply) -> ThreadDeskError {
         let retryAfter = reply.headers["retry-after"].flatMap(Int.init).map { TimeInterval(max(0, min($0, 3600))) }
