@@ -43,8 +43,11 @@ public func buildApplication(
     let (seconds, attoseconds) = configuration.idleTimeout.components
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     let migration = StoreMigration(store: store, logger: logger)
-    var services: [any Service] = root.services.map { background in
-        background.waitsForSchema ? AfterMigration(service: background.service, migration: migration) : background.service
+    // Each service's stop is timed, and the report (first, so it stops last) says what each took.
+    let stops = StopRecord(time: time)
+    var services: [any Service] = [StopReport(record: stops, logger: logger)] + root.services.map { background in
+        let service = stops.timed(background.service)
+        return background.waitsForSchema ? AfterMigration(service: service, migration: migration) : service
     }
     if let internalRouter = root.internalRouter, let port = configuration.internalPort {
         // Last in the list, so it stops right after the public server: the daemon's posts get
@@ -58,7 +61,7 @@ public func buildApplication(
                 onServerRunning: { channel in await onInternalServerRunning(channel.localAddress?.port ?? 0) },
                 logger: logger)
         internalServer.beforeServerStarts { try await migration.beforeServing() }
-        services.append(internalServer)
+        services.append(stops.timed(internalServer, name: "internal listener"))
     }
     var application = Application(
         router: root.router,
