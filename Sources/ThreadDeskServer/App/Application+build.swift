@@ -56,7 +56,8 @@ public func buildApplication(
                 router: internalRouter,
                 server: .leanHTTP1(
                     configuration: .init(idleTimeout: idle), arrival: configuration.arrival,
-                    responder: SplitResponder(responder: internalRouter.buildResponder(), serverName: "ThreadDesk-internal", logger: logger)),
+                    responder: SplitResponder(responder: internalRouter.buildResponder(), serverName: "ThreadDesk-internal", logger: logger),
+                    stop: root.drain),
                 configuration: .init(address: .hostname(configuration.internalHost, port: port), serverName: "ThreadDesk-internal"),
                 onServerRunning: { channel in await onInternalServerRunning(channel.localAddress?.port ?? 0) },
                 logger: logger)
@@ -68,7 +69,7 @@ public func buildApplication(
         server: .leanHTTP1(
             configuration: .init(idleTimeout: idle), arrival: configuration.arrival,
             responder: SplitResponder(responder: root.router.buildResponder(), serverName: "ThreadDesk", logger: logger),
-            tasks: metrics.live.connectionTasks),
+            tasks: metrics.live.connectionTasks, stop: root.drain),
         // A deploy or a network blip brings every open stream back at once: a short listen queue
         // would reset connections the kernel could have held (the system caps it at somaxconn).
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ThreadDesk", backlog: 4_096),

@@ -133,7 +133,7 @@ extension ServerRoot {
             let outbox = OutboxDelivery(
                 store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faqBooks, settings: configuration.outbox,
                 ids: messageIDs, metrics: metrics, logger: logger, time: time, waits: shared.waits, traces: shared.traces, work: work,
-                notes: crashFollowUps)
+                notes: crashFollowUps, stop: shared.drain)
             let intake = OutboxIntake(
                 store: store, threads: threads, ingestion: ingestion, outbox: outbox, ids: messageIDs, settings: configuration.outbox,
                 traces: shared.traces, now: now)
@@ -222,7 +222,7 @@ extension ServerRoot {
                 dispatcher: webhookEvents.isOn
                     ? WebhookDispatcher(
                         store: store, catalog: catalog, settings: configuration.webhooks, httpClient: { shared.webhookClient.client },
-                        wakeUps: users.webhooksRecorded, metrics: metrics, logger: logger, time: time, work: work)
+                        wakeUps: users.webhooksRecorded, metrics: metrics, logger: logger, time: time, work: work, stop: shared.drain)
                     : nil)
             lifecycle = Lifecycle(closing: closing, timers: timers, ratings: ratings, numbers: numbers)
         }

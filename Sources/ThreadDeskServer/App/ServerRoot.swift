@@ -85,6 +85,8 @@ struct ServerRoot {
     let internalRouter: Router<ThreadDeskRequestContext>?
     /// In the order they start; they stop in reverse, after the listeners.
     let services: [Background]
+    /// The stop's drain, which the listeners begin when they quiesce.
+    let drain: ShutdownDrain
 
     init(
         configuration: ServerConfiguration, store: any UserStore, metrics: ServerMetrics, inProcessGateway: Bool, time: ServerTime,
@@ -92,6 +94,7 @@ struct ServerRoot {
     ) {
         let shared = Shared(configuration: configuration, store: store, metrics: metrics, time: time, logger: logger)
         let features = Features(configuration: configuration, store: store, shared: shared, logger: logger, time: time, work: work)
+        drain = shared.drain
         let gatewayHealth = GatewayHealth()
         (router, internalRouter) = Self.routers(configuration: configuration, store: store, shared: shared, features: features, gatewayHealth: gatewayHealth, time: time, logger: logger)
 

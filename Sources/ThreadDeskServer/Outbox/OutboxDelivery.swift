@@ -63,12 +63,13 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
     init(
         store: any UserStore, users: UserSerializer, threads: ThreadService, ingestion: MirrorIngestion, away: SupportAvailability?,
         faq: FAQShelf, settings: OutboxSettings, ids: MessageIDs, metrics: ServerMetrics, logger: Logger, time: ServerTime,
-        waits: WaitTracker? = nil, traces: Traces = .off, work: BackgroundWork = .untracked, notes: (any DeliveredNoteListener)? = nil
+        waits: WaitTracker? = nil, traces: Traces = .off, work: BackgroundWork = .untracked, notes: (any DeliveredNoteListener)? = nil,
+        stop: ShutdownDrain? = nil
     ) {
         parts = Parts(
             store: store, users: users, threads: threads, ingestion: ingestion, away: away, faq: faq, settings: settings, ids: ids, metrics: metrics,
             logger: logger, time: time, waits: waits, traces: traces, notes: notes)
-        runs = OutboxRuns(concurrency: settings.concurrency, drain: settings.drain, time: time, logger: logger)
+        runs = OutboxRuns(concurrency: settings.concurrency, drain: settings.drain, stop: stop, time: time, logger: logger)
         self.work = work
         // Queues due that no task has taken up yet (the clock moved past a backoff).
         work.watch(Self.workName) { [weak self] in
@@ -114,34 +115,42 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
             }
         }
         await withGracefulShutdownHandler {
-            // A cancelled wait returns at once: cancellation ends the loop too, or it would spin.
-            while !stopping.withLock({ $0 }), !Task.isCancelled {
-                let answering = woken.withLock { woken in
-                    defer { woken = false }
-                    return woken
-                }
-                let started = await due()
-                work.begin(Self.workName, count: started.count)
-                for owner in started {
-                    runs.start(owner) {
-                        await WaitTracker.$current.withValue(self.parts.waits) {
-                            await WaitTracker.run(job: "outbox delivery") { await self.deliverQueue(of: owner) }
-                        }
-                    } ended: {
-                        self.wake()
-                        self.work.end(Self.workName)
-                    }
-                }
-                // The gauge is written before the wake-up counts as answered: what settles on the
-                // outbox's work reads the depth this pass saw.
-                await reportDepth()
-                if answering { woken.withLock { if !$0 { work.lower(Self.workName) } } }
-                await sleepUntilWoken(atLeast: started.isEmpty ? .milliseconds(250) : .milliseconds(10))
-            }
+            // The look for due queues ends at the stop, a store read under way with it (on a machine
+            // ending thousands of connections a read can take seconds): only the deliveries under
+            // way get the drain.
+            await cancelWhenGracefulShutdown { await self.lookForDueQueues() }
             await runs.drain()
         } onGracefulShutdown: {
             self.stopping.withLock { $0 = true }
             self.wake()
+        }
+    }
+
+    /// Starts a delivery for each due queue, whenever woken, until the stop.
+    private func lookForDueQueues() async {
+        // A cancelled wait returns at once: cancellation ends the loop too, or it would spin.
+        while !stopping.withLock({ $0 }), !Task.isCancelled {
+            let answering = woken.withLock { woken in
+                defer { woken = false }
+                return woken
+            }
+            let started = await due()
+            work.begin(Self.workName, count: started.count)
+            for owner in started {
+                runs.start(owner) {
+                    await WaitTracker.$current.withValue(self.parts.waits) {
+                        await WaitTracker.run(job: "outbox delivery") { await self.deliverQueue(of: owner) }
+                    }
+                } ended: {
+                    self.wake()
+                    self.work.end(Self.workName)
+                }
+            }
+            // The gauge is written before the wake-up counts as answered: what settles on the
+            // outbox's work reads the depth this pass saw.
+            await reportDepth()
+            if answering { woken.withLock { if !$0 { work.lower(Self.workName) } } }
+            await sleepUntilWoken(atLeast: started.isEmpty ? .milliseconds(250) : .milliseconds(10))
         }
     }
 
@@ -150,7 +159,8 @@ final class OutboxDelivery: Service, Sendable, CustomStringConvertible {
         do {
             return runs.take(try await parts.store.outboxOwnersDue(at: parts.time.now(), limit: 1000))
         } catch {
-            logFailure("Could not read the outbox", error: error)
+            // Cut by the stop: not a failure.
+            if !Task.isCancelled { logFailure("Could not read the outbox", error: error) }
             return []
         }
     }

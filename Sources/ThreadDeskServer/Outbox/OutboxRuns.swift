@@ -10,6 +10,9 @@ final class OutboxRuns: Sendable {
     private let concurrency: Int
     /// How long the deliveries under way at shutdown may go on before they are cancelled.
     private let drainTime: Duration
+    /// The stop's shared drain, when the server has one: the wait ends with it too, so a stop
+    /// whose earlier parts took their time still ends within its grace.
+    private let stop: ShutdownDrain?
     /// The drain's wait is on the server's clock: a test that drives it decides when it runs out.
     private let time: ServerTime
     private let logger: Logger
@@ -18,8 +21,8 @@ final class OutboxRuns: Sendable {
     /// The deliveries under way, by a key of their own.
     private let running = Mutex<[UUID: Task<Void, Never>]>([:])
 
-    init(concurrency: Int, drain: Duration, time: ServerTime, logger: Logger) {
-        (self.concurrency, drainTime, self.time, self.logger) = (max(1, concurrency), drain, time, logger)
+    init(concurrency: Int, drain: Duration, stop: ShutdownDrain? = nil, time: ServerTime, logger: Logger) {
+        (self.concurrency, drainTime, self.stop, self.time, self.logger) = (max(1, concurrency), drain, stop, time, logger)
     }
 
     /// Of `owners`, those whose delivery may start now: none of theirs under way, at most
@@ -48,17 +51,19 @@ final class OutboxRuns: Sendable {
         running.withLock { $0[id] = task }
     }
 
-    /// Waits for the deliveries under way, and cancels those still running after the drain.
+    /// Waits for the deliveries under way, and cancels those still running after the drain (the
+    /// outbox's own, or what is left of the stop's if that is less).
     func drain() async {
         let tasks = running.withLock { Array($0.values) }
         guard !tasks.isEmpty else { return }
+        let drainTime = stop.map { min(self.drainTime, $0.left) } ?? self.drainTime
         let drained = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for task in tasks { await task.value }
                 return true
             }
             group.addTask {
-                try? await self.time.sleep(for: self.drainTime)
+                try? await self.time.sleep(for: drainTime)
                 return false
             }
             let first = await group.next() ?? true

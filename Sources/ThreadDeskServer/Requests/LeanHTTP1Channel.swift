@@ -21,6 +21,8 @@ struct LeanHTTP1Channel: ServerChildChannel {
     let arrival: RequestArrivalLimits
     /// Counts the connections whose task runs (nil: not counted).
     let tasks: Gauge?
+    /// The stop's drain, begun by the first connection that hears the listener quiesce.
+    let stop: ShutdownDrain?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
         channel.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
@@ -30,7 +32,7 @@ struct LeanHTTP1Channel: ServerChildChannel {
                 let handler = RequestArrivalHandler(limits: arrival)
                 // After the codec (it sees whole parts), before the connection's own state handler.
                 try pipeline.addHandler(handler, position: .before(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
-                try pipeline.addHandler(RequestArrivalStart(handler), position: .first)
+                try pipeline.addHandler(RequestArrivalStart(handler, stop: stop), position: .first)
                 return value
             }
     }
@@ -130,14 +132,15 @@ extension HTTPServerBuilder {
     /// The lean channel answering through `responder` split in two (`SplitResponder`); the
     /// application's own responder, which would route the same requests in one task, is not used.
     static func leanHTTP1(
-        configuration: HTTP1Channel.Configuration, arrival: RequestArrivalLimits, responder: SplitResponder, tasks: Gauge? = nil
+        configuration: HTTP1Channel.Configuration, arrival: RequestArrivalLimits, responder: SplitResponder, tasks: Gauge? = nil,
+        stop: ShutdownDrain? = nil
     ) -> HTTPServerBuilder {
         .init { _ in
             LeanHTTP1Channel(
                 base: HTTP1Channel(responder: { request, writer, channel in
                     try await responder.respond(request, writer, channel)
                 }, configuration: configuration),
-                arrival: arrival, tasks: tasks)
+                arrival: arrival, tasks: tasks, stop: stop)
         }
     }
 }

@@ -162,17 +162,25 @@ final class RequestArrivalHandler: ChannelDuplexHandler, RemovableChannelHandler
 }
 
 /// First in the pipeline: tells `RequestArrivalHandler` when bytes arrive, so a head sent a byte
-/// at a time is on the clock too.
+/// at a time is on the clock too; and the stop's drain when the listener quiesces (the first
+/// connection to hear it begins the drain, so the listener's own wait for its connections counts
+/// against the grace, as every later part's does).
 final class RequestArrivalStart: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private let arrival: RequestArrivalHandler
+    private let stop: ShutdownDrain?
 
-    init(_ arrival: RequestArrivalHandler) { self.arrival = arrival }
+    init(_ arrival: RequestArrivalHandler, stop: ShutdownDrain? = nil) { (self.arrival, self.stop) = (arrival, stop) }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         arrival.bytesArrived()
         context.fireChannelRead(data)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent { stop?.begin() }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -59,7 +59,7 @@ final class StopRecord: Sendable {
                 quick += 1
                 continue
             }
-            parts.append("\(entry.name) +\(Self.seconds(heard - first)) s took \(took.map { "\(Self.seconds($0)) s" } ?? "until the end")")
+            parts.append("\(entry.name) +\(Self.seconds(heard - first)) s \(took.map { "took \(Self.seconds($0)) s" } ?? "still stopping")")
         }
         if quick > 0 { parts.append("\(quick) more under \(Self.seconds(shown)) s each") }
         return parts.joined(separator: "; ")
@@ -91,7 +91,8 @@ private struct TimedStop: Service, CustomStringConvertible {
 }
 
 /// Says, once every other service has stopped (it starts first, so it stops last), what the
-/// stop took, service by service (`StopRecord`).
+/// stop took, service by service (`StopRecord`). A stop cancelled at its grace cancels this too,
+/// at once: it then names the services still stopping.
 struct StopReport: Service {
     let record: StopRecord
     let logger: Logger
@@ -100,6 +101,7 @@ struct StopReport: Service {
         try? await gracefulShutdown()
         let summary = record.summary()
         guard !summary.isEmpty else { return }
-        logger.notice("The stop, service by service", metadata: ["services": "\(summary)"])
+        let message: Logger.Message = Task.isCancelled ? "The stop was cancelled at its grace; so far, service by service" : "The stop, service by service"
+        logger.notice(message, metadata: ["services": "\(summary)"])
     }
 }

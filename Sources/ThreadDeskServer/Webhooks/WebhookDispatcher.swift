@@ -27,6 +27,8 @@ final class WebhookDispatcher: Service, Sendable, CustomStringConvertible {
     /// Woken when deliveries are recorded (`UserSerializer.webhooksRecorded`, `WebhookEvents`),
     /// and when a send ends (the next of its queue is due).
     let wakeUps: WakeSignal
+    /// The stop's shared drain, when the server has one: the sends' own drain ends with it too.
+    let stop: ShutdownDrain?
     /// This process, as the holder of the deliveries it sends.
     let holder = "replica-" + UUID().uuidString
     static let workName = "webhooks"
@@ -50,8 +52,10 @@ final class WebhookDispatcher: Service, Sendable, CustomStringConvertible {
 
     init(
         store: any UserStore, catalog: AppCatalog, settings: WebhookSettings, httpClient: @escaping @Sendable () -> HTTPClient,
-        wakeUps: WakeSignal, metrics: ServerMetrics, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked
+        wakeUps: WakeSignal, metrics: ServerMetrics, logger: Logger, time: ServerTime, work: BackgroundWork = .untracked,
+        stop: ShutdownDrain? = nil
     ) {
+        self.stop = stop
         (self.store, self.catalog, self.settings, self.httpClient, self.wakeUps) = (store, catalog, settings, httpClient, wakeUps)
         (self.metrics, self.logger, self.time, self.work) = (metrics, logger, time, work)
         // Deliveries due that no send has taken up yet (recorded, or the clock moved past a backoff).
@@ -106,8 +110,9 @@ final class WebhookDispatcher: Service, Sendable, CustomStringConvertible {
                 self.state.withLock { $0.stopping = true }
                 self.wakeUps.signal()
             }
-            // The sends under way get the drain; then they are cancelled (sent again later, same id).
-            let deadline = ContinuousClock.now.advanced(by: settings.drain)
+            // The sends under way get the drain (or what is left of the stop's); then they are
+            // cancelled (sent again later, same id).
+            let deadline = ContinuousClock.now.advanced(by: stop.map { min(settings.drain, $0.left) } ?? settings.drain)
             while state.withLock({ $0.running }) > 0 {
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else { break }
