@@ -46,17 +46,51 @@ struct StopRecordTests {
         struct Done: Service {
             func run() async throws {}
         }
-        // Ran and ended with no stop in sight (a one-off's work).
-        try await record.timed(Done()).run()
+        /// Says when the service it runs (the timed one) has returned, its handler gone with it.
+        struct Then: Service {
+            let service: any Service
+            let ended: AsyncStream<Void>.Continuation
+            func run() async throws {
+                try await service.run()
+                ended.yield()
+            }
+        }
+        let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
+        let services: [any Service] = [
+            record.timed(Slow(description: "hub", takes: .seconds(1), clock: clock)), Then(service: record.timed(Done()), ended: endedContinuation),
+        ]
         let group = ServiceGroup(
-            services: [record.timed(Slow(description: "hub", takes: .seconds(1), clock: clock))], gracefulShutdownSignals: [], logger: testLogger())
+            configuration: .init(
+                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore) },
+                logger: testLogger()))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
+            // It ran in the group and ended with no stop in sight (a one-off's work).
+            var iterator = ended.makeAsyncIterator()
+            await iterator.next()
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
         #expect(record.stopped.map(\.name) == ["hub"])
         #expect(record.summary() == "hub +0.000 s took 1.000 s")
+    }
+
+    @Test func thePublicListenersPartRunsFromTheDrainsStartToTheFirstServiceToHear() async throws {
+        let clock = ManualClock()
+        let time = ServerTime.driven(by: clock)
+        let drain = ShutdownDrain(.seconds(9), time: time)
+        let record = StopRecord(time: time, drain: drain)
+        let group = ServiceGroup(
+            services: [record.timed(Slow(description: "hub", takes: .seconds(1), clock: clock))], gracefulShutdownSignals: [], logger: testLogger())
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            // The listener quiesced, and its connections took 2.5 s to close.
+            drain.begin()
+            clock.advance(by: .milliseconds(2_500))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(record.summary() == "public listener +0.000 s took 2.500 s; hub +2.500 s took 1.000 s")
     }
 
     @Test func secondsHaveThreeDecimals() {

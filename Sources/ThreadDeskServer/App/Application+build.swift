@@ -44,10 +44,10 @@ public func buildApplication(
     let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     let migration = StoreMigration(store: store, logger: logger)
     // Each service's stop is timed, and the report (first, so it stops last) says what each took.
-    let stops = StopRecord(time: time)
+    let stops = StopRecord(time: time, drain: root.drain)
     var services: [any Service] = [StopReport(record: stops, logger: logger)] + root.services.map { background in
-        let service = stops.timed(background.service)
-        return background.waitsForSchema ? AfterMigration(service: service, migration: migration) : service
+        let service = background.waitsForSchema ? AfterMigration(service: background.service, migration: migration) : background.service
+        return stops.timed(service, name: StopRecord.name(of: background.service))
     }
     if let internalRouter = root.internalRouter, let port = configuration.internalPort {
         // Last in the list, so it stops right after the public server: the daemon's posts get

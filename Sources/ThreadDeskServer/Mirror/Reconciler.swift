@@ -35,6 +35,9 @@ struct Reconciler: Sendable {
         do {
             let ran: Void? = try await store.exclusively("reconcile") { try await reconcile(reason: reason, periodic: periodic) }
             if ran == nil { logger.debug("Another replica is reconciling", metadata: ["reason": "\(reason)"]) }
+        } catch where Task.isCancelled {
+            // The stop cut it short: not a failure (the next start records a gap and reconciles).
+            logger.info("Reconciliation cut short by the stop", metadata: ["reason": "\(reason)"])
         } catch {
             metrics.mirror.catchUpFailures.increment()
             logger.warning("Reconciliation failed; the next one retries", metadata: ["reason": "\(reason)", "error": "\(error)"])

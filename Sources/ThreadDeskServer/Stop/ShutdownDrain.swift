@@ -23,6 +23,9 @@ final class ShutdownDrain: Sendable {
         began.withLock { began in if began == nil { began = now } }
     }
 
+    /// When the stop began, on the server clock's `elapsed` scale; nil before.
+    var beganAt: Duration? { began.withLock { $0 } }
+
     /// Whether the stop began: nothing new should start.
     var hasBegun: Bool { began.withLock { $0 != nil } }
 

@@ -5,7 +5,8 @@ import Synchronization
 /// What each service's stop took: when it heard of the stop (ServiceLifecycle tells one at a time,
 /// each once the one after it in start order has ended) and when it ended, on the server's clock.
 /// Once the last has stopped, one line (notice) names them in the order they stopped, so a stop
-/// that ran past its grace says where its time went.
+/// that ran past its grace says where its time went. The public listener is Hummingbird's own
+/// service, told first: its part is from the drain's start (its quiesce) to the first service here.
 final class StopRecord: Sendable {
     struct Entry: Sendable, Equatable {
         let name: String
@@ -14,15 +15,22 @@ final class StopRecord: Sendable {
     }
 
     private let time: ServerTime
+    /// The stop's drain, begun by the public listener's quiesce.
+    private let drain: ShutdownDrain?
     private let entries = Mutex<[Entry]>([])
 
-    init(time: ServerTime) {
-        self.time = time
+    init(time: ServerTime, drain: ShutdownDrain? = nil) {
+        (self.time, self.drain) = (time, drain)
     }
 
-    /// `service`, its stop noted here under `name` (its description, or its type's name).
+    /// A service's name in the record: its description, or its type's name.
+    static func name(of service: any Service) -> String {
+        (service as? any CustomStringConvertible)?.description ?? String(describing: type(of: service))
+    }
+
+    /// `service`, its stop noted here under `name` (by default `name(of:)`).
     func timed(_ service: any Service, name: String? = nil) -> any Service {
-        let name = name ?? ((service as? any CustomStringConvertible)?.description ?? String(describing: type(of: service)))
+        let name = name ?? Self.name(of: service)
         let index = entries.withLock { entries in
             entries.append(Entry(name: name))
             return entries.count - 1
@@ -40,9 +48,12 @@ final class StopRecord: Sendable {
         entries.withLock { $0[index].ended = now }
     }
 
-    /// The services that heard of the stop, in the order they heard.
+    /// The services that heard of the stop, in the order they heard; first the public listener,
+    /// from the drain's start, when that came before them.
     var stopped: [Entry] {
-        entries.withLock { $0 }.filter { $0.heard != nil }.sorted { $0.heard! < $1.heard! }
+        let services = entries.withLock { $0 }.filter { $0.heard != nil }.sorted { $0.heard! < $1.heard! }
+        guard let began = drain?.beganAt, let first = services.first?.heard, began < first else { return services }
+        return [Entry(name: "public listener", heard: began, ended: first)] + services
     }
 
     /// One part per service that took at least `shown` to stop, in stop order: when it heard,
@@ -91,8 +102,8 @@ private struct TimedStop: Service, CustomStringConvertible {
 }
 
 /// Says, once every other service has stopped (it starts first, so it stops last), what the
-/// stop took, service by service (`StopRecord`). A stop cancelled at its grace cancels this too,
-/// at once: it then names the services still stopping.
+/// stop took, service by service (`StopRecord`). A stop cancelled (at its grace, or by a service
+/// that failed) cancels this too, at once: it then names the services still stopping.
 struct StopReport: Service {
     let record: StopRecord
     let logger: Logger
@@ -101,7 +112,7 @@ struct StopReport: Service {
         try? await gracefulShutdown()
         let summary = record.summary()
         guard !summary.isEmpty else { return }
-        let message: Logger.Message = Task.isCancelled ? "The stop was cancelled at its grace; so far, service by service" : "The stop, service by service"
+        let message: Logger.Message = Task.isCancelled ? "The stop was cancelled; so far, service by service" : "The stop, service by service"
         logger.notice(message, metadata: ["services": "\(summary)"])
     }
 }

@@ -110,7 +110,8 @@ final class WebhookDispatcher: Service, Sendable, CustomStringConvertible {
                 self.state.withLock { $0.stopping = true }
                 self.wakeUps.signal()
             }
-            // The sends under way get the drain (or what is left of the stop's); then they are
+            // The sends under way get the drain (or what is left of the stop's, a length on the
+            // server's clock: the same as the continuous one outside tests); then they are
             // cancelled (sent again later, same id).
             let deadline = ContinuousClock.now.advanced(by: stop.map { min(settings.drain, $0.left) } ?? settings.drain)
             while state.withLock({ $0.running }) > 0 {
