@@ -112,7 +112,9 @@ struct ServerRoot {
         // they stop in reverse, after the listeners.
         var list: [(stage: StopStage, service: (any Service)?, waitsForSchema: Bool)] = [
             (.telemetry, shared.traceExporter, false),
-            (.store, store.lifetime, false),
+            // The pool closes once its connections are back: until the drain is over and half a
+            // second more at most, so the process is out within its grace.
+            (.store, store.lifetime.map { StopWithin(service: $0, limit: { shared.drain.left + .milliseconds(500) }, time: time, logger: logger) }, false),
             (.connections, shared.cdnClient, false),
             (.connections, shared.assistClient, false),
             (.connections, shared.webhookClient, false),
