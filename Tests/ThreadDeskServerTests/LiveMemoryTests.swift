@@ -66,6 +66,29 @@ struct LiveMemoryTests {
         #expect(readings == [.heap, nil, nil, .resident, nil, .resident, .resident, .heap, nil, .resident, .resident, nil, .heap])
     }
 
+    /// Between two of those, the heap's figures are read when the resident size moved by `held`
+    /// since they were last read: memory held after work grows the resident size first. A replica
+    /// whose memory holds still reads no heap (no stall of its allocations).
+    @Test func theHeapIsReadWhenTheResidentSizeMovedByHeld() {
+        var policy = HeapTrimPolicy(held: 32 * Self.mebibyte, readEvery: .seconds(5), heapEvery: .seconds(600))
+        let first = policy.readingDue(at: 0)
+        let firstTrim = policy.trimDue(at: 0, memory: Self.memory(resident: 300, inUse: 140))
+        let next = policy.readingDue(at: 5 * Self.second)
+        #expect(first == .heap && firstTrim == nil && next == .resident)
+        // Still: 20 MiB up, then back; then 40 MiB up: read now, and the level moves with the
+        // reading (10 more is no move); then down by 40 from there (streams gone) is one too.
+        var due: [Bool] = []
+        for (second, resident) in [(5, 320), (10, 300), (15, 340)] {
+            due.append(policy.heapDue(at: UInt64(second) * Self.second, resident: resident * Self.mebibyte))
+        }
+        let afterMove = policy.trimDue(at: 15 * Self.second, memory: Self.memory(resident: 340, inUse: 180))
+        for (second, resident) in [(20, 350), (25, 300)] {
+            due.append(policy.heapDue(at: UInt64(second) * Self.second, resident: resident * Self.mebibyte))
+        }
+        #expect(due == [false, false, true, false, true])
+        #expect(afterMove == nil)
+    }
+
     /// A reading of the resident size alone decides no trim for held memory: only the heap's
     /// figures tell free memory from memory in use.
     @Test func aResidentReadingAloneTrimsNothingForHeldMemory() {

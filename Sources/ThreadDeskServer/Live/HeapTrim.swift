@@ -15,11 +15,13 @@ import Glibc
 /// quarter of the heap in use) since the last trim is given back, at most once per `spacing`.
 ///
 /// The resident size is read every `readEvery` (a read of `/proc/self/statm`); the heap's figures
-/// only every `heapEvery`. `malloc_info` walks every free chunk of every arena holding that arena's
-/// lock: 35–90 ms with 0.7 GiB of fragmented free memory (what a replica of 16,667 streams holds,
-/// given back but still in the arenas' lists), a stall of every allocation in the process. Read
-/// every 5 s it put a replica of the 100,000-stream run inside such a stall 1–2 % of the time: the
-/// reply p99 (issue 62, `bench/RESULTS.md`).
+/// only when the resident size moved by `held` since they were last read, and every `heapEvery`
+/// whatever it did. `malloc_info` walks every free chunk of every arena holding that arena's lock:
+/// 35–90 ms with 0.7 GiB of fragmented free memory (what a replica of 16,667 streams holds, given
+/// back but still in the arenas' lists), a stall of every allocation in the process. Read every 5 s
+/// it put a replica of the 100,000-stream run inside such a stall 1–2 % of the time: the reply p99
+/// (issue 62, `bench/RESULTS.md`); every minute, it still did on a busy machine. Memory held after
+/// work shows as resident growth first (read then), or is freed after a burst (its timers trim it).
 struct HeapTrimPolicy: Sendable {
     /// What a reading of the process's memory takes in.
     enum Reading: Sendable, Equatable {
@@ -57,6 +59,8 @@ struct HeapTrimPolicy: Sendable {
     /// How often the heap's figures are read with it, at most (uptime nanoseconds).
     let heapEvery: UInt64
     private var lastHeapReading: UInt64?
+    /// The resident size when the heap's figures were last read.
+    private var residentAtHeapReading: Int?
     /// `ProcessMemory.notInUse` after the last trim, or at the first reading.
     private var notInUseAfterTrim: Int?
     private var lastTrim: UInt64?
@@ -64,7 +68,7 @@ struct HeapTrimPolicy: Sendable {
 
     init(
         burst: Int = 1_000, quiet: Duration = .seconds(5), settled: Duration = .seconds(60), held: Int = 32 << 20,
-        spacing: Duration = .seconds(15), readEvery: Duration = .seconds(5), heapEvery: Duration = .seconds(60)
+        spacing: Duration = .seconds(15), readEvery: Duration = .seconds(5), heapEvery: Duration = .seconds(600)
     ) {
         self.heapEvery = Self.nanoseconds(heapEvery)
         self.burst = burst
@@ -85,10 +89,20 @@ struct HeapTrimPolicy: Sendable {
         return .heap
     }
 
+    /// Whether a reading of the resident size only (`readingDue` said `.resident`) is to be taken
+    /// again with the heap's figures: the resident size moved by `held` or more since they were
+    /// last read. Counts as the heap's reading when it says so.
+    mutating func heapDue(at now: UInt64, resident: Int) -> Bool {
+        guard let residentAtHeapReading, abs(resident - residentAtHeapReading) >= held else { return false }
+        lastHeapReading = now
+        return true
+    }
+
     /// Whether to trim at `now`, and why: the burst's timers first, then `memory` (a fresh
     /// reading, nil when none was taken; without the heap's figures it decides nothing) against
     /// the level after the last trim.
     mutating func trimDue(at now: UInt64, memory: ProcessMemory?) -> Reason? {
+        if let memory, memory.heapInUse != nil { residentAtHeapReading = memory.resident }
         if trimDue(at: now) { return .burst }
         guard let memory, let inUse = memory.heapInUse else { return nil }
         guard let floor = notInUseAfterTrim else {
@@ -102,7 +116,10 @@ struct HeapTrimPolicy: Sendable {
     /// A trim was made at `now`; `memory` is a reading taken after it (nil when none was).
     mutating func trimmed(at now: UInt64, leaving memory: ProcessMemory?) {
         lastTrim = now
-        if let memory, memory.heapInUse != nil { notInUseAfterTrim = memory.notInUse }
+        if let memory, memory.heapInUse != nil {
+            notInUseAfterTrim = memory.notInUse
+            residentAtHeapReading = memory.resident
+        }
     }
 
     /// A stream opened at `now`.

@@ -113,7 +113,10 @@ extension LiveHub {
     /// memory back when a burst of openings is over or the heap holds much more than after the
     /// last trim (`HeapTrimPolicy`).
     private func keepHeap(at now: UInt64) {
-        let memory = state.withLock { $0.heapTrim.readingDue(at: now) }.flatMap { ProcessMemory.current(heap: $0 == .heap) }
+        var memory = state.withLock { $0.heapTrim.readingDue(at: now) }.flatMap { ProcessMemory.current(heap: $0 == .heap) }
+        if let resident = memory, resident.heapInUse == nil, state.withLock({ $0.heapTrim.heapDue(at: now, resident: resident.resident) }) {
+            memory = ProcessMemory.current(heap: true)
+        }
         if let memory { report(memory) }
         guard let reason = state.withLock({ $0.heapTrim.trimDue(at: now, memory: memory) }) else { return }
         let trimmed = trimHeap()
