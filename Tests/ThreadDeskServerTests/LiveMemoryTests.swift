@@ -89,6 +89,50 @@ struct LiveMemoryTests {
         #expect(afterMove == nil)
     }
 
+    /// Memory in use when the resident size moved is often freed soon after, and freed memory
+    /// does not move the resident size: the heap is read again a minute after the move, and what
+    /// was freed meanwhile is given back then, not at the ten-minute reading.
+    @Test func memoryFreedAfterAMoveIsFoundAtTheFollowUp() {
+        var policy = HeapTrimPolicy(held: 32 * Self.mebibyte, spacing: .seconds(15), readEvery: .seconds(5), heapEvery: .seconds(600), followUp: .seconds(60))
+        let first = policy.readingDue(at: 0)
+        let firstTrim = policy.trimDue(at: 0, memory: Self.memory(resident: 300, inUse: 140))
+        let movedReading = policy.readingDue(at: 5 * Self.second)
+        let moved = policy.heapDue(at: 5 * Self.second, resident: 340 * Self.mebibyte)
+        // In use grew with it: nothing held yet.
+        let movedTrim = policy.trimDue(at: 5 * Self.second, memory: Self.memory(resident: 340, inUse: 180))
+        #expect(first == .heap && firstTrim == nil && movedReading == .resident && moved && movedTrim == nil)
+        // Then 100 MiB in use is freed, the resident size flat: no move, the resident size only.
+        var between: [HeapTrimPolicy.Reading?] = []
+        var movesBetween: [Bool] = []
+        for second in stride(from: 10, through: 60, by: 5) {
+            between.append(policy.readingDue(at: UInt64(second) * Self.second))
+            movesBetween.append(policy.heapDue(at: UInt64(second) * Self.second, resident: 340 * Self.mebibyte))
+        }
+        #expect(between.allSatisfy { $0 == .resident } && !movesBetween.contains(true))
+        let followUp = policy.readingDue(at: 65 * Self.second)
+        let trim = policy.trimDue(at: 65 * Self.second, memory: Self.memory(resident: 340, inUse: 80))
+        #expect(followUp == .heap)
+        #expect(trim == .held)
+    }
+
+    /// Held memory found too soon after the last trim is read again as soon as the spacing has
+    /// passed, not at the next move or the ten-minute reading.
+    @Test func aHeldTrimTheSpacingHeldBackIsLookedAtOnceItPassed() {
+        var policy = HeapTrimPolicy(held: 32 * Self.mebibyte, spacing: .seconds(15), readEvery: .seconds(5), heapEvery: .seconds(600), followUp: .seconds(60))
+        _ = policy.readingDue(at: 0)
+        _ = policy.trimDue(at: 0, memory: Self.memory(resident: 300, inUse: 140))
+        policy.trimmed(at: 0, leaving: Self.memory(resident: 200, inUse: 140))
+        _ = policy.readingDue(at: 5 * Self.second)
+        let moved = policy.heapDue(at: 5 * Self.second, resident: 300 * Self.mebibyte)
+        let tooSoon = policy.trimDue(at: 5 * Self.second, memory: Self.memory(resident: 300, inUse: 140))
+        let atTen = policy.readingDue(at: 10 * Self.second)
+        let atFifteen = policy.readingDue(at: 15 * Self.second)
+        let trim = policy.trimDue(at: 15 * Self.second, memory: Self.memory(resident: 300, inUse: 140))
+        #expect(moved && tooSoon == nil)
+        #expect(atTen == .resident && atFifteen == .heap)
+        #expect(trim == .held)
+    }
+
     /// A reading of the resident size alone decides no trim for held memory: only the heap's
     /// figures tell free memory from memory in use.
     @Test func aResidentReadingAloneTrimsNothingForHeldMemory() {

@@ -15,13 +15,14 @@ import Glibc
 /// quarter of the heap in use) since the last trim is given back, at most once per `spacing`.
 ///
 /// The resident size is read every `readEvery` (a read of `/proc/self/statm`); the heap's figures
-/// only when the resident size moved by `held` since they were last read, and every `heapEvery`
-/// whatever it did. `malloc_info` walks every free chunk of every arena holding that arena's lock:
+/// when the resident size moved by `held` since they were last read, again `followUp` after such a
+/// move or a trim (memory in use then is often freed soon after, and freed memory does not move
+/// the resident size), and every `heapEvery` whatever happened. `malloc_info` walks every free chunk of every arena holding that arena's lock:
 /// 35–90 ms with 0.7 GiB of fragmented free memory (what a replica of 16,667 streams holds, given
 /// back but still in the arenas' lists), a stall of every allocation in the process. Read every 5 s
 /// it put a replica of the 100,000-stream run inside such a stall 1–2 % of the time: the reply p99
-/// (issue 62, `bench/RESULTS.md`); every minute, it still did on a busy machine. Memory held after
-/// work shows as resident growth first (read then), or is freed after a burst (its timers trim it).
+/// (issue 62, `bench/RESULTS.md`); every minute, it still did on a busy machine. A replica whose
+/// memory holds still reads the heap once per `heapEvery`.
 struct HeapTrimPolicy: Sendable {
     /// What a reading of the process's memory takes in.
     enum Reading: Sendable, Equatable {
@@ -61,6 +62,10 @@ struct HeapTrimPolicy: Sendable {
     private var lastHeapReading: UInt64?
     /// The resident size when the heap's figures were last read.
     private var residentAtHeapReading: Int?
+    /// How long after a move of the resident size, or a trim, the heap's figures are read again.
+    let followUp: UInt64
+    /// When the heap's figures are to be read again before `heapEvery` (uptime nanoseconds).
+    private var followUpAt: UInt64?
     /// `ProcessMemory.notInUse` after the last trim, or at the first reading.
     private var notInUseAfterTrim: Int?
     private var lastTrim: UInt64?
@@ -68,8 +73,10 @@ struct HeapTrimPolicy: Sendable {
 
     init(
         burst: Int = 1_000, quiet: Duration = .seconds(5), settled: Duration = .seconds(60), held: Int = 32 << 20,
-        spacing: Duration = .seconds(15), readEvery: Duration = .seconds(5), heapEvery: Duration = .seconds(600)
+        spacing: Duration = .seconds(15), readEvery: Duration = .seconds(5), heapEvery: Duration = .seconds(600),
+        followUp: Duration = .seconds(60)
     ) {
+        self.followUp = Self.nanoseconds(followUp)
         self.heapEvery = Self.nanoseconds(heapEvery)
         self.burst = burst
         self.quiet = Self.nanoseconds(quiet)
@@ -84,8 +91,11 @@ struct HeapTrimPolicy: Sendable {
     mutating func readingDue(at now: UInt64) -> Reading? {
         if let lastReading, now < lastReading + readEvery { return nil }
         lastReading = now
-        if let lastHeapReading, now < lastHeapReading + heapEvery { return .resident }
+        let periodic = lastHeapReading.map { now >= $0 + heapEvery } ?? true
+        let followingUp = followUpAt.map { now >= $0 } ?? false
+        guard periodic || followingUp else { return .resident }
         lastHeapReading = now
+        followUpAt = nil
         return .heap
     }
 
@@ -95,6 +105,7 @@ struct HeapTrimPolicy: Sendable {
     mutating func heapDue(at now: UInt64, resident: Int) -> Bool {
         guard let residentAtHeapReading, abs(resident - residentAtHeapReading) >= held else { return false }
         lastHeapReading = now
+        followUpAt = min(followUpAt ?? .max, now + followUp)
         return true
     }
 
@@ -109,13 +120,19 @@ struct HeapTrimPolicy: Sendable {
             notInUseAfterTrim = memory.notInUse
             return nil
         }
-        if let lastTrim, now < lastTrim + spacing { return nil }
-        return memory.notInUse - floor > max(held, inUse / 4) ? .held : nil
+        guard memory.notInUse - floor > max(held, inUse / 4) else { return nil }
+        if let lastTrim, now < lastTrim + spacing {
+            // Due, but too soon after the last: read again once the spacing has passed.
+            followUpAt = min(followUpAt ?? .max, lastTrim + spacing)
+            return nil
+        }
+        return .held
     }
 
     /// A trim was made at `now`; `memory` is a reading taken after it (nil when none was).
     mutating func trimmed(at now: UInt64, leaving memory: ProcessMemory?) {
         lastTrim = now
+        followUpAt = now + followUp
         if let memory, memory.heapInUse != nil {
             notInUseAfterTrim = memory.notInUse
             residentAtHeapReading = memory.resident

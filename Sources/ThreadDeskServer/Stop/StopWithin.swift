@@ -23,6 +23,7 @@ struct StopWithin: Service, CustomStringConvertible {
 
     func run() async throws {
         let (events, feed) = AsyncStream<Event>.makeStream()
+        defer { feed.finish() }
         // A task of its own, so that it can be left running; it keeps the graceful-shutdown
         // manager (a task-local), so the service hears of the stop as it would in place.
         let running = Task {
